@@ -1,0 +1,46 @@
+// Whole-dataset reads and writes of 1-D numeric series and string/number
+// attributes: what schedule tables, norm histories and summaries need.
+// The streaming run log (chunked, SWMR) builds on the same handles.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "lrkit/h5/handle.hpp"
+
+namespace lrkit::h5 {
+
+// True when `path` exists and carries the HDF5 signature.
+bool is_hdf5_file(const std::string& path);
+
+// Reads a 1-D numeric dataset of any integer or float type as doubles.
+// Throws Error naming the file and dataset when either is missing, when the
+// dataset is not 1-D or not numeric.
+std::vector<double> read_series(const std::string& path, const std::string& dataset);
+
+// A file created (truncated) for writing; intermediate groups are created on
+// demand, so write_series("/a/b/c", ...) just works.
+class Writer {
+ public:
+  explicit Writer(const std::string& path);
+
+  void write_series(const std::string& dataset, const std::vector<double>& values);
+  void write_series(const std::string& dataset, const std::vector<int64_t>& values);
+  // `object` is "/" or an existing group/dataset path.
+  void set_attribute(const std::string& object, const std::string& name, const std::string& value);
+  void set_attribute(const std::string& object, const std::string& name, double value);
+  void set_attribute(const std::string& object, const std::string& name, int64_t value);
+  void flush();
+
+ private:
+  void write_raw(const std::string& dataset, hid_t mem_type, const void* data, hsize_t n);
+  Handle open_object(const std::string& object);
+  void set_attribute_raw(const std::string& object, const std::string& name, hid_t type,
+                         const void* data);
+
+  std::string path_;
+  Handle file_;
+};
+
+}  // namespace lrkit::h5

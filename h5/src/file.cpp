@@ -1,0 +1,109 @@
+#include "lrkit/h5/file.hpp"
+
+#include <fstream>
+
+namespace lrkit::h5 {
+
+namespace {
+
+std::string where(const std::string& path, const std::string& object) {
+  return "'" + path + "' (" + object + ")";
+}
+
+}  // namespace
+
+bool is_hdf5_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  QuietErrors quiet;
+  return H5Fis_hdf5(path.c_str()) > 0;
+}
+
+std::vector<double> read_series(const std::string& path, const std::string& dataset) {
+  QuietErrors quiet;
+  if (!std::ifstream(path)) throw Error("cannot open HDF5 file '" + path + "': no such file");
+  if (H5Fis_hdf5(path.c_str()) <= 0)
+    throw Error("'" + path + "' is not an HDF5 file (or is truncated)");
+  Handle file = file_handle(H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, H5P_DEFAULT),
+                            "cannot open HDF5 file '" + path + "'");
+  if (H5Lexists(file.get(), dataset.c_str(), H5P_DEFAULT) <= 0)
+    throw Error("HDF5 file '" + path + "' has no dataset '" + dataset + "'");
+  Handle data = dataset_handle(H5Dopen2(file.get(), dataset.c_str(), H5P_DEFAULT),
+                               "cannot open dataset " + where(path, dataset));
+  Handle type = datatype_handle(H5Dget_type(data.get()), "cannot read type of " + where(path, dataset));
+  const H5T_class_t cls = H5Tget_class(type.get());
+  if (cls != H5T_INTEGER && cls != H5T_FLOAT)
+    throw Error("dataset " + where(path, dataset) + " is not numeric");
+  Handle space = dataspace_handle(H5Dget_space(data.get()), "cannot read shape of " + where(path, dataset));
+  if (H5Sget_simple_extent_ndims(space.get()) != 1)
+    throw Error("dataset " + where(path, dataset) + " is not one-dimensional");
+  hsize_t n = 0;
+  H5Sget_simple_extent_dims(space.get(), &n, nullptr);
+  std::vector<double> values(static_cast<size_t>(n));
+  if (n > 0 && H5Dread(data.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) < 0)
+    throw Error("cannot read dataset " + where(path, dataset) + " (file truncated?)");
+  return values;
+}
+
+Writer::Writer(const std::string& path) : path_(path) {
+  QuietErrors quiet;
+  file_ = file_handle(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
+                      "cannot create HDF5 file '" + path + "'");
+}
+
+void Writer::write_raw(const std::string& dataset, hid_t mem_type, const void* data, hsize_t n) {
+  QuietErrors quiet;
+  Handle lcpl = plist_handle(H5Pcreate(H5P_LINK_CREATE), "H5Pcreate failed");
+  H5Pset_create_intermediate_group(lcpl.get(), 1);
+  Handle space = dataspace_handle(H5Screate_simple(1, &n, nullptr), "H5Screate_simple failed");
+  Handle set = dataset_handle(
+      H5Dcreate2(file_.get(), dataset.c_str(), mem_type, space.get(), lcpl.get(), H5P_DEFAULT, H5P_DEFAULT),
+      "cannot create dataset " + where(path_, dataset));
+  if (n > 0 && H5Dwrite(set.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
+    throw Error("cannot write dataset " + where(path_, dataset));
+}
+
+void Writer::write_series(const std::string& dataset, const std::vector<double>& values) {
+  write_raw(dataset, H5T_NATIVE_DOUBLE, values.data(), values.size());
+}
+
+void Writer::write_series(const std::string& dataset, const std::vector<int64_t>& values) {
+  write_raw(dataset, H5T_NATIVE_INT64, values.data(), values.size());
+}
+
+Handle Writer::open_object(const std::string& object) {
+  return Handle(H5Oopen(file_.get(), object.c_str(), H5P_DEFAULT), H5Oclose);
+}
+
+void Writer::set_attribute_raw(const std::string& object, const std::string& name, hid_t type,
+                               const void* data) {
+  QuietErrors quiet;
+  Handle obj = open_object(object);
+  if (!obj) throw Error("no object " + where(path_, object) + " to attach attribute '" + name + "' to");
+  if (H5Aexists(obj.get(), name.c_str()) > 0) H5Adelete(obj.get(), name.c_str());
+  Handle space = dataspace_handle(H5Screate(H5S_SCALAR), "H5Screate failed");
+  Handle attr = attribute_handle(H5Acreate2(obj.get(), name.c_str(), type, space.get(), H5P_DEFAULT, H5P_DEFAULT),
+                                 "cannot create attribute '" + name + "' on " + where(path_, object));
+  if (H5Awrite(attr.get(), type, data) < 0)
+    throw Error("cannot write attribute '" + name + "' on " + where(path_, object));
+}
+
+void Writer::set_attribute(const std::string& object, const std::string& name, const std::string& value) {
+  Handle type = datatype_handle(H5Tcopy(H5T_C_S1), "H5Tcopy failed");
+  H5Tset_size(type.get(), value.empty() ? 1 : value.size());
+  H5Tset_cset(type.get(), H5T_CSET_UTF8);
+  const char* text = value.empty() ? "" : value.c_str();
+  set_attribute_raw(object, name, type.get(), text);
+}
+
+void Writer::set_attribute(const std::string& object, const std::string& name, double value) {
+  set_attribute_raw(object, name, H5T_NATIVE_DOUBLE, &value);
+}
+
+void Writer::set_attribute(const std::string& object, const std::string& name, int64_t value) {
+  set_attribute_raw(object, name, H5T_NATIVE_INT64, &value);
+}
+
+void Writer::flush() { H5Fflush(file_.get(), H5F_SCOPE_GLOBAL); }
+
+}  // namespace lrkit::h5

@@ -1,0 +1,26 @@
+// The facts a person checks first about a schedule over a run of N steps:
+// peak, where warmup ends and decay starts, the final value, WSD-S checkpoints.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "lrkit/schedules/schedule.hpp"
+
+namespace lrkit::schedules {
+
+struct Summary {
+  int64_t steps = 0;  // the table spans updates 0..steps
+  double peak = 0.0;
+  int64_t peak_step = 0;
+  int64_t warmup_end = 0;               // first step after the warmup (0: none)
+  std::optional<int64_t> decay_start;   // first step of the first decay phase
+  double final_value = 0.0;             // value at `steps`
+  std::vector<int64_t> checkpoints;
+  std::vector<Phase> phases;            // clipped to [0, steps]
+};
+
+Summary summarize(const Schedule& schedule, int64_t steps);
+
+}  // namespace lrkit::schedules

@@ -1,0 +1,34 @@
+// The WSD-S segment plan (Wen et al. 2024, ALGORITHMS.md section 2): one main
+// branch that decays for each budget, then jumps straight back to the peak.
+// Checkpoint i lands at C_i = B_i + sum_{j<i} D_j; the total is
+// B_k + sum_{j<k} D_j, the compute of WSD with k branches.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace lrkit::schedules {
+
+struct WsdsSegment {
+  int64_t begin = 0;
+  int64_t end = 0;
+  bool decay = false;
+};
+
+struct WsdsPlan {
+  std::vector<int64_t> budgets;      // B_i, WSD-equivalent steps
+  std::vector<int64_t> decays;       // D_i
+  std::vector<WsdsSegment> segments;  // stable, decay, stable, decay, ...
+  std::vector<int64_t> checkpoints;  // C_i: steps after which checkpoint i is saved
+  int64_t total = 0;
+};
+
+// Throws std::invalid_argument naming the offending budget when budgets are not
+// strictly increasing and positive, a decay is not in [1, B_i], or a decay
+// would start before the previous one did.
+WsdsPlan plan_wsds(const std::vector<int64_t>& budgets, const std::vector<int64_t>& decays);
+
+// D_i = round(fraction * B_i), at least 1 step.
+std::vector<int64_t> proportional_decays(const std::vector<int64_t>& budgets, double fraction);
+
+}  // namespace lrkit::schedules

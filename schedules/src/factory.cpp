@@ -1,0 +1,60 @@
+#include "lrkit/schedules/factory.hpp"
+
+#include <cmath>
+
+#include "families/common.hpp"
+#include "lrkit/schedules/spec.hpp"
+
+namespace lrkit::schedules {
+
+namespace detail {
+
+namespace {
+
+const std::vector<Family>& registry() {
+  static const std::vector<Family> all = [] {
+    std::vector<Family> out;
+    for (auto part : {decay_families(), wsd_families(), stepwise_families(), cyclic_families(), file_families(),
+                      combinator_families()})
+      out.insert(out.end(), part.begin(), part.end());
+    return out;
+  }();
+  return all;
+}
+
+std::string family_names() {
+  std::string out;
+  for (const auto& f : registry()) out += (out.empty() ? "" : ", ") + f.name;
+  return out;
+}
+
+}  // namespace
+
+NodePtr build_call(const std::string& spec, const SpecCall& call, std::optional<int64_t> total) {
+  for (const Family& family : registry()) {
+    if (family.name != call.name) continue;
+    const Args args(spec, call, family.keys, family.takes_schedules);
+    Context ctx(spec, total);
+    MutableNode node = family.build(args, ctx);
+    node->set_spec(args.render(ctx.child_specs));
+    return node;
+  }
+  throw SpecError(spec, call.position, call.name, "unknown schedule family; known: " + family_names());
+}
+
+}  // namespace detail
+
+Schedule parse_schedule(const std::string& spec, std::optional<int64_t> total) {
+  if (total && *total < 1)
+    throw SpecError(spec, 0, "", "the total number of steps must be at least 1 (got " + std::to_string(*total) + ")");
+  const SpecCall call = parse_spec(spec);
+  return Schedule(detail::build_call(spec, call, total));
+}
+
+std::vector<FamilyInfo> schedule_families() {
+  std::vector<FamilyInfo> out;
+  for (const auto& f : detail::registry()) out.push_back({f.name, f.keys, f.takes_schedules, f.description});
+  return out;
+}
+
+}  // namespace lrkit::schedules

@@ -1,0 +1,153 @@
+// restarts (SGDR, PyTorch CosineAnnealingWarmRestarts) and onecycle (PyTorch
+// OneCycleLR semantics, including its last step); ALGORITHMS.md section 1.
+#include <cmath>
+
+#include "common.hpp"
+
+namespace lrkit::schedules::detail {
+
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+// Cosine cycles of length period * mult^i; cycle i peaks at
+// max(floor, peak * peak_decay^i).
+class RestartsNode final : public ScheduleNode {
+ public:
+  RestartsNode(int64_t total, double peak, double floor, int64_t period, int64_t mult, double peak_decay)
+      : ScheduleNode(total), peak_(peak), floor_(floor), period_(period), mult_(mult), peak_decay_(peak_decay) {}
+
+  double at(double t) const override {
+    double start = 0.0, length = static_cast<double>(period_);
+    int cycle = 0;
+    if (mult_ == 1) {
+      cycle = static_cast<int>(std::min(std::floor(t / length), 1e9));
+      start = static_cast<double>(cycle) * length;
+    } else {
+      while (t >= start + length) {
+        start += length;
+        length *= static_cast<double>(mult_);
+        ++cycle;
+      }
+    }
+    const double top = std::max(floor_, peak_ * std::pow(peak_decay_, cycle));
+    return floor_ + (top - floor_) * 0.5 * (1.0 + std::cos(kPi * (t - start) / length));
+  }
+
+  std::vector<Phase> phases() const override {
+    std::vector<Phase> out;
+    int64_t start = 0, length = period_;
+    while (start < total()) {
+      const int64_t end = (length >= total() - start) ? total() : start + length;
+      out.push_back({start, end, PhaseKind::Decay, start > 0});
+      start = end;
+      if (length <= kUnbounded / mult_) length *= mult_;
+    }
+    return out;
+  }
+
+ private:
+  double peak_, floor_;
+  int64_t period_, mult_;
+  double peak_decay_;
+};
+
+MutableNode build_restarts(const Args& args, Context& ctx) {
+  const double peak = args.rate("peak");
+  const int64_t total = args.require_total(ctx.total);
+  const WarmupSpec warmup = parse_warmup(args, total);
+  check_fits(args, total, warmup.length, 0, "");
+  if (!args.has("period")) args.fail_call("restarts needs 'period', the length of the first cycle");
+  const int64_t period = args.length("period", 1, total);
+  if (period < 1) args.fail_key("period", "'period' must be at least 1 step");
+  const double mult = args.real("mult", 1.0);
+  if (!(mult >= 1.0) || mult != std::floor(mult) || mult > 1e6)
+    args.fail_key("mult", "'mult' must be a whole number >= 1 (PyTorch's T_mult), got " + format_number(mult));
+  const double peak_decay = args.positive("peak_decay", 1.0);
+  if (peak_decay > 1.0) args.fail_key("peak_decay", "'peak_decay' must be in (0, 1] (got " + format_number(peak_decay) + ")");
+  const double floor = args.floor_of("floor", peak, 0.0);
+  return with_warmup(warmup, std::make_shared<RestartsNode>(total - warmup.length, peak, floor, period,
+                                                            static_cast<int64_t>(mult), peak_decay));
+}
+
+// PyTorch OneCycleLR: phases end at (float) pct_start * T - 1 and T - 1 (three
+// phases: pct*T - 1, 2 pct*T - 2, T - 1); annealing by cos or linear.
+class OneCycleNode final : public ScheduleNode {
+ public:
+  struct PhaseDef {
+    double end_step, start_lr, end_lr;
+  };
+  OneCycleNode(int64_t total, std::vector<PhaseDef> defs, bool cos)
+      : ScheduleNode(total), defs_(std::move(defs)), cos_(cos) {}
+
+  double at(double t) const override {
+    t = std::min(t, static_cast<double>(total() - 1));
+    double start = 0.0;
+    for (size_t i = 0; i < defs_.size(); ++i) {
+      const PhaseDef& d = defs_[i];
+      if (t <= d.end_step || i + 1 == defs_.size()) {
+        const double pct = (t - start) / (d.end_step - start);
+        if (cos_) return d.end_lr + (d.start_lr - d.end_lr) / 2.0 * (std::cos(kPi * pct) + 1.0);
+        return (d.end_lr - d.start_lr) * pct + d.start_lr;
+      }
+      start = d.end_step;
+    }
+    return defs_.back().end_lr;
+  }
+
+  std::vector<Phase> phases() const override {
+    std::vector<Phase> out;
+    int64_t begin = 0;
+    for (size_t i = 0; i < defs_.size(); ++i) {
+      const bool last = i + 1 == defs_.size();
+      const int64_t end = last ? total() : static_cast<int64_t>(std::ceil(defs_[i].end_step));
+      const bool rising = defs_[i].end_lr > defs_[i].start_lr;
+      out.push_back({begin, end, rising ? PhaseKind::Warmup : PhaseKind::Decay, false});
+      begin = end;
+    }
+    return out;
+  }
+
+ private:
+  std::vector<PhaseDef> defs_;
+  bool cos_;
+};
+
+MutableNode build_onecycle(const Args& args, Context& ctx) {
+  const double peak = args.rate("peak");
+  const int64_t total = args.require_total(ctx.total);
+  const double pct_start = args.real("pct_start", 0.3);
+  if (!(pct_start > 0 && pct_start < 1)) args.fail_key("pct_start", "'pct_start' must be in (0, 1) (got " + format_number(pct_start) + ")");
+  const double div_factor = args.positive("div_factor", 25.0);
+  const double final_div_factor = args.positive("final_div_factor", 1e4);
+  const bool cos = args.word("anneal", "cos", {"cos", "linear"}) == "cos";
+  const bool three_phase = args.flag("three_phase", false);
+  const double initial = peak / div_factor;
+  const double minimum = initial / final_div_factor;
+  const double t = static_cast<double>(total);
+  std::vector<OneCycleNode::PhaseDef> defs = {{pct_start * t - 1.0, initial, peak}};
+  if (three_phase) defs.push_back({2.0 * pct_start * t - 2.0, peak, initial});
+  defs.push_back({t - 1.0, three_phase ? initial : peak, minimum});
+  double start = 0.0;
+  for (const auto& d : defs) {
+    if (!(d.end_step > start))
+      args.fail_call("onecycle with total " + std::to_string(total) + " and pct_start " + format_number(pct_start) +
+                     " has an empty phase (PyTorch divides by zero here); lengthen the run or change pct_start");
+    start = d.end_step;
+  }
+  return std::make_shared<OneCycleNode>(total, std::move(defs), cos);
+}
+
+}  // namespace
+
+std::vector<Family> cyclic_families() {
+  const auto w = kWarmupKeys;
+  return {
+      {"restarts", with_keys({"peak", "period", "mult", "peak_decay", "floor", "total"}, w), false, build_restarts,
+       "cosine with warm restarts (SGDR; PyTorch CosineAnnealingWarmRestarts)"},
+      {"onecycle", {"peak", "pct_start", "div_factor", "final_div_factor", "anneal", "three_phase", "total"}, false,
+       build_onecycle, "one cycle policy with PyTorch OneCycleLR semantics"},
+  };
+}
+
+}  // namespace lrkit::schedules::detail

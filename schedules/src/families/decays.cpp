@@ -1,0 +1,96 @@
+// constant, linear, cosine, polynomial, uba and rewarm: an optional warmup,
+// then one curve from the peak to the floor over the rest of the run
+// (ALGORITHMS.md sections 1, 3 and 5).
+#include <cmath>
+
+#include "common.hpp"
+
+namespace lrkit::schedules::detail {
+
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+// UBA (Tang et al. 2025): lr = floor + (peak - floor) 2u / (2 phi + (2 - phi) u),
+// u = 1 + cos(pi s). phi = 2 is cosine; small phi holds the peak longer.
+class UbaNode final : public ScheduleNode {
+ public:
+  UbaNode(int64_t total, double peak, double floor, double phi)
+      : ScheduleNode(total), peak_(peak), floor_(floor), phi_(phi), inv_total_(1.0 / static_cast<double>(total)) {}
+  double at(double t) const override {
+    const double u = 1.0 + std::cos(kPi * t * inv_total_);
+    return floor_ + (peak_ - floor_) * 2.0 * u / (2.0 * phi_ + (2.0 - phi_) * u);
+  }
+  std::vector<Phase> phases() const override { return {{0, total(), PhaseKind::Decay, false}}; }
+
+ private:
+  double peak_, floor_, phi_, inv_total_;
+};
+
+MutableNode build_constant(const Args& args, Context& ctx) {
+  const double peak = args.rate("peak");
+  const auto total = args.total_or(ctx.total);
+  const WarmupSpec warmup = parse_warmup(args, total);
+  if (total && *total != kUnbounded) check_fits(args, *total, warmup.length, 0, "");
+  const int64_t rest = total ? (*total == kUnbounded ? kUnbounded : *total - warmup.length) : kUnbounded;
+  return with_warmup(warmup, std::make_shared<ConstantNode>(rest, peak));
+}
+
+// Shared by linear, cosine, polynomial and rewarm.
+MutableNode build_shaped(const Args& args, Context& ctx, DecayShape shape, double default_floor_ratio,
+                         double default_warmup_fraction) {
+  const double peak = args.rate("peak");
+  const int64_t total = args.require_total(ctx.total);
+  const WarmupSpec warmup = parse_warmup(args, total, fraction_of(total, default_warmup_fraction));
+  check_fits(args, total, warmup.length, 0, "");
+  double floor = 0.0;
+  if (shape == DecayShape::Linear) {
+    floor = args.rate("floor", 0.0);  // linear may also ramp up: floor is just its end value
+  } else {
+    floor = args.floor_of("floor", peak, default_floor_ratio * peak);
+  }
+  check_shape_floor(args, shape, floor);
+  const double power = args.positive("power", 1.0);
+  return with_warmup(warmup, std::make_shared<ShapeNode>(total - warmup.length, peak, floor, shape, power));
+}
+
+MutableNode build_linear(const Args& args, Context& ctx) { return build_shaped(args, ctx, DecayShape::Linear, 0.0, 0); }
+MutableNode build_cosine(const Args& args, Context& ctx) { return build_shaped(args, ctx, DecayShape::Cosine, 0.0, 0); }
+MutableNode build_polynomial(const Args& args, Context& ctx) {
+  return build_shaped(args, ctx, DecayShape::Polynomial, 0.0, 0);
+}
+MutableNode build_rewarm(const Args& args, Context& ctx) {
+  return build_shaped(args, ctx, parse_shape(args, "shape", DecayShape::Cosine), 0.1, 0.01);
+}
+
+MutableNode build_uba(const Args& args, Context& ctx) {
+  const double peak = args.rate("peak");
+  const int64_t total = args.require_total(ctx.total);
+  const WarmupSpec warmup = parse_warmup(args, total);
+  check_fits(args, total, warmup.length, 0, "");
+  const double floor = args.floor_of("floor", peak, 0.0);
+  if (!args.has("phi")) args.fail_call("uba needs 'phi' (> 0; 2 is cosine, smaller holds the peak longer)");
+  const double phi = args.positive("phi", 2.0);
+  return with_warmup(warmup, std::make_shared<UbaNode>(total - warmup.length, peak, floor, phi));
+}
+
+}  // namespace
+
+std::vector<Family> decay_families() {
+  const auto w = kWarmupKeys;
+  return {
+      {"constant", with_keys({"peak", "total"}, w), false, build_constant, "peak for the whole run"},
+      {"linear", with_keys({"peak", "floor", "total"}, w), false, build_linear,
+       "straight line from peak to floor (floor > peak ramps up)"},
+      {"cosine", with_keys({"peak", "floor", "total"}, w), false, build_cosine,
+       "half cosine from peak to floor (PyTorch CosineAnnealingLR)"},
+      {"polynomial", with_keys({"peak", "floor", "power", "total"}, w), false, build_polynomial,
+       "(1 - s)^power from peak to floor (PyTorch PolynomialLR)"},
+      {"uba", with_keys({"peak", "phi", "floor", "total"}, w), false, build_uba,
+       "unified budget-aware schedule (Tang et al. 2025); phi = 2 is cosine"},
+      {"rewarm", with_keys({"peak", "floor", "shape", "power", "total"}, w), false, build_rewarm,
+       "continual pre-training rewarm (Gupta et al. 2023): warmup (default 1%) to peak, cosine to floor (default 10%)"},
+  };
+}
+
+}  // namespace lrkit::schedules::detail

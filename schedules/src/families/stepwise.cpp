@@ -1,0 +1,131 @@
+// step, multistep, exponential and invsqrt: schedules without a natural end
+// (PyTorch StepLR, MultiStepLR, ExponentialLR; inverse square root).
+#include <algorithm>
+#include <cmath>
+
+#include "common.hpp"
+
+namespace lrkit::schedules::detail {
+
+namespace {
+
+// peak * gamma^(number of drops up to t): drops every `every` steps, or at milestones.
+class StepNode final : public ScheduleNode {
+ public:
+  StepNode(int64_t total, double peak, double gamma, int64_t every, std::vector<int64_t> milestones)
+      : ScheduleNode(total), peak_(peak), gamma_(gamma), every_(every), milestones_(std::move(milestones)) {}
+  double at(double t) const override {
+    double drops = 0.0;
+    if (every_ > 0) {
+      drops = std::floor(t / static_cast<double>(every_));
+    } else {
+      drops = static_cast<double>(std::upper_bound(milestones_.begin(), milestones_.end(), t,
+                                                   [](double v, int64_t m) { return v < static_cast<double>(m); }) -
+                                  milestones_.begin());
+    }
+    return peak_ * std::pow(gamma_, drops);
+  }
+  std::vector<Phase> phases() const override {
+    return {{0, total(), gamma_ <= 1.0 ? PhaseKind::Decay : PhaseKind::Ramp, false}};
+  }
+
+ private:
+  double peak_, gamma_;
+  int64_t every_;
+  std::vector<int64_t> milestones_;
+};
+
+class ExponentialNode final : public ScheduleNode {
+ public:
+  ExponentialNode(int64_t total, double peak, double gamma) : ScheduleNode(total), peak_(peak), gamma_(gamma) {}
+  double at(double t) const override { return peak_ * std::pow(gamma_, t); }
+  std::vector<Phase> phases() const override {
+    return {{0, total(), gamma_ <= 1.0 ? PhaseKind::Decay : PhaseKind::Ramp, false}};
+  }
+
+ private:
+  double peak_, gamma_;
+};
+
+// peak * sqrt(timescale / max(t + offset, timescale)); offset is the warmup.
+class InvSqrtNode final : public ScheduleNode {
+ public:
+  InvSqrtNode(int64_t total, double peak, double timescale, double offset)
+      : ScheduleNode(total), peak_(peak), timescale_(timescale), offset_(offset) {}
+  double at(double t) const override { return peak_ * std::sqrt(timescale_ / std::max(t + offset_, timescale_)); }
+  std::vector<Phase> phases() const override { return {{0, total(), PhaseKind::Decay, false}}; }
+
+ private:
+  double peak_, timescale_, offset_;
+};
+
+struct Frame {
+  WarmupSpec warmup;
+  int64_t rest = kUnbounded;  // steps after the warmup
+};
+
+Frame open_ended_frame(const Args& args, const Context& ctx) {
+  const auto total = args.total_or(ctx.total);
+  Frame f{parse_warmup(args, total), kUnbounded};
+  if (total && *total != kUnbounded) {
+    check_fits(args, *total, f.warmup.length, 0, "");
+    f.rest = *total - f.warmup.length;
+  }
+  return f;
+}
+
+double gamma_of(const Args& args) { return args.positive("gamma", 0.1); }
+
+MutableNode build_step(const Args& args, Context& ctx) {
+  const double peak = args.rate("peak");
+  const Frame f = open_ended_frame(args, ctx);
+  if (!args.has("every")) args.fail_call("step needs 'every', the number of steps between drops");
+  const int64_t every = args.length("every", 1, ctx.total);
+  if (every < 1) args.fail_key("every", "'every' must be at least 1 step");
+  return with_warmup(f.warmup, std::make_shared<StepNode>(f.rest, peak, gamma_of(args), every, std::vector<int64_t>{}));
+}
+
+MutableNode build_multistep(const Args& args, Context& ctx) {
+  const double peak = args.rate("peak");
+  const Frame f = open_ended_frame(args, ctx);
+  if (!args.has("milestones")) args.fail_call("multistep needs milestones=[m1, m2, ...]");
+  const auto milestones = args.length_list("milestones", args.total_or(ctx.total));
+  for (size_t i = 1; i < milestones.size(); ++i)
+    if (milestones[i] <= milestones[i - 1])
+      args.fail(args.value("milestones").items[i], "milestones must increase strictly");
+  return with_warmup(f.warmup, std::make_shared<StepNode>(f.rest, peak, gamma_of(args), 0, milestones));
+}
+
+MutableNode build_exponential(const Args& args, Context& ctx) {
+  const double peak = args.rate("peak");
+  const Frame f = open_ended_frame(args, ctx);
+  if (!args.has("gamma")) args.fail_call("exponential needs 'gamma', the factor per step");
+  return with_warmup(f.warmup, std::make_shared<ExponentialNode>(f.rest, peak, gamma_of(args)));
+}
+
+MutableNode build_invsqrt(const Args& args, Context& ctx) {
+  const double peak = args.rate("peak");
+  const Frame f = open_ended_frame(args, ctx);
+  const int64_t timescale = args.length("timescale", std::max<int64_t>(f.warmup.length, 1), args.total_or(ctx.total));
+  if (timescale < 1) args.fail_key("timescale", "'timescale' must be at least 1 step");
+  return with_warmup(f.warmup, std::make_shared<InvSqrtNode>(f.rest, peak, static_cast<double>(timescale),
+                                                             static_cast<double>(f.warmup.length)));
+}
+
+}  // namespace
+
+std::vector<Family> stepwise_families() {
+  const auto w = kWarmupKeys;
+  return {
+      {"step", with_keys({"peak", "every", "gamma", "total"}, w), false, build_step,
+       "multiply by gamma (default 0.1) every N steps (PyTorch StepLR)"},
+      {"multistep", with_keys({"peak", "milestones", "gamma", "total"}, w), false, build_multistep,
+       "multiply by gamma (default 0.1) at each milestone (PyTorch MultiStepLR)"},
+      {"exponential", with_keys({"peak", "gamma", "total"}, w), false, build_exponential,
+       "peak * gamma^t (PyTorch ExponentialLR)"},
+      {"invsqrt", with_keys({"peak", "timescale", "total"}, w), false, build_invsqrt,
+       "peak * sqrt(W / max(t, W)) after a warmup of W steps (timescale defaults to W)"},
+  };
+}
+
+}  // namespace lrkit::schedules::detail

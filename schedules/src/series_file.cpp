@@ -1,0 +1,127 @@
+#include "lrkit/schedules/series_file.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "lrkit/h5/file.hpp"
+
+namespace lrkit::schedules {
+
+namespace {
+
+std::vector<std::string> split_fields(const std::string& line) {
+  const char sep = line.find('\t') != std::string::npos ? '\t' : ',';
+  std::vector<std::string> fields;
+  std::string field;
+  std::istringstream in(line);
+  while (std::getline(in, field, sep)) {
+    const auto b = field.find_first_not_of(" \r");
+    const auto e = field.find_last_not_of(" \r");
+    fields.push_back(b == std::string::npos ? "" : field.substr(b, e - b + 1));
+  }
+  return fields;
+}
+
+bool parse_double(const std::string& text, double& out) {
+  const char* first = text.data();
+  const char* last = first + text.size();
+  const auto [end, ec] = std::from_chars(first, last, out);
+  return ec == std::errc() && end == last && first != last;
+}
+
+Series read_hdf5(const std::string& path, const std::string& values_name, const std::string& steps_name) {
+  Series series;
+  try {
+    series.values = h5::read_series(path, values_name);
+    if (!steps_name.empty()) {
+      try {
+        series.steps = h5::read_series(path, steps_name);
+      } catch (const h5::Error&) {
+        series.steps.clear();  // steps are optional
+      }
+    }
+  } catch (const h5::Error& e) {
+    throw SeriesFileError(e.what());
+  }
+  if (!series.steps.empty() && series.steps.size() != series.values.size())
+    throw SeriesFileError("'" + path + "': " + steps_name + " has " + std::to_string(series.steps.size()) +
+                          " rows but " + values_name + " has " + std::to_string(series.values.size()));
+  return series;
+}
+
+// Text files name columns by the last component of a dataset path: /train/lr -> lr.
+std::string column_name(const std::string& dataset) { return dataset.substr(dataset.find_last_of('/') + 1); }
+
+Series read_text(const std::string& path, const std::string& values_dataset, const std::string& steps_dataset) {
+  const std::string values_name = column_name(values_dataset);
+  const std::string steps_name = column_name(steps_dataset);
+  std::ifstream in(path);
+  if (!in) throw SeriesFileError("cannot open '" + path + "': no such file or not readable");
+  Series series;
+  std::string line;
+  size_t line_no = 0;
+  bool first_row = true;
+  long value_col = -1, step_col = -1;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (line.find_first_not_of(" \t\r") == std::string::npos || line[line.find_first_not_of(" \t")] == '#') continue;
+    const auto fields = split_fields(line);
+    double probe = 0.0;
+    if (first_row) {
+      first_row = false;
+      if (!parse_double(fields[0], probe)) {  // a header row
+        auto column = [&](const std::string& name) -> long {
+          const auto it = std::find(fields.begin(), fields.end(), name);
+          return it == fields.end() ? -1 : static_cast<long>(it - fields.begin());
+        };
+        value_col = fields.size() == 1 ? 0 : column(values_name);
+        if (value_col < 0)
+          throw SeriesFileError("'" + path + "' line " + std::to_string(line_no) + ": no column named '" +
+                                values_name + "' in the header");
+        step_col = steps_name.empty() ? -1 : column(steps_name);
+        continue;
+      }
+      value_col = fields.size() >= 2 ? 1 : 0;
+      step_col = fields.size() >= 2 ? 0 : -1;
+    }
+    const size_t needed = static_cast<size_t>(std::max(value_col, step_col)) + 1;
+    if (fields.size() < needed)
+      throw SeriesFileError("'" + path + "' line " + std::to_string(line_no) + ": expected at least " +
+                            std::to_string(needed) + " fields, found " + std::to_string(fields.size()));
+    double value = 0.0;
+    if (!parse_double(fields[static_cast<size_t>(value_col)], value) || !std::isfinite(value))
+      throw SeriesFileError("'" + path + "' line " + std::to_string(line_no) + ": '" +
+                            fields[static_cast<size_t>(value_col)] + "' is not a finite number");
+    series.values.push_back(value);
+    if (step_col >= 0) {
+      double step = 0.0;
+      if (!parse_double(fields[static_cast<size_t>(step_col)], step) || !std::isfinite(step))
+        throw SeriesFileError("'" + path + "' line " + std::to_string(line_no) + ": step '" +
+                              fields[static_cast<size_t>(step_col)] + "' is not a number");
+      series.steps.push_back(step);
+    }
+  }
+  if (series.values.empty()) throw SeriesFileError("'" + path + "' holds no data rows");
+  return series;
+}
+
+}  // namespace
+
+Series read_series_file(const std::string& path, const std::string& values_name, const std::string& steps_name) {
+  Series series = h5::is_hdf5_file(path) ? read_hdf5(path, values_name, steps_name)
+                                         : read_text(path, values_name, steps_name);
+  if (series.steps.empty()) {
+    series.steps.resize(series.values.size());
+    for (size_t i = 0; i < series.steps.size(); ++i) series.steps[i] = static_cast<double>(i);
+  }
+  for (size_t i = 1; i < series.steps.size(); ++i)
+    if (!(series.steps[i] > series.steps[i - 1]))
+      throw SeriesFileError("'" + path + "': steps must increase strictly (row " + std::to_string(i + 1) + ": " +
+                            std::to_string(series.steps[i]) + " after " + std::to_string(series.steps[i - 1]) + ")");
+  return series;
+}
+
+}  // namespace lrkit::schedules

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs every system package lrkit needs (Debian 12). Idempotent: packages
+# already present are skipped by apt-get, and `apt-get update` runs only when
+# something is missing.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build ccache pkg-config
+  libtorch-dev libgloo-dev
+  libeigen3-dev libboost-program-options-dev libhdf5-dev hdf5-tools
+  libgtest-dev libgmock-dev googletest libbenchmark-dev
+  bible-kjv
+  python3-torch python3-h5py python3-numpy python3-matplotlib python3-pandas
+  jupyter-nbconvert python3-ipykernel
+
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "setup: all system packages present"
+fi
