@@ -3,6 +3,9 @@
 # lrkit::schedules without LibTorch.
 include(CMakePackageConfigHelpers)
 
+set_target_properties(lrkit_schedules PROPERTIES EXPORT_NAME schedules)
+set_target_properties(lrkit_h5 PROPERTIES EXPORT_NAME h5)
+
 install(TARGETS lrkit_schedules lrkit_h5 EXPORT lrkitTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}

@@ -12,7 +12,6 @@ const char* phase_kind_name(PhaseKind kind) {
     case PhaseKind::Decay: return "decay";
     case PhaseKind::Ramp: return "ramp";
     case PhaseKind::Cycle: return "cycle";
-    case PhaseKind::Steps: return "steps";
     case PhaseKind::Table: return "table";
   }
   return "?";

@@ -14,6 +14,8 @@ constexpr double kPi = 3.14159265358979323846;
 // max(floor, peak * peak_decay^i).
 class RestartsNode final : public ScheduleNode {
  public:
+  static constexpr size_t kMaxListedCycles = 4096;
+
   RestartsNode(int64_t total, double peak, double floor, int64_t period, int64_t mult, double peak_decay)
       : ScheduleNode(total), peak_(peak), floor_(floor), period_(period), mult_(mult), peak_decay_(peak_decay) {}
 
@@ -38,6 +40,10 @@ class RestartsNode final : public ScheduleNode {
     std::vector<Phase> out;
     int64_t start = 0, length = period_;
     while (start < total()) {
+      if (out.size() == kMaxListedCycles) {  // keep summaries bounded for tiny periods
+        out.push_back({start, total(), PhaseKind::Cycle, true});
+        break;
+      }
       const int64_t end = (length >= total() - start) ? total() : start + length;
       out.push_back({start, end, PhaseKind::Decay, start > 0});
       start = end;

@@ -14,7 +14,8 @@ namespace lrkit::schedules {
 // A schedule with no natural end (step, exponential, ...) and no total given.
 inline constexpr int64_t kUnbounded = std::numeric_limits<int64_t>::max();
 
-enum class PhaseKind { Warmup, Stable, Decay, Ramp, Cycle, Steps, Table };
+// Cycle: several restarts lumped together (not monotone).
+enum class PhaseKind { Warmup, Stable, Decay, Ramp, Cycle, Table };
 const char* phase_kind_name(PhaseKind kind);
 
 // One stretch [begin, end) of a schedule with a single character.

@@ -1,0 +1,104 @@
+// Runs the real `lrkit` binary: outputs, exit codes and one-line errors.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <sys/wait.h>
+
+#include "lrkit/h5/file.hpp"
+#include "test_files.hpp"
+
+namespace {
+
+struct Result {
+  int code = -1;
+  std::string out;  // stdout and stderr together
+};
+
+Result run(const std::string& args) {
+  const std::string command = std::string(LRKIT_BINARY) + " " + args + " 2>&1";
+  Result r;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return r;
+  std::array<char, 4096> buf{};
+  size_t n = 0;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
+  const int status = pclose(pipe);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+
+TEST(ScheduleCommand, PrintsCsvTsvAndJsonTables) {
+  auto r = run("schedule 'linear(peak=1)' --steps 4");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_EQ(r.out, "step,lr\n0,1\n1,0.75\n2,0.5\n3,0.25\n4,0\n");
+  r = run("schedule 'linear(peak=1)' --steps 4 --format tsv --every 3");
+  EXPECT_EQ(r.out, "step\tlr\n0\t1\n3\t0.25\n4\t0\n");
+  r = run("schedule 'linear(peak=1)' -n 2 -f json");
+  EXPECT_EQ(r.out, "{\"spec\": \"linear(peak=1)\", \"steps\": 2, \"step\": [0, 1, 2], \"lr\": [1, 0.5, 0]}\n");
+}
+
+TEST(ScheduleCommand, AtSummaryAndPlot) {
+  EXPECT_EQ(run("schedule 'cosine(peak=2)' --steps 100 --at 50").out, "1\n");
+  auto r = run("schedule 'wsds(peak=1e-3, budgets=[12500, 25000, 50000], decay=10%)' --summary");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("checkpoints  12500 26250 53750"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("steps        53750"), std::string::npos);
+  r = run("schedule 'wsd(peak=1)' --steps 100 --summary --format json");
+  EXPECT_NE(r.out.find("\"decay_start\": 80"), std::string::npos) << r.out;
+  r = run("schedule 'cosine(peak=1)' --steps 100 --plot --width 40 --height 10");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_EQ(lines(r.out), 12);
+  EXPECT_NE(r.out.find('*'), std::string::npos);
+}
+
+TEST(ScheduleCommand, WritesAnHdf5Table) {
+  const auto path = (lrkit::testing::scratch_dir() / "s.h5").string();
+  const auto r = run("schedule 'wsds(peak=1, budgets=[10, 20])' --out " + path);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out, "");
+  const auto lr = lrkit::h5::read_series(path, "/schedule/lr");
+  EXPECT_EQ(lr.size(), 22u);
+  EXPECT_EQ(lrkit::h5::read_series(path, "/schedule/checkpoints"), (std::vector<double>{10, 21}));
+}
+
+TEST(ScheduleCommand, BadInputExitsTwoWithOneClearLine) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"schedule 'uba(peak=1e-3, phi=-1)' --steps 100", "'phi' must be > 0 (got -1)"},
+      {"schedule 'cosine(peak=1e-3' --steps 100", "expected ')'"},
+      {"schedule 'cosine(peak=1e-3)'", "needs the total number of steps"},
+      {"schedule 'step(1, every=5)'", "give --steps"},
+      {"schedule 'cosine(1)' --steps 0", "--steps must be at least 1"},
+      {"schedule 'cosine(1)' --steps abc", "invalid"},
+      {"schedule 'cosine(1)' --steps 10 --format xml", "--format must be csv, tsv or json"},
+      {"schedule 'cosine(1)' --steps 10 --bogus", "unrecognised option"},
+      {"schedule 'cosine(1)' --steps 10 --at -3", "--at must be >= 0"},
+      {"schedule", "missing SPEC"},
+      {"schedule 'cosine(1)' --steps 10 --out /nonexistent-dir/x.h5", "cannot create HDF5 file"},
+      {"frobnicate", "unknown command"},
+  };
+  for (const auto& [args, expected] : cases) {
+    const auto r = run(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
+    EXPECT_NE(r.out.find(expected), std::string::npos) << args << "\n" << r.out;
+    if (args != "frobnicate") {
+      EXPECT_EQ(lines(r.out), 1) << args << "\n" << r.out;
+    }
+  }
+}
+
+TEST(ScheduleCommand, HelpAndListSucceed) {
+  auto r = run("schedule --help");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("--summary"), std::string::npos);
+  r = run("schedule --list");
+  EXPECT_EQ(r.code, 0);
+  for (const char* family : {"wsds(", "uba(", "refined(", "join(SCHEDULE, SCHEDULE, ..., at)"})
+    EXPECT_NE(r.out.find(family), std::string::npos) << family;
+  EXPECT_EQ(run("--help").code, 0);
+  EXPECT_EQ(run("").code, 2);
+}
+
+}  // namespace

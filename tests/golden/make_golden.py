@@ -1,0 +1,106 @@
+#!/usr/bin/python3
+"""Regenerates tests/golden/schedules.tsv from PyTorch's own LR schedulers.
+
+Run with Debian's interpreter (it has python3-torch):
+    /usr/bin/python3 tests/golden/make_golden.py
+Each row: case name, lrkit spec, total steps T, then the learning rate PyTorch
+uses for updates 0..T-1 (read from the optimizer before each step, the way a
+training loop sees it). The Hugging Face WSD rows transcribe the formula of
+transformers' get_wsd_schedule (not packaged in Debian) in wsd_lambda below.
+"""
+import math
+import os
+import sys
+
+import torch
+from torch.optim import lr_scheduler as S
+
+
+def run(peak, make_scheduler, total):
+    param = torch.nn.Parameter(torch.zeros(1))
+    opt = torch.optim.SGD([param], lr=peak)
+    sched = make_scheduler(opt)
+    values = []
+    for _ in range(total):
+        values.append(opt.param_groups[0]["lr"])
+        opt.step()
+        sched.step()
+    return values
+
+
+def wsd_lambda(step, warmup, stable, decay, decay_type, min_lr_ratio):
+    """transformers.optimization._get_wsd_scheduler_lambda (linear warmup, num_cycles=0.5)."""
+    if step < warmup:
+        factor = step / max(1, warmup)
+        return max(0.0, factor * (1.0 - min_lr_ratio) + min_lr_ratio)
+    if step < warmup + stable:
+        return 1.0
+    if step < warmup + stable + decay:
+        progress = (step - warmup - stable) / max(1, decay)
+        if decay_type == "linear":
+            factor = 1.0 - progress
+        elif decay_type == "cosine":
+            factor = 0.5 * (1.0 + math.cos(math.pi * 0.5 * 2.0 * progress))
+        else:  # 1-sqrt
+            factor = 1.0 - math.sqrt(progress)
+        return max(0.0, factor * (1.0 - min_lr_ratio) + min_lr_ratio)
+    return min_lr_ratio
+
+
+def hf_wsd(peak, warmup, decay, total, decay_type, ratio):
+    stable = total - warmup - decay
+    return run(peak, lambda o: S.LambdaLR(o, lambda t: wsd_lambda(t, warmup, stable, decay, decay_type, ratio)), total)
+
+
+CASES = [
+    ("cosine_annealing", "cosine(peak=1e-3, floor=1e-5)", 100,
+     lambda: run(1e-3, lambda o: S.CosineAnnealingLR(o, T_max=100, eta_min=1e-5), 100)),
+    ("cosine_annealing_long", "cosine(0.1)", 1000,
+     lambda: run(0.1, lambda o: S.CosineAnnealingLR(o, T_max=1000), 1000)),
+    ("linear_decay", "linear(peak=0.5, floor=0.005)", 500,
+     lambda: run(0.5, lambda o: S.LinearLR(o, start_factor=1.0, end_factor=0.01, total_iters=500), 500)),
+    ("linear_ramp", "linear(0.05, 0.5)", 50,
+     lambda: run(0.5, lambda o: S.LinearLR(o, start_factor=0.1, end_factor=1.0, total_iters=50), 50)),
+    ("onecycle_default", "onecycle(peak=0.01)", 1000,
+     lambda: run(0.01, lambda o: S.OneCycleLR(o, max_lr=0.01, total_steps=1000), 1000)),
+    ("onecycle_linear_three_phase",
+     "onecycle(peak=0.1, pct_start=0.25, div_factor=10, final_div_factor=100, anneal=linear, three_phase=true)", 333,
+     lambda: run(0.1, lambda o: S.OneCycleLR(o, max_lr=0.1, total_steps=333, pct_start=0.25, div_factor=10,
+                                             final_div_factor=100, anneal_strategy="linear", three_phase=True), 333)),
+    ("onecycle_short", "onecycle(peak=0.3, pct_start=0.4)", 17,
+     lambda: run(0.3, lambda o: S.OneCycleLR(o, max_lr=0.3, total_steps=17, pct_start=0.4), 17)),
+    ("polynomial_square", "polynomial(peak=0.01, power=2)", 200,
+     lambda: run(0.01, lambda o: S.PolynomialLR(o, total_iters=200, power=2.0), 200)),
+    ("polynomial_sqrt", "polynomial(peak=0.01, power=0.5)", 200,
+     lambda: run(0.01, lambda o: S.PolynomialLR(o, total_iters=200, power=0.5), 200)),
+    ("step", "step(peak=0.1, every=30, gamma=0.5)", 200,
+     lambda: run(0.1, lambda o: S.StepLR(o, step_size=30, gamma=0.5), 200)),
+    ("multistep", "multistep(peak=0.1, milestones=[50, 120, 160], gamma=0.2)", 200,
+     lambda: run(0.1, lambda o: S.MultiStepLR(o, milestones=[50, 120, 160], gamma=0.2), 200)),
+    ("exponential", "exponential(peak=0.1, gamma=0.99)", 500,
+     lambda: run(0.1, lambda o: S.ExponentialLR(o, gamma=0.99), 500)),
+    ("warm_restarts_mult2", "restarts(peak=0.1, period=50, mult=2, floor=1e-4)", 700,
+     lambda: run(0.1, lambda o: S.CosineAnnealingWarmRestarts(o, T_0=50, T_mult=2, eta_min=1e-4), 700)),
+    ("warm_restarts_mult1", "restarts(peak=0.05, period=40)", 300,
+     lambda: run(0.05, lambda o: S.CosineAnnealingWarmRestarts(o, T_0=40), 300)),
+]
+for shape in ("linear", "cosine", "1-sqrt"):
+    CASES.append((f"hf_wsd_{shape}", f"wsd(peak=1e-3, warmup=100, decay=200, shape={shape})", 1000,
+                  lambda s=shape: hf_wsd(1e-3, 100, 200, 1000, s, 0.0)))
+    CASES.append((f"hf_wsd_{shape}_min_ratio", f"wsd(peak=1e-3, warmup=100, decay=20%, shape={shape}, floor=10%, "
+                  "warmup_init=1e-4)", 1000, lambda s=shape: hf_wsd(1e-3, 100, 200, 1000, s, 0.1)))
+
+
+def main():
+    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "schedules.tsv")
+    with open(out, "w") as f:
+        f.write(f"# generated by tests/golden/make_golden.py with torch {torch.__version__}\n")
+        for name, spec, total, make in CASES:
+            values = make()
+            assert len(values) == total, name
+            f.write("\t".join([name, spec, str(total), " ".join(repr(float(v)) for v in values)]) + "\n")
+    print(f"wrote {len(CASES)} cases to {out}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

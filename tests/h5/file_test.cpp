@@ -1,0 +1,75 @@
+#include "lrkit/h5/file.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "test_files.hpp"
+
+namespace lrkit::h5 {
+namespace {
+
+std::string scratch(const std::string& name) { return (lrkit::testing::scratch_dir() / name).string(); }
+
+TEST(H5File, WritesAndReadsSeriesAndAttributes) {
+  const auto path = scratch("a.h5");
+  {
+    Writer w(path);
+    w.write_series("/x/y", std::vector<double>{1.5, -2, 3});
+    w.write_series("/x/i", std::vector<int64_t>{7, 8});
+    w.write_series("/empty", std::vector<double>{});
+    w.set_attribute("/x", "spec", std::string("cosine(1)"));
+    w.set_attribute("/", "n", int64_t{3});
+  }
+  EXPECT_TRUE(is_hdf5_file(path));
+  EXPECT_EQ(read_series(path, "/x/y"), (std::vector<double>{1.5, -2, 3}));
+  EXPECT_EQ(read_series(path, "/x/i"), (std::vector<double>{7, 8}));
+  EXPECT_TRUE(read_series(path, "/empty").empty());
+}
+
+TEST(H5File, ClearErrorsForMissingFileDatasetAndNonHdf5) {
+  const auto text = lrkit::testing::write_text("plain.txt", "not hdf5");
+  EXPECT_FALSE(is_hdf5_file(text));
+  EXPECT_FALSE(is_hdf5_file(scratch("missing.h5")));
+  try {
+    read_series(text, "/a");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("is not an HDF5 file"), std::string::npos);
+  }
+  EXPECT_THROW(read_series(scratch("missing.h5"), "/a"), Error);
+  const auto path = scratch("b.h5");
+  { Writer(path).write_series("/a", std::vector<double>{1}); }
+  try {
+    read_series(path, "/b");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("has no dataset '/b'"), std::string::npos);
+  }
+  EXPECT_THROW(Writer("/nonexistent-dir/x.h5"), Error);
+}
+
+TEST(H5File, TruncatedFileIsAnErrorNotACrash) {
+  const auto path = scratch("c.h5");
+  {
+    Writer w(path);
+    w.write_series("/a", std::vector<double>(10000, 1.0));
+  }
+  std::filesystem::resize_file(path, std::filesystem::file_size(path) / 2);
+  EXPECT_THROW(read_series(path, "/a"), Error);
+}
+
+TEST(H5Handle, MovesOwnershipAndClosesOnce) {
+  Handle a = file_handle(H5Fcreate(scratch("d.h5").c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), "create");
+  const hid_t id = a.get();
+  Handle b = std::move(a);
+  EXPECT_FALSE(a);
+  EXPECT_EQ(b.get(), id);
+  b.reset();
+  EXPECT_FALSE(b);
+  EXPECT_THROW(file_handle(-1, "negative id"), Error);
+}
+
+}  // namespace
+}  // namespace lrkit::h5

@@ -1,0 +1,24 @@
+# Installs the build into a scratch prefix, builds tests/install/consumer
+# against it with find_package(lrkit), runs it and checks its output.
+file(REMOVE_RECURSE "${WORK_DIR}")
+execute_process(COMMAND ${CMAKE_COMMAND} --install "${LRKIT_BUILD_DIR}" --prefix "${WORK_DIR}/prefix"
+                RESULT_VARIABLE rc OUTPUT_QUIET)
+if(rc)
+  message(FATAL_ERROR "install failed: ${rc}")
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} -S "${CONSUMER_SOURCE}" -B "${WORK_DIR}/build" -G "${GENERATOR}"
+                        "-DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix"
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(rc)
+  message(FATAL_ERROR "configuring the consumer failed:\n${out}\n${err}")
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} --build "${WORK_DIR}/build" RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(rc)
+  message(FATAL_ERROR "building the consumer failed:\n${out}\n${err}")
+endif()
+execute_process(COMMAND "${WORK_DIR}/build/consumer" RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+string(STRIP "${out}" out)
+if(rc OR NOT out STREQUAL "0.0005 0.001 0.0005")
+  message(FATAL_ERROR "consumer printed '${out}' (exit ${rc}); expected '0.0005 0.001 0.0005'")
+endif()
+message(STATUS "consumer printed ${out}")

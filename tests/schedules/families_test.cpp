@@ -1,0 +1,174 @@
+// Family facts from ALGORITHMS.md sections 1-5 that golden files cannot cover.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "lrkit/schedules/decay_shape.hpp"
+#include "lrkit/schedules/factory.hpp"
+#include "lrkit/schedules/spec.hpp"
+
+namespace lrkit::schedules {
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+TEST(Uba, PhiTwoIsExactlyCosineIncludingWarmup) {
+  const auto uba = parse_schedule("uba(peak=1e-3, phi=2, floor=1e-5, warmup=50)", 1000);
+  const auto cos = parse_schedule("cosine(peak=1e-3, floor=1e-5, warmup=50)", 1000);
+  for (int64_t t = 0; t <= 1000; ++t) EXPECT_NEAR(uba(t), cos(t), 1e-15) << t;
+}
+
+TEST(Uba, SmallPhiHoldsThePeakLargePhiDecaysEarly) {
+  const auto lo = parse_schedule("uba(peak=1, phi=0.1)", 1000);
+  const auto cos = parse_schedule("cosine(peak=1)", 1000);
+  const auto hi = parse_schedule("uba(peak=1, phi=5)", 1000);
+  for (int64_t t : {250, 500, 750, 900}) {
+    EXPECT_GT(lo(t), cos(t)) << t;
+    EXPECT_LT(hi(t), cos(t)) << t;
+  }
+  EXPECT_GT(lo(750), 0.75);  // WSD-like: still high at three quarters
+  EXPECT_EQ(lo(1000), 0.0);
+}
+
+TEST(Uba, InverseFollowsChebyshevStepSizesWhenPhiIsTwoKappa) {
+  // Quadratic with curvature in [mu, L]: 1/lr must run through the Chebyshev
+  // nodes (L + mu)/2 - (L - mu)/2 cos(pi s), from mu up to L.
+  const double mu = 0.5, L = 20.0, kappa = L / mu;
+  const auto s = parse_schedule("uba(peak=" + format_number(1 / mu) + ", floor=" + format_number(1 / L) +
+                                    ", phi=" + format_number(2 * kappa) + ")",
+                                400);
+  for (int64_t t = 0; t <= 400; ++t) {
+    const double progress = static_cast<double>(t) / 400.0;
+    const double node = (L + mu) / 2 - (L - mu) / 2 * std::cos(kPi * progress);
+    EXPECT_NEAR(1.0 / s(t), node, 1e-9 * node) << t;
+  }
+}
+
+TEST(DecayShapes, MatchTheTableAtAQuarterAndThreeQuarters) {
+  const double peak = 2.0, floor = 0.5;
+  for (double x : {0.25, 0.75}) {
+    EXPECT_DOUBLE_EQ(decay_value(DecayShape::Linear, x, peak, floor, 1), floor + 1.5 * (1 - x));
+    EXPECT_DOUBLE_EQ(decay_value(DecayShape::Cosine, x, peak, floor, 1), floor + 1.5 * (1 + std::cos(kPi * x)) / 2);
+    EXPECT_DOUBLE_EQ(decay_value(DecayShape::OneMinusSqrt, x, peak, floor, 1), floor + 1.5 * (1 - std::sqrt(x)));
+    EXPECT_DOUBLE_EQ(decay_value(DecayShape::Square, x, peak, floor, 1), floor + 1.5 * (1 - x * x));
+    EXPECT_DOUBLE_EQ(decay_value(DecayShape::Exp, x, peak, floor, 1), floor + 1.5 * (2 * std::pow(0.5, x) - 1));
+    EXPECT_DOUBLE_EQ(decay_value(DecayShape::Polynomial, x, peak, floor, 3), floor + 1.5 * std::pow(1 - x, 3));
+    EXPECT_DOUBLE_EQ(decay_value(DecayShape::Inverse, x, peak, floor, 1), peak / (1 + (peak / floor - 1) * x));
+    EXPECT_NEAR(decay_value(DecayShape::Geometric, x, peak, floor, 1), peak * std::pow(floor / peak, x), 1e-15);
+  }
+  for (auto shape : {DecayShape::Linear, DecayShape::Cosine, DecayShape::OneMinusSqrt, DecayShape::Square,
+                     DecayShape::Exp, DecayShape::Inverse, DecayShape::Polynomial, DecayShape::Geometric}) {
+    EXPECT_NEAR(decay_value(shape, 0, peak, floor, 2), peak, 1e-15) << decay_shape_name(shape);
+    EXPECT_NEAR(decay_value(shape, 1, peak, floor, 2), floor, 1e-15) << decay_shape_name(shape);
+  }
+}
+
+TEST(Wsd, PlateauThenEveryShapeEndsAtTheFloor) {
+  for (const char* shape : {"linear", "cosine", "1-sqrt", "square", "exp", "inverse", "polynomial", "geometric"}) {
+    const auto s = parse_schedule(std::string("wsd(peak=1e-3, floor=1e-5, warmup=100, decay=300, shape=") + shape +
+                                      ", power=2)", 2000);
+    EXPECT_DOUBLE_EQ(s(50), 5e-4) << shape;
+    EXPECT_DOUBLE_EQ(s(100), 1e-3) << shape;
+    EXPECT_DOUBLE_EQ(s(1700), 1e-3) << shape;
+    EXPECT_LT(s(1701), 1e-3) << shape;
+    EXPECT_NEAR(s(2000), 1e-5, 1e-18) << shape;
+  }
+  const auto d = parse_schedule("wsd(peak=1)", 1000);  // defaults: decay 20 %, 1-sqrt, floor 0
+  EXPECT_DOUBLE_EQ(d(800), 1.0);
+  EXPECT_DOUBLE_EQ(d(900), 1 - std::sqrt(0.5));
+}
+
+TEST(InvSqrt, WarmupThenInverseSquareRoot) {
+  const auto s = parse_schedule("invsqrt(peak=1, warmup=100)", std::nullopt);
+  EXPECT_FALSE(s.bounded());
+  EXPECT_DOUBLE_EQ(s(50), 0.5);
+  EXPECT_DOUBLE_EQ(s(100), 1.0);
+  EXPECT_DOUBLE_EQ(s(400), 0.5);
+  EXPECT_DOUBLE_EQ(s(10000), 0.1);
+}
+
+TEST(Infinite, CooldownConstantAndGeometricAnneal) {
+  const auto s = parse_schedule("infinite(peak=1, const=50%, floor=5%, warmup=10, cooldown=90, anneal=100)", 1000);
+  EXPECT_DOUBLE_EQ(s(5), 0.5);
+  EXPECT_DOUBLE_EQ(s(10), 1.0);
+  EXPECT_NEAR(s(55), 0.75, 1e-12);  // half-way through a cosine cooldown
+  EXPECT_DOUBLE_EQ(s(100), 0.5);
+  EXPECT_DOUBLE_EQ(s(899), 0.5);
+  EXPECT_NEAR(s(950), 0.5 * std::pow(0.1, 0.5), 1e-12);
+  EXPECT_NEAR(s(1000), 0.05, 1e-15);
+}
+
+TEST(Rewarm, GuptaDefaultsWarmupOnePercentCosineToTenPercent) {
+  const auto s = parse_schedule("rewarm(peak=3e-4)", 10000);
+  EXPECT_DOUBLE_EQ(s(0), 0.0);
+  EXPECT_DOUBLE_EQ(s(50), 1.5e-4);
+  EXPECT_DOUBLE_EQ(s(100), 3e-4);
+  EXPECT_NEAR(s(10000), 3e-5, 1e-18);
+}
+
+TEST(Warmups, LinearCosineAndExpReachThePeak) {
+  const auto lin = parse_schedule("constant(peak=1, warmup=100, warmup_init=0.2)", 1000);
+  EXPECT_DOUBLE_EQ(lin(50), 0.6);
+  const auto cos = parse_schedule("constant(peak=1, warmup=100, warmup_shape=cosine)", 1000);
+  EXPECT_NEAR(cos(50), 0.5, 1e-15);
+  const auto ex = parse_schedule("constant(peak=1, warmup=100, warmup_shape=exp, warmup_init=0.01)", 1000);
+  EXPECT_NEAR(ex(50), 0.1, 1e-15);
+  EXPECT_DOUBLE_EQ(ex(100), 1.0);
+  EXPECT_THROW(parse_schedule("constant(peak=1, warmup=100, warmup_shape=exp)", 1000), SpecError);
+}
+
+TEST(Combinators, JoinHandsEachPieceItsOwnSteps) {
+  const auto s = parse_schedule("join(linear(0, 1e-3, 200), cosine(1e-3, 1e-5), at=[200])", 1000);
+  EXPECT_DOUBLE_EQ(s(100), 5e-4);
+  EXPECT_DOUBLE_EQ(s(200), 1e-3);  // cosine at its own step 0
+  EXPECT_NEAR(s(600), 1e-5 + (1e-3 - 1e-5) / 2, 1e-15);
+  EXPECT_DOUBLE_EQ(s(1000), 1e-5);
+  const auto pct = parse_schedule("join(constant(1), constant(2), constant(3), at=[10%, 50%])", 1000);
+  EXPECT_EQ(pct(99), 1);
+  EXPECT_EQ(pct(100), 2);
+  EXPECT_EQ(pct(500), 3);
+}
+
+TEST(Combinators, WarmupFloorAndScaleWrapAnySchedule) {
+  const auto w = parse_schedule("warmup(cosine(1e-3), length=100)", 1100);
+  EXPECT_DOUBLE_EQ(w(50), 5e-4);
+  EXPECT_DOUBLE_EQ(w(100), 1e-3);
+  EXPECT_NEAR(w(600), 5e-4, 1e-15);  // the cosine runs over the remaining 1000 steps
+  const auto f = parse_schedule("floor(cosine(1e-3), min=1e-4)", 100);
+  EXPECT_DOUBLE_EQ(f(100), 1e-4);
+  EXPECT_DOUBLE_EQ(f(0), 1e-3);
+  const auto sc = parse_schedule("scale(wsd(peak=1), by=0.5)", 100);
+  EXPECT_DOUBLE_EQ(sc(10), 0.5);
+  EXPECT_EQ(sc.to_spec(), "scale(wsd(peak=1), by=0.5)");
+}
+
+TEST(Restarts, PeakDecayShrinksEachCycle) {
+  const auto s = parse_schedule("restarts(peak=1, period=10, mult=2, peak_decay=0.5)", 100);
+  EXPECT_DOUBLE_EQ(s(0), 1.0);
+  EXPECT_DOUBLE_EQ(s(10), 0.5);
+  EXPECT_DOUBLE_EQ(s(30), 0.25);
+  const auto phases = s.phases();
+  ASSERT_GE(phases.size(), 3u);
+  EXPECT_EQ(phases[1].begin, 10);
+  EXPECT_TRUE(phases[1].jumps_at_begin);
+}
+
+TEST(Schedule, ClampsPastTheEndAndRefusesNegativeSteps) {
+  const auto s = parse_schedule("cosine(peak=1, floor=0.1)", 100);
+  EXPECT_DOUBLE_EQ(s(100), 0.1);
+  EXPECT_DOUBLE_EQ(s(1000000), 0.1);
+  EXPECT_THROW(s(-1), std::invalid_argument);
+  EXPECT_THROW(s.at(std::nan("")), std::invalid_argument);
+}
+
+TEST(Schedule, OpenEndedFamiliesNeedNoTotal) {
+  for (const char* spec : {"constant(1)", "step(1, every=10)", "multistep(1, milestones=[5, 9])",
+                           "exponential(1, gamma=0.9)", "invsqrt(1, warmup=10)"}) {
+    const auto s = parse_schedule(spec, std::nullopt);
+    EXPECT_FALSE(s.bounded()) << spec;
+    EXPECT_TRUE(std::isfinite(s(1000000))) << spec;
+  }
+}
+
+}  // namespace
+}  // namespace lrkit::schedules

@@ -1,0 +1,96 @@
+#include "lrkit/schedules/series_file.hpp"
+
+#include <gtest/gtest.h>
+
+#include "lrkit/h5/file.hpp"
+#include "lrkit/schedules/factory.hpp"
+#include "test_files.hpp"
+
+namespace lrkit::schedules {
+namespace {
+
+using lrkit::testing::write_text;
+
+TEST(SeriesFile, CsvWithHeaderPicksColumnsByName) {
+  const auto path = write_text("h.csv", "# comment\nstep,grad_norm,lr\n0,1.5,0.1\n10,2.5,0.2\n");
+  const Series s = read_series_file(path, "/train/lr", "/train/step");
+  EXPECT_EQ(s.steps, (std::vector<double>{0, 10}));
+  EXPECT_EQ(s.values, (std::vector<double>{0.1, 0.2}));
+  EXPECT_EQ(read_series_file(path, "grad_norm", "").values, (std::vector<double>{1.5, 2.5}));
+}
+
+TEST(SeriesFile, HeaderlessOneAndTwoColumns) {
+  EXPECT_EQ(read_series_file(write_text("one.csv", "3\n4\n"), "lr", "step").steps, (std::vector<double>{0, 1}));
+  const Series two = read_series_file(write_text("two.tsv", "5\t0.5\n7\t0.7\n"), "lr", "step");
+  EXPECT_EQ(two.steps, (std::vector<double>{5, 7}));
+  EXPECT_EQ(two.values, (std::vector<double>{0.5, 0.7}));
+}
+
+TEST(SeriesFile, ErrorsNameFileAndLine) {
+  try {
+    read_series_file(write_text("bad.csv", "step,lr\n0,0.1\n1,abc\n"), "lr", "step");
+    FAIL();
+  } catch (const SeriesFileError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.csv' line 3: 'abc' is not a finite number"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(read_series_file("/nonexistent/x.csv", "lr", "step"), SeriesFileError);
+  EXPECT_THROW(read_series_file(write_text("nocol.csv", "a,b\n1,2\n"), "lr", "step"), SeriesFileError);
+  EXPECT_THROW(read_series_file(write_text("empty.csv", "lr\n"), "lr", "step"), SeriesFileError);
+  EXPECT_THROW(read_series_file(write_text("order.csv", "2,1\n1,1\n"), "lr", "step"), SeriesFileError);
+}
+
+TEST(SeriesFile, Hdf5DatasetsAndMissingDataset) {
+  const auto path = (lrkit::testing::scratch_dir() / "run.h5").string();
+  {
+    h5::Writer w(path);
+    w.write_series("/train/step", std::vector<int64_t>{0, 1, 2, 3});
+    w.write_series("/train/grad_norm", std::vector<double>{2, 2, 2, 2});
+    w.write_series("/train/lr", std::vector<double>{0.1, 0.2, 0.3, 0.4});
+  }
+  EXPECT_EQ(read_series_file(path, "/train/lr", "/train/step").values, (std::vector<double>{0.1, 0.2, 0.3, 0.4}));
+  try {
+    read_series_file(path, "/train/grad_norm_l1", "");
+    FAIL();
+  } catch (const SeriesFileError& e) {
+    EXPECT_NE(std::string(e.what()).find("no dataset '/train/grad_norm_l1'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(TableSchedule, InterpolatesBetweenRowsAndHoldsTheEnds) {
+  const auto path = write_text("my table.csv", "step,lr\n0,0\n10,1\n30,0.5\n");
+  const auto s = parse_schedule("table(\"" + path + "\")", std::nullopt);
+  EXPECT_EQ(s.total(), 30);
+  EXPECT_DOUBLE_EQ(s(5), 0.5);
+  EXPECT_DOUBLE_EQ(s(20), 0.75);
+  EXPECT_DOUBLE_EQ(s(99), 0.5);
+  EXPECT_EQ(parse_schedule(s.to_spec(), std::nullopt).to_spec(), s.to_spec());
+  try {
+    parse_schedule("table(file=" + write_text("neg.csv", "0,0.1\n1,-0.1\n") + ")", std::nullopt);
+    FAIL();
+  } catch (const SpecError& e) {
+    EXPECT_NE(e.rule().find("row 2 holds learning rate -0.1"), std::string::npos) << e.what();
+  }
+}
+
+TEST(RefinedSchedule, ReadsNormsFromARunLogOrCsv) {
+  const auto path = (lrkit::testing::scratch_dir() / "norms.h5").string();
+  {
+    h5::Writer w(path);
+    w.write_series("/train/grad_norm", std::vector<double>(20, 2.0));
+  }
+  const auto s = parse_schedule("refined(norms=" + path + ", peak=1e-3)", 100);
+  const auto linear = parse_schedule("linear(peak=1e-3)", 100);
+  for (int64_t t = 0; t <= 100; ++t) EXPECT_NEAR(s(t), linear(t), 1e-15);
+  const auto csv = write_text("norms.csv", "grad_norm_l1\n1\n1\n1\n");
+  EXPECT_NEAR(parse_schedule("refined(" + csv + ", 1, norm=l1)", 10)(5), 0.5, 1e-12);
+  try {
+    parse_schedule("refined(norms=" + path + ", peak=1, norm=l1)", 100);
+    FAIL();
+  } catch (const SpecError& e) {
+    EXPECT_NE(e.rule().find("grad_norm_l1"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(parse_schedule("refined(norms=/nonexistent.h5, peak=1)", 100), SpecError);
+}
+
+}  // namespace
+}  // namespace lrkit::schedules

@@ -1,0 +1,142 @@
+#include "lrkit/schedules/spec.hpp"
+
+#include <gtest/gtest.h>
+
+#include "lrkit/schedules/factory.hpp"
+
+namespace lrkit::schedules {
+namespace {
+
+SpecError error_of(const std::string& spec, std::optional<int64_t> total = 100) {
+  try {
+    parse_schedule(spec, total);
+  } catch (const SpecError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "no error for " << spec;
+  return SpecError(spec, 0, "", "none");
+}
+
+TEST(SpecParser, ParsesCallsKeysListsPercentsAndNesting) {
+  const SpecCall call = parse_spec("join(linear(0, 1e-3, 200), cosine(peak=1e-3), at=[20%, 300])");
+  EXPECT_EQ(call.name, "join");
+  ASSERT_EQ(call.args.size(), 3u);
+  EXPECT_EQ(call.args[0].value.kind, SpecValue::Kind::Call);
+  EXPECT_EQ(call.args[0].value.call->name, "linear");
+  EXPECT_DOUBLE_EQ(call.args[0].value.call->args[1].value.number, 1e-3);
+  EXPECT_EQ(call.args[2].key, "at");
+  ASSERT_EQ(call.args[2].value.items.size(), 2u);
+  EXPECT_TRUE(call.args[2].value.items[0].percent);
+  EXPECT_DOUBLE_EQ(call.args[2].value.items[0].number, 20.0);
+  EXPECT_EQ(call.args[2].value.items[1].position, 55u);
+}
+
+TEST(SpecParser, WordsThatStartWithDigitsStayWords) {
+  const SpecCall call = parse_spec("wsd(shape=1-sqrt, norms=\"my run.h5\")");
+  EXPECT_EQ(call.args[0].value.kind, SpecValue::Kind::Word);
+  EXPECT_EQ(call.args[0].value.text, "1-sqrt");
+  EXPECT_EQ(call.args[1].value.text, "my run.h5");
+}
+
+TEST(SpecParser, SyntaxErrorsNamePositionTokenAndRule) {
+  auto e = error_of("cosine(peak=1e-3");
+  EXPECT_EQ(e.position(), 16u);
+  EXPECT_NE(std::string(e.what()).find("expected ')'"), std::string::npos);
+
+  e = error_of("cosine(peak=1e-3))");
+  EXPECT_EQ(e.position(), 17u);
+  e = error_of("cosine(peak==1)");
+  EXPECT_EQ(e.position(), 12u);
+  e = error_of("cosine(peak=nan)");
+  EXPECT_EQ(e.token(), "nan");
+  EXPECT_NE(e.rule().find("finite"), std::string::npos);
+  e = error_of("cosine(peak=1e400)");
+  EXPECT_NE(e.rule().find("out of range"), std::string::npos);
+  e = error_of("cosine(peak=\"1)");
+  EXPECT_NE(e.rule().find("unterminated"), std::string::npos);
+  e = error_of("");
+  EXPECT_NE(e.rule().find("starts with a schedule name"), std::string::npos);
+  e = error_of("cosine(peak=abc%)");
+  EXPECT_NE(e.rule().find("'%' must follow a number"), std::string::npos);
+  e = error_of(std::string(40, '[') + "]");
+  EXPECT_EQ(e.position(), 0u);
+}
+
+TEST(SpecParser, DeepNestingIsRefusedNotRecursedForever) {
+  std::string spec;
+  for (int i = 0; i < 200; ++i) spec += "scale(";
+  const auto e = error_of(spec + "constant(1)" + std::string(200, ')'));
+  EXPECT_NE(e.rule().find("nest at most"), std::string::npos);
+}
+
+TEST(SpecErrors, BuildErrorsNameKeyValueAndRule) {
+  auto e = error_of("uba(pek=1e-3, phi=1)");
+  EXPECT_EQ(e.position(), 4u);
+  EXPECT_EQ(e.token(), "pek");
+  EXPECT_NE(e.rule().find("expected one of: peak, phi"), std::string::npos);
+
+  e = error_of("uba(peak=1e-3, phi=0)");
+  EXPECT_EQ(e.token(), "0");
+  EXPECT_NE(e.rule().find("'phi' must be > 0 (got 0)"), std::string::npos);
+
+  e = error_of("cosine(peak=-1)");
+  EXPECT_NE(e.rule().find(">= 0 (got -1)"), std::string::npos);
+  e = error_of("cosine(peak=1e-3, warmup=100)");
+  EXPECT_NE(e.rule().find("must be shorter than the run (100 steps)"), std::string::npos);
+  e = error_of("wsd(peak=1e-3, warmup=50, decay=60)");
+  EXPECT_NE(e.rule().find("exceed the run"), std::string::npos);
+  e = error_of("cosine(peak=1e-3, floor=2e-3)");
+  EXPECT_NE(e.rule().find("must not exceed the peak"), std::string::npos);
+  e = error_of("wsd(peak=1e-3, shape=round)");
+  EXPECT_NE(e.rule().find("1-sqrt"), std::string::npos);
+  e = error_of("wsd(peak=1e-3, shape=inverse)");
+  EXPECT_NE(e.rule().find("floor > 0"), std::string::npos);
+  e = error_of("cosine(peak=1e-3, peak=2e-3)");
+  EXPECT_NE(e.rule().find("given twice"), std::string::npos);
+  e = error_of("cosine(peak=1e-3, 1e-5)");
+  EXPECT_NE(e.rule().find("positional argument after keyword"), std::string::npos);
+  e = error_of("cosine(1, 0, 10, 0, 0, linear, 7)");
+  EXPECT_NE(e.rule().find("at most 6 positional"), std::string::npos);
+  e = error_of("cosine(warmup=10.5, peak=1)");
+  EXPECT_NE(e.rule().find("whole number"), std::string::npos);
+  e = error_of("cosine(peak=1)", std::nullopt);
+  EXPECT_NE(e.rule().find("needs the total number of steps"), std::string::npos);
+  e = error_of("nosuch(peak=1)");
+  EXPECT_NE(e.rule().find("unknown schedule family"), std::string::npos);
+  e = error_of("cosine(peak=constant(1))");
+  EXPECT_NE(e.rule().find("takes a value, not a schedule"), std::string::npos);
+  e = error_of("join(constant(1), constant(2), at=[50, 60])");
+  EXPECT_NE(e.rule().find("needs 1 boundaries, got 2"), std::string::npos);
+  e = error_of("onecycle(peak=1, pct_start=0.01)", 50);
+  EXPECT_NE(e.rule().find("empty phase"), std::string::npos);
+}
+
+TEST(SpecErrors, MessageQuotesTheWholeSpecOnOneLine) {
+  const auto e = error_of("uba(peak=1e-3, phi=-1)");
+  EXPECT_STREQ(e.what(), "invalid schedule spec \"uba(peak=1e-3, phi=-1)\" at position 19 ('-1'): 'phi' must be > 0 (got -1)");
+}
+
+TEST(FormatNumber, ShortestRoundTrip) {
+  for (double v : {0.0, 1.0, 3e-4, 0.1, 1.0 / 3.0, 12500.0, 1e-17, 6.02e23, 2.5e-310, -7.25}) {
+    const std::string text = format_number(v);
+    EXPECT_EQ(std::strtod(text.c_str(), nullptr), v) << text;
+  }
+  EXPECT_EQ(format_number(3e-4), "0.0003");
+  EXPECT_EQ(format_number(20), "20");
+  EXPECT_EQ(format_word("1-sqrt"), "1-sqrt");
+  EXPECT_EQ(format_word("a b"), "\"a b\"");
+  EXPECT_EQ(format_word("12"), "\"12\"");
+}
+
+TEST(ToSpec, RoundTripsAndCanonicalizes) {
+  const auto s = parse_schedule("cosine(1e-3, 1e-5, warmup=2%)", 1000);
+  EXPECT_EQ(s.to_spec(), "cosine(peak=0.001, floor=1e-05, warmup=2%)");
+  const auto j = parse_schedule("join( linear(0,1e-3,200) , cosine(1e-3,1e-5) , at=[200])", 1000);
+  EXPECT_EQ(j.to_spec(), "join(linear(peak=0, floor=0.001, total=200), cosine(peak=0.001, floor=1e-05), at=[200])");
+  const auto again = parse_schedule(j.to_spec(), 1000);
+  EXPECT_EQ(again.to_spec(), j.to_spec());
+  for (int64_t t = 0; t <= 1000; ++t) ASSERT_EQ(again(t), j(t));
+}
+
+}  // namespace
+}  // namespace lrkit::schedules

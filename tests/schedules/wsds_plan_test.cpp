@@ -1,0 +1,72 @@
+#include "lrkit/schedules/wsds_plan.hpp"
+
+#include <gtest/gtest.h>
+
+#include "lrkit/schedules/factory.hpp"
+
+namespace lrkit::schedules {
+namespace {
+
+TEST(WsdsPlan, PaperExampleBoundariesAndTotal) {
+  const auto plan = plan_wsds({12500, 25000, 50000}, proportional_decays({12500, 25000, 50000}, 0.1));
+  std::vector<int64_t> boundaries;
+  for (const auto& seg : plan.segments) boundaries.push_back(seg.end);
+  boundaries.pop_back();  // the last end is the total
+  EXPECT_EQ(boundaries, (std::vector<int64_t>{11250, 12500, 23750, 26250, 48750}));
+  EXPECT_EQ(plan.total, 53750);
+  EXPECT_EQ(plan.checkpoints, (std::vector<int64_t>{12500, 26250, 53750}));
+  EXPECT_EQ(plan.decays, (std::vector<int64_t>{1250, 2500, 5000}));
+}
+
+TEST(WsdsPlan, CheckpointsAreBudgetPlusEarlierDecays) {
+  const std::vector<int64_t> budgets = {1000, 1700, 4000, 9000};
+  const std::vector<int64_t> decays = {100, 300, 300, 2000};
+  const auto plan = plan_wsds(budgets, decays);
+  int64_t spent = 0;
+  for (size_t i = 0; i < budgets.size(); ++i) {
+    EXPECT_EQ(plan.checkpoints[i], budgets[i] + spent);
+    spent += decays[i];
+  }
+  EXPECT_EQ(plan.total, budgets.back() + spent - decays.back());
+}
+
+TEST(WsdsPlan, RejectsBadBudgetsWithTheirValues) {
+  EXPECT_THROW(plan_wsds({}, {}), std::invalid_argument);
+  EXPECT_THROW(plan_wsds({100, 100}, {10, 10}), std::invalid_argument);
+  EXPECT_THROW(plan_wsds({100}, {0}), std::invalid_argument);
+  EXPECT_THROW(plan_wsds({100}, {101}), std::invalid_argument);
+  try {
+    plan_wsds({1000, 1100}, {100, 500});  // decay 2 would start at 600, before decay 1 (900)
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("start at 600"), std::string::npos) << e.what();
+  }
+}
+
+TEST(WsdsSchedule, DecaysThenJumpsBackToPeakAtEachCheckpoint) {
+  const auto s = parse_schedule("wsds(peak=1e-3, budgets=[12500, 25000, 50000], decay=10%, floor=10%)", std::nullopt);
+  EXPECT_EQ(s.total(), 53750);
+  EXPECT_EQ(s.checkpoints(), (std::vector<int64_t>{12500, 26250, 53750}));
+  EXPECT_DOUBLE_EQ(s(11249), 1e-3);
+  EXPECT_LT(s(12499), 1.01e-4);
+  EXPECT_DOUBLE_EQ(s(12500), 1e-3);  // straight back to the peak, no rewarmup
+  EXPECT_DOUBLE_EQ(s(23749), 1e-3);
+  EXPECT_LT(s(26249), 1.01e-4);
+  EXPECT_DOUBLE_EQ(s(26250), 1e-3);
+  EXPECT_NEAR(s(53750), 1e-4, 1e-18);
+  int jumps = 0;
+  for (const auto& p : s.phases()) jumps += p.jumps_at_begin;
+  EXPECT_EQ(jumps, 2);
+}
+
+TEST(WsdsSchedule, WarmupStaysInsideTheFirstPlateauAndKeepsCheckpoints) {
+  const auto s = parse_schedule("wsds(peak=1, budgets=[1000, 2000], decay=[100, 200], warmup=50)", std::nullopt);
+  EXPECT_EQ(s.checkpoints(), (std::vector<int64_t>{1000, 2100}));
+  EXPECT_DOUBLE_EQ(s(25), 0.5);
+  EXPECT_DOUBLE_EQ(s(900), 1.0);
+  EXPECT_THROW(parse_schedule("wsds(peak=1, budgets=[1000, 2000], warmup=950)", std::nullopt), SpecError);
+  EXPECT_THROW(parse_schedule("wsds(peak=1, budgets=[1000, 2000], decay=[100])", std::nullopt), SpecError);
+}
+
+}  // namespace
+}  // namespace lrkit::schedules
