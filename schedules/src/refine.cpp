@@ -1,6 +1,7 @@
 #include "lrkit/schedules/refine.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cmath>
 #include <numeric>
 #include <stdexcept>
@@ -10,32 +11,57 @@ namespace lrkit::schedules {
 
 namespace {
 
-// Fenwick tree of counts over value ranks, with O(log n) k-th smallest lookup.
-class RankCounter {
+// Multiset of value ranks with a cursor on its k-th smallest element. A slide
+// adds one element and removes one, so the cursor moves by at most a couple of
+// occupied ranks; an occupancy bitset finds them with a word scan each.
+class MedianCursor {
  public:
-  explicit RankCounter(size_t n) : tree_(n + 1, 0) {
-    top_bit_ = 1;
-    while (top_bit_ * 2 <= n) top_bit_ *= 2;
+  MedianCursor(size_t ranks, int64_t k) : count_(ranks, 0), occupied_((ranks + 63) / 64, 0), k_(k) {}
+
+  void add(size_t rank, int64_t times) {
+    count_[rank] += times;
+    occupied_[rank / 64] |= uint64_t{1} << (rank % 64);
+    if (rank < cursor_) below_ += times;
   }
-  void add(size_t rank, int64_t delta) {
-    for (size_t i = rank + 1; i < tree_.size(); i += i & (~i + 1)) tree_[i] += delta;
+  void remove(size_t rank) {
+    if (--count_[rank] == 0) occupied_[rank / 64] &= ~(uint64_t{1} << (rank % 64));
+    if (rank < cursor_) --below_;
   }
-  // 0-based rank of the k-th smallest element (k is 0-based).
-  size_t kth(int64_t k) const {
-    size_t pos = 0;
-    for (size_t step = top_bit_; step > 0; step >>= 1) {
-      const size_t next = pos + step;
-      if (next < tree_.size() && tree_[next] <= k) {
-        pos = next;
-        k -= tree_[next];
-      }
+  // Rank of the k-th smallest element (0-based k).
+  size_t kth() {
+    while (k_ < below_) {
+      cursor_ = previous_occupied(cursor_);
+      below_ -= count_[cursor_];
     }
-    return pos;
+    while (k_ >= below_ + count_[cursor_]) {
+      below_ += count_[cursor_];
+      cursor_ = next_occupied(cursor_);
+    }
+    return cursor_;
   }
 
  private:
-  std::vector<int64_t> tree_;
-  size_t top_bit_;
+  size_t next_occupied(size_t rank) const {
+    const size_t from = rank + 1;
+    size_t word = from / 64;
+    uint64_t bits = occupied_[word] & (~uint64_t{0} << (from % 64));
+    while (bits == 0) bits = occupied_[++word];
+    return word * 64 + static_cast<size_t>(__builtin_ctzll(bits));
+  }
+  size_t previous_occupied(size_t rank) const {
+    const size_t upto = rank - 1;
+    size_t word = upto / 64;
+    const size_t bit = upto % 64;
+    uint64_t bits = bit == 63 ? occupied_[word] : occupied_[word] & ((uint64_t{2} << bit) - 1);
+    while (bits == 0) bits = occupied_[--word];
+    return word * 64 + 63 - static_cast<size_t>(__builtin_clzll(bits));
+  }
+
+  std::vector<int64_t> count_;
+  std::vector<uint64_t> occupied_;
+  int64_t k_;
+  size_t cursor_ = 0;
+  int64_t below_ = 0;  // elements with rank < cursor_
 };
 
 }  // namespace
@@ -46,25 +72,25 @@ std::vector<double> sliding_median(const std::vector<double>& values, int64_t wi
   const size_t n = values.size();
   if (n == 0 || width == 1) return values;
 
-  std::vector<size_t> order(n);
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return values[a] < values[b]; });
+  std::vector<std::pair<double, size_t>> sorted(n);
+  for (size_t i = 0; i < n; ++i) sorted[i] = {values[i], i};
+  std::sort(sorted.begin(), sorted.end());
   std::vector<size_t> rank(n);
-  for (size_t r = 0; r < n; ++r) rank[order[r]] = r;
+  for (size_t r = 0; r < n; ++r) rank[sorted[r].second] = r;
 
   const int64_t half = width / 2;
   const int64_t last = static_cast<int64_t>(n) - 1;
   auto clamp = [&](int64_t i) { return static_cast<size_t>(std::clamp<int64_t>(i, 0, last)); };
 
-  RankCounter window(n);
+  MedianCursor window(n, half);
   // Window centred on 0: `half` copies of values[0] on the left, then 0..half.
   window.add(rank[0], half);
   for (int64_t i = 0; i <= half; ++i) window.add(rank[clamp(i)], 1);
 
   std::vector<double> out(n);
   for (int64_t t = 0; t <= last; ++t) {
-    out[static_cast<size_t>(t)] = values[order[window.kth(half)]];
-    window.add(rank[clamp(t - half)], -1);
+    out[static_cast<size_t>(t)] = sorted[window.kth()].first;
+    window.remove(rank[clamp(t - half)]);
     window.add(rank[clamp(t + half + 1)], 1);
   }
   return out;
