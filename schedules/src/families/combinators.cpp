@@ -50,10 +50,7 @@ MutableNode build_warmup(const Args& args, Context& ctx) {
   if (!args.has("length")) args.fail_call("warmup needs 'length' in steps or percent");
   WarmupSpec w;
   w.length = args.length("length", 0, ctx.total);
-  w.init = args.rate("init", 0.0);
-  const std::string shape = args.word("shape", "linear", {"linear", "cosine", "exp"});
-  w.shape = shape == "cosine" ? WarmupShape::Cosine : shape == "exp" ? WarmupShape::Exp : WarmupShape::Linear;
-  if (w.shape == WarmupShape::Exp && !(w.init > 0)) args.fail_key("init", "an exp warmup starts from init > 0");
+  parse_ramp(args, "init", "shape", w);
   std::optional<int64_t> rest = ctx.total;
   if (ctx.total && *ctx.total != kUnbounded) {
     check_fits(args, *ctx.total, w.length, 0, "");

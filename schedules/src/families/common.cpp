@@ -20,12 +20,16 @@ NodePtr Context::child(const SpecValue& call, std::optional<int64_t> child_total
 WarmupSpec parse_warmup(const Args& args, std::optional<int64_t> total, int64_t fallback_length) {
   WarmupSpec w;
   w.length = args.length("warmup", fallback_length, total);
-  w.init = args.rate("warmup_init", 0.0);
-  const std::string shape = args.word("warmup_shape", "linear", {"linear", "cosine", "exp"});
-  w.shape = shape == "cosine" ? WarmupShape::Cosine : shape == "exp" ? WarmupShape::Exp : WarmupShape::Linear;
-  if (w.shape == WarmupShape::Exp && w.length > 0 && !(w.init > 0))
-    args.fail_key("warmup_init", "an exp warmup starts from warmup_init > 0 (got " + format_number(w.init) + ")");
+  parse_ramp(args, "warmup_init", "warmup_shape", w);
   return w;
+}
+
+void parse_ramp(const Args& args, const std::string& init_key, const std::string& shape_key, WarmupSpec& warmup) {
+  warmup.init = args.rate(init_key, 0.0);
+  const std::string shape = args.word(shape_key, "linear", {"linear", "cosine", "exp"});
+  warmup.shape = shape == "cosine" ? WarmupShape::Cosine : shape == "exp" ? WarmupShape::Exp : WarmupShape::Linear;
+  if (warmup.shape == WarmupShape::Exp && warmup.length > 0 && !(warmup.init > 0))
+    args.fail_key(init_key, "an exp warmup starts from " + init_key + " > 0 (got " + format_number(warmup.init) + ")");
 }
 
 MutableNode with_warmup(const WarmupSpec& warmup, NodePtr inner) {

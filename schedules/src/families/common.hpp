@@ -47,6 +47,8 @@ struct WarmupSpec {
   WarmupShape shape = WarmupShape::Linear;
 };
 WarmupSpec parse_warmup(const Args& args, std::optional<int64_t> total, int64_t fallback_length = 0);
+// The ramp's start value and shape under the given keys (the combinator names them init/shape).
+void parse_ramp(const Args& args, const std::string& init_key, const std::string& shape_key, WarmupSpec& warmup);
 MutableNode with_warmup(const WarmupSpec& warmup, NodePtr inner);
 // Validates that warmup (plus `more` steps of other phases) fits in the run.
 void check_fits(const Args& args, int64_t total, int64_t warmup, int64_t more, const std::string& more_key);

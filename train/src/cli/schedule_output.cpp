@@ -129,7 +129,7 @@ void write_plot(std::ostream& out, const schedules::Schedule& schedule, int64_t 
   const std::string right = std::to_string(steps);
   out << std::string(label_width + 2, ' ') << "0" << std::string(static_cast<size_t>(std::max<int64_t>(
                                                        width - 1 - static_cast<int64_t>(right.size()), 1)), ' ')
-      << right << "  (step; ^ marks checkpoints)\n";
+      << right << (schedule.checkpoints().empty() ? "  (step)\n" : "  (step; ^ marks checkpoints)\n");
 }
 
 void write_hdf5(const std::string& path, const schedules::Schedule& schedule, int64_t steps) {
