@@ -6,7 +6,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build ccache pkg-config
-  libtorch-dev libgloo-dev
+  libtorch-dev libgloo-dev libopenblas0-pthread
   libeigen3-dev libboost-program-options-dev libhdf5-dev hdf5-tools
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   bible-kjv

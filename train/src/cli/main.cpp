@@ -14,6 +14,7 @@ constexpr const char* kUsage =
     "\n"
     "commands:\n"
     "  schedule SPEC   print, summarize, plot or export a learning-rate schedule\n"
+    "  train           train the reference GPT on a byte corpus\n"
     "\n"
     "Run 'lrkit <command> --help' for a command's options.\n";
 
@@ -24,6 +25,7 @@ struct Command {
 
 const Command kCommands[] = {
     {"schedule", lrkit::cli::run_schedule_command},
+    {"train", lrkit::cli::run_train_command},
 };
 
 }  // namespace

@@ -1,0 +1,53 @@
+// A text corpus as byte tokens (vocabulary 256) with a contiguous held-out
+// tail, and deterministic batch sampling: sequence j of the global batch of
+// step s is a pure function of (seed, s, j). A resumed run reads exactly the
+// data the uninterrupted run would have, and any split of the global batch
+// over micro-batches or ranks reads the same sequences.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace lrkit::train {
+
+class CorpusError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct BatchKey {
+  uint64_t seed = 0;
+  int64_t step = 0;
+};
+
+class ByteCorpus {
+ public:
+  // Reads any file as bytes; the last `heldout_fraction` becomes the held-out split.
+  // Throws CorpusError naming the file when it is missing or too small for `context`.
+  static ByteCorpus load(const std::string& path, double heldout_fraction, int64_t context);
+
+  const std::vector<uint8_t>& train() const { return train_; }
+  const std::vector<uint8_t>& heldout() const { return heldout_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  std::vector<uint8_t> train_, heldout_;
+};
+
+struct Batch {
+  torch::Tensor inputs;   // [batch, context] int64
+  torch::Tensor targets;  // inputs shifted by one
+};
+
+// Sequences first_row .. first_row + rows - 1 of the step's global batch.
+Batch sample_batch(const std::vector<uint8_t>& tokens, int64_t first_row, int64_t rows, int64_t context,
+                   const BatchKey& key);
+// Windows at fixed, evenly spaced offsets: the same evaluation set every time.
+Batch evaluation_batch(const std::vector<uint8_t>& tokens, int64_t rows, int64_t context, int64_t index, int64_t count);
+
+}  // namespace lrkit::train

@@ -1,0 +1,75 @@
+// A decoder-only GPT over bytes (nanoGPT's architecture: pre-norm blocks,
+// causal self-attention, GELU MLP, tied input/output embeddings).
+#pragma once
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace lrkit::train {
+
+struct GptConfig {
+  int64_t vocab = 256;
+  int64_t context = 128;
+  int64_t layers = 2;
+  int64_t heads = 4;
+  int64_t width = 128;
+  double dropout = 0.0;
+
+  // Throws std::invalid_argument naming the bad field (e.g. width not divisible by heads).
+  void validate() const;
+};
+
+class CausalSelfAttentionImpl : public torch::nn::Module {
+ public:
+  explicit CausalSelfAttentionImpl(const GptConfig& config);
+  torch::Tensor forward(const torch::Tensor& x);
+
+ private:
+  int64_t heads_;
+  torch::nn::Linear qkv_{nullptr}, proj_{nullptr};
+  torch::nn::Dropout attn_dropout_{nullptr}, out_dropout_{nullptr};
+  torch::Tensor mask_;
+};
+TORCH_MODULE(CausalSelfAttention);
+
+class BlockImpl : public torch::nn::Module {
+ public:
+  explicit BlockImpl(const GptConfig& config);
+  torch::Tensor forward(const torch::Tensor& x);
+
+ private:
+  torch::nn::LayerNorm ln1_{nullptr}, ln2_{nullptr};
+  CausalSelfAttention attn_{nullptr};
+  torch::nn::Linear fc_{nullptr}, fc_proj_{nullptr};
+  torch::nn::Dropout dropout_{nullptr};
+};
+TORCH_MODULE(Block);
+
+class GptImpl : public torch::nn::Module {
+ public:
+  explicit GptImpl(const GptConfig& config);
+
+  // tokens [batch, time] (int64) -> logits [batch, time, vocab]
+  torch::Tensor forward(const torch::Tensor& tokens);
+  // Mean next-token cross-entropy of each sequence: [batch].
+  torch::Tensor per_sequence_loss(const torch::Tensor& tokens, const torch::Tensor& targets);
+
+  // Parameters that get weight decay (matrices of linear layers) and those
+  // that do not (biases, norms, embeddings); together: every parameter once.
+  std::vector<torch::Tensor> decayed_parameters();
+  std::vector<torch::Tensor> undecayed_parameters();
+  const GptConfig& config() const { return config_; }
+
+ private:
+  GptConfig config_;
+  torch::nn::Embedding token_embedding_{nullptr}, position_embedding_{nullptr};
+  torch::nn::Dropout dropout_{nullptr};
+  torch::nn::ModuleList blocks_{nullptr};
+  torch::nn::LayerNorm ln_final_{nullptr};
+};
+TORCH_MODULE(Gpt);
+
+}  // namespace lrkit::train

@@ -1,0 +1,61 @@
+// Everything a training run is configured by. Read from an INI file
+// ([section] key = value) with every key overridable on the command line as
+// --section.key=value; unknown keys are errors that name the key.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "lrkit/train/gpt.hpp"
+
+namespace lrkit::train {
+
+struct DataConfig {
+  std::string path = "data/kjv.txt";
+  double heldout = 0.05;
+};
+
+struct OptimConfig {
+  std::string name = "adamw";  // adamw | sgd
+  double weight_decay = 0.1;
+  double beta1 = 0.9, beta2 = 0.95, eps = 1e-8;
+  double momentum = 0.9;  // sgd
+  double clip = 1.0;      // global gradient-norm clip; 0 disables
+};
+
+struct LoopConfig {
+  int64_t steps = 200;
+  int64_t batch = 16;         // sequences per optimizer step
+  int64_t accumulation = 1;   // micro-batches per step
+  uint64_t seed = 1234;
+  std::string device = "cpu";  // cpu | cuda
+  int64_t log_every = 10;
+  int64_t threads = 0;         // LibTorch intra-op threads; 0: all cores
+};
+
+struct EvalConfig {
+  int64_t every = 50;
+  int64_t batches = 4;
+};
+
+struct TrainConfig {
+  GptConfig model;
+  DataConfig data;
+  OptimConfig optim;
+  LoopConfig train;
+  EvalConfig eval;
+  std::string schedule = "wsd(peak=1e-3, warmup=5%, decay=20%)";
+  std::string out = "out/run";
+  std::string config_text;  // the file's content, kept for provenance
+
+  // Checks cross-field rules; throws std::invalid_argument naming the key.
+  void validate() const;
+};
+
+// Parses `--config FILE` (optional) and `--section.key=value` overrides.
+// Throws std::invalid_argument with one clear line on any bad input; returns
+// false when --help was given (the help text is written to `help`).
+bool parse_train_config(const std::vector<std::string>& args, TrainConfig& config, std::string& help);
+
+}  // namespace lrkit::train

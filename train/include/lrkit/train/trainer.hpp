@@ -1,0 +1,25 @@
+// The reference training loop. It only assembles components and owns `step`;
+// the loop reads top to bottom: data -> forward -> backward -> clip -> lr from
+// the schedule -> optimizer step -> progress -> (eval).
+#pragma once
+
+#include <ostream>
+
+#include "lrkit/train/train_config.hpp"
+
+namespace lrkit::train {
+
+struct TrainSummary {
+  int64_t steps = 0;
+  double final_loss = 0.0;       // mean training loss of the last logged window
+  double final_eval_loss = 0.0;  // held-out loss after the last step
+  double tokens_per_second = 0.0;
+  double seconds = 0.0;
+  std::vector<double> losses;    // training loss of every step
+};
+
+// Throws std::invalid_argument for bad configuration and std::runtime_error
+// (e.g. a non-finite loss, naming the step) when training fails.
+TrainSummary run_training(const TrainConfig& config, std::ostream& progress);
+
+}  // namespace lrkit::train

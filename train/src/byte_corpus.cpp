@@ -1,0 +1,67 @@
+#include "lrkit/train/byte_corpus.hpp"
+
+#include <fstream>
+#include <iterator>
+
+namespace lrkit::train {
+
+namespace {
+
+// splitmix64: decorrelates nearby keys before they seed a generator.
+uint64_t mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+Batch windows(const std::vector<uint8_t>& tokens, int64_t context, const std::vector<int64_t>& offsets) {
+  const auto rows = static_cast<int64_t>(offsets.size());
+  auto data = torch::empty({rows, context + 1}, torch::kLong);
+  auto* out = data.data_ptr<int64_t>();
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t i = 0; i <= context; ++i)
+      out[r * (context + 1) + i] = tokens[static_cast<size_t>(offsets[static_cast<size_t>(r)] + i)];
+  using torch::indexing::Slice;
+  return {data.index({Slice(), Slice(0, context)}).contiguous(), data.index({Slice(), Slice(1, context + 1)}).contiguous()};
+}
+
+}  // namespace
+
+ByteCorpus ByteCorpus::load(const std::string& path, double heldout_fraction, int64_t context) {
+  if (!(heldout_fraction > 0.0 && heldout_fraction < 0.5))
+    throw CorpusError("data.heldout must be in (0, 0.5) (got " + std::to_string(heldout_fraction) + ")");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw CorpusError("cannot open data file '" + path + "' (prepare the default corpus with scripts/prepare_data.sh)");
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto held = static_cast<size_t>(static_cast<double>(bytes.size()) * heldout_fraction);
+  const auto needed = static_cast<size_t>(context + 2);
+  if (held < needed || bytes.size() - held < needed)
+    throw CorpusError("data file '" + path + "' has " + std::to_string(bytes.size()) +
+                      " bytes: too small for context " + std::to_string(context) + " with a held-out split of " +
+                      std::to_string(heldout_fraction));
+  ByteCorpus corpus;
+  corpus.path_ = path;
+  corpus.train_.assign(bytes.begin(), bytes.end() - static_cast<std::ptrdiff_t>(held));
+  corpus.heldout_.assign(bytes.end() - static_cast<std::ptrdiff_t>(held), bytes.end());
+  return corpus;
+}
+
+Batch sample_batch(const std::vector<uint8_t>& tokens, int64_t first_row, int64_t rows, int64_t context,
+                   const BatchKey& key) {
+  const uint64_t step_key = mix(mix(key.seed) ^ static_cast<uint64_t>(key.step));
+  const auto span = static_cast<uint64_t>(tokens.size()) - static_cast<uint64_t>(context);
+  std::vector<int64_t> offsets(static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r)
+    offsets[static_cast<size_t>(r)] = static_cast<int64_t>(mix(step_key ^ static_cast<uint64_t>(first_row + r)) % span);
+  return windows(tokens, context, offsets);
+}
+
+Batch evaluation_batch(const std::vector<uint8_t>& tokens, int64_t rows, int64_t context, int64_t index, int64_t count) {
+  const int64_t span = static_cast<int64_t>(tokens.size()) - context - 1;
+  std::vector<int64_t> offsets(static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r) offsets[static_cast<size_t>(r)] = span * (index * rows + r) / std::max<int64_t>(count * rows, 1);
+  return windows(tokens, context, offsets);
+}
+
+}  // namespace lrkit::train

@@ -1,0 +1,36 @@
+// `lrkit train`: trains the reference GPT on a byte corpus.
+#include <iostream>
+
+#include "cli/command.hpp"
+#include "lrkit/schedules/spec_error.hpp"
+#include "lrkit/train/byte_corpus.hpp"
+#include "lrkit/train/trainer.hpp"
+
+namespace lrkit::cli {
+
+int run_train_command(const std::vector<std::string>& args) {
+  train::TrainConfig config;
+  train::TrainSummary summary;
+  try {
+    std::string help;
+    if (!train::parse_train_config(args, config, help)) {
+      std::cout << help;
+      return kExitOk;
+    }
+    std::cout << "lrkit train: " << config.data.path << ", " << config.train.steps << " steps, schedule "
+              << config.schedule << std::endl;
+    summary = train::run_training(config, std::cout);
+  } catch (const schedules::SpecError& e) {
+    throw UsageError(std::string("schedule.spec: ") + e.what());
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  } catch (const train::CorpusError& e) {
+    throw UsageError(e.what());
+  }
+  std::cout << "done: " << summary.steps << " steps in " << summary.seconds << " s, "
+            << static_cast<long long>(summary.tokens_per_second) << " tok/s; final train loss " << summary.final_loss
+            << ", held-out loss " << summary.final_eval_loss << std::endl;
+  return kExitOk;
+}
+
+}  // namespace lrkit::cli

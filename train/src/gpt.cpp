@@ -1,0 +1,116 @@
+#include "lrkit/train/gpt.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+namespace lrkit::train {
+
+namespace F = torch::nn::functional;
+
+void GptConfig::validate() const {
+  auto require = [](bool ok, const std::string& message) {
+    if (!ok) throw std::invalid_argument(message);
+  };
+  require(vocab >= 2, "model.vocab must be >= 2 (got " + std::to_string(vocab) + ")");
+  require(context >= 1, "model.context must be >= 1 (got " + std::to_string(context) + ")");
+  require(layers >= 1, "model.layers must be >= 1 (got " + std::to_string(layers) + ")");
+  require(heads >= 1, "model.heads must be >= 1 (got " + std::to_string(heads) + ")");
+  require(width >= 1 && width % heads == 0,
+          "model.width (" + std::to_string(width) + ") must be a positive multiple of model.heads (" +
+              std::to_string(heads) + ")");
+  require(dropout >= 0.0 && dropout < 1.0, "model.dropout must be in [0, 1) (got " + std::to_string(dropout) + ")");
+}
+
+CausalSelfAttentionImpl::CausalSelfAttentionImpl(const GptConfig& c) : heads_(c.heads) {
+  qkv_ = register_module("qkv", torch::nn::Linear(c.width, 3 * c.width));
+  proj_ = register_module("proj", torch::nn::Linear(c.width, c.width));
+  attn_dropout_ = register_module("attn_dropout", torch::nn::Dropout(c.dropout));
+  out_dropout_ = register_module("out_dropout", torch::nn::Dropout(c.dropout));
+  mask_ = register_buffer("mask", torch::ones({c.context, c.context}, torch::kBool).tril().logical_not());
+}
+
+torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x) {
+  const int64_t batch = x.size(0), time = x.size(1), width = x.size(2), head_width = width / heads_;
+  auto parts = qkv_->forward(x).split(width, 2);
+  auto shape = [&](const torch::Tensor& t) { return t.view({batch, time, heads_, head_width}).transpose(1, 2); };
+  const auto q = shape(parts[0]), k = shape(parts[1]), v = shape(parts[2]);
+  auto scores = torch::matmul(q, k.transpose(-2, -1)) / std::sqrt(static_cast<double>(head_width));
+  scores = scores.masked_fill(mask_.index({torch::indexing::Slice(0, time), torch::indexing::Slice(0, time)}),
+                              -std::numeric_limits<float>::infinity());
+  const auto attention = attn_dropout_->forward(torch::softmax(scores, -1));
+  const auto y = torch::matmul(attention, v).transpose(1, 2).contiguous().view({batch, time, width});
+  return out_dropout_->forward(proj_->forward(y));
+}
+
+BlockImpl::BlockImpl(const GptConfig& c) {
+  ln1_ = register_module("ln1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.width})));
+  attn_ = register_module("attn", CausalSelfAttention(c));
+  ln2_ = register_module("ln2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.width})));
+  fc_ = register_module("fc", torch::nn::Linear(c.width, 4 * c.width));
+  fc_proj_ = register_module("fc_proj", torch::nn::Linear(4 * c.width, c.width));
+  dropout_ = register_module("dropout", torch::nn::Dropout(c.dropout));
+}
+
+torch::Tensor BlockImpl::forward(const torch::Tensor& x) {
+  const auto h = x + attn_->forward(ln1_->forward(x));
+  return h + dropout_->forward(fc_proj_->forward(F::gelu(fc_->forward(ln2_->forward(h)))));
+}
+
+GptImpl::GptImpl(const GptConfig& c) : config_(c) {
+  config_.validate();
+  token_embedding_ = register_module("token_embedding", torch::nn::Embedding(c.vocab, c.width));
+  position_embedding_ = register_module("position_embedding", torch::nn::Embedding(c.context, c.width));
+  dropout_ = register_module("dropout", torch::nn::Dropout(c.dropout));
+  blocks_ = register_module("blocks", torch::nn::ModuleList());
+  for (int64_t i = 0; i < c.layers; ++i) blocks_->push_back(Block(c));
+  ln_final_ = register_module("ln_final", torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.width})));
+
+  // GPT-2 initialization; residual projections scaled by 1/sqrt(2 layers).
+  torch::NoGradGuard no_grad;
+  const double residual_std = 0.02 / std::sqrt(2.0 * static_cast<double>(c.layers));
+  for (auto& item : named_parameters()) {
+    const std::string& name = item.key();
+    auto& p = item.value();
+    if (name.find("ln") != std::string::npos) continue;  // LayerNorm keeps weight 1, bias 0
+    if (name.size() >= 4 && name.compare(name.size() - 4, 4, "bias") == 0) {
+      p.zero_();
+    } else if (name.find("proj.weight") != std::string::npos) {
+      p.normal_(0.0, residual_std);
+    } else {
+      p.normal_(0.0, 0.02);
+    }
+  }
+}
+
+torch::Tensor GptImpl::forward(const torch::Tensor& tokens) {
+  const int64_t time = tokens.size(1);
+  TORCH_CHECK(time <= config_.context, "sequence length ", time, " exceeds the model context ", config_.context);
+  const auto positions = torch::arange(time, tokens.options().dtype(torch::kLong));
+  auto x = dropout_->forward(token_embedding_->forward(tokens) + position_embedding_->forward(positions));
+  for (const auto& block : *blocks_) x = block->as<Block>()->forward(x);
+  // Tied output embedding: logits = h W_e^T.
+  return torch::matmul(ln_final_->forward(x), token_embedding_->weight.t());
+}
+
+torch::Tensor GptImpl::per_sequence_loss(const torch::Tensor& tokens, const torch::Tensor& targets) {
+  const auto logits = forward(tokens);
+  const auto losses = F::cross_entropy(logits.reshape({-1, logits.size(-1)}).to(torch::kFloat), targets.reshape({-1}),
+                                       F::CrossEntropyFuncOptions().reduction(torch::kNone));
+  return losses.view({tokens.size(0), tokens.size(1)}).mean(1);
+}
+
+std::vector<torch::Tensor> GptImpl::decayed_parameters() {
+  std::vector<torch::Tensor> out;
+  for (auto& item : named_parameters())
+    if (item.value().dim() == 2 && item.key().find("embedding") == std::string::npos) out.push_back(item.value());
+  return out;
+}
+
+std::vector<torch::Tensor> GptImpl::undecayed_parameters() {
+  std::vector<torch::Tensor> out;
+  for (auto& item : named_parameters())
+    if (!(item.value().dim() == 2 && item.key().find("embedding") == std::string::npos)) out.push_back(item.value());
+  return out;
+}
+
+}  // namespace lrkit::train

@@ -1,0 +1,96 @@
+#include "lrkit/train/train_config.hpp"
+
+#include <boost/program_options.hpp>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace po = boost::program_options;
+
+namespace lrkit::train {
+
+void TrainConfig::validate() const {
+  auto require = [](bool ok, const std::string& message) {
+    if (!ok) throw std::invalid_argument(message);
+  };
+  model.validate();
+  require(optim.name == "adamw" || optim.name == "sgd", "optim.name must be adamw or sgd (got '" + optim.name + "')");
+  require(optim.weight_decay >= 0, "optim.weight_decay must be >= 0");
+  require(optim.clip >= 0, "optim.clip must be >= 0 (0 disables clipping)");
+  require(train.steps >= 1, "train.steps must be >= 1 (got " + std::to_string(train.steps) + ")");
+  require(train.batch >= 1, "train.batch must be >= 1 (got " + std::to_string(train.batch) + ")");
+  require(train.accumulation >= 1 && train.batch % train.accumulation == 0,
+          "train.batch (" + std::to_string(train.batch) + ") must be a multiple of train.accumulation (" +
+              std::to_string(train.accumulation) + ")");
+  require(train.device == "cpu" || train.device == "cuda", "train.device must be cpu or cuda (got '" + train.device + "')");
+  require(train.log_every >= 1, "train.log_every must be >= 1");
+  require(train.threads >= 0, "train.threads must be >= 0");
+  require(eval.every >= 0 && eval.batches >= 1, "eval.every must be >= 0 and eval.batches >= 1");
+}
+
+bool parse_train_config(const std::vector<std::string>& args, TrainConfig& c, std::string& help) {
+  po::options_description keys("configuration keys (INI [section] key = value, or --section.key=value)");
+  keys.add_options()
+      ("model.layers", po::value(&c.model.layers)->default_value(c.model.layers), "transformer blocks")
+      ("model.heads", po::value(&c.model.heads)->default_value(c.model.heads), "attention heads")
+      ("model.width", po::value(&c.model.width)->default_value(c.model.width), "embedding width")
+      ("model.context", po::value(&c.model.context)->default_value(c.model.context), "context length in bytes")
+      ("model.dropout", po::value(&c.model.dropout)->default_value(c.model.dropout), "dropout probability")
+      ("data.path", po::value(&c.data.path)->default_value(c.data.path), "text file (bytes are tokens)")
+      ("data.heldout", po::value(&c.data.heldout)->default_value(c.data.heldout), "held-out fraction (the file's tail)")
+      ("optim.name", po::value(&c.optim.name)->default_value(c.optim.name), "adamw or sgd")
+      ("optim.weight_decay", po::value(&c.optim.weight_decay)->default_value(c.optim.weight_decay), "on matrices only")
+      ("optim.beta1", po::value(&c.optim.beta1)->default_value(c.optim.beta1), "AdamW beta1")
+      ("optim.beta2", po::value(&c.optim.beta2)->default_value(c.optim.beta2), "AdamW beta2")
+      ("optim.eps", po::value(&c.optim.eps)->default_value(c.optim.eps), "AdamW epsilon")
+      ("optim.momentum", po::value(&c.optim.momentum)->default_value(c.optim.momentum), "SGD momentum")
+      ("optim.clip", po::value(&c.optim.clip)->default_value(c.optim.clip), "gradient-norm clip (0: off)")
+      ("train.steps", po::value(&c.train.steps)->default_value(c.train.steps), "optimizer steps")
+      ("train.batch", po::value(&c.train.batch)->default_value(c.train.batch), "sequences per step")
+      ("train.accumulation", po::value(&c.train.accumulation)->default_value(c.train.accumulation), "micro-batches per step")
+      ("train.seed", po::value(&c.train.seed)->default_value(c.train.seed), "seed of weights and data order")
+      ("train.device", po::value(&c.train.device)->default_value(c.train.device), "cpu or cuda")
+      ("train.log_every", po::value(&c.train.log_every)->default_value(c.train.log_every), "progress line every N steps")
+      ("train.threads", po::value(&c.train.threads)->default_value(c.train.threads), "intra-op threads (0: all cores)")
+      ("eval.every", po::value(&c.eval.every)->default_value(c.eval.every), "held-out evaluation every N steps (0: end only)")
+      ("eval.batches", po::value(&c.eval.batches)->default_value(c.eval.batches), "evaluation batches")
+      ("schedule.spec", po::value(&c.schedule)->default_value(c.schedule), "learning-rate schedule spec");
+  po::options_description command("options");
+  std::string config_path;
+  command.add_options()("help,h", "show this help")("config,c", po::value(&config_path), "INI configuration file")(
+      "out,o", po::value(&c.out)->default_value(c.out), "run directory");
+  po::options_description all;
+  all.add(command).add(keys);
+
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(all).run(), vm);
+    if (vm.count("help")) {
+      std::ostringstream text;
+      text << "usage: lrkit train [--config FILE] [--out DIR] [--section.key=value ...]\n\n" << command << "\n" << keys;
+      help = text.str();
+      return false;
+    }
+    if (vm.count("config")) {
+      const std::string file = vm["config"].as<std::string>();
+      std::ifstream in(file);
+      if (!in) throw std::invalid_argument("cannot open config file '" + file + "'");
+      std::stringstream text;
+      text << in.rdbuf();
+      c.config_text = text.str();
+      std::istringstream parse_from(c.config_text);
+      try {
+        po::store(po::parse_config_file(parse_from, keys), vm);  // command-line values stored first win
+      } catch (const po::error& e) {
+        throw std::invalid_argument("config file '" + file + "': " + e.what());
+      }
+    }
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw std::invalid_argument(e.what());
+  }
+  c.validate();
+  return true;
+}
+
+}  // namespace lrkit::train

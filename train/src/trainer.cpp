@@ -1,0 +1,135 @@
+#include "lrkit/train/trainer.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <thread>
+
+#include "lrkit/schedules/factory.hpp"
+#include "lrkit/train/byte_corpus.hpp"
+#include "lrkit/train/gpt.hpp"
+
+namespace lrkit::train {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(Gpt& model, const OptimConfig& o) {
+  std::vector<torch::optim::OptimizerParamGroup> groups;
+  if (o.name == "sgd") {
+    auto options = [&](double decay) {
+      return std::make_unique<torch::optim::SGDOptions>(
+          torch::optim::SGDOptions(0.0).momentum(o.momentum).weight_decay(decay));
+    };
+    groups.emplace_back(model->decayed_parameters(), options(o.weight_decay));
+    groups.emplace_back(model->undecayed_parameters(), options(0.0));
+    return std::make_unique<torch::optim::SGD>(std::move(groups), torch::optim::SGDOptions(0.0));
+  }
+  auto options = [&](double decay) {
+    return std::make_unique<torch::optim::AdamWOptions>(
+        torch::optim::AdamWOptions(0.0).betas({o.beta1, o.beta2}).eps(o.eps).weight_decay(decay));
+  };
+  groups.emplace_back(model->decayed_parameters(), options(o.weight_decay));
+  groups.emplace_back(model->undecayed_parameters(), options(0.0));
+  return std::make_unique<torch::optim::AdamW>(std::move(groups), torch::optim::AdamWOptions(0.0));
+}
+
+// The one place a learning rate enters the optimizer.
+void apply_learning_rate(torch::optim::Optimizer& optimizer, double lr) {
+  for (auto& group : optimizer.param_groups()) group.options().set_lr(lr);
+}
+
+double evaluate(Gpt& model, const ByteCorpus& corpus, const TrainConfig& c, const torch::Device& device) {
+  torch::NoGradGuard no_grad;
+  model->eval();
+  double total = 0.0;
+  const int64_t rows = std::max<int64_t>(c.train.batch / c.train.accumulation, 1);
+  for (int64_t i = 0; i < c.eval.batches; ++i) {
+    const Batch b = evaluation_batch(corpus.heldout(), rows, c.model.context, i, c.eval.batches);
+    total += model->per_sequence_loss(b.inputs.to(device), b.targets.to(device)).mean().item<double>();
+  }
+  model->train();
+  return total / static_cast<double>(c.eval.batches);
+}
+
+std::string format_duration(double seconds) {
+  char buf[32];
+  const auto s = static_cast<long>(seconds);
+  std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", s / 3600, (s / 60) % 60, s % 60);
+  return buf;
+}
+
+}  // namespace
+
+TrainSummary run_training(const TrainConfig& c, std::ostream& progress) {
+  c.validate();
+  const auto schedule = schedules::parse_schedule(c.schedule, c.train.steps);
+  if (c.train.device == "cuda" && !torch::cuda::is_available())
+    throw std::invalid_argument("train.device=cuda but no CUDA device is available to this LibTorch");
+  const torch::Device device(c.train.device == "cuda" ? torch::kCUDA : torch::kCPU);
+  torch::set_num_threads(static_cast<int>(c.train.threads > 0 ? c.train.threads : std::thread::hardware_concurrency()));
+  torch::manual_seed(c.train.seed);
+
+  const ByteCorpus corpus = ByteCorpus::load(c.data.path, c.data.heldout, c.model.context);
+  Gpt model(c.model);
+  model->to(device);
+  auto optimizer = make_optimizer(model, c.optim);
+
+  const int64_t micro_rows = c.train.batch / c.train.accumulation;
+  const double tokens_per_step = static_cast<double>(c.train.batch * c.model.context);
+  TrainSummary summary;
+  const auto start = Clock::now();
+  auto window_start = start;
+  double window_loss = 0.0;
+  int64_t window_steps = 0;
+
+  for (int64_t step = 0; step < c.train.steps; ++step) {
+    optimizer->zero_grad();
+    double step_loss = 0.0;
+    for (int64_t micro = 0; micro < c.train.accumulation; ++micro) {
+      const Batch b = sample_batch(corpus.train(), micro * micro_rows, micro_rows, c.model.context, {c.train.seed, step});
+      const auto loss = model->per_sequence_loss(b.inputs.to(device), b.targets.to(device)).mean() /
+                        static_cast<double>(c.train.accumulation);
+      loss.backward();
+      step_loss += loss.item<double>();
+    }
+    if (!std::isfinite(step_loss))
+      throw std::runtime_error("non-finite training loss " + std::to_string(step_loss) + " at step " + std::to_string(step));
+    if (c.optim.clip > 0) torch::nn::utils::clip_grad_norm_(model->parameters(), c.optim.clip);
+    const double lr = schedule(step);
+    apply_learning_rate(*optimizer, lr);
+    optimizer->step();
+
+    summary.losses.push_back(step_loss);
+    window_loss += step_loss;
+    ++window_steps;
+    const bool last = step + 1 == c.train.steps;
+    if ((step + 1) % c.train.log_every == 0 || last) {
+      const auto now = Clock::now();
+      const double window_seconds = std::chrono::duration<double>(now - window_start).count();
+      const double elapsed = std::chrono::duration<double>(now - start).count();
+      const double tps = tokens_per_step * static_cast<double>(window_steps) / std::max(window_seconds, 1e-9);
+      const double eta = elapsed / static_cast<double>(step + 1) * static_cast<double>(c.train.steps - step - 1);
+      char line[200];
+      std::snprintf(line, sizeof line, "step %6lld/%lld  loss %.4f  lr %.3e  %8.0f tok/s  ETA %s",
+                    static_cast<long long>(step + 1), static_cast<long long>(c.train.steps),
+                    window_loss / static_cast<double>(window_steps), lr, tps, format_duration(eta).c_str());
+      progress << line << std::endl;
+      summary.final_loss = window_loss / static_cast<double>(window_steps);
+      window_loss = 0.0;
+      window_steps = 0;
+      window_start = now;
+    }
+    if (c.eval.every > 0 && (step + 1) % c.eval.every == 0 && !last)
+      progress << "eval   step " << step + 1 << "  heldout loss " << evaluate(model, corpus, c, device) << std::endl;
+  }
+  summary.steps = c.train.steps;
+  summary.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  summary.tokens_per_second = tokens_per_step * static_cast<double>(c.train.steps) / summary.seconds;
+  summary.final_eval_loss = evaluate(model, corpus, c, device);
+  return summary;
+}
+
+}  // namespace lrkit::train
