@@ -5,6 +5,8 @@
 
 #include <sstream>
 
+#include "lrkit/h5/file.hpp"
+#include "lrkit/schedules/factory.hpp"
 #include "lrkit/train/byte_corpus.hpp"
 #include "test_files.hpp"
 
@@ -28,6 +30,7 @@ TrainConfig tiny_config() {
   c.eval.every = 0;
   c.eval.batches = 2;
   c.schedule = "cosine(peak=1e-2, warmup=3)";
+  c.out = (lrkit::testing::scratch_dir() / "run").string();
   return c;
 }
 
@@ -39,6 +42,28 @@ TEST(Trainer, LossFallsAndRunsAreBitIdentical) {
   EXPECT_EQ(a.losses, b.losses);
   EXPECT_LT(a.losses.back(), a.losses.front() - 1.0);
   EXPECT_NE(log1.str().find("step     30/30"), std::string::npos) << log1.str();
+}
+
+TEST(Trainer, RunLogHoldsEveryStepAndFeedsRefinement) {
+  auto c = tiny_config();
+  c.eval.every = 10;
+  std::ostringstream log;
+  const auto summary = run_training(c, log);
+  EXPECT_EQ(lrkit::h5::read_series(summary.log_path, "/train/loss"), summary.losses);
+  const auto lr = lrkit::h5::read_series(summary.log_path, "/train/lr");
+  const auto schedule = lrkit::schedules::parse_schedule(c.schedule, c.train.steps);
+  ASSERT_EQ(lr.size(), 30u);
+  for (int64_t t = 0; t < 30; ++t) EXPECT_EQ(lr[static_cast<size_t>(t)], schedule(t));
+  const auto l2 = lrkit::h5::read_series(summary.log_path, "/train/grad_norm");
+  const auto l1 = lrkit::h5::read_series(summary.log_path, "/train/grad_norm_l1");
+  for (size_t i = 0; i < l2.size(); ++i) EXPECT_GT(l1[i], l2[i]);  // ||g||_1 >= ||g||_2
+  EXPECT_EQ(lrkit::h5::read_series(summary.log_path, "/eval/heldout/step"), (std::vector<double>{10, 20, 30}));
+  // A finished run's norms refine the next run's schedule.
+  const auto refined = lrkit::schedules::parse_schedule("refined(norms=" + summary.log_path + ", peak=1e-2, norm=l1)", 100);
+  double peak = 0.0;
+  for (int64_t t = 0; t <= 100; ++t) peak = std::max(peak, refined(t));
+  EXPECT_DOUBLE_EQ(peak, 1e-2);
+  EXPECT_EQ(refined(100), 0.0);
 }
 
 TEST(Trainer, AccumulationSplitGivesTheSameLosses) {
@@ -68,6 +93,9 @@ TEST(Trainer, BadInputsNameTheProblem) {
   c = tiny_config();
   c.schedule = "cosine(peak=-1)";
   EXPECT_THROW(run_training(c, log), std::invalid_argument);
+  c = tiny_config();
+  c.out = "/proc/no-such-dir/run";
+  EXPECT_THROW(run_training(c, log), lrkit::h5::Error);
 }
 
 TEST(TrainConfig, FileAndOverridesAndUnknownKeys) {

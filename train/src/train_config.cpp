@@ -26,6 +26,7 @@ void TrainConfig::validate() const {
   require(train.log_every >= 1, "train.log_every must be >= 1");
   require(train.threads >= 0, "train.threads must be >= 0");
   require(eval.every >= 0 && eval.batches >= 1, "eval.every must be >= 0 and eval.batches >= 1");
+  require(log.flush_every >= 1, "log.flush_every must be >= 1");
 }
 
 bool parse_train_config(const std::vector<std::string>& args, TrainConfig& c, std::string& help) {
@@ -54,6 +55,7 @@ bool parse_train_config(const std::vector<std::string>& args, TrainConfig& c, st
       ("train.threads", po::value(&c.train.threads)->default_value(c.train.threads), "intra-op threads (0: all cores)")
       ("eval.every", po::value(&c.eval.every)->default_value(c.eval.every), "held-out evaluation every N steps (0: end only)")
       ("eval.batches", po::value(&c.eval.batches)->default_value(c.eval.batches), "evaluation batches")
+      ("log.flush_every", po::value(&c.log.flush_every)->default_value(c.log.flush_every), "flush the run log every N steps")
       ("schedule.spec", po::value(&c.schedule)->default_value(c.schedule), "learning-rate schedule spec");
   po::options_description command("options");
   std::string config_path;
@@ -62,6 +64,7 @@ bool parse_train_config(const std::vector<std::string>& args, TrainConfig& c, st
   po::options_description all;
   all.add(command).add(keys);
 
+  for (const auto& a : args) c.command_line += (c.command_line.empty() ? "" : " ") + a;
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(args).options(all).run(), vm);

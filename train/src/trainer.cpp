@@ -9,6 +9,7 @@
 #include "lrkit/schedules/factory.hpp"
 #include "lrkit/train/byte_corpus.hpp"
 #include "lrkit/train/gpt.hpp"
+#include "lrkit/train/run_log.hpp"
 
 namespace lrkit::train {
 
@@ -39,6 +40,31 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(Gpt& model, const OptimC
 // The one place a learning rate enters the optimizer.
 void apply_learning_rate(torch::optim::Optimizer& optimizer, double lr) {
   for (auto& group : optimizer.param_groups()) group.options().set_lr(lr);
+}
+
+struct GradientNorms {
+  double l2 = 0.0, l1 = 0.0;
+};
+
+// Both norms of the whole gradient (l2 for SGD-type and l1 for Adam-type
+// refinement), then PyTorch's clip_grad_norm_ rule: scale by
+// clip / (l2 + 1e-6) when that is below 1. One pass; norms before clipping.
+GradientNorms measure_and_clip(const std::vector<torch::Tensor>& parameters, double clip) {
+  std::vector<torch::Tensor> l2_parts, l1_parts;
+  for (const auto& p : parameters) {
+    if (!p.grad().defined()) continue;
+    l2_parts.push_back(p.grad().pow(2).sum());
+    l1_parts.push_back(p.grad().abs().sum());
+  }
+  if (l2_parts.empty()) return {};
+  const auto norms = torch::stack({torch::stack(l2_parts).sum().sqrt(), torch::stack(l1_parts).sum()}).to(torch::kCPU);
+  const GradientNorms out{norms[0].item<double>(), norms[1].item<double>()};
+  if (clip > 0 && clip / (out.l2 + 1e-6) < 1.0) {
+    torch::NoGradGuard no_grad;
+    for (const auto& p : parameters)
+      if (p.grad().defined()) p.grad().mul_(clip / (out.l2 + 1e-6));
+  }
+  return out;
 }
 
 double evaluate(Gpt& model, const ByteCorpus& corpus, const TrainConfig& c, const torch::Device& device) {
@@ -76,6 +102,9 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress) {
   Gpt model(c.model);
   model->to(device);
   auto optimizer = make_optimizer(model, c.optim);
+  const auto parameters = model->parameters();
+  RunLog log(c, 1);
+  progress << "run log: " << log.path() << std::endl;
 
   const int64_t micro_rows = c.train.batch / c.train.accumulation;
   const double tokens_per_step = static_cast<double>(c.train.batch * c.model.context);
@@ -97,10 +126,12 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress) {
     }
     if (!std::isfinite(step_loss))
       throw std::runtime_error("non-finite training loss " + std::to_string(step_loss) + " at step " + std::to_string(step));
-    if (c.optim.clip > 0) torch::nn::utils::clip_grad_norm_(model->parameters(), c.optim.clip);
+    const GradientNorms norms = measure_and_clip(parameters, c.optim.clip);
     const double lr = schedule(step);
     apply_learning_rate(*optimizer, lr);
     optimizer->step();
+    log.record({step, lr, step_loss, norms.l2, norms.l1, tokens_per_step * static_cast<double>(step + 1),
+                std::chrono::duration<double>(Clock::now() - start).count()});
 
     summary.losses.push_back(step_loss);
     window_loss += step_loss;
@@ -122,13 +153,19 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress) {
       window_steps = 0;
       window_start = now;
     }
-    if (c.eval.every > 0 && (step + 1) % c.eval.every == 0 && !last)
-      progress << "eval   step " << step + 1 << "  heldout loss " << evaluate(model, corpus, c, device) << std::endl;
+    if (c.eval.every > 0 && (step + 1) % c.eval.every == 0 && !last) {
+      const double eval_loss = evaluate(model, corpus, c, device);
+      log.record_eval("heldout", step + 1, eval_loss);
+      progress << "eval   step " << step + 1 << "  heldout loss " << eval_loss << std::endl;
+    }
   }
   summary.steps = c.train.steps;
   summary.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   summary.tokens_per_second = tokens_per_step * static_cast<double>(c.train.steps) / summary.seconds;
   summary.final_eval_loss = evaluate(model, corpus, c, device);
+  log.record_eval("heldout", c.train.steps, summary.final_eval_loss);
+  log.flush();
+  summary.log_path = log.path();
   return summary;
 }
 

@@ -34,6 +34,10 @@ struct LoopConfig {
   int64_t threads = 0;         // LibTorch intra-op threads; 0: all cores
 };
 
+struct LogConfig {
+  int64_t flush_every = 10;  // run-log rows reach the disk every N steps (and at exit)
+};
+
 struct EvalConfig {
   int64_t every = 50;
   int64_t batches = 4;
@@ -45,9 +49,11 @@ struct TrainConfig {
   OptimConfig optim;
   LoopConfig train;
   EvalConfig eval;
+  LogConfig log;
   std::string schedule = "wsd(peak=1e-3, warmup=5%, decay=20%)";
   std::string out = "out/run";
-  std::string config_text;  // the file's content, kept for provenance
+  std::string config_text;   // the file's content, kept for provenance
+  std::string command_line;  // the arguments as given
 
   // Checks cross-field rules; throws std::invalid_argument naming the key.
   void validate() const;

@@ -1,6 +1,6 @@
 // The reference training loop. It only assembles components and owns `step`;
 // the loop reads top to bottom: data -> forward -> backward -> clip -> lr from
-// the schedule -> optimizer step -> progress -> (eval).
+// the schedule -> optimizer step -> log -> (eval). Logs go to DIR/log.h5.
 #pragma once
 
 #include <ostream>
@@ -16,6 +16,7 @@ struct TrainSummary {
   double tokens_per_second = 0.0;
   double seconds = 0.0;
   std::vector<double> losses;    // training loss of every step
+  std::string log_path;          // the HDF5 run log
 };
 
 // Throws std::invalid_argument for bad configuration and std::runtime_error

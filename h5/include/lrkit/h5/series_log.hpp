@@ -1,0 +1,55 @@
+// An append-only HDF5 log of numeric series for a running job: datasets are
+// declared up front (HDF5 forbids creating objects once SWMR writing starts),
+// rows are buffered in memory and written on flush(), the file is in SWMR
+// mode so h5py/h5dump can read it live, and a process killed at any moment
+// leaves a readable file holding every flushed row.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "lrkit/h5/handle.hpp"
+
+namespace lrkit::h5 {
+
+class SeriesLog {
+ public:
+  struct Column {
+    std::string path;   // e.g. "/train/loss"
+    int64_t width = 1;  // 1: a 1-D series; k: rows of k values ([step, k])
+  };
+  struct Attribute {
+    std::string object, name, value;
+  };
+
+  // Creates (truncates) `path` with every dataset empty and extendible, writes
+  // the string attributes, then switches to SWMR writing.
+  SeriesLog(const std::string& path, const std::vector<Column>& columns, const std::vector<Attribute>& attributes);
+  SeriesLog(const SeriesLog&) = delete;
+  SeriesLog& operator=(const SeriesLog&) = delete;
+  ~SeriesLog();  // flushes; never throws
+
+  // Buffers one row (width values) for `path`; throws Error for an undeclared
+  // path or a row of the wrong width.
+  void append(const std::string& path, const std::vector<double>& row);
+  void append(const std::string& path, double value) { append(path, std::vector<double>{value}); }
+  // Writes every buffered row and flushes the file to disk.
+  void flush();
+  const std::string& path() const { return path_; }
+
+ private:
+  struct Series {
+    Handle dataset;
+    int64_t width = 1;
+    hsize_t rows_written = 0;
+    std::vector<double> pending;
+  };
+
+  std::string path_;
+  Handle file_;
+  std::map<std::string, Series> series_;
+};
+
+}  // namespace lrkit::h5

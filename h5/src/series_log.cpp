@@ -1,0 +1,94 @@
+#include "lrkit/h5/series_log.hpp"
+
+#include <array>
+
+namespace lrkit::h5 {
+
+namespace {
+constexpr hsize_t kChunkRows = 256;
+}
+
+SeriesLog::SeriesLog(const std::string& path, const std::vector<Column>& columns,
+                     const std::vector<Attribute>& attributes)
+    : path_(path) {
+  QuietErrors quiet;
+  Handle fapl = plist_handle(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate failed");
+  H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_LATEST, H5F_LIBVER_LATEST);  // required for SWMR
+  file_ = file_handle(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
+                      "cannot create run log '" + path + "'");
+  Handle lcpl = plist_handle(H5Pcreate(H5P_LINK_CREATE), "H5Pcreate failed");
+  H5Pset_create_intermediate_group(lcpl.get(), 1);
+  for (const Column& column : columns) {
+    if (column.width < 1) throw Error("run log column '" + column.path + "' needs width >= 1");
+    const int rank = column.width == 1 ? 1 : 2;
+    const std::array<hsize_t, 2> dims = {0, static_cast<hsize_t>(column.width)};
+    const std::array<hsize_t, 2> max_dims = {H5S_UNLIMITED, static_cast<hsize_t>(column.width)};
+    const std::array<hsize_t, 2> chunk = {kChunkRows, static_cast<hsize_t>(column.width)};
+    Handle space = dataspace_handle(H5Screate_simple(rank, dims.data(), max_dims.data()), "H5Screate_simple failed");
+    Handle dcpl = plist_handle(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate failed");
+    H5Pset_chunk(dcpl.get(), rank, chunk.data());
+    Series s;
+    s.width = column.width;
+    s.dataset = dataset_handle(H5Dcreate2(file_.get(), column.path.c_str(), H5T_NATIVE_DOUBLE, space.get(),
+                                          lcpl.get(), dcpl.get(), H5P_DEFAULT),
+                               "cannot create dataset '" + column.path + "' in run log '" + path + "'");
+    series_.emplace(column.path, std::move(s));
+  }
+  for (const Attribute& a : attributes) {
+    Handle obj(H5Oopen(file_.get(), a.object.c_str(), H5P_DEFAULT), H5Oclose);
+    if (!obj) throw Error("run log '" + path + "' has no object '" + a.object + "' for attribute '" + a.name + "'");
+    Handle type = datatype_handle(H5Tcopy(H5T_C_S1), "H5Tcopy failed");
+    H5Tset_size(type.get(), a.value.empty() ? 1 : a.value.size());
+    H5Tset_cset(type.get(), H5T_CSET_UTF8);
+    Handle scalar = dataspace_handle(H5Screate(H5S_SCALAR), "H5Screate failed");
+    Handle attr = attribute_handle(
+        H5Acreate2(obj.get(), a.name.c_str(), type.get(), scalar.get(), H5P_DEFAULT, H5P_DEFAULT),
+        "cannot create attribute '" + a.name + "' in run log '" + path + "'");
+    H5Awrite(attr.get(), type.get(), a.value.c_str());
+  }
+  if (H5Fstart_swmr_write(file_.get()) < 0) throw Error("cannot start SWMR writing on run log '" + path + "'");
+}
+
+SeriesLog::~SeriesLog() {
+  try {
+    flush();
+  } catch (...) {
+    // a destructor must not throw; the rows flushed before stay readable
+  }
+}
+
+void SeriesLog::append(const std::string& path, const std::vector<double>& row) {
+  const auto it = series_.find(path);
+  if (it == series_.end()) throw Error("run log '" + path_ + "' has no series '" + path + "'");
+  if (static_cast<int64_t>(row.size()) != it->second.width)
+    throw Error("run log series '" + path + "' takes rows of " + std::to_string(it->second.width) + " values, got " +
+                std::to_string(row.size()));
+  it->second.pending.insert(it->second.pending.end(), row.begin(), row.end());
+}
+
+void SeriesLog::flush() {
+  QuietErrors quiet;
+  for (auto& [name, s] : series_) {
+    if (s.pending.empty()) continue;
+    const auto width = static_cast<hsize_t>(s.width);
+    const hsize_t rows = s.pending.size() / width;
+    const int rank = s.width == 1 ? 1 : 2;
+    const std::array<hsize_t, 2> new_dims = {s.rows_written + rows, width};
+    if (H5Dset_extent(s.dataset.get(), new_dims.data()) < 0)
+      throw Error("cannot extend '" + name + "' in run log '" + path_ + "'");
+    Handle file_space = dataspace_handle(H5Dget_space(s.dataset.get()), "H5Dget_space failed");
+    const std::array<hsize_t, 2> start = {s.rows_written, 0};
+    const std::array<hsize_t, 2> count = {rows, width};
+    H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr);
+    Handle mem_space = dataspace_handle(H5Screate_simple(rank, count.data(), nullptr), "H5Screate_simple failed");
+    if (H5Dwrite(s.dataset.get(), H5T_NATIVE_DOUBLE, mem_space.get(), file_space.get(), H5P_DEFAULT,
+                 s.pending.data()) < 0)
+      throw Error("cannot write '" + name + "' in run log '" + path_ + "' (disk full?)");
+    H5Dflush(s.dataset.get());
+    s.rows_written += rows;
+    s.pending.clear();
+  }
+  H5Fflush(file_.get(), H5F_SCOPE_GLOBAL);
+}
+
+}  // namespace lrkit::h5

@@ -1,0 +1,63 @@
+#include "lrkit/h5/series_log.hpp"
+
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "lrkit/h5/file.hpp"
+#include "test_files.hpp"
+
+namespace lrkit::h5 {
+namespace {
+
+std::string scratch(const std::string& name) { return (lrkit::testing::scratch_dir() / name).string(); }
+
+TEST(SeriesLog, BuffersUntilFlushAndReadsBackLive) {
+  const auto path = scratch("log.h5");
+  SeriesLog log(path, {{"/train/loss", 1}, {"/ranks/loss", 3}}, {{"/", "config", "[train]\nsteps=3\n"}});
+  log.append("/train/loss", 2.5);
+  log.append("/ranks/loss", {1, 2, 3});
+  EXPECT_TRUE(read_series(path, "/train/loss").empty());  // buffered, not yet written
+  log.flush();
+  EXPECT_EQ(read_series(path, "/train/loss"), (std::vector<double>{2.5}));  // read while the writer is open
+  for (int i = 0; i < 600; ++i) log.append("/train/loss", i);
+  log.flush();
+  EXPECT_EQ(read_series(path, "/train/loss").size(), 601u);
+  EXPECT_THROW(log.append("/nope", 1.0), Error);
+  EXPECT_THROW(log.append("/ranks/loss", {1, 2}), Error);
+}
+
+TEST(SeriesLog, AKilledWriterLeavesEveryFlushedRow) {
+  const auto path = scratch("killed.h5");
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    SeriesLog log(path, {{"/train/step", 1}}, {});
+    for (int step = 0; step < 1000; ++step) {
+      log.append("/train/step", step);
+      if ((step + 1) % 100 == 0) log.flush();
+      if (step == 749) raise(SIGKILL);  // 50 rows buffered, never flushed
+    }
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  const auto steps = read_series(path, "/train/step");
+  ASSERT_EQ(steps.size(), 700u);
+  for (size_t i = 0; i < steps.size(); ++i) ASSERT_EQ(steps[i], static_cast<double>(i));
+}
+
+TEST(SeriesLog, UnwritablePathIsAClearError) {
+  try {
+    SeriesLog log("/nonexistent-dir/log.h5", {{"/a", 1}}, {});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot create run log '/nonexistent-dir/log.h5'"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace lrkit::h5

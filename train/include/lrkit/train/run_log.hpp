@@ -1,0 +1,34 @@
+// The run log of a training run: DIR/log.h5 with provenance attributes and
+// one row per optimizer step (DESIGN.md "Run log layout"), built on the
+// SWMR series log so it can be read live and survives a kill.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "lrkit/h5/series_log.hpp"
+#include "lrkit/train/train_config.hpp"
+
+namespace lrkit::train {
+
+struct StepRecord {
+  int64_t step = 0;
+  double lr = 0, loss = 0, grad_norm = 0, grad_norm_l1 = 0, tokens = 0, wall_s = 0;
+};
+
+class RunLog {
+ public:
+  // Creates DIR (and parents) and DIR/log.h5; throws h5::Error naming the path.
+  RunLog(const TrainConfig& config, int64_t world_size);
+  void record(const StepRecord& row);
+  void record_eval(const std::string& set, int64_t step, double loss);
+  void flush() { log_->flush(); }
+  const std::string& path() const { return log_->path(); }
+
+ private:
+  int64_t flush_every_;
+  int64_t since_flush_ = 0;
+  std::unique_ptr<h5::SeriesLog> log_;
+};
+
+}  // namespace lrkit::train
