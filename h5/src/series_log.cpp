@@ -49,6 +49,36 @@ SeriesLog::SeriesLog(const std::string& path, const std::vector<Column>& columns
   if (H5Fstart_swmr_write(file_.get()) < 0) throw Error("cannot start SWMR writing on run log '" + path + "'");
 }
 
+SeriesLog::SeriesLog(const std::string& path, const std::vector<Column>& columns, const Continue& how)
+    : path_(path) {
+  const auto& keep_rows = how.keep_rows;
+  QuietErrors quiet;
+  if (H5Fis_hdf5(path.c_str()) <= 0) throw Error("cannot continue run log '" + path + "': missing or not HDF5");
+  Handle fapl = plist_handle(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate failed");
+  H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_LATEST, H5F_LIBVER_LATEST);
+  file_ = file_handle(H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl.get()), "cannot open run log '" + path + "' for writing");
+  for (const Column& column : columns) {
+    if (H5Lexists(file_.get(), column.path.c_str(), H5P_DEFAULT) <= 0)
+      throw Error("run log '" + path + "' has no dataset '" + column.path + "' to continue");
+    Series s;
+    s.width = column.width;
+    s.dataset = dataset_handle(H5Dopen2(file_.get(), column.path.c_str(), H5P_DEFAULT),
+                               "cannot open '" + column.path + "' in run log '" + path + "'");
+    Handle space = dataspace_handle(H5Dget_space(s.dataset.get()), "H5Dget_space failed");
+    std::array<hsize_t, 2> dims = {0, static_cast<hsize_t>(column.width)};
+    H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
+    const auto keep = keep_rows.find(column.path);
+    if (keep != keep_rows.end() && static_cast<hsize_t>(keep->second) < dims[0]) {
+      dims[0] = static_cast<hsize_t>(keep->second);
+      if (H5Dset_extent(s.dataset.get(), dims.data()) < 0)
+        throw Error("cannot truncate '" + column.path + "' in run log '" + path + "'");
+    }
+    s.rows_written = dims[0];
+    series_.emplace(column.path, std::move(s));
+  }
+  if (H5Fstart_swmr_write(file_.get()) < 0) throw Error("cannot start SWMR writing on run log '" + path + "'");
+}
+
 SeriesLog::~SeriesLog() {
   try {
     flush();

@@ -34,7 +34,7 @@ TEST(SeriesLog, AKilledWriterLeavesEveryFlushedRow) {
   const pid_t child = fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
-    SeriesLog log(path, {{"/train/step", 1}}, {});
+    SeriesLog log(path, {{"/train/step", 1}});
     for (int step = 0; step < 1000; ++step) {
       log.append("/train/step", step);
       if ((step + 1) % 100 == 0) log.flush();
@@ -50,9 +50,27 @@ TEST(SeriesLog, AKilledWriterLeavesEveryFlushedRow) {
   for (size_t i = 0; i < steps.size(); ++i) ASSERT_EQ(steps[i], static_cast<double>(i));
 }
 
+TEST(SeriesLog, ContinuesAnExistingLogAfterTruncatingIt) {
+  const auto path = scratch("continue.h5");
+  {
+    SeriesLog log(path, {{"/a", 1}, {"/b", 2}});
+    for (int i = 0; i < 10; ++i) {
+      log.append("/a", i);
+      log.append("/b", {1.0 * i, 2.0 * i});
+    }
+  }
+  {
+    SeriesLog log(path, {{"/a", 1}, {"/b", 2}}, SeriesLog::Continue{{{"/a", 4}}});
+    log.append("/a", 99);
+  }
+  EXPECT_EQ(read_series(path, "/a"), (std::vector<double>{0, 1, 2, 3, 99}));
+  EXPECT_THROW(SeriesLog(path, {{"/missing", 1}}, SeriesLog::Continue{}), Error);
+  EXPECT_THROW(SeriesLog(scratch("none.h5"), {{"/a", 1}}, SeriesLog::Continue{}), Error);
+}
+
 TEST(SeriesLog, UnwritablePathIsAClearError) {
   try {
-    SeriesLog log("/nonexistent-dir/log.h5", {{"/a", 1}}, {});
+    SeriesLog log("/nonexistent-dir/log.h5", {{"/a", 1}});
     FAIL();
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("cannot create run log '/nonexistent-dir/log.h5'"), std::string::npos);

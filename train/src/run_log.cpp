@@ -2,7 +2,10 @@
 
 #include <chrono>
 #include <ctime>
+#include <algorithm>
 #include <filesystem>
+
+#include "lrkit/h5/file.hpp"
 
 namespace lrkit::train {
 
@@ -19,7 +22,7 @@ const char* const kStepColumns[] = {"step", "lr", "loss", "grad_norm", "grad_nor
 
 }  // namespace
 
-RunLog::RunLog(const TrainConfig& c, int64_t world_size) : flush_every_(c.log.flush_every) {
+RunLog::RunLog(const TrainConfig& c, int64_t world_size, int64_t resume_step) : flush_every_(c.log.flush_every) {
   std::error_code ec;
   std::filesystem::create_directories(c.out, ec);
   if (ec) throw h5::Error("cannot create run directory '" + c.out + "': " + ec.message());
@@ -36,7 +39,19 @@ RunLog::RunLog(const TrainConfig& c, int64_t world_size) : flush_every_(c.log.fl
       {"/", "schedule_spec", c.schedule},
       {"/", "data_path", c.data.path},
   };
-  log_ = std::make_unique<h5::SeriesLog>((std::filesystem::path(c.out) / "log.h5").string(), columns, attributes);
+  const std::string path = (std::filesystem::path(c.out) / "log.h5").string();
+  if (resume_step == 0) {
+    log_ = std::make_unique<h5::SeriesLog>(path, columns, attributes);
+    return;
+  }
+  // One /train row per completed step; eval rows up to and including the resume step.
+  h5::SeriesLog::Continue keep;
+  for (const char* name : kStepColumns) keep.keep_rows[std::string("/train/") + name] = resume_step;
+  const auto eval_steps = h5::read_series(path, "/eval/heldout/step");
+  const auto kept_evals = std::count_if(eval_steps.begin(), eval_steps.end(),
+                                        [&](double s) { return s <= static_cast<double>(resume_step); });
+  keep.keep_rows["/eval/heldout/step"] = keep.keep_rows["/eval/heldout/loss"] = kept_evals;
+  log_ = std::make_unique<h5::SeriesLog>(path, columns, keep);
 }
 
 void RunLog::record(const StepRecord& r) {

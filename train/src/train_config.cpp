@@ -27,6 +27,9 @@ void TrainConfig::validate() const {
   require(train.threads >= 0, "train.threads must be >= 0");
   require(eval.every >= 0 && eval.batches >= 1, "eval.every must be >= 0 and eval.batches >= 1");
   require(log.flush_every >= 1, "log.flush_every must be >= 1");
+  require(train.nonfinite == "stop" || train.nonfinite == "skip", "train.nonfinite must be stop or skip (got '" + train.nonfinite + "')");
+  require(checkpoint.every >= 0 && checkpoint.keep >= 1, "checkpoint.every must be >= 0 and checkpoint.keep >= 1");
+  require(resume.empty() || init_from.empty(), "--resume and --init-from exclude each other");
 }
 
 bool parse_train_config(const std::vector<std::string>& args, TrainConfig& c, std::string& help) {
@@ -55,12 +58,17 @@ bool parse_train_config(const std::vector<std::string>& args, TrainConfig& c, st
       ("train.threads", po::value(&c.train.threads)->default_value(c.train.threads), "intra-op threads (0: all cores)")
       ("eval.every", po::value(&c.eval.every)->default_value(c.eval.every), "held-out evaluation every N steps (0: end only)")
       ("eval.batches", po::value(&c.eval.batches)->default_value(c.eval.batches), "evaluation batches")
+      ("train.nonfinite", po::value(&c.train.nonfinite)->default_value(c.train.nonfinite), "on a non-finite loss: stop or skip")
+      ("checkpoint.every", po::value(&c.checkpoint.every)->default_value(c.checkpoint.every), "steps between checkpoints (0: end only)")
+      ("checkpoint.keep", po::value(&c.checkpoint.keep)->default_value(c.checkpoint.keep), "newest checkpoints kept")
       ("log.flush_every", po::value(&c.log.flush_every)->default_value(c.log.flush_every), "flush the run log every N steps")
       ("schedule.spec", po::value(&c.schedule)->default_value(c.schedule), "learning-rate schedule spec");
   po::options_description command("options");
   std::string config_path;
   command.add_options()("help,h", "show this help")("config,c", po::value(&config_path), "INI configuration file")(
-      "out,o", po::value(&c.out)->default_value(c.out), "run directory");
+      "out,o", po::value(&c.out)->default_value(c.out), "run directory: log.h5 and checkpoints/")(
+      "resume", po::value(&c.resume), "auto (newest checkpoint in the run directory) or a checkpoint file")(
+      "init-from", po::value(&c.init_from), "start from this checkpoint's weights (new optimizer, step 0)");
   po::options_description all;
   all.add(command).add(keys);
 

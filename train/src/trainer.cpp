@@ -8,6 +8,7 @@
 
 #include "lrkit/schedules/factory.hpp"
 #include "lrkit/train/byte_corpus.hpp"
+#include "lrkit/train/checkpoint.hpp"
 #include "lrkit/train/gpt.hpp"
 #include "lrkit/train/run_log.hpp"
 
@@ -67,6 +68,30 @@ GradientNorms measure_and_clip(const std::vector<torch::Tensor>& parameters, dou
   return out;
 }
 
+// Applies --resume / --init-from; returns the step to continue from.
+int64_t restore(const TrainConfig& c, Gpt& model, torch::optim::Optimizer& optimizer, std::ostream& progress) {
+  if (!c.init_from.empty()) {
+    load_checkpoint(c.init_from, model, nullptr);
+    progress << "initialized weights from " << c.init_from << std::endl;
+    return 0;
+  }
+  if (c.resume.empty()) return 0;
+  const auto path = c.resume == "auto" ? latest_checkpoint(c.out) : std::optional<std::string>(c.resume);
+  if (!path) {
+    progress << "resume: no checkpoint in " << c.out << ", starting from step 0" << std::endl;
+    return 0;
+  }
+  const CheckpointInfo info = load_checkpoint(*path, model, &optimizer);
+  if (info.schedule_spec != c.schedule)
+    throw std::invalid_argument("checkpoint '" + *path + "' was trained with schedule '" + info.schedule_spec +
+                                "' but the config says '" + c.schedule + "'");
+  if (info.step >= c.train.steps)
+    throw std::invalid_argument("checkpoint '" + *path + "' is at step " + std::to_string(info.step) +
+                                ", not before train.steps = " + std::to_string(c.train.steps));
+  progress << "resumed from " << *path << " at step " << info.step << std::endl;
+  return info.step;
+}
+
 double evaluate(Gpt& model, const ByteCorpus& corpus, const TrainConfig& c, const torch::Device& device) {
   torch::NoGradGuard no_grad;
   model->eval();
@@ -103,7 +128,8 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress) {
   model->to(device);
   auto optimizer = make_optimizer(model, c.optim);
   const auto parameters = model->parameters();
-  RunLog log(c, 1);
+  const int64_t start_step = restore(c, model, *optimizer, progress);
+  RunLog log(c, 1, start_step);
   progress << "run log: " << log.path() << std::endl;
 
   const int64_t micro_rows = c.train.batch / c.train.accumulation;
@@ -114,7 +140,8 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress) {
   double window_loss = 0.0;
   int64_t window_steps = 0;
 
-  for (int64_t step = 0; step < c.train.steps; ++step) {
+  std::string last_checkpoint;
+  for (int64_t step = start_step; step < c.train.steps; ++step) {
     optimizer->zero_grad();
     double step_loss = 0.0;
     for (int64_t micro = 0; micro < c.train.accumulation; ++micro) {
@@ -124,12 +151,22 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress) {
       loss.backward();
       step_loss += loss.item<double>();
     }
-    if (!std::isfinite(step_loss))
-      throw std::runtime_error("non-finite training loss " + std::to_string(step_loss) + " at step " + std::to_string(step));
+    const bool finite = std::isfinite(step_loss);
+    if (!finite && c.train.nonfinite == "stop") {
+      log.flush();
+      throw std::runtime_error("non-finite training loss " + std::to_string(step_loss) + " at step " +
+                               std::to_string(step) + "; last good checkpoint: " +
+                               (last_checkpoint.empty() ? std::string("none") : last_checkpoint) +
+                               " (train.nonfinite=skip skips such updates)");
+    }
     const GradientNorms norms = measure_and_clip(parameters, c.optim.clip);
     const double lr = schedule(step);
     apply_learning_rate(*optimizer, lr);
-    optimizer->step();
+    if (finite) {
+      optimizer->step();
+    } else {
+      progress << "step " << step << ": non-finite loss, update skipped" << std::endl;
+    }
     log.record({step, lr, step_loss, norms.l2, norms.l1, tokens_per_step * static_cast<double>(step + 1),
                 std::chrono::duration<double>(Clock::now() - start).count()});
 
@@ -137,12 +174,16 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress) {
     window_loss += step_loss;
     ++window_steps;
     const bool last = step + 1 == c.train.steps;
+    if (last || (c.checkpoint.every > 0 && (step + 1) % c.checkpoint.every == 0)) {
+      log.flush();  // the log never lags behind a checkpoint
+      last_checkpoint = save_checkpoint(c.out, c.checkpoint.keep, step + 1, model, *optimizer, c.schedule);
+    }
     if ((step + 1) % c.train.log_every == 0 || last) {
       const auto now = Clock::now();
       const double window_seconds = std::chrono::duration<double>(now - window_start).count();
       const double elapsed = std::chrono::duration<double>(now - start).count();
       const double tps = tokens_per_step * static_cast<double>(window_steps) / std::max(window_seconds, 1e-9);
-      const double eta = elapsed / static_cast<double>(step + 1) * static_cast<double>(c.train.steps - step - 1);
+      const double eta = elapsed / static_cast<double>(step + 1 - start_step) * static_cast<double>(c.train.steps - step - 1);
       char line[200];
       std::snprintf(line, sizeof line, "step %6lld/%lld  loss %.4f  lr %.3e  %8.0f tok/s  ETA %s",
                     static_cast<long long>(step + 1), static_cast<long long>(c.train.steps),
@@ -160,8 +201,9 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress) {
     }
   }
   summary.steps = c.train.steps;
+  summary.checkpoint = last_checkpoint;
   summary.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  summary.tokens_per_second = tokens_per_step * static_cast<double>(c.train.steps) / summary.seconds;
+  summary.tokens_per_second = tokens_per_step * static_cast<double>(c.train.steps - start_step) / summary.seconds;
   summary.final_eval_loss = evaluate(model, corpus, c, device);
   log.record_eval("heldout", c.train.steps, summary.final_eval_loss);
   log.flush();

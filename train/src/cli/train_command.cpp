@@ -5,6 +5,7 @@
 #include "lrkit/h5/handle.hpp"
 #include "lrkit/schedules/spec_error.hpp"
 #include "lrkit/train/byte_corpus.hpp"
+#include "lrkit/train/checkpoint.hpp"
 #include "lrkit/train/trainer.hpp"
 
 namespace lrkit::cli {
@@ -29,10 +30,12 @@ int run_train_command(const std::vector<std::string>& args) {
     throw UsageError(e.what());
   } catch (const h5::Error& e) {
     throw UsageError(e.what());
+  } catch (const train::CheckpointError& e) {
+    throw UsageError(e.what());
   }
   std::cout << "done: " << summary.steps << " steps in " << summary.seconds << " s, "
             << static_cast<long long>(summary.tokens_per_second) << " tok/s; final train loss " << summary.final_loss
-            << ", held-out loss " << summary.final_eval_loss << "\nrun log: " << summary.log_path << std::endl;
+            << ", held-out loss " << summary.final_eval_loss << "\nrun log: " << summary.log_path << "\ncheckpoint: " << summary.checkpoint << std::endl;
   return kExitOk;
 }
 

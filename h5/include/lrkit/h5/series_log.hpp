@@ -26,7 +26,14 @@ class SeriesLog {
 
   // Creates (truncates) `path` with every dataset empty and extendible, writes
   // the string attributes, then switches to SWMR writing.
-  SeriesLog(const std::string& path, const std::vector<Column>& columns, const std::vector<Attribute>& attributes);
+  SeriesLog(const std::string& path, const std::vector<Column>& columns,
+            const std::vector<Attribute>& attributes = std::vector<Attribute>());
+  // Reopens an existing log to continue it (a resumed run): each series keeps
+  // only its first `keep_rows[path]` rows (all when absent); every column must exist.
+  struct Continue {
+    std::map<std::string, int64_t> keep_rows;
+  };
+  SeriesLog(const std::string& path, const std::vector<Column>& columns, const Continue& how);
   SeriesLog(const SeriesLog&) = delete;
   SeriesLog& operator=(const SeriesLog&) = delete;
   ~SeriesLog();  // flushes; never throws

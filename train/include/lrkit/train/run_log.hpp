@@ -18,8 +18,10 @@ struct StepRecord {
 
 class RunLog {
  public:
-  // Creates DIR (and parents) and DIR/log.h5; throws h5::Error naming the path.
-  RunLog(const TrainConfig& config, int64_t world_size);
+  // Creates DIR (and parents) and DIR/log.h5, or, when resuming at
+  // `resume_step` > 0, continues DIR/log.h5 keeping the rows before that
+  // step. Throws h5::Error naming the path.
+  RunLog(const TrainConfig& config, int64_t world_size, int64_t resume_step = 0);
   void record(const StepRecord& row);
   void record_eval(const std::string& set, int64_t step, double loss);
   void flush() { log_->flush(); }

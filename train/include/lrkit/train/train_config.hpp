@@ -32,6 +32,12 @@ struct LoopConfig {
   std::string device = "cpu";  // cpu | cuda
   int64_t log_every = 10;
   int64_t threads = 0;         // LibTorch intra-op threads; 0: all cores
+  std::string nonfinite = "stop";  // a non-finite loss: stop (keep the last checkpoint) or skip the update
+};
+
+struct CheckpointConfig {
+  int64_t every = 0;  // steps between checkpoints; 0: only at the end
+  int64_t keep = 3;   // newest checkpoints kept
 };
 
 struct LogConfig {
@@ -50,6 +56,9 @@ struct TrainConfig {
   LoopConfig train;
   EvalConfig eval;
   LogConfig log;
+  CheckpointConfig checkpoint;
+  std::string resume;     // "", "auto" (newest checkpoint in out/, if any) or a checkpoint path
+  std::string init_from;  // start a new run from a checkpoint's weights
   std::string schedule = "wsd(peak=1e-3, warmup=5%, decay=20%)";
   std::string out = "out/run";
   std::string config_text;   // the file's content, kept for provenance

@@ -15,7 +15,8 @@ struct TrainSummary {
   double final_eval_loss = 0.0;  // held-out loss after the last step
   double tokens_per_second = 0.0;
   double seconds = 0.0;
-  std::vector<double> losses;    // training loss of every step
+  std::vector<double> losses;    // training loss of every step this process ran
+  std::string checkpoint;        // the last checkpoint written
   std::string log_path;          // the HDF5 run log
 };
 

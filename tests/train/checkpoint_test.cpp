@@ -1,0 +1,119 @@
+// Checkpoints and exact resume on a tiny model.
+#include "lrkit/train/checkpoint.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <sstream>
+
+#include "lrkit/h5/file.hpp"
+#include "lrkit/train/trainer.hpp"
+#include "test_files.hpp"
+
+namespace lrkit::train {
+namespace {
+
+namespace fs = std::filesystem;
+
+TrainConfig resumable_config(const std::string& name) {
+  std::string text;
+  for (int i = 0; i < 300; ++i) text += "And God said, Let there be light: and there was light " + std::to_string(i) + ".\n";
+  TrainConfig c;
+  c.model = {256, 16, 1, 2, 16, 0.1};  // dropout on: the RNG state must be restored too
+  c.data.path = lrkit::testing::write_text("resume_corpus.txt", text);
+  c.train.steps = 20;
+  c.train.batch = 4;
+  c.train.log_every = 5;
+  c.train.threads = 1;
+  c.eval.every = 5;
+  c.eval.batches = 1;
+  c.checkpoint.every = 10;
+  c.checkpoint.keep = 5;
+  c.log.flush_every = 3;
+  c.schedule = "wsd(peak=1e-2, warmup=2, decay=5)";
+  c.out = (lrkit::testing::scratch_dir() / name).string();
+  fs::remove_all(c.out);
+  return c;
+}
+
+TEST(Checkpoint, ResumedRunReproducesTheUninterruptedLossesBitForBit) {
+  std::ostringstream out;
+  const TrainConfig c = resumable_config("resume_run");
+  const auto full = run_training(c, out);
+  const auto full_log = lrkit::h5::read_series(full.log_path, "/train/loss");
+  ASSERT_EQ(full.losses.size(), 20u);
+  ASSERT_TRUE(fs::exists(c.out + "/checkpoints/step_0000000010.pt"));
+
+  // Interrupt after step 10: drop the later checkpoint and continue with --resume auto.
+  fs::remove(c.out + "/checkpoints/step_0000000020.pt");
+  TrainConfig again = c;
+  again.resume = "auto";
+  const auto resumed = run_training(again, out);
+  ASSERT_EQ(resumed.losses.size(), 10u);
+  for (size_t i = 0; i < 10; ++i) EXPECT_EQ(resumed.losses[i], full.losses[10 + i]) << "step " << 10 + i;
+  EXPECT_EQ(lrkit::h5::read_series(full.log_path, "/train/loss"), full_log);  // the log continues seamlessly
+  EXPECT_EQ(lrkit::h5::read_series(full.log_path, "/eval/heldout/step"), (std::vector<double>{5, 10, 15, 20}));
+  EXPECT_EQ(resumed.final_eval_loss, full.final_eval_loss);
+}
+
+TEST(Checkpoint, KeepsOnlyTheNewestAndRejectsBadFiles) {
+  std::ostringstream out;
+  TrainConfig c = resumable_config("keep_run");
+  c.checkpoint.every = 4;
+  c.checkpoint.keep = 2;
+  run_training(c, out);
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(c.out + "/checkpoints")) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"step_0000000016.pt", "step_0000000020.pt"}));
+
+  Gpt model(c.model);
+  const auto newest = *latest_checkpoint(c.out);
+  EXPECT_EQ(load_checkpoint(newest, model, nullptr).step, 20);
+  fs::copy_file(newest, c.out + "/truncated.pt");
+  fs::resize_file(c.out + "/truncated.pt", fs::file_size(newest) / 2);
+  EXPECT_THROW(load_checkpoint(c.out + "/truncated.pt", model, nullptr), CheckpointError);
+  EXPECT_THROW(load_checkpoint(lrkit::testing::write_text("garbage.pt", "not a checkpoint"), model, nullptr),
+               CheckpointError);
+  EXPECT_THROW(load_checkpoint(c.out + "/missing.pt", model, nullptr), CheckpointError);
+
+  TrainConfig other = c;
+  other.resume = newest;
+  other.train.steps = 30;
+  other.schedule = "cosine(peak=1e-2)";
+  EXPECT_THROW(run_training(other, out), std::invalid_argument);  // a different schedule cannot resume exactly
+}
+
+TEST(Checkpoint, InitFromStartsANewRunFromTheWeights) {
+  std::ostringstream out;
+  TrainConfig c = resumable_config("init_source");
+  const auto source = run_training(c, out);
+  TrainConfig fresh = resumable_config("init_target");
+  fresh.init_from = source.checkpoint;
+  fresh.train.steps = 3;
+  fresh.schedule = "constant(1e-4)";
+  const auto continued = run_training(fresh, out);
+  TrainConfig scratch = resumable_config("init_scratch");
+  scratch.train.steps = 3;
+  scratch.schedule = "constant(1e-4)";
+  const auto from_scratch = run_training(scratch, out);
+  EXPECT_LT(continued.losses[0], from_scratch.losses[0] - 0.5);  // it starts where the source ended
+}
+
+TEST(Checkpoint, NonFiniteLossStopsByDefaultAndCanBeSkipped) {
+  std::ostringstream out;
+  TrainConfig c = resumable_config("nonfinite_run");
+  c.schedule = "constant(1e30)";  // diverges within a few steps
+  c.optim.clip = 0;
+  try {
+    run_training(c, out);
+    FAIL() << "expected a non-finite loss";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("non-finite training loss"), std::string::npos) << e.what();
+  }
+  c.train.nonfinite = "skip";
+  EXPECT_NO_THROW(run_training(c, out));
+}
+
+}  // namespace
+}  // namespace lrkit::train
