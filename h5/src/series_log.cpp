@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "lrkit/h5/file.hpp"
+
 namespace lrkit::h5 {
 
 namespace {
@@ -37,14 +39,7 @@ SeriesLog::SeriesLog(const std::string& path, const std::vector<Column>& columns
   for (const Attribute& a : attributes) {
     Handle obj(H5Oopen(file_.get(), a.object.c_str(), H5P_DEFAULT), H5Oclose);
     if (!obj) throw Error("run log '" + path + "' has no object '" + a.object + "' for attribute '" + a.name + "'");
-    Handle type = datatype_handle(H5Tcopy(H5T_C_S1), "H5Tcopy failed");
-    H5Tset_size(type.get(), a.value.empty() ? 1 : a.value.size());
-    H5Tset_cset(type.get(), H5T_CSET_UTF8);
-    Handle scalar = dataspace_handle(H5Screate(H5S_SCALAR), "H5Screate failed");
-    Handle attr = attribute_handle(
-        H5Acreate2(obj.get(), a.name.c_str(), type.get(), scalar.get(), H5P_DEFAULT, H5P_DEFAULT),
-        "cannot create attribute '" + a.name + "' in run log '" + path + "'");
-    H5Awrite(attr.get(), type.get(), a.value.c_str());
+    write_string_attribute(obj.get(), a.name, a.value, "run log '" + path + "' (" + a.object + ")");
   }
   if (H5Fstart_swmr_write(file_.get()) < 0) throw Error("cannot start SWMR writing on run log '" + path + "'");
 }

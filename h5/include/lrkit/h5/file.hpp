@@ -11,6 +11,10 @@
 
 namespace lrkit::h5 {
 
+// Writes (replaces) a UTF-8 string attribute on an open object; `where`
+// names the file and object in the error.
+void write_string_attribute(hid_t object, const std::string& name, const std::string& value, const std::string& where);
+
 // True when `path` exists and carries the HDF5 signature.
 bool is_hdf5_file(const std::string& path);
 
