@@ -1,34 +1,15 @@
 // Runs the real `lrkit` binary: outputs, exit codes and one-line errors.
 #include <gtest/gtest.h>
 
-#include <array>
-#include <cstdio>
-#include <sys/wait.h>
-
 #include "lrkit/h5/file.hpp"
+#include "run_command.hpp"
 #include "test_files.hpp"
 
 namespace {
 
-struct Result {
-  int code = -1;
-  std::string out;  // stdout and stderr together
-};
-
-Result run(const std::string& args) {
-  const std::string command = std::string(LRKIT_BINARY) + " " + args + " 2>&1";
-  Result r;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return r;
-  std::array<char, 4096> buf{};
-  size_t n = 0;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
-  const int status = pclose(pipe);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+using lrkit::testing::run_lrkit;
+int lines(const std::string& s) { return lrkit::testing::count_lines(s); }
+auto run(const std::string& args) { return run_lrkit(args); }
 
 TEST(ScheduleCommand, PrintsCsvTsvAndJsonTables) {
   auto r = run("schedule 'linear(peak=1)' --steps 4");

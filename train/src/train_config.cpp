@@ -30,6 +30,8 @@ void TrainConfig::validate() const {
   require(train.nonfinite == "stop" || train.nonfinite == "skip", "train.nonfinite must be stop or skip (got '" + train.nonfinite + "')");
   require(checkpoint.every >= 0 && checkpoint.keep >= 1, "checkpoint.every must be >= 0 and checkpoint.keep >= 1");
   require(resume.empty() || init_from.empty(), "--resume and --init-from exclude each other");
+  require(nproc >= 1 && nproc <= 64, "--nproc must be in [1, 64] (got " + std::to_string(nproc) + ")");
+  require(dist.timeout_s >= 1 && dist.bucket_mb > 0, "dist.timeout_s must be >= 1 and dist.bucket_mb > 0");
 }
 
 bool parse_train_config(const std::vector<std::string>& args, TrainConfig& c, std::string& help) {
@@ -61,6 +63,8 @@ bool parse_train_config(const std::vector<std::string>& args, TrainConfig& c, st
       ("train.nonfinite", po::value(&c.train.nonfinite)->default_value(c.train.nonfinite), "on a non-finite loss: stop or skip")
       ("checkpoint.every", po::value(&c.checkpoint.every)->default_value(c.checkpoint.every), "steps between checkpoints (0: end only)")
       ("checkpoint.keep", po::value(&c.checkpoint.keep)->default_value(c.checkpoint.keep), "newest checkpoints kept")
+      ("dist.timeout_s", po::value(&c.dist.timeout_s)->default_value(c.dist.timeout_s), "fail a collective after N s")
+      ("dist.bucket_mb", po::value(&c.dist.bucket_mb)->default_value(c.dist.bucket_mb), "gradient all-reduce bucket (MB)")
       ("log.flush_every", po::value(&c.log.flush_every)->default_value(c.log.flush_every), "flush the run log every N steps")
       ("schedule.spec", po::value(&c.schedule)->default_value(c.schedule), "learning-rate schedule spec");
   po::options_description command("options");
@@ -68,7 +72,8 @@ bool parse_train_config(const std::vector<std::string>& args, TrainConfig& c, st
   command.add_options()("help,h", "show this help")("config,c", po::value(&config_path), "INI configuration file")(
       "out,o", po::value(&c.out)->default_value(c.out), "run directory: log.h5 and checkpoints/")(
       "resume", po::value(&c.resume), "auto (newest checkpoint in the run directory) or a checkpoint file")(
-      "init-from", po::value(&c.init_from), "start from this checkpoint's weights (new optimizer, step 0)");
+      "init-from", po::value(&c.init_from), "start from this checkpoint's weights (new optimizer, step 0)")(
+      "nproc", po::value(&c.nproc)->default_value(c.nproc), "start N local data-parallel workers (Gloo)");
   po::options_description all;
   all.add(command).add(keys);
 

@@ -4,11 +4,13 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "lrkit/schedules/factory.hpp"
 #include "lrkit/train/byte_corpus.hpp"
 #include "lrkit/train/checkpoint.hpp"
+#include "lrkit/train/collective.hpp"
 #include "lrkit/train/gpt.hpp"
 #include "lrkit/train/run_log.hpp"
 
@@ -92,6 +94,44 @@ int64_t restore(const TrainConfig& c, Gpt& model, torch::optim::Optimizer& optim
   return info.step;
 }
 
+// Sums gradients over ranks in flattened buckets (one collective per bucket,
+// not per parameter) and divides by the world size.
+void all_reduce_gradients(const std::vector<torch::Tensor>& parameters, Collective& collective, double bucket_mb) {
+  if (collective.world_size() == 1) return;
+  const auto limit = static_cast<int64_t>(bucket_mb * 1024 * 1024 / sizeof(float));
+  std::vector<torch::Tensor> bucket;
+  int64_t filled = 0;
+  auto reduce = [&] {
+    if (bucket.empty()) return;
+    std::vector<torch::Tensor> flat;
+    for (const auto& g : bucket) flat.push_back(g.reshape({-1}));
+    auto buffer = torch::cat(flat);
+    collective.all_reduce_sum(buffer);
+    buffer.div_(collective.world_size());
+    int64_t offset = 0;
+    for (auto& g : bucket) {
+      g.copy_(buffer.narrow(0, offset, g.numel()).view_as(g));
+      offset += g.numel();
+    }
+    bucket.clear();
+    filled = 0;
+  };
+  for (const auto& p : parameters) {
+    if (!p.grad().defined()) continue;
+    bucket.push_back(p.grad());
+    filled += p.grad().numel();
+    if (filled >= limit) reduce();
+  }
+  reduce();
+}
+
+double all_reduce_mean(double value, Collective& collective) {
+  if (collective.world_size() == 1) return value;
+  auto t = torch::tensor({value}, torch::kDouble);
+  collective.all_reduce_sum(t);
+  return t.item<double>() / collective.world_size();
+}
+
 double evaluate(Gpt& model, const ByteCorpus& corpus, const TrainConfig& c, const torch::Device& device) {
   torch::NoGradGuard no_grad;
   model->eval();
@@ -114,14 +154,27 @@ std::string format_duration(double seconds) {
 
 }  // namespace
 
-TrainSummary run_training(const TrainConfig& c, std::ostream& progress) {
+TrainSummary run_training(const TrainConfig& c, std::ostream& progress_out) {
   c.validate();
   const auto schedule = schedules::parse_schedule(c.schedule, c.train.steps);
   if (c.train.device == "cuda" && !torch::cuda::is_available())
     throw std::invalid_argument("train.device=cuda but no CUDA device is available to this LibTorch");
-  const torch::Device device(c.train.device == "cuda" ? torch::kCUDA : torch::kCPU);
-  torch::set_num_threads(static_cast<int>(c.train.threads > 0 ? c.train.threads : std::thread::hardware_concurrency()));
-  torch::manual_seed(c.train.seed);
+  const DistributedEnv env = distributed_env_from_environment();
+  const torch::Device device = c.train.device == "cuda" ? torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(env.local_rank)) : torch::Device(torch::kCPU);
+  if (c.train.batch % (env.world_size * c.train.accumulation) != 0)
+    throw std::invalid_argument("train.batch (" + std::to_string(c.train.batch) + ") must be a multiple of workers (" +
+                                std::to_string(env.world_size) + ") x train.accumulation (" +
+                                std::to_string(c.train.accumulation) + ")");
+  // Each local worker gets its share of the cores, or they thrash.
+  const auto cores = static_cast<int64_t>(std::max(1u, std::thread::hardware_concurrency()));
+  torch::set_num_threads(static_cast<int>(c.train.threads > 0 ? c.train.threads : std::max<int64_t>(1, cores / env.local_world_size)));
+  const auto collective = env.world_size > 1
+                              ? make_c10d_collective(env, device, std::chrono::seconds(c.dist.timeout_s))
+                              : make_single_process_collective();
+  const bool lead = collective->rank() == 0;
+  std::ostream null_stream(nullptr);
+  std::ostream& progress = lead ? progress_out : null_stream;
+  torch::manual_seed(c.train.seed);  // identical initial weights on every rank
 
   const ByteCorpus corpus = ByteCorpus::load(c.data.path, c.data.heldout, c.model.context);
   Gpt model(c.model);
@@ -129,10 +182,14 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress) {
   auto optimizer = make_optimizer(model, c.optim);
   const auto parameters = model->parameters();
   const int64_t start_step = restore(c, model, *optimizer, progress);
-  RunLog log(c, 1, start_step);
-  progress << "run log: " << log.path() << std::endl;
+  std::optional<RunLog> log;  // written by rank 0 only
+  if (lead) {
+    log.emplace(c, env.world_size, start_step);
+    progress << "run log: " << log->path() << std::endl;
+  }
 
-  const int64_t micro_rows = c.train.batch / c.train.accumulation;
+  const int64_t rank_rows = c.train.batch / env.world_size;
+  const int64_t micro_rows = rank_rows / c.train.accumulation;
   const double tokens_per_step = static_cast<double>(c.train.batch * c.model.context);
   TrainSummary summary;
   const auto start = Clock::now();
@@ -140,20 +197,25 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress) {
   double window_loss = 0.0;
   int64_t window_steps = 0;
 
+  progress << "training on " << c.data.path << " with " << env.world_size << " worker(s): steps " << start_step
+           << ".." << c.train.steps << ", schedule " << c.schedule << std::endl;
   std::string last_checkpoint;
   for (int64_t step = start_step; step < c.train.steps; ++step) {
     optimizer->zero_grad();
     double step_loss = 0.0;
     for (int64_t micro = 0; micro < c.train.accumulation; ++micro) {
-      const Batch b = sample_batch(corpus.train(), micro * micro_rows, micro_rows, c.model.context, {c.train.seed, step});
+      const int64_t first_row = collective->rank() * rank_rows + micro * micro_rows;
+      const Batch b = sample_batch(corpus.train(), first_row, micro_rows, c.model.context, {c.train.seed, step});
       const auto loss = model->per_sequence_loss(b.inputs.to(device), b.targets.to(device)).mean() /
                         static_cast<double>(c.train.accumulation);
       loss.backward();
       step_loss += loss.item<double>();
     }
+    all_reduce_gradients(parameters, *collective, c.dist.bucket_mb);
+    step_loss = all_reduce_mean(step_loss, *collective);
     const bool finite = std::isfinite(step_loss);
     if (!finite && c.train.nonfinite == "stop") {
-      log.flush();
+      if (log) log->flush();
       throw std::runtime_error("non-finite training loss " + std::to_string(step_loss) + " at step " +
                                std::to_string(step) + "; last good checkpoint: " +
                                (last_checkpoint.empty() ? std::string("none") : last_checkpoint) +
@@ -167,15 +229,15 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress) {
     } else {
       progress << "step " << step << ": non-finite loss, update skipped" << std::endl;
     }
-    log.record({step, lr, step_loss, norms.l2, norms.l1, tokens_per_step * static_cast<double>(step + 1),
+    if (log) log->record({step, lr, step_loss, norms.l2, norms.l1, tokens_per_step * static_cast<double>(step + 1),
                 std::chrono::duration<double>(Clock::now() - start).count()});
 
     summary.losses.push_back(step_loss);
     window_loss += step_loss;
     ++window_steps;
     const bool last = step + 1 == c.train.steps;
-    if (last || (c.checkpoint.every > 0 && (step + 1) % c.checkpoint.every == 0)) {
-      log.flush();  // the log never lags behind a checkpoint
+    if (lead && (last || (c.checkpoint.every > 0 && (step + 1) % c.checkpoint.every == 0))) {
+      log->flush();  // the log never lags behind a checkpoint
       last_checkpoint = save_checkpoint(c.out, c.checkpoint.keep, step + 1, model, *optimizer, c.schedule);
     }
     if ((step + 1) % c.train.log_every == 0 || last) {
@@ -194,9 +256,9 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress) {
       window_steps = 0;
       window_start = now;
     }
-    if (c.eval.every > 0 && (step + 1) % c.eval.every == 0 && !last) {
+    if (lead && c.eval.every > 0 && (step + 1) % c.eval.every == 0 && !last) {
       const double eval_loss = evaluate(model, corpus, c, device);
-      log.record_eval("heldout", step + 1, eval_loss);
+      log->record_eval("heldout", step + 1, eval_loss);
       progress << "eval   step " << step + 1 << "  heldout loss " << eval_loss << std::endl;
     }
   }
@@ -204,10 +266,12 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress) {
   summary.checkpoint = last_checkpoint;
   summary.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   summary.tokens_per_second = tokens_per_step * static_cast<double>(c.train.steps - start_step) / summary.seconds;
-  summary.final_eval_loss = evaluate(model, corpus, c, device);
-  log.record_eval("heldout", c.train.steps, summary.final_eval_loss);
-  log.flush();
-  summary.log_path = log.path();
+  if (lead) {
+    summary.final_eval_loss = evaluate(model, corpus, c, device);
+    log->record_eval("heldout", c.train.steps, summary.final_eval_loss);
+    log->flush();
+    summary.log_path = log->path();
+  }
   return summary;
 }
 

@@ -1,7 +1,9 @@
 // `lrkit train`: trains the reference GPT on a byte corpus.
+#include <cstdlib>
 #include <iostream>
 
 #include "cli/command.hpp"
+#include "cli/local_launcher.hpp"
 #include "lrkit/h5/handle.hpp"
 #include "lrkit/schedules/spec_error.hpp"
 #include "lrkit/train/byte_corpus.hpp"
@@ -13,14 +15,16 @@ namespace lrkit::cli {
 int run_train_command(const std::vector<std::string>& args) {
   train::TrainConfig config;
   train::TrainSummary summary;
+  bool lead = true;
   try {
     std::string help;
     if (!train::parse_train_config(args, config, help)) {
       std::cout << help;
       return kExitOk;
     }
-    std::cout << "lrkit train: " << config.data.path << ", " << config.train.steps << " steps, schedule "
-              << config.schedule << std::endl;
+    if (config.nproc > 1 && std::getenv("RANK") == nullptr) return launch_local_workers(args, static_cast<int>(config.nproc));
+    const char* rank = std::getenv("RANK");
+    lead = rank == nullptr || std::string(rank) == "0";
     summary = train::run_training(config, std::cout);
   } catch (const schedules::SpecError& e) {
     throw UsageError(std::string("schedule.spec: ") + e.what());
@@ -33,6 +37,7 @@ int run_train_command(const std::vector<std::string>& args) {
   } catch (const train::CheckpointError& e) {
     throw UsageError(e.what());
   }
+  if (!lead) return kExitOk;
   std::cout << "done: " << summary.steps << " steps in " << summary.seconds << " s, "
             << static_cast<long long>(summary.tokens_per_second) << " tok/s; final train loss " << summary.final_loss
             << ", held-out loss " << summary.final_eval_loss << "\nrun log: " << summary.log_path << "\ncheckpoint: " << summary.checkpoint << std::endl;

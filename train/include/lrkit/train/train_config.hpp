@@ -35,6 +35,11 @@ struct LoopConfig {
   std::string nonfinite = "stop";  // a non-finite loss: stop (keep the last checkpoint) or skip the update
 };
 
+struct DistConfig {
+  int64_t timeout_s = 60;   // a collective waiting longer than this fails the run
+  double bucket_mb = 25.0;  // gradient all-reduce bucket size
+};
+
 struct CheckpointConfig {
   int64_t every = 0;  // steps between checkpoints; 0: only at the end
   int64_t keep = 3;   // newest checkpoints kept
@@ -57,6 +62,8 @@ struct TrainConfig {
   EvalConfig eval;
   LogConfig log;
   CheckpointConfig checkpoint;
+  DistConfig dist;
+  int64_t nproc = 1;      // local workers `lrkit train` starts itself
   std::string resume;     // "", "auto" (newest checkpoint in out/, if any) or a checkpoint path
   std::string init_from;  // start a new run from a checkpoint's weights
   std::string schedule = "wsd(peak=1e-3, warmup=5%, decay=20%)";

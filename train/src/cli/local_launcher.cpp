@@ -1,0 +1,87 @@
+#include "cli/local_launcher.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <iostream>
+#include <stdexcept>
+#include <thread>
+
+namespace lrkit::cli {
+
+namespace {
+
+// A port the kernel just handed out on loopback (free at least a moment ago).
+int free_loopback_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) throw std::runtime_error("cannot open a socket to pick a rendezvous port");
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    ::close(fd);
+    throw std::runtime_error("cannot bind a loopback socket to pick a rendezvous port");
+  }
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+int exit_code(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status); }
+
+}  // namespace
+
+int launch_local_workers(const std::vector<std::string>& command_args, int workers) {
+  const std::string port = std::to_string(free_loopback_port());
+  std::vector<pid_t> pids;
+  for (int rank = 0; rank < workers; ++rank) {
+    const pid_t pid = ::fork();
+    if (pid < 0) throw std::runtime_error("fork failed while starting worker " + std::to_string(rank));
+    if (pid == 0) {
+      ::setenv("RANK", std::to_string(rank).c_str(), 1);
+      ::setenv("LOCAL_RANK", std::to_string(rank).c_str(), 1);
+      ::setenv("WORLD_SIZE", std::to_string(workers).c_str(), 1);
+      ::setenv("LOCAL_WORLD_SIZE", std::to_string(workers).c_str(), 1);
+      ::setenv("MASTER_ADDR", "127.0.0.1", 1);
+      ::setenv("MASTER_PORT", port.c_str(), 1);
+      std::vector<std::string> args = {"lrkit", "train"};
+      args.insert(args.end(), command_args.begin(), command_args.end());
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      ::execv("/proc/self/exe", argv.data());
+      std::cerr << "lrkit train: cannot start worker " << rank << "\n";
+      ::_exit(127);
+    }
+    pids.push_back(pid);
+  }
+
+  int result = 0;
+  size_t running = pids.size();
+  while (running > 0) {
+    int status = 0;
+    const pid_t done = ::waitpid(-1, &status, 0);
+    if (done < 0) break;
+    for (size_t rank = 0; rank < pids.size(); ++rank) {
+      if (pids[rank] != done) continue;
+      pids[rank] = 0;
+      --running;
+      if (exit_code(status) != 0 && result == 0) {
+        result = exit_code(status);
+        std::cerr << "lrkit train: worker " << rank << " failed (exit " << result
+                  << "); stopping the other workers" << std::endl;
+        for (pid_t other : pids)
+          if (other > 0) ::kill(other, SIGTERM);
+      }
+    }
+  }
+  return result == 2 ? 2 : (result != 0 ? 1 : 0);
+}
+
+}  // namespace lrkit::cli
