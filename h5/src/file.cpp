@@ -31,11 +31,13 @@ bool is_hdf5_file(const std::string& path) {
   return H5Fis_hdf5(path.c_str()) > 0;
 }
 
-std::vector<double> read_series(const std::string& path, const std::string& dataset) {
+namespace {
+
+// Reads a numeric dataset of rank `rank` as doubles; `dims` receives its shape.
+std::vector<double> read_numeric(const std::string& path, const std::string& dataset, int rank, hsize_t* dims) {
   QuietErrors quiet;
   if (!std::ifstream(path)) throw Error("cannot open HDF5 file '" + path + "': no such file");
-  if (H5Fis_hdf5(path.c_str()) <= 0)
-    throw Error("'" + path + "' is not an HDF5 file (or is truncated)");
+  if (H5Fis_hdf5(path.c_str()) <= 0) throw Error("'" + path + "' is not an HDF5 file (or is truncated)");
   Handle file = file_handle(H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, H5P_DEFAULT),
                             "cannot open HDF5 file '" + path + "'");
   if (H5Lexists(file.get(), dataset.c_str(), H5P_DEFAULT) <= 0)
@@ -44,17 +46,33 @@ std::vector<double> read_series(const std::string& path, const std::string& data
                                "cannot open dataset " + where(path, dataset));
   Handle type = datatype_handle(H5Dget_type(data.get()), "cannot read type of " + where(path, dataset));
   const H5T_class_t cls = H5Tget_class(type.get());
-  if (cls != H5T_INTEGER && cls != H5T_FLOAT)
-    throw Error("dataset " + where(path, dataset) + " is not numeric");
+  if (cls != H5T_INTEGER && cls != H5T_FLOAT) throw Error("dataset " + where(path, dataset) + " is not numeric");
   Handle space = dataspace_handle(H5Dget_space(data.get()), "cannot read shape of " + where(path, dataset));
-  if (H5Sget_simple_extent_ndims(space.get()) != 1)
-    throw Error("dataset " + where(path, dataset) + " is not one-dimensional");
-  hsize_t n = 0;
-  H5Sget_simple_extent_dims(space.get(), &n, nullptr);
-  std::vector<double> values(static_cast<size_t>(n));
-  if (n > 0 && H5Dread(data.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) < 0)
+  if (H5Sget_simple_extent_ndims(space.get()) != rank)
+    throw Error("dataset " + where(path, dataset) + " is not " + std::to_string(rank) + "-dimensional");
+  H5Sget_simple_extent_dims(space.get(), dims, nullptr);
+  hsize_t count = 1;
+  for (int i = 0; i < rank; ++i) count *= dims[i];
+  std::vector<double> values(static_cast<size_t>(count));
+  if (count > 0 && H5Dread(data.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) < 0)
     throw Error("cannot read dataset " + where(path, dataset) + " (file truncated?)");
   return values;
+}
+
+}  // namespace
+
+std::vector<double> read_series(const std::string& path, const std::string& dataset) {
+  hsize_t n = 0;
+  return read_numeric(path, dataset, 1, &n);
+}
+
+Matrix read_matrix(const std::string& path, const std::string& dataset) {
+  hsize_t dims[2] = {0, 0};
+  Matrix m;
+  m.values = read_numeric(path, dataset, 2, dims);
+  m.rows = static_cast<int64_t>(dims[0]);
+  m.columns = static_cast<int64_t>(dims[1]);
+  return m;
 }
 
 Writer::Writer(const std::string& path) : path_(path) {

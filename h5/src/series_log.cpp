@@ -22,7 +22,7 @@ SeriesLog::SeriesLog(const std::string& path, const std::vector<Column>& columns
   H5Pset_create_intermediate_group(lcpl.get(), 1);
   for (const Column& column : columns) {
     if (column.width < 1) throw Error("run log column '" + column.path + "' needs width >= 1");
-    const int rank = column.width == 1 ? 1 : 2;
+    const int rank = column.width == 1 && !column.matrix ? 1 : 2;
     const std::array<hsize_t, 2> dims = {0, static_cast<hsize_t>(column.width)};
     const std::array<hsize_t, 2> max_dims = {H5S_UNLIMITED, static_cast<hsize_t>(column.width)};
     const std::array<hsize_t, 2> chunk = {kChunkRows, static_cast<hsize_t>(column.width)};
@@ -31,6 +31,7 @@ SeriesLog::SeriesLog(const std::string& path, const std::vector<Column>& columns
     H5Pset_chunk(dcpl.get(), rank, chunk.data());
     Series s;
     s.width = column.width;
+    s.rank = rank;
     s.dataset = dataset_handle(H5Dcreate2(file_.get(), column.path.c_str(), H5T_NATIVE_DOUBLE, space.get(),
                                           lcpl.get(), dcpl.get(), H5P_DEFAULT),
                                "cannot create dataset '" + column.path + "' in run log '" + path + "'");
@@ -57,6 +58,7 @@ SeriesLog::SeriesLog(const std::string& path, const std::vector<Column>& columns
       throw Error("run log '" + path + "' has no dataset '" + column.path + "' to continue");
     Series s;
     s.width = column.width;
+    s.rank = column.width == 1 && !column.matrix ? 1 : 2;
     s.dataset = dataset_handle(H5Dopen2(file_.get(), column.path.c_str(), H5P_DEFAULT),
                                "cannot open '" + column.path + "' in run log '" + path + "'");
     Handle space = dataspace_handle(H5Dget_space(s.dataset.get()), "H5Dget_space failed");
@@ -97,7 +99,7 @@ void SeriesLog::flush() {
     if (s.pending.empty()) continue;
     const auto width = static_cast<hsize_t>(s.width);
     const hsize_t rows = s.pending.size() / width;
-    const int rank = s.width == 1 ? 1 : 2;
+    const int rank = s.rank;
     const std::array<hsize_t, 2> new_dims = {s.rows_written + rows, width};
     if (H5Dset_extent(s.dataset.get(), new_dims.data()) < 0)
       throw Error("cannot extend '" + name + "' in run log '" + path_ + "'");

@@ -58,6 +58,16 @@ TEST(TrainCommand, OneAndTwoProcessesGiveTheSameLosses) {
   for (size_t at = r.out.find("step     12/12"); at != std::string::npos; at = r.out.find("step     12/12", at + 1)) ++lines_at_end;
   EXPECT_EQ(lines_at_end, 1u) << r.out;
   expect_same_losses(one + "/log.h5", two + "/log.h5");
+  // /ranks holds each worker's local loss; their mean is the global loss.
+  const auto ranks = lrkit::h5::read_matrix(two + "/log.h5", "/ranks/loss");
+  const auto global = lrkit::h5::read_series(two + "/log.h5", "/train/loss");
+  ASSERT_EQ(ranks.rows, static_cast<int64_t>(global.size()));
+  ASSERT_EQ(ranks.columns, 2);
+  for (int64_t i = 0; i < ranks.rows; ++i) {
+    EXPECT_NEAR((ranks.at(i, 0) + ranks.at(i, 1)) / 2, global[static_cast<size_t>(i)], 1e-12);
+    EXPECT_NE(ranks.at(i, 0), ranks.at(i, 1));  // different data per rank
+  }
+  EXPECT_EQ(lrkit::h5::read_matrix(one + "/log.h5", "/ranks/grad_norm").columns, 1);
 }
 
 TEST(TrainCommand, RunsUnderTheRealTorchrunLauncher) {

@@ -25,6 +25,11 @@ TEST(SeriesLog, BuffersUntilFlushAndReadsBackLive) {
   for (int i = 0; i < 600; ++i) log.append("/train/loss", i);
   log.flush();
   EXPECT_EQ(read_series(path, "/train/loss").size(), 601u);
+  const Matrix ranks = read_matrix(path, "/ranks/loss");
+  EXPECT_EQ(ranks.rows, 1);
+  EXPECT_EQ(ranks.columns, 3);
+  EXPECT_EQ(ranks.at(0, 2), 3.0);
+  EXPECT_THROW(read_series(path, "/ranks/loss"), Error);  // not 1-D
   EXPECT_THROW(log.append("/nope", 1.0), Error);
   EXPECT_THROW(log.append("/ranks/loss", {1, 2}), Error);
 }

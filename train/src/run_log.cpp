@@ -28,6 +28,8 @@ RunLog::RunLog(const TrainConfig& c, int64_t world_size, int64_t resume_step) : 
   if (ec) throw h5::Error("cannot create run directory '" + c.out + "': " + ec.message());
   std::vector<h5::SeriesLog::Column> columns;
   for (const char* name : kStepColumns) columns.push_back({std::string("/train/") + name, 1});
+  columns.push_back({"/ranks/loss", world_size, true});
+  columns.push_back({"/ranks/grad_norm", world_size, true});
   columns.push_back({"/eval/heldout/step", 1});
   columns.push_back({"/eval/heldout/loss", 1});
   const std::vector<h5::SeriesLog::Attribute> attributes = {
@@ -47,6 +49,7 @@ RunLog::RunLog(const TrainConfig& c, int64_t world_size, int64_t resume_step) : 
   // One /train row per completed step; eval rows up to and including the resume step.
   h5::SeriesLog::Continue keep;
   for (const char* name : kStepColumns) keep.keep_rows[std::string("/train/") + name] = resume_step;
+  keep.keep_rows["/ranks/loss"] = keep.keep_rows["/ranks/grad_norm"] = resume_step;
   const auto eval_steps = h5::read_series(path, "/eval/heldout/step");
   const auto kept_evals = std::count_if(eval_steps.begin(), eval_steps.end(),
                                         [&](double s) { return s <= static_cast<double>(resume_step); });
@@ -57,6 +60,8 @@ RunLog::RunLog(const TrainConfig& c, int64_t world_size, int64_t resume_step) : 
 void RunLog::record(const StepRecord& r) {
   const double values[] = {static_cast<double>(r.step), r.lr, r.loss, r.grad_norm, r.grad_norm_l1, r.tokens, r.wall_s};
   for (size_t i = 0; i < std::size(values); ++i) log_->append(std::string("/train/") + kStepColumns[i], values[i]);
+  log_->append("/ranks/loss", r.rank_loss);
+  log_->append("/ranks/grad_norm", r.rank_grad_norm);
   if (++since_flush_ >= flush_every_) {
     log_->flush();
     since_flush_ = 0;

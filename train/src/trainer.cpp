@@ -125,6 +125,26 @@ void all_reduce_gradients(const std::vector<torch::Tensor>& parameters, Collecti
   reduce();
 }
 
+double local_gradient_norm(const std::vector<torch::Tensor>& parameters) {
+  std::vector<torch::Tensor> parts;
+  for (const auto& p : parameters)
+    if (p.grad().defined()) parts.push_back(p.grad().pow(2).sum());
+  return parts.empty() ? 0.0 : torch::stack(parts).sum().sqrt().item<double>();
+}
+
+// Every rank's (loss, gradient norm) on every rank: one all-reduce of a
+// [2, world] tensor in which each rank fills its own column.
+std::pair<std::vector<double>, std::vector<double>> gather_rank_metrics(double loss, double grad_norm,
+                                                                        Collective& collective) {
+  const int world = collective.world_size();
+  auto table = torch::zeros({2, world}, torch::kDouble);
+  table[0][collective.rank()] = loss;
+  table[1][collective.rank()] = grad_norm;
+  collective.all_reduce_sum(table);
+  const auto* v = table.data_ptr<double>();
+  return {std::vector<double>(v, v + world), std::vector<double>(v + world, v + 2 * world)};
+}
+
 double all_reduce_mean(double value, Collective& collective) {
   if (collective.world_size() == 1) return value;
   auto t = torch::tensor({value}, torch::kDouble);
@@ -211,6 +231,8 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress_out) {
       loss.backward();
       step_loss += loss.item<double>();
     }
+    const auto [rank_loss, rank_grad_norm] =
+        gather_rank_metrics(step_loss, local_gradient_norm(parameters), *collective);
     all_reduce_gradients(parameters, *collective, c.dist.bucket_mb);
     step_loss = all_reduce_mean(step_loss, *collective);
     const bool finite = std::isfinite(step_loss);
@@ -230,7 +252,7 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress_out) {
       progress << "step " << step << ": non-finite loss, update skipped" << std::endl;
     }
     if (log) log->record({step, lr, step_loss, norms.l2, norms.l1, tokens_per_step * static_cast<double>(step + 1),
-                std::chrono::duration<double>(Clock::now() - start).count()});
+                std::chrono::duration<double>(Clock::now() - start).count(), rank_loss, rank_grad_norm});
 
     summary.losses.push_back(step_loss);
     window_loss += step_loss;

@@ -23,6 +23,14 @@ bool is_hdf5_file(const std::string& path);
 // dataset is not 1-D or not numeric.
 std::vector<double> read_series(const std::string& path, const std::string& dataset);
 
+// A 2-D numeric dataset ([step, rank] and the like), row-major.
+struct Matrix {
+  int64_t rows = 0, columns = 0;
+  std::vector<double> values;
+  double at(int64_t row, int64_t column) const { return values[static_cast<size_t>(row * columns + column)]; }
+};
+Matrix read_matrix(const std::string& path, const std::string& dataset);
+
 // A file created (truncated) for writing; intermediate groups are created on
 // demand, so write_series("/a/b/c", ...) just works.
 class Writer {

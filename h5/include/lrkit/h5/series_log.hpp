@@ -18,7 +18,8 @@ class SeriesLog {
  public:
   struct Column {
     std::string path;   // e.g. "/train/loss"
-    int64_t width = 1;  // 1: a 1-D series; k: rows of k values ([step, k])
+    int64_t width = 1;    // values per row
+    bool matrix = false;  // always [rows, width], even for width 1 (else width 1 is a 1-D series)
   };
   struct Attribute {
     std::string object, name, value;
@@ -50,6 +51,7 @@ class SeriesLog {
   struct Series {
     Handle dataset;
     int64_t width = 1;
+    int rank = 1;  // dataset dimensions
     hsize_t rows_written = 0;
     std::vector<double> pending;
   };

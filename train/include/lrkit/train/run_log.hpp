@@ -14,6 +14,7 @@ namespace lrkit::train {
 struct StepRecord {
   int64_t step = 0;
   double lr = 0, loss = 0, grad_norm = 0, grad_norm_l1 = 0, tokens = 0, wall_s = 0;
+  std::vector<double> rank_loss, rank_grad_norm;  // per worker, local (before the all-reduce)
 };
 
 class RunLog {
