@@ -231,8 +231,10 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress_out) {
       loss.backward();
       step_loss += loss.item<double>();
     }
-    const auto [rank_loss, rank_grad_norm] =
-        gather_rank_metrics(step_loss, local_gradient_norm(parameters), *collective);
+    // Per-worker metrics before the all-reduce; with one worker they are the global ones (filled below).
+    auto [rank_loss, rank_grad_norm] = collective->world_size() > 1
+                                           ? gather_rank_metrics(step_loss, local_gradient_norm(parameters), *collective)
+                                           : std::pair<std::vector<double>, std::vector<double>>();
     all_reduce_gradients(parameters, *collective, c.dist.bucket_mb);
     step_loss = all_reduce_mean(step_loss, *collective);
     const bool finite = std::isfinite(step_loss);
@@ -244,6 +246,10 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress_out) {
                                " (train.nonfinite=skip skips such updates)");
     }
     const GradientNorms norms = measure_and_clip(parameters, c.optim.clip);
+    if (collective->world_size() == 1) {
+      rank_loss = {step_loss};
+      rank_grad_norm = {norms.l2};
+    }
     const double lr = schedule(step);
     apply_learning_rate(*optimizer, lr);
     if (finite) {
