@@ -4,8 +4,10 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <thread>
+#include <tuple>
 
 #include "lrkit/schedules/factory.hpp"
 #include "lrkit/train/byte_corpus.hpp"
@@ -97,7 +99,6 @@ int64_t restore(const TrainConfig& c, Gpt& model, torch::optim::Optimizer& optim
 // Sums gradients over ranks in flattened buckets (one collective per bucket,
 // not per parameter) and divides by the world size.
 void all_reduce_gradients(const std::vector<torch::Tensor>& parameters, Collective& collective, double bucket_mb) {
-  if (collective.world_size() == 1) return;
   const auto limit = static_cast<int64_t>(bucket_mb * 1024 * 1024 / sizeof(float));
   std::vector<torch::Tensor> bucket;
   int64_t filled = 0;
@@ -143,13 +144,6 @@ std::pair<std::vector<double>, std::vector<double>> gather_rank_metrics(double l
   collective.all_reduce_sum(table);
   const auto* v = table.data_ptr<double>();
   return {std::vector<double>(v, v + world), std::vector<double>(v + world, v + 2 * world)};
-}
-
-double all_reduce_mean(double value, Collective& collective) {
-  if (collective.world_size() == 1) return value;
-  auto t = torch::tensor({value}, torch::kDouble);
-  collective.all_reduce_sum(t);
-  return t.item<double>() / collective.world_size();
 }
 
 double evaluate(Gpt& model, const ByteCorpus& corpus, const TrainConfig& c, const torch::Device& device) {
@@ -222,21 +216,24 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress_out) {
   std::string last_checkpoint;
   for (int64_t step = start_step; step < c.train.steps; ++step) {
     optimizer->zero_grad();
-    double step_loss = 0.0;
+    torch::Tensor local_loss = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(device));
     for (int64_t micro = 0; micro < c.train.accumulation; ++micro) {
       const int64_t first_row = collective->rank() * rank_rows + micro * micro_rows;
       const Batch b = sample_batch(corpus.train(), first_row, micro_rows, c.model.context, {c.train.seed, step});
       const auto loss = model->per_sequence_loss(b.inputs.to(device), b.targets.to(device)).mean() /
                         static_cast<double>(c.train.accumulation);
       loss.backward();
-      step_loss += loss.item<double>();
+      local_loss += loss.detach();
     }
-    // Per-worker metrics before the all-reduce; with one worker they are the global ones (filled below).
-    auto [rank_loss, rank_grad_norm] = collective->world_size() > 1
-                                           ? gather_rank_metrics(step_loss, local_gradient_norm(parameters), *collective)
-                                           : std::pair<std::vector<double>, std::vector<double>>();
-    all_reduce_gradients(parameters, *collective, c.dist.bucket_mb);
-    step_loss = all_reduce_mean(step_loss, *collective);
+    double step_loss = local_loss.item<double>();  // one host sync per step, not per micro-batch
+    // Each worker's loss and gradient norm before the all-reduce; the global
+    // loss is their mean, so it needs no collective of its own.
+    std::vector<double> rank_loss = {step_loss}, rank_grad_norm;
+    if (collective->world_size() > 1) {
+      std::tie(rank_loss, rank_grad_norm) = gather_rank_metrics(step_loss, local_gradient_norm(parameters), *collective);
+      step_loss = std::accumulate(rank_loss.begin(), rank_loss.end(), 0.0) / static_cast<double>(rank_loss.size());
+      all_reduce_gradients(parameters, *collective, c.dist.bucket_mb);
+    }
     const bool finite = std::isfinite(step_loss);
     if (!finite && c.train.nonfinite == "stop") {
       if (log) log->flush();
@@ -246,10 +243,7 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress_out) {
                                " (train.nonfinite=skip skips such updates)");
     }
     const GradientNorms norms = measure_and_clip(parameters, c.optim.clip);
-    if (collective->world_size() == 1) {
-      rank_loss = {step_loss};
-      rank_grad_norm = {norms.l2};
-    }
+    if (rank_grad_norm.empty()) rank_grad_norm = {norms.l2};  // one worker: its norm is the global one
     const double lr = schedule(step);
     apply_learning_rate(*optimizer, lr);
     if (finite) {
