@@ -31,6 +31,14 @@ bool is_hdf5_file(const std::string& path) {
   return H5Fis_hdf5(path.c_str()) > 0;
 }
 
+bool has_dataset(const std::string& path, const std::string& dataset) {
+  QuietErrors quiet;
+  if (!is_hdf5_file(path)) return false;
+  Handle file = file_handle(H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, H5P_DEFAULT),
+                            "cannot open HDF5 file '" + path + "'");
+  return H5Lexists(file.get(), dataset.c_str(), H5P_DEFAULT) > 0;
+}
+
 namespace {
 
 // Reads a numeric dataset of rank `rank` as doubles; `dims` receives its shape.

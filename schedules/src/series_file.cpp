@@ -36,13 +36,7 @@ Series read_hdf5(const std::string& path, const std::string& values_name, const 
   Series series;
   try {
     series.values = h5::read_series(path, values_name);
-    if (!steps_name.empty()) {
-      try {
-        series.steps = h5::read_series(path, steps_name);
-      } catch (const h5::Error&) {
-        series.steps.clear();  // steps are optional
-      }
-    }
+    if (!steps_name.empty() && h5::has_dataset(path, steps_name)) series.steps = h5::read_series(path, steps_name);
   } catch (const h5::Error& e) {
     throw SeriesFileError(e.what());
   }

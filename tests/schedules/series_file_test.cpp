@@ -48,6 +48,7 @@ TEST(SeriesFile, Hdf5DatasetsAndMissingDataset) {
     w.write_series("/train/lr", std::vector<double>{0.1, 0.2, 0.3, 0.4});
   }
   EXPECT_EQ(read_series_file(path, "/train/lr", "/train/step").values, (std::vector<double>{0.1, 0.2, 0.3, 0.4}));
+  EXPECT_EQ(read_series_file(path, "/train/lr", "/train/absent").steps, (std::vector<double>{0, 1, 2, 3}));
   try {
     read_series_file(path, "/train/grad_norm_l1", "");
     FAIL();

@@ -18,6 +18,9 @@ void write_string_attribute(hid_t object, const std::string& name, const std::st
 // True when `path` exists and carries the HDF5 signature.
 bool is_hdf5_file(const std::string& path);
 
+// True when the HDF5 file at `path` holds an object at `dataset`.
+bool has_dataset(const std::string& path, const std::string& dataset);
+
 // Reads a 1-D numeric dataset of any integer or float type as doubles.
 // Throws Error naming the file and dataset when either is missing, when the
 // dataset is not 1-D or not numeric.
