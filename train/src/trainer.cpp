@@ -22,24 +22,20 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::unique_ptr<torch::optim::Optimizer> make_optimizer(Gpt& model, const OptimConfig& o) {
+// Two parameter groups: weight decay on matrices only (none on biases, norms, embeddings).
+template <typename Optimizer, typename Options>
+std::unique_ptr<torch::optim::Optimizer> grouped(Gpt& model, const Options& options, double weight_decay) {
   std::vector<torch::optim::OptimizerParamGroup> groups;
-  if (o.name == "sgd") {
-    auto options = [&](double decay) {
-      return std::make_unique<torch::optim::SGDOptions>(
-          torch::optim::SGDOptions(0.0).momentum(o.momentum).weight_decay(decay));
-    };
-    groups.emplace_back(model->decayed_parameters(), options(o.weight_decay));
-    groups.emplace_back(model->undecayed_parameters(), options(0.0));
-    return std::make_unique<torch::optim::SGD>(std::move(groups), torch::optim::SGDOptions(0.0));
-  }
-  auto options = [&](double decay) {
-    return std::make_unique<torch::optim::AdamWOptions>(
-        torch::optim::AdamWOptions(0.0).betas({o.beta1, o.beta2}).eps(o.eps).weight_decay(decay));
-  };
-  groups.emplace_back(model->decayed_parameters(), options(o.weight_decay));
-  groups.emplace_back(model->undecayed_parameters(), options(0.0));
-  return std::make_unique<torch::optim::AdamW>(std::move(groups), torch::optim::AdamWOptions(0.0));
+  groups.emplace_back(model->decayed_parameters(), std::make_unique<Options>(Options(options).weight_decay(weight_decay)));
+  groups.emplace_back(model->undecayed_parameters(), std::make_unique<Options>(Options(options).weight_decay(0.0)));
+  return std::make_unique<Optimizer>(std::move(groups), options);
+}
+
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(Gpt& model, const OptimConfig& o) {
+  if (o.name == "sgd")
+    return grouped<torch::optim::SGD>(model, torch::optim::SGDOptions(0.0).momentum(o.momentum), o.weight_decay);
+  return grouped<torch::optim::AdamW>(
+      model, torch::optim::AdamWOptions(0.0).betas({o.beta1, o.beta2}).eps(o.eps), o.weight_decay);
 }
 
 // The one place a learning rate enters the optimizer.
