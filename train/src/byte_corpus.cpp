@@ -3,17 +3,13 @@
 #include <fstream>
 #include <iterator>
 
+#include "lrkit/train/rank_streams.hpp"
+
 namespace lrkit::train {
 
 namespace {
 
-// splitmix64: decorrelates nearby keys before they seed a generator.
-uint64_t mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
+uint64_t mix(uint64_t x) { return derive_seed(x, 0); }
 
 Batch windows(const std::vector<uint8_t>& tokens, int64_t context, const std::vector<int64_t>& offsets) {
   const auto rows = static_cast<int64_t>(offsets.size());

@@ -33,6 +33,7 @@ class SingleProcess final : public Collective {
   int world_size() const override { return 1; }
   void all_reduce_sum(torch::Tensor&) override {}
   void broadcast(torch::Tensor&, int) override {}
+  torch::Tensor all_gather(const torch::Tensor& local) override { return local.unsqueeze(0).clone(); }
 };
 
 class C10dCollective final : public Collective {
@@ -89,6 +90,14 @@ class C10dCollective final : public Collective {
     c10d::BroadcastOptions options;
     options.rootRank = root;
     wait(group_->broadcast(tensors, options), "broadcast");
+  }
+
+  torch::Tensor all_gather(const torch::Tensor& local) override {
+    std::vector<torch::Tensor> input = {local.contiguous()};
+    std::vector<std::vector<torch::Tensor>> output(1);
+    for (int r = 0; r < world_size_; ++r) output[0].push_back(torch::empty_like(input[0]));
+    wait(group_->allgather(output, input), "all-gather");
+    return torch::stack(output[0]);
   }
 
  private:

@@ -1,8 +1,8 @@
 #include "lrkit/train/run_log.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
-#include <algorithm>
 #include <filesystem>
 
 #include "lrkit/h5/file.hpp"
@@ -19,41 +19,75 @@ std::string utc_now() {
 }
 
 const char* const kStepColumns[] = {"step", "lr", "loss", "grad_norm", "grad_norm_l1", "tokens", "wall_s"};
+const char* const kDispersionColumns[] = {"loss_std",      "loss_cv",        "loss_range",
+                                          "loss_outlier_rank", "grad_norm_std", "grad_norm_cv",
+                                          "inner_pairwise", "inner_pairwise_normalized", "cos_pairwise"};
+
+// Series with one row per optimizer step, and series of events at some steps
+// (a step column plus value columns), for truncation on resume.
+struct Layout {
+  std::vector<h5::SeriesLog::Column> per_step;
+  std::vector<std::pair<std::string, std::vector<h5::SeriesLog::Column>>> events;  // step column, value columns
+};
+
+Layout layout(const TrainConfig& c, int64_t world_size) {
+  Layout l;
+  for (const char* name : kStepColumns) l.per_step.push_back({std::string("/train/") + name, 1});
+  l.per_step.push_back({"/ranks/loss", world_size, true});
+  l.per_step.push_back({"/ranks/grad_norm", world_size, true});
+  if (c.diagnostics.enabled) {
+    l.per_step.push_back({"/ranks/cos_to_mean", world_size, true});
+    for (const char* name : kDispersionColumns) l.per_step.push_back({std::string("/diagnostics/") + name, 1});
+    l.events.push_back({"/diagnostics/cos_matrix_step", {{"/diagnostics/cos_matrix", world_size * world_size, true}}});
+  }
+  for (const auto& set : c.eval_sets())
+    l.events.push_back({"/eval/" + set.name + "/step", {{"/eval/" + set.name + "/loss", 1}}});
+  l.events.push_back({"/checkpoints/step", {}});
+  return l;
+}
 
 }  // namespace
 
-RunLog::RunLog(const TrainConfig& c, int64_t world_size, int64_t resume_step) : flush_every_(c.log.flush_every) {
+RunLog::RunLog(const TrainConfig& c, int64_t world_size, int64_t resume_step)
+    : diagnostics_(c.diagnostics.enabled), flush_every_(c.log.flush_every) {
   std::error_code ec;
   std::filesystem::create_directories(c.out, ec);
   if (ec) throw h5::Error("cannot create run directory '" + c.out + "': " + ec.message());
-  std::vector<h5::SeriesLog::Column> columns;
-  for (const char* name : kStepColumns) columns.push_back({std::string("/train/") + name, 1});
-  columns.push_back({"/ranks/loss", world_size, true});
-  columns.push_back({"/ranks/grad_norm", world_size, true});
-  columns.push_back({"/eval/heldout/step", 1});
-  columns.push_back({"/eval/heldout/loss", 1});
-  const std::vector<h5::SeriesLog::Attribute> attributes = {
-      {"/", "lrkit_version", LRKIT_VERSION},
-      {"/", "created_utc", utc_now()},
-      {"/", "command_line", c.command_line},
-      {"/", "config", c.config_text},
-      {"/", "world_size", std::to_string(world_size)},
-      {"/", "schedule_spec", c.schedule},
-      {"/", "data_path", c.data.path},
-  };
+  const Layout l = layout(c, world_size);
+  std::vector<h5::SeriesLog::Column> columns = l.per_step;
+  for (const auto& [step_column, values] : l.events) {
+    columns.push_back({step_column, 1});
+    columns.insert(columns.end(), values.begin(), values.end());
+  }
   const std::string path = (std::filesystem::path(c.out) / "log.h5").string();
   if (resume_step == 0) {
+    std::vector<h5::SeriesLog::Attribute> attributes = {
+        {"/", "lrkit_version", LRKIT_VERSION},
+        {"/", "created_utc", utc_now()},
+        {"/", "command_line", c.command_line},
+        {"/", "config", c.config_text},
+        {"/", "world_size", std::to_string(world_size)},
+        {"/", "schedule_spec", c.schedule},
+        {"/", "data_path", c.data.path},
+        {"/", "desync", "data_split=" + c.dist.data_split + " dropout_seed=" + c.dist.dropout_seed +
+                            " desync_ranks=" + c.dist.desync_ranks},
+    };
+    if (c.diagnostics.enabled)
+      attributes.push_back({"/diagnostics", "cos_pairwise_method", c.diagnostics.pairwise});
+    for (const auto& set : c.eval_sets())
+      attributes.push_back({"/eval/" + set.name, "path", set.path.empty() ? c.data.path : set.path});
     log_ = std::make_unique<h5::SeriesLog>(path, columns, attributes);
     return;
   }
-  // One /train row per completed step; eval rows up to and including the resume step.
+  // One row per completed step; events up to and including the resume step.
   h5::SeriesLog::Continue keep;
-  for (const char* name : kStepColumns) keep.keep_rows[std::string("/train/") + name] = resume_step;
-  keep.keep_rows["/ranks/loss"] = keep.keep_rows["/ranks/grad_norm"] = resume_step;
-  const auto eval_steps = h5::read_series(path, "/eval/heldout/step");
-  const auto kept_evals = std::count_if(eval_steps.begin(), eval_steps.end(),
-                                        [&](double s) { return s <= static_cast<double>(resume_step); });
-  keep.keep_rows["/eval/heldout/step"] = keep.keep_rows["/eval/heldout/loss"] = kept_evals;
+  for (const auto& column : l.per_step) keep.keep_rows[column.path] = resume_step;
+  for (const auto& [step_column, values] : l.events) {
+    const auto steps = h5::read_series(path, step_column);
+    const auto kept = std::count_if(steps.begin(), steps.end(), [&](double s) { return s <= static_cast<double>(resume_step); });
+    keep.keep_rows[step_column] = kept;
+    for (const auto& v : values) keep.keep_rows[v.path] = kept;
+  }
   log_ = std::make_unique<h5::SeriesLog>(path, columns, keep);
 }
 
@@ -62,6 +96,16 @@ void RunLog::record(const StepRecord& r) {
   for (size_t i = 0; i < std::size(values); ++i) log_->append(std::string("/train/") + kStepColumns[i], values[i]);
   log_->append("/ranks/loss", r.rank_loss);
   log_->append("/ranks/grad_norm", r.rank_grad_norm);
+  if (diagnostics_) {
+    if (r.dispersion == nullptr) throw std::logic_error("RunLog::record: diagnostics enabled but no dispersion given");
+    const auto& d = *r.dispersion;
+    log_->append("/ranks/cos_to_mean", d.cos_to_mean);
+    const double metrics[] = {d.loss_std, d.loss_cv, d.loss_range, static_cast<double>(d.loss_outlier_rank),
+                              d.grad_norm_std, d.grad_norm_cv, d.inner_pairwise, d.inner_pairwise_normalized,
+                              d.cos_pairwise};
+    for (size_t i = 0; i < std::size(metrics); ++i)
+      log_->append(std::string("/diagnostics/") + kDispersionColumns[i], metrics[i]);
+  }
   if (++since_flush_ >= flush_every_) {
     log_->flush();
     since_flush_ = 0;
@@ -72,5 +116,12 @@ void RunLog::record_eval(const std::string& set, int64_t step, double loss) {
   log_->append("/eval/" + set + "/step", static_cast<double>(step));
   log_->append("/eval/" + set + "/loss", loss);
 }
+
+void RunLog::record_cos_matrix(int64_t step, const std::vector<double>& matrix) {
+  log_->append("/diagnostics/cos_matrix_step", static_cast<double>(step));
+  log_->append("/diagnostics/cos_matrix", matrix);
+}
+
+void RunLog::record_checkpoint(int64_t step) { log_->append("/checkpoints/step", static_cast<double>(step)); }
 
 }  // namespace lrkit::train

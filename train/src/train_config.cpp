@@ -32,6 +32,79 @@ void TrainConfig::validate() const {
   require(resume.empty() || init_from.empty(), "--resume and --init-from exclude each other");
   require(nproc >= 1 && nproc <= 64, "--nproc must be in [1, 64] (got " + std::to_string(nproc) + ")");
   require(dist.timeout_s >= 1 && dist.bucket_mb > 0, "dist.timeout_s must be >= 1 and dist.bucket_mb > 0");
+  require(train.precision == "fp32" || train.precision == "bf16", "train.precision must be fp32 or bf16 (got '" + train.precision + "')");
+  require(dist.data_split == "sharded" || dist.data_split == "identical",
+          "dist.data_split must be sharded or identical (got '" + dist.data_split + "')");
+  require(dist.dropout_seed == "per_rank" || dist.dropout_seed == "shared",
+          "dist.dropout_seed must be per_rank or shared (got '" + dist.dropout_seed + "')");
+  desynced_ranks(1);  // syntax only; ranks beyond the world are checked when it is known
+  require(diagnostics.pairwise == "off" || diagnostics.pairwise == "exact" || diagnostics.pairwise == "sketch",
+          "diagnostics.pairwise must be off, exact or sketch (got '" + diagnostics.pairwise + "')");
+  require(diagnostics.sketch_dim >= 16 && diagnostics.sketch_dim <= (1 << 20),
+          "diagnostics.sketch_dim must be in [16, 1048576] (got " + std::to_string(diagnostics.sketch_dim) + ")");
+  require(diagnostics.matrix_every >= 0, "diagnostics.matrix_every must be >= 0");
+  require(diagnostics.enabled || diagnostics.pairwise == "off",
+          "diagnostics.pairwise needs diagnostics.enabled = true");
+  eval_sets();
+}
+
+namespace {
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> items;
+  std::string item;
+  std::istringstream in(text);
+  while (std::getline(in, item, ',')) {
+    const auto first = item.find_first_not_of(" \t");
+    const auto last = item.find_last_not_of(" \t");
+    items.push_back(first == std::string::npos ? "" : item.substr(first, last - first + 1));
+  }
+  return items;
+}
+
+}  // namespace
+
+std::vector<EvalSet> TrainConfig::eval_sets() const {
+  std::vector<EvalSet> sets;
+  const auto items = split_list(eval.sets);
+  for (size_t i = 0; i < items.size(); ++i) {
+    const auto& item = items[i];
+    const auto equals = item.find('=');
+    EvalSet set{item.substr(0, equals), equals == std::string::npos ? "" : item.substr(equals + 1)};
+    const bool name_ok = !set.name.empty() && set.name.find_first_not_of(
+        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") == std::string::npos;
+    if (!name_ok || (equals != std::string::npos && set.path.empty()))
+      throw std::invalid_argument("eval.sets entry " + std::to_string(i + 1) + " ('" + item +
+                                  "') must be NAME or NAME=PATH with NAME of letters, digits, _ and -");
+    if (set.path.empty() && set.name != "heldout")
+      throw std::invalid_argument("eval.sets entry '" + item + "' names no file (only 'heldout' may stand alone)");
+    for (const auto& earlier : sets)
+      if (earlier.name == set.name) throw std::invalid_argument("eval.sets names '" + set.name + "' twice");
+    sets.push_back(set);
+  }
+  if (sets.empty()) throw std::invalid_argument("eval.sets is empty (the default is 'heldout')");
+  return sets;
+}
+
+std::vector<bool> TrainConfig::desynced_ranks(int64_t world_size) const {
+  std::vector<bool> flags(static_cast<size_t>(world_size), dist.desync_ranks == "all");
+  if (dist.desync_ranks == "none" || dist.desync_ranks == "all") return flags;
+  for (const auto& item : split_list(dist.desync_ranks)) {
+    size_t used = 0;
+    long rank = -1;
+    try {
+      rank = std::stol(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != item.size() || item.empty() || rank < 0)
+      throw std::invalid_argument("dist.desync_ranks must be none, all or a list of ranks like 1,3 (bad entry '" + item + "')");
+    if (world_size > 1 && rank >= world_size)
+      throw std::invalid_argument("dist.desync_ranks names rank " + item + " but there are " +
+                                  std::to_string(world_size) + " workers");
+    if (rank < world_size) flags[static_cast<size_t>(rank)] = true;
+  }
+  return flags;
 }
 
 bool parse_train_config(const std::vector<std::string>& args, TrainConfig& c, std::string& help) {
@@ -60,6 +133,15 @@ bool parse_train_config(const std::vector<std::string>& args, TrainConfig& c, st
       ("train.threads", po::value(&c.train.threads)->default_value(c.train.threads), "intra-op threads (0: all cores)")
       ("eval.every", po::value(&c.eval.every)->default_value(c.eval.every), "held-out evaluation every N steps (0: end only)")
       ("eval.batches", po::value(&c.eval.batches)->default_value(c.eval.batches), "evaluation batches")
+      ("eval.sets", po::value(&c.eval.sets)->default_value(c.eval.sets), "named sets: heldout, NAME=PATH, ...")
+      ("train.precision", po::value(&c.train.precision)->default_value(c.train.precision), "fp32 or bf16 (autocast)")
+      ("dist.data_split", po::value(&c.dist.data_split)->default_value(c.dist.data_split), "sharded or identical (control)")
+      ("dist.dropout_seed", po::value(&c.dist.dropout_seed)->default_value(c.dist.dropout_seed), "per_rank or shared")
+      ("dist.desync_ranks", po::value(&c.dist.desync_ranks)->default_value(c.dist.desync_ranks), "none, all or ranks like 1,3")
+      ("diagnostics.enabled", po::value(&c.diagnostics.enabled)->default_value(c.diagnostics.enabled), "per-step dispersion metrics")
+      ("diagnostics.pairwise", po::value(&c.diagnostics.pairwise)->default_value(c.diagnostics.pairwise), "off, exact or sketch")
+      ("diagnostics.sketch_dim", po::value(&c.diagnostics.sketch_dim)->default_value(c.diagnostics.sketch_dim), "count-sketch size")
+      ("diagnostics.matrix_every", po::value(&c.diagnostics.matrix_every)->default_value(c.diagnostics.matrix_every), "pairwise cosine matrix every N steps (0: never)")
       ("train.nonfinite", po::value(&c.train.nonfinite)->default_value(c.train.nonfinite), "on a non-finite loss: stop or skip")
       ("checkpoint.every", po::value(&c.checkpoint.every)->default_value(c.checkpoint.every), "steps between checkpoints (0: end only)")
       ("checkpoint.keep", po::value(&c.checkpoint.keep)->default_value(c.checkpoint.keep), "newest checkpoints kept")

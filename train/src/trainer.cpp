@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <memory>
 #include <numeric>
 #include <optional>
@@ -14,7 +15,10 @@
 #include "lrkit/train/checkpoint.hpp"
 #include "lrkit/train/collective.hpp"
 #include "lrkit/train/gpt.hpp"
+#include "lrkit/train/gradient_sync.hpp"
+#include "lrkit/train/rank_streams.hpp"
 #include "lrkit/train/run_log.hpp"
+#include "autocast_scope.hpp"
 
 namespace lrkit::train {
 
@@ -43,31 +47,6 @@ void apply_learning_rate(torch::optim::Optimizer& optimizer, double lr) {
   for (auto& group : optimizer.param_groups()) group.options().set_lr(lr);
 }
 
-struct GradientNorms {
-  double l2 = 0.0, l1 = 0.0;
-};
-
-// Both norms of the whole gradient (l2 for SGD-type and l1 for Adam-type
-// refinement), then PyTorch's clip_grad_norm_ rule: scale by
-// clip / (l2 + 1e-6) when that is below 1. One pass; norms before clipping.
-GradientNorms measure_and_clip(const std::vector<torch::Tensor>& parameters, double clip) {
-  std::vector<torch::Tensor> l2_parts, l1_parts;
-  for (const auto& p : parameters) {
-    if (!p.grad().defined()) continue;
-    l2_parts.push_back(p.grad().pow(2).sum());
-    l1_parts.push_back(p.grad().abs().sum());
-  }
-  if (l2_parts.empty()) return {};
-  const auto norms = torch::stack({torch::stack(l2_parts).sum().sqrt(), torch::stack(l1_parts).sum()}).to(torch::kCPU);
-  const GradientNorms out{norms[0].item<double>(), norms[1].item<double>()};
-  if (clip > 0 && clip / (out.l2 + 1e-6) < 1.0) {
-    torch::NoGradGuard no_grad;
-    for (const auto& p : parameters)
-      if (p.grad().defined()) p.grad().mul_(clip / (out.l2 + 1e-6));
-  }
-  return out;
-}
-
 // Applies --resume / --init-from; returns the step to continue from.
 int64_t restore(const TrainConfig& c, Gpt& model, torch::optim::Optimizer& optimizer, std::ostream& progress) {
   if (!c.init_from.empty()) {
@@ -92,67 +71,69 @@ int64_t restore(const TrainConfig& c, Gpt& model, torch::optim::Optimizer& optim
   return info.step;
 }
 
-// Sums gradients over ranks in flattened buckets (one collective per bucket,
-// not per parameter) and divides by the world size.
-void all_reduce_gradients(const std::vector<torch::Tensor>& parameters, Collective& collective, double bucket_mb) {
-  const auto limit = static_cast<int64_t>(bucket_mb * 1024 * 1024 / sizeof(float));
-  std::vector<torch::Tensor> bucket;
-  int64_t filled = 0;
-  auto reduce = [&] {
-    if (bucket.empty()) return;
-    std::vector<torch::Tensor> flat;
-    for (const auto& g : bucket) flat.push_back(g.reshape({-1}));
-    auto buffer = torch::cat(flat);
-    collective.all_reduce_sum(buffer);
-    buffer.div_(collective.world_size());
-    int64_t offset = 0;
-    for (auto& g : bucket) {
-      g.copy_(buffer.narrow(0, offset, g.numel()).view_as(g));
-      offset += g.numel();
-    }
-    bucket.clear();
-    filled = 0;
-  };
-  for (const auto& p : parameters) {
-    if (!p.grad().defined()) continue;
-    bucket.push_back(p.grad());
-    filled += p.grad().numel();
-    if (filled >= limit) reduce();
-  }
-  reduce();
-}
-
-double local_gradient_norm(const std::vector<torch::Tensor>& parameters) {
-  std::vector<torch::Tensor> parts;
-  for (const auto& p : parameters)
-    if (p.grad().defined()) parts.push_back(p.grad().pow(2).sum());
-  return parts.empty() ? 0.0 : torch::stack(parts).sum().sqrt().item<double>();
-}
-
-// Every rank's (loss, gradient norm) on every rank: one all-reduce of a
-// [2, world] tensor in which each rank fills its own column.
-std::pair<std::vector<double>, std::vector<double>> gather_rank_metrics(double loss, double grad_norm,
-                                                                        Collective& collective) {
-  const int world = collective.world_size();
-  auto table = torch::zeros({2, world}, torch::kDouble);
-  table[0][collective.rank()] = loss;
-  table[1][collective.rank()] = grad_norm;
-  collective.all_reduce_sum(table);
-  const auto* v = table.data_ptr<double>();
-  return {std::vector<double>(v, v + world), std::vector<double>(v + world, v + 2 * world)};
-}
-
-double evaluate(Gpt& model, const ByteCorpus& corpus, const TrainConfig& c, const torch::Device& device) {
+// Mean loss over the set's fixed evaluation windows.
+double evaluate(Gpt& model, const std::vector<uint8_t>& tokens, const TrainConfig& c, const torch::Device& device) {
   torch::NoGradGuard no_grad;
   model->eval();
+  AutocastScope autocast(device, c.train.precision == "bf16");
   double total = 0.0;
   const int64_t rows = std::max<int64_t>(c.train.batch / c.train.accumulation, 1);
   for (int64_t i = 0; i < c.eval.batches; ++i) {
-    const Batch b = evaluation_batch(corpus.heldout(), rows, c.model.context, i, c.eval.batches);
+    const Batch b = evaluation_batch(tokens, rows, c.model.context, i, c.eval.batches);
     total += model->per_sequence_loss(b.inputs.to(device), b.targets.to(device)).mean().item<double>();
   }
   model->train();
   return total / static_cast<double>(c.eval.batches);
+}
+
+struct NamedTokens {
+  std::string name;
+  std::vector<uint8_t> tokens;
+};
+
+// The evaluation sets: the training file's held-out tail and other files' tails.
+std::vector<NamedTokens> load_eval_sets(const TrainConfig& c, const ByteCorpus& corpus) {
+  std::vector<NamedTokens> sets;
+  for (const auto& set : c.eval_sets())
+    sets.push_back({set.name, set.path.empty() ? corpus.heldout()
+                                               : ByteCorpus::load(set.path, c.data.heldout, c.model.context).heldout()});
+  return sets;
+}
+
+// What one optimizer step measured, read back to the host in one transfer.
+struct StepScalars {
+  diagnostics::RankScalars ranks;
+  double grad_norm_l1 = 0.0;
+  std::vector<double> sketches;  // [world, sketch dim] row-major, when sketched this step
+};
+
+// Every rank's (loss, ||g_k||^2, g_k . g_bar[, sketch]) by one all-gather, and
+// the global norms, in one device-to-host copy.
+StepScalars gather_step_scalars(Collective& collective, const torch::Tensor& local_loss, const GradientSyncResult& sync,
+                                const GradientNorms& norms, const torch::Tensor& sketch) {
+  const auto device = local_loss.device();
+  const auto nan = torch::full({1}, std::numeric_limits<double>::quiet_NaN(), torch::TensorOptions().dtype(torch::kDouble).device(device));
+  std::vector<torch::Tensor> mine = {local_loss.reshape({1}), sync.local_sq.reshape({1}),
+                                     sync.dot_with_mean.defined() ? sync.dot_with_mean.reshape({1}) : nan};
+  if (sketch.defined()) mine.push_back(sketch);
+  const auto gathered = collective.all_gather(torch::cat(mine));  // [world, 3 (+ sketch dim)]
+  const auto host = torch::cat({gathered.reshape({-1}), norms.l2.reshape({1}), norms.l1.reshape({1}),
+                                sync.normalized_sum_sq.defined() ? sync.normalized_sum_sq.reshape({1}) : nan})
+                        .to(torch::kCPU);
+  const double* v = host.data_ptr<double>();
+  const int64_t world = gathered.size(0), width = gathered.size(1);
+  StepScalars out;
+  for (int64_t r = 0; r < world; ++r) {
+    const double* row = v + r * width;
+    out.ranks.loss.push_back(row[0]);
+    out.ranks.grad_norm.push_back(std::sqrt(row[1]));
+    if (sync.dot_with_mean.defined()) out.ranks.dot_with_mean.push_back(row[2]);
+    out.sketches.insert(out.sketches.end(), row + 3, row + width);
+  }
+  out.ranks.mean_grad_norm = v[world * width];
+  out.grad_norm_l1 = v[world * width + 1];
+  out.ranks.normalized_sum_sq = v[world * width + 2];
+  return out;
 }
 
 std::string format_duration(double seconds) {
@@ -175,18 +156,23 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress_out) {
     throw std::invalid_argument("train.batch (" + std::to_string(c.train.batch) + ") must be a multiple of workers (" +
                                 std::to_string(env.world_size) + ") x train.accumulation (" +
                                 std::to_string(c.train.accumulation) + ")");
+  c.desynced_ranks(env.world_size);  // names a rank beyond the world before anything starts
   // Each local worker gets its share of the cores, or they thrash.
   const auto cores = static_cast<int64_t>(std::max(1u, std::thread::hardware_concurrency()));
   torch::set_num_threads(static_cast<int>(c.train.threads > 0 ? c.train.threads : std::max<int64_t>(1, cores / env.local_world_size)));
   const auto collective = env.world_size > 1
                               ? make_c10d_collective(env, device, std::chrono::seconds(c.dist.timeout_s))
                               : make_single_process_collective();
+  const int world = collective->world_size();
   const bool lead = collective->rank() == 0;
+  const RankStreams streams = rank_streams(c, collective->rank(), world);  // after the group exists
   std::ostream null_stream(nullptr);
   std::ostream& progress = lead ? progress_out : null_stream;
-  torch::manual_seed(c.train.seed);  // identical initial weights on every rank
+  const bool bf16 = c.train.precision == "bf16";
 
   const ByteCorpus corpus = ByteCorpus::load(c.data.path, c.data.heldout, c.model.context);
+  const auto eval_sets = lead ? load_eval_sets(c, corpus) : std::vector<NamedTokens>();
+  torch::manual_seed(c.train.seed);  // identical initial weights on every rank
   Gpt model(c.model);
   model->to(device);
   auto optimizer = make_optimizer(model, c.optim);
@@ -194,12 +180,16 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress_out) {
   const int64_t start_step = restore(c, model, *optimizer, progress);
   std::optional<RunLog> log;  // written by rank 0 only
   if (lead) {
-    log.emplace(c, env.world_size, start_step);
+    log.emplace(c, world, start_step);
     progress << "run log: " << log->path() << std::endl;
   }
+  const GradientSyncOptions sync_options{c.dist.bucket_mb, c.diagnostics.enabled,
+                                         c.diagnostics.enabled && c.diagnostics.pairwise == "exact" && world > 1};
+  const bool sketching = c.diagnostics.enabled && world > 1 && (c.diagnostics.pairwise == "sketch" || c.diagnostics.matrix_every > 0);
+  std::optional<GradientSketch> sketch;  // the same projection on every rank
+  if (sketching) sketch.emplace(parameters, c.diagnostics.sketch_dim, derive_seed(c.train.seed, 4));
 
-  const int64_t rank_rows = c.train.batch / env.world_size;
-  const int64_t micro_rows = rank_rows / c.train.accumulation;
+  const int64_t micro_rows = c.train.batch / world / c.train.accumulation;
   const double tokens_per_step = static_cast<double>(c.train.batch * c.model.context);
   TrainSummary summary;
   const auto start = Clock::now();
@@ -207,29 +197,35 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress_out) {
   double window_loss = 0.0;
   int64_t window_steps = 0;
 
-  progress << "training on " << c.data.path << " with " << env.world_size << " worker(s): steps " << start_step
+  progress << "training on " << c.data.path << " with " << world << " worker(s): steps " << start_step
            << ".." << c.train.steps << ", schedule " << c.schedule << std::endl;
   std::string last_checkpoint;
   for (int64_t step = start_step; step < c.train.steps; ++step) {
+    // Dropout masks are a function of (rank stream, step): a resumed run draws the same ones.
+    torch::manual_seed(derive_seed(streams.dropout_seed, static_cast<uint64_t>(step)));
     optimizer->zero_grad();
     torch::Tensor local_loss = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(device));
     for (int64_t micro = 0; micro < c.train.accumulation; ++micro) {
-      const int64_t first_row = collective->rank() * rank_rows + micro * micro_rows;
-      const Batch b = sample_batch(corpus.train(), first_row, micro_rows, c.model.context, {c.train.seed, step});
-      const auto loss = model->per_sequence_loss(b.inputs.to(device), b.targets.to(device)).mean() /
-                        static_cast<double>(c.train.accumulation);
+      const Batch b = sample_batch(corpus.train(), streams.first_row + micro * micro_rows, micro_rows, c.model.context,
+                                   {streams.data_seed, step});
+      torch::Tensor loss;
+      {
+        AutocastScope autocast(device, bf16);
+        loss = model->per_sequence_loss(b.inputs.to(device), b.targets.to(device)).mean() /
+               static_cast<double>(c.train.accumulation);
+      }
       loss.backward();
-      local_loss += loss.detach();
+      local_loss += loss.detach().to(torch::kDouble);
     }
-    double step_loss = local_loss.item<double>();  // one host sync per step, not per micro-batch
-    // Each worker's loss and gradient norm before the all-reduce; the global
-    // loss is their mean, so it needs no collective of its own.
-    std::vector<double> rank_loss = {step_loss}, rank_grad_norm;
-    if (collective->world_size() > 1) {
-      std::tie(rank_loss, rank_grad_norm) = gather_rank_metrics(step_loss, local_gradient_norm(parameters), *collective);
-      step_loss = std::accumulate(rank_loss.begin(), rank_loss.end(), 0.0) / static_cast<double>(rank_loss.size());
-      all_reduce_gradients(parameters, *collective, c.dist.bucket_mb);
-    }
+    const bool sketch_now = sketching && (c.diagnostics.pairwise == "sketch" ||
+                                          (c.diagnostics.matrix_every > 0 && (step + 1) % c.diagnostics.matrix_every == 0));
+    const torch::Tensor local_sketch = sketch_now ? (*sketch)(parameters) : torch::Tensor();  // before the all-reduce
+    const GradientSyncResult sync = synchronize_gradients(parameters, *collective, sync_options);
+    const GradientNorms norms = measure_and_clip(parameters, c.optim.clip);
+    StepScalars scalars = gather_step_scalars(*collective, local_loss, sync, norms, local_sketch);
+    const auto& rank_loss = scalars.ranks.loss;
+    const double step_loss = std::accumulate(rank_loss.begin(), rank_loss.end(), 0.0) / static_cast<double>(world);
+
     const bool finite = std::isfinite(step_loss);
     if (!finite && c.train.nonfinite == "stop") {
       if (log) log->flush();
@@ -238,8 +234,6 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress_out) {
                                (last_checkpoint.empty() ? std::string("none") : last_checkpoint) +
                                " (train.nonfinite=skip skips such updates)");
     }
-    const GradientNorms norms = measure_and_clip(parameters, c.optim.clip);
-    if (rank_grad_norm.empty()) rank_grad_norm = {norms.l2};  // one worker: its norm is the global one
     const double lr = schedule(step);
     apply_learning_rate(*optimizer, lr);
     if (finite) {
@@ -247,14 +241,28 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress_out) {
     } else {
       progress << "step " << step << ": non-finite loss, update skipped" << std::endl;
     }
-    if (log) log->record({step, lr, step_loss, norms.l2, norms.l1, tokens_per_step * static_cast<double>(step + 1),
-                std::chrono::duration<double>(Clock::now() - start).count(), rank_loss, rank_grad_norm});
+    if (log) {
+      std::optional<diagnostics::StepDispersion> dispersion;
+      if (c.diagnostics.enabled) {
+        dispersion = diagnostics::step_dispersion(scalars.ranks);
+        if (!scalars.sketches.empty()) {
+          const auto matrix = diagnostics::sketch_cosine_matrix(scalars.sketches, c.diagnostics.sketch_dim, scalars.ranks.grad_norm);
+          if (c.diagnostics.pairwise == "sketch") dispersion->cos_pairwise = diagnostics::mean_off_diagonal(matrix, world);
+          if (c.diagnostics.matrix_every > 0 && (step + 1) % c.diagnostics.matrix_every == 0) log->record_cos_matrix(step + 1, matrix);
+        }
+      }
+      log->record({step, lr, step_loss, scalars.ranks.mean_grad_norm, scalars.grad_norm_l1,
+                   tokens_per_step * static_cast<double>(step + 1),
+                   std::chrono::duration<double>(Clock::now() - start).count(), rank_loss, scalars.ranks.grad_norm,
+                   dispersion ? &*dispersion : nullptr});
+    }
 
     summary.losses.push_back(step_loss);
     window_loss += step_loss;
     ++window_steps;
     const bool last = step + 1 == c.train.steps;
     if (lead && (last || (c.checkpoint.every > 0 && (step + 1) % c.checkpoint.every == 0))) {
+      log->record_checkpoint(step + 1);
       log->flush();  // the log never lags behind a checkpoint
       last_checkpoint = save_checkpoint(c.out, c.checkpoint.keep, step + 1, model, *optimizer, c.schedule);
     }
@@ -274,10 +282,13 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress_out) {
       window_steps = 0;
       window_start = now;
     }
-    if (lead && c.eval.every > 0 && (step + 1) % c.eval.every == 0 && !last) {
-      const double eval_loss = evaluate(model, corpus, c, device);
-      log->record_eval("heldout", step + 1, eval_loss);
-      progress << "eval   step " << step + 1 << "  heldout loss " << eval_loss << std::endl;
+    if (lead && (last || (c.eval.every > 0 && (step + 1) % c.eval.every == 0))) {
+      for (const auto& set : eval_sets) {
+        const double eval_loss = evaluate(model, set.tokens, c, device);
+        log->record_eval(set.name, step + 1, eval_loss);
+        summary.final_eval_losses[set.name] = eval_loss;
+        if (!last) progress << "eval   step " << step + 1 << "  " << set.name << " loss " << eval_loss << std::endl;
+      }
     }
   }
   summary.steps = c.train.steps;
@@ -285,8 +296,8 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress_out) {
   summary.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   summary.tokens_per_second = tokens_per_step * static_cast<double>(c.train.steps - start_step) / summary.seconds;
   if (lead) {
-    summary.final_eval_loss = evaluate(model, corpus, c, device);
-    log->record_eval("heldout", c.train.steps, summary.final_eval_loss);
+    summary.final_eval_loss = summary.final_eval_losses.begin()->second;
+    if (summary.final_eval_losses.count("heldout")) summary.final_eval_loss = summary.final_eval_losses["heldout"];
     log->flush();
     summary.log_path = log->path();
   }

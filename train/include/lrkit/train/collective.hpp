@@ -9,6 +9,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace lrkit::train {
 
@@ -34,9 +35,15 @@ class Collective {
   // In place; throws std::runtime_error (naming the operation) on failure or timeout.
   virtual void all_reduce_sum(torch::Tensor& tensor) = 0;
   virtual void broadcast(torch::Tensor& tensor, int root) = 0;
+  // Every rank's `local` stacked along a new first dimension: [world_size, ...].
+  virtual torch::Tensor all_gather(const torch::Tensor& local) = 0;
 };
 
 std::unique_ptr<Collective> make_single_process_collective();
+// `ranks` collectives for threads of one process, one per thread (rank i uses
+// element i): a real group without sockets, for tests and in-process replicas.
+// Every rank must call the same operations in the same order.
+std::vector<std::unique_ptr<Collective>> make_thread_group(int ranks);
 // Rendezvous through c10d::TCPStore at master_addr:master_port (rank 0 hosts
 // it), then a Gloo (CPU) or NCCL (CUDA) process group. Every operation fails
 // after `timeout` instead of hanging when a peer dies.

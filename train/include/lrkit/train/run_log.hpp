@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "lrkit/diagnostics/dispersion.hpp"
 #include "lrkit/h5/series_log.hpp"
 #include "lrkit/train/train_config.hpp"
 
@@ -15,6 +16,7 @@ struct StepRecord {
   int64_t step = 0;
   double lr = 0, loss = 0, grad_norm = 0, grad_norm_l1 = 0, tokens = 0, wall_s = 0;
   std::vector<double> rank_loss, rank_grad_norm;  // per worker, local (before the all-reduce)
+  const diagnostics::StepDispersion* dispersion = nullptr;  // required when diagnostics are enabled
 };
 
 class RunLog {
@@ -25,10 +27,14 @@ class RunLog {
   RunLog(const TrainConfig& config, int64_t world_size, int64_t resume_step = 0);
   void record(const StepRecord& row);
   void record_eval(const std::string& set, int64_t step, double loss);
+  // Row-major [world, world] pairwise cosine estimates after `step` updates.
+  void record_cos_matrix(int64_t step, const std::vector<double>& matrix);
+  void record_checkpoint(int64_t step);
   void flush() { log_->flush(); }
   const std::string& path() const { return log_->path(); }
 
  private:
+  bool diagnostics_;
   int64_t flush_every_;
   int64_t since_flush_ = 0;
   std::unique_ptr<h5::SeriesLog> log_;

@@ -33,11 +33,24 @@ struct LoopConfig {
   int64_t log_every = 10;
   int64_t threads = 0;         // LibTorch intra-op threads; 0: all cores
   std::string nonfinite = "stop";  // a non-finite loss: stop (keep the last checkpoint) or skip the update
+  std::string precision = "fp32";  // fp32 | bf16 (autocast of the forward pass; weights and optimizer stay fp32)
 };
 
 struct DistConfig {
   int64_t timeout_s = 60;   // a collective waiting longer than this fails the run
   double bucket_mb = 25.0;  // gradient all-reduce bucket size
+  // Knobs that deliberately desynchronize ranks (ALGORITHMS.md section 7):
+  std::string data_split = "sharded";     // sharded: disjoint rows of one stream | identical: every rank reads rank 0's rows
+  std::string dropout_seed = "per_rank";  // per_rank | shared: every rank draws the same dropout masks
+  std::string desync_ranks = "none";      // none | all | a list like 1,3: these ranks take their own data stream and dropout seed
+};
+
+// What the diagnostics measure every optimizer step (ALGORITHMS.md section 7).
+struct DiagnosticsConfig {
+  bool enabled = true;          // dispersion, cos_to_mean and the scalar pairwise form
+  std::string pairwise = "off"; // off | exact (one extra all-reduce) | sketch (all-gather of a count sketch)
+  int64_t sketch_dim = 4096;
+  int64_t matrix_every = 100;   // pairwise cosine matrix (from sketches) every N steps; 0: never
 };
 
 struct CheckpointConfig {
@@ -52,6 +65,13 @@ struct LogConfig {
 struct EvalConfig {
   int64_t every = 50;
   int64_t batches = 4;
+  // Comma-separated named sets: `heldout` is the training file's held-out tail;
+  // `name=path` is the held-out tail of another text file (e.g. the old corpus).
+  std::string sets = "heldout";
+};
+
+struct EvalSet {
+  std::string name, path;  // path empty: the training corpus's held-out split
 };
 
 struct TrainConfig {
@@ -63,6 +83,7 @@ struct TrainConfig {
   LogConfig log;
   CheckpointConfig checkpoint;
   DistConfig dist;
+  DiagnosticsConfig diagnostics;
   int64_t nproc = 1;      // local workers `lrkit train` starts itself
   std::string resume;     // "", "auto" (newest checkpoint in out/, if any) or a checkpoint path
   std::string init_from;  // start a new run from a checkpoint's weights
@@ -73,6 +94,10 @@ struct TrainConfig {
 
   // Checks cross-field rules; throws std::invalid_argument naming the key.
   void validate() const;
+  // eval.sets parsed; throws std::invalid_argument naming the bad entry.
+  std::vector<EvalSet> eval_sets() const;
+  // dist.desync_ranks parsed for `world_size` ranks.
+  std::vector<bool> desynced_ranks(int64_t world_size) const;
 };
 
 // Parses `--config FILE` (optional) and `--section.key=value` overrides.

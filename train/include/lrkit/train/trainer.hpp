@@ -3,7 +3,10 @@
 // the schedule -> optimizer step -> log -> (eval). Logs go to DIR/log.h5.
 #pragma once
 
+#include <map>
 #include <ostream>
+#include <string>
+#include <vector>
 
 #include "lrkit/train/train_config.hpp"
 
@@ -12,7 +15,8 @@ namespace lrkit::train {
 struct TrainSummary {
   int64_t steps = 0;
   double final_loss = 0.0;       // mean training loss of the last logged window
-  double final_eval_loss = 0.0;  // held-out loss after the last step
+  double final_eval_loss = 0.0;  // loss on the `heldout` set (else the first set) after the last step
+  std::map<std::string, double> final_eval_losses;  // every eval set after the last step (rank 0)
   double tokens_per_second = 0.0;
   double seconds = 0.0;
   std::vector<double> losses;    // training loss of every step this process ran

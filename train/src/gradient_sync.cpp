@@ -1,0 +1,127 @@
+#include "lrkit/train/gradient_sync.hpp"
+
+namespace lrkit::train {
+
+namespace {
+
+std::vector<torch::Tensor> gradients(const std::vector<torch::Tensor>& parameters) {
+  std::vector<torch::Tensor> out;
+  for (const auto& p : parameters)
+    if (p.grad().defined()) out.push_back(p.grad());
+  return out;
+}
+
+torch::Tensor sum_of(std::vector<torch::Tensor> parts, const torch::Device& device) {
+  if (parts.empty()) return torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(device));
+  return torch::stack(parts).sum().to(torch::kDouble);
+}
+
+// Groups gradients into flattened buckets of about `bucket_mb` and calls
+// reduce(flat buffer, the bucket's gradients) once per bucket.
+template <typename Reduce>
+void for_each_bucket(const std::vector<torch::Tensor>& grads, double bucket_mb, Reduce reduce) {
+  const auto limit = static_cast<int64_t>(bucket_mb * 1024 * 1024 / sizeof(float));
+  std::vector<torch::Tensor> bucket;
+  int64_t filled = 0;
+  auto flush = [&] {
+    if (bucket.empty()) return;
+    std::vector<torch::Tensor> flat;
+    for (const auto& g : bucket) flat.push_back(g.reshape({-1}));
+    reduce(torch::cat(flat), bucket);
+    bucket.clear();
+    filled = 0;
+  };
+  for (const auto& g : grads) {
+    bucket.push_back(g);
+    filled += g.numel();
+    if (filled >= limit) flush();
+  }
+  flush();
+}
+
+}  // namespace
+
+GradientSyncResult synchronize_gradients(const std::vector<torch::Tensor>& parameters, Collective& collective,
+                                         const GradientSyncOptions& options) {
+  torch::NoGradGuard no_grad;
+  const auto grads = gradients(parameters);
+  const torch::Device device = grads.empty() ? torch::Device(torch::kCPU) : grads.front().device();
+  GradientSyncResult result;
+  std::vector<torch::Tensor> squares;
+  for (const auto& g : grads) squares.push_back(g.pow(2).sum());
+  result.local_sq = sum_of(squares, device);
+  const int world = collective.world_size();
+
+  if (options.exact_pairwise) {
+    // The sum of unit gradients, reduced bucket by bucket; the local gradient stays untouched.
+    const auto inverse_norm = result.local_sq.sqrt().clamp_min(1e-30).reciprocal();
+    std::vector<torch::Tensor> parts;
+    for_each_bucket(grads, options.bucket_mb, [&](torch::Tensor flat, const std::vector<torch::Tensor>&) {
+      flat.mul_(inverse_norm.to(flat.dtype()));
+      if (world > 1) collective.all_reduce_sum(flat);
+      parts.push_back(flat.pow(2).sum());
+    });
+    result.normalized_sum_sq = sum_of(parts, device);
+  }
+
+  std::vector<torch::Tensor> dots;
+  for_each_bucket(grads, options.bucket_mb, [&](torch::Tensor flat, const std::vector<torch::Tensor>& bucket) {
+    if (world > 1) {
+      collective.all_reduce_sum(flat);
+      flat.div_(world);
+    }
+    int64_t offset = 0;
+    for (const auto& g : bucket) {
+      const auto mean = flat.narrow(0, offset, g.numel());
+      if (options.dot_with_mean) dots.push_back(torch::dot(g.reshape({-1}), mean));
+      if (world > 1) g.copy_(mean.view_as(g));
+      offset += g.numel();
+    }
+  });
+  if (options.dot_with_mean) result.dot_with_mean = sum_of(dots, device);
+  return result;
+}
+
+GradientNorms measure_and_clip(const std::vector<torch::Tensor>& parameters, double clip) {
+  torch::NoGradGuard no_grad;
+  const auto grads = gradients(parameters);
+  const torch::Device device = grads.empty() ? torch::Device(torch::kCPU) : grads.front().device();
+  std::vector<torch::Tensor> l2_parts, l1_parts;
+  for (const auto& g : grads) {
+    l2_parts.push_back(g.pow(2).sum());
+    l1_parts.push_back(g.abs().sum());
+  }
+  GradientNorms norms{sum_of(l2_parts, device).sqrt(), sum_of(l1_parts, device)};
+  if (clip > 0 && !grads.empty()) {
+    // No host sync: multiplying by exactly 1 leaves unclipped gradients bit for bit.
+    const auto scale = (clip / (norms.l2 + 1e-6)).clamp_max(1.0);
+    for (auto& g : grads) g.mul_(scale.to(g.dtype()));
+  }
+  return norms;
+}
+
+GradientSketch::GradientSketch(const std::vector<torch::Tensor>& parameters, int64_t dim, uint64_t seed) : dim_(dim) {
+  if (dim < 1) throw std::invalid_argument("sketch dimension must be >= 1 (got " + std::to_string(dim) + ")");
+  auto generator = at::make_generator<at::CPUGeneratorImpl>(seed);
+  for (const auto& p : parameters) {
+    buckets_.push_back(torch::randint(0, dim, {p.numel()}, generator, torch::kLong).to(p.device()));
+    signs_.push_back((torch::randint(0, 2, {p.numel()}, generator, torch::kFloat) * 2 - 1).to(p.device()).to(p.dtype()));
+  }
+}
+
+torch::Tensor GradientSketch::operator()(const std::vector<torch::Tensor>& parameters) const {
+  torch::NoGradGuard no_grad;
+  if (parameters.size() != buckets_.size())
+    throw std::invalid_argument("sketch built for " + std::to_string(buckets_.size()) + " parameters, given " +
+                                std::to_string(parameters.size()));
+  const auto device = parameters.empty() ? torch::Device(torch::kCPU) : parameters.front().device();
+  auto sketch = torch::zeros({dim_}, torch::TensorOptions().dtype(torch::kFloat).device(device));
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    const auto& g = parameters[i].grad();
+    if (!g.defined()) continue;
+    sketch.index_add_(0, buckets_[i], (g.reshape({-1}) * signs_[i]).to(torch::kFloat));
+  }
+  return sketch.to(torch::kDouble);
+}
+
+}  // namespace lrkit::train
