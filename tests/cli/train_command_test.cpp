@@ -82,41 +82,123 @@ TEST(TrainCommand, RunsUnderTheRealTorchrunLauncher) {
   expect_same_losses(one + "/log.h5", two + "/log.h5");
 }
 
-TEST(TrainCommand, AKilledWorkerStopsItsPeerWithAClearMessage) {
-  const auto dir = out_dir("dp_killed");
+// Starts `lrkit train --nproc 2` on a long run in the background, waits until
+// both workers are training, does `to_rank_1` to worker 1 and returns how
+// long the launcher took to exit, its status and its output.
+struct FailedRun {
+  double seconds = 0;
+  int status = 0;
+  std::string output;
+};
+
+template <typename Action>
+FailedRun fail_worker_one(const std::string& name, Action to_rank_1) {
+  const auto dir = out_dir(name);
   const std::string log = dir + ".txt";
+  FailedRun result;
   const pid_t launcher = fork();
-  ASSERT_GE(launcher, 0);
+  if (launcher < 0) return result;
   if (launcher == 0) {
     const std::string cmd = std::string(LRKIT_BINARY) + " train --config " + tiny_config() +
-                            " --train.steps=100000 --nproc 2 --dist.timeout_s=20 --out " + dir + " > " + log + " 2>&1";
+                            " --train.steps=100000 --nproc 2 --dist.timeout_s=5 --out " + dir + " > " + log + " 2>&1";
     execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
-  // Wait for the workers to be training, then kill rank 1.
   std::string workers;
   for (int i = 0; i < 200 && std::count(workers.begin(), workers.end(), '\n') < 2; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     workers = run_command("pgrep -P " + std::to_string(launcher)).out;
   }
-  ASSERT_EQ(std::count(workers.begin(), workers.end(), '\n'), 2) << workers;
+  EXPECT_EQ(std::count(workers.begin(), workers.end(), '\n'), 2) << workers;
   std::this_thread::sleep_for(std::chrono::seconds(2));
   const pid_t second = std::stoi(workers.substr(workers.find('\n') + 1));
-  kill(second, SIGKILL);
-  int status = 0;
+  to_rank_1(second);
   const auto start = std::chrono::steady_clock::now();
-  waitpid(launcher, &status, 0);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 0);
-  const auto output = run_command("cat " + log).out;
-  EXPECT_NE(output.find("failed"), std::string::npos) << output;
-  EXPECT_LT(seconds, 60.0) << "the launcher must not hang on a dead worker";
+  waitpid(launcher, &result.status, 0);
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.output = run_command("cat " + log).out;
+  kill(second, SIGKILL);  // never leave a stopped worker behind, whatever happened
+  return result;
+}
+
+TEST(TrainCommand, AKilledWorkerStopsItsPeerWithAClearMessage) {
+  const auto r = fail_worker_one("dp_killed", [](pid_t worker) { kill(worker, SIGKILL); });
+  EXPECT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) != 0);
+  EXPECT_NE(r.output.find("failed"), std::string::npos) << r.output;
+  EXPECT_LT(r.seconds, 30.0) << "the launcher must not hang on a dead worker";
+}
+
+TEST(TrainCommand, AHungWorkerFailsTheRunWithinTheTimeout) {
+  // SIGSTOP: the worker is alive but never answers, the case a timeout exists for.
+  const auto r = fail_worker_one("dp_hung", [](pid_t worker) { kill(worker, SIGSTOP); });
+  EXPECT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) != 0);
+  EXPECT_NE(r.output.find("hung for more than 5 s"), std::string::npos) << r.output;
+  EXPECT_LT(r.seconds, 30.0) << "dist.timeout_s=5 plus the launcher's 5 s grace";
+}
+
+TEST(TrainCommand, TwoWorkerRunResumesBitForBitWithDropout) {
+  const auto dir = out_dir("dp_resume");
+  const std::string args = "train --config " + tiny_config() + " --nproc 2 --model.dropout=0.2 --checkpoint.every=6 --out " + dir;
+  auto r = run_lrkit(args);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto full = lrkit::h5::read_series(dir + "/log.h5", "/train/loss");
+  const auto full_ranks = lrkit::h5::read_matrix(dir + "/log.h5", "/ranks/loss");
+  ASSERT_EQ(full.size(), 12u);
+  std::filesystem::remove(dir + "/checkpoints/step_0000000012.pt");
+  r = run_lrkit(args + " --resume auto");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("at step 6"), std::string::npos) << r.out;
+  EXPECT_EQ(lrkit::h5::read_series(dir + "/log.h5", "/train/loss"), full);
+  EXPECT_EQ(lrkit::h5::read_matrix(dir + "/log.h5", "/ranks/loss").values, full_ranks.values);
+  EXPECT_EQ(lrkit::h5::read_series(dir + "/log.h5", "/checkpoints/step"), (std::vector<double>{6, 12}));
+}
+
+TEST(TrainCommand, DiagnosticsAgreeAcrossTheirFormsOverGloo) {
+  const auto dir = out_dir("dp_diag");
+  const auto r = run_lrkit("train --config " + tiny_config() +
+                           " --nproc 2 --diagnostics.pairwise=exact --diagnostics.matrix_every=4 --out " + dir);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const std::string log = dir + "/log.h5";
+  const auto norms = lrkit::h5::read_matrix(log, "/ranks/grad_norm");
+  const auto inner = lrkit::h5::read_series(log, "/diagnostics/inner_pairwise");
+  const auto exact = lrkit::h5::read_series(log, "/diagnostics/cos_pairwise");
+  const auto matrix = lrkit::h5::read_matrix(log, "/diagnostics/cos_matrix");
+  ASSERT_EQ(exact.size(), 12u);
+  // Two workers: the exact mean pairwise cosine is cos(g0, g1) = (g0 . g1) / (|g0| |g1|),
+  // and the scalar form gives g0 . g1 without any extra communication.
+  for (size_t i = 0; i < exact.size(); ++i) {
+    const auto row = static_cast<int64_t>(i);
+    EXPECT_NEAR(exact[i], inner[i] / (norms.at(row, 0) * norms.at(row, 1)), 1e-4) << "step " << i;
+    EXPECT_GT(exact[i], -1.0);
+    EXPECT_LT(exact[i], 0.999);
+  }
+  EXPECT_EQ(lrkit::h5::read_series(log, "/diagnostics/cos_matrix_step"), (std::vector<double>{4, 8, 12}));
+  ASSERT_EQ(matrix.columns, 4);
+  for (int64_t k = 0; k < matrix.rows; ++k) {
+    EXPECT_EQ(matrix.at(k, 0), 1.0);
+    EXPECT_NEAR(matrix.at(k, 1), exact[static_cast<size_t>(4 * k + 3)], 0.08) << "sketch estimate at matrix row " << k;
+  }
+}
+
+TEST(TrainCommand, IdenticalDataOnAllRanksIsTheZeroDispersionControl) {
+  const auto dir = out_dir("dp_identical");
+  const auto r = run_lrkit("train --config " + tiny_config() +
+                           " --nproc 2 --dist.data_split=identical --dist.dropout_seed=shared --model.dropout=0.1"
+                           " --diagnostics.pairwise=exact --out " + dir);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const std::string log = dir + "/log.h5";
+  for (double s : lrkit::h5::read_series(log, "/diagnostics/loss_std")) EXPECT_EQ(s, 0.0);
+  for (double s : lrkit::h5::read_series(log, "/diagnostics/grad_norm_std")) EXPECT_EQ(s, 0.0);
+  for (double c : lrkit::h5::read_series(log, "/diagnostics/cos_pairwise")) EXPECT_NEAR(c, 1.0, 1e-5);
+  for (double c : lrkit::h5::read_matrix(log, "/ranks/cos_to_mean").values) EXPECT_NEAR(c, 1.0, 1e-5);
 }
 
 TEST(TrainCommand, BadInputExitsTwoWithOneLine) {
   for (const char* args : {"train --train.stepz=3", "train --data.path=/nonexistent.txt",
                                   "train --config /nonexistent.cfg", "train --nproc 0",
-                                  "train --schedule.spec='cosine(peak=-1)'", "train --resume /nonexistent.pt"}) {
+                                  "train --schedule.spec='cosine(peak=-1)'", "train --resume /nonexistent.pt",
+                                  "train --dist.desync_ranks=one", "train --eval.sets=old",
+                                  "train --diagnostics.pairwise=full"}) {
     const auto r = run_lrkit(std::string(args) + " --out " + out_dir("bad"));
     EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
     EXPECT_EQ(lrkit::testing::count_lines(r.out), 1) << args << "\n" << r.out;

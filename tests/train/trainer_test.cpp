@@ -78,6 +78,44 @@ TEST(Trainer, AccumulationSplitGivesTheSameLosses) {
   for (size_t i = 0; i < whole.losses.size(); ++i) EXPECT_NEAR(split.losses[i], whole.losses[i], 1e-5) << i;
 }
 
+TEST(Trainer, NamedEvalSetsAreEvaluatedAndLoggedSeparately) {
+  std::ostringstream log;
+  auto c = tiny_config();
+  std::string other;
+  for (int i = 0; i < 300; ++i) other += "Four score and seven years ago our fathers brought forth " + std::to_string(i) + "\n";
+  c.eval.sets = "heldout, speeches=" + lrkit::testing::write_text("speeches.txt", other);
+  c.eval.every = 10;
+  c.out = (lrkit::testing::scratch_dir() / "eval_sets").string();
+  const auto s = run_training(c, log);
+  ASSERT_EQ(s.final_eval_losses.size(), 2u);
+  EXPECT_EQ(s.final_eval_loss, s.final_eval_losses.at("heldout"));
+  // Trained on the Gospel sentence, the model finds the speech much less predictable.
+  EXPECT_GT(s.final_eval_losses.at("speeches"), s.final_eval_losses.at("heldout") + 0.2);
+  for (const char* set : {"heldout", "speeches"}) {
+    EXPECT_EQ(lrkit::h5::read_series(s.log_path, std::string("/eval/") + set + "/step"), (std::vector<double>{10, 20, 30}));
+    EXPECT_EQ(lrkit::h5::read_series(s.log_path, std::string("/eval/") + set + "/loss").back(), s.final_eval_losses.at(set));
+  }
+  EXPECT_NE(log.str().find("speeches loss"), std::string::npos) << log.str();
+
+  c.eval.sets = "heldout, speeches=/nonexistent.txt";
+  EXPECT_THROW(run_training(c, log), CorpusError);
+  c.eval.sets = "heldout, heldout";
+  EXPECT_THROW(run_training(c, log), std::invalid_argument);
+}
+
+TEST(Trainer, Bf16AutocastTrainsCloseToFp32) {
+  std::ostringstream log;
+  auto c = tiny_config();
+  c.train.steps = 20;
+  const auto fp32 = run_training(c, log);
+  c.train.precision = "bf16";  // CPU autocast here; CUDA autocast on GPUs
+  const auto bf16 = run_training(c, log);
+  ASSERT_EQ(bf16.losses.size(), fp32.losses.size());
+  EXPECT_NE(bf16.losses, fp32.losses) << "autocast must change the arithmetic";
+  for (size_t i = 0; i < fp32.losses.size(); ++i) EXPECT_NEAR(bf16.losses[i], fp32.losses[i], 0.05 * fp32.losses[i]) << i;
+  EXPECT_LT(bf16.losses.back(), bf16.losses.front() - 0.5);
+}
+
 TEST(Trainer, BadInputsNameTheProblem) {
   std::ostringstream log;
   auto c = tiny_config();

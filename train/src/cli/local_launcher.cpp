@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <iostream>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 
@@ -62,12 +63,24 @@ int launch_local_workers(const std::vector<std::string>& command_args, int worke
     pids.push_back(pid);
   }
 
+  // After the first failure the others get SIGTERM (and SIGCONT, so a stopped
+  // worker can act on it), then SIGKILL once the grace period is over: a hung
+  // worker never keeps the launcher waiting.
+  constexpr auto kGrace = std::chrono::seconds(5);
   int result = 0;
   size_t running = pids.size();
+  std::optional<std::chrono::steady_clock::time_point> kill_at;
   while (running > 0) {
     int status = 0;
-    const pid_t done = ::waitpid(-1, &status, 0);
+    const pid_t done = ::waitpid(-1, &status, kill_at ? WNOHANG : 0);
     if (done < 0) break;
+    if (done == 0) {
+      if (std::chrono::steady_clock::now() >= *kill_at)
+        for (pid_t other : pids)
+          if (other > 0) ::kill(other, SIGKILL);
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      continue;
+    }
     for (size_t rank = 0; rank < pids.size(); ++rank) {
       if (pids[rank] != done) continue;
       pids[rank] = 0;
@@ -77,7 +90,11 @@ int launch_local_workers(const std::vector<std::string>& command_args, int worke
         std::cerr << "lrkit train: worker " << rank << " failed (exit " << result
                   << "); stopping the other workers" << std::endl;
         for (pid_t other : pids)
-          if (other > 0) ::kill(other, SIGTERM);
+          if (other > 0) {
+            ::kill(other, SIGTERM);
+            ::kill(other, SIGCONT);
+          }
+        kill_at = std::chrono::steady_clock::now() + kGrace;
       }
     }
   }
