@@ -2,19 +2,26 @@
 # Side by side, in one run: tokens/s of `lrkit train` and of the plain PyTorch
 # loop (bench/pytorch_loop.py, Debian's python3-torch) on the same model,
 # batch, optimizer and corpus; alternated ROUNDS times, then the ratio of medians.
-# Usage: bench/train_vs_pytorch.sh [ROUNDS] [STEPS]   (needs a build and data/kjv.txt)
+# With NPROC > 1: `lrkit train --nproc NPROC` against PyTorch DistributedDataParallel
+# under Debian's torchrun, both over Gloo with one intra-op thread per worker.
+# Usage: bench/train_vs_pytorch.sh [ROUNDS] [STEPS] [NPROC]   (needs a build and data/kjv.txt)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-3}
 steps=${2:-200}
+nproc=${3:-1}
+pytorch=(/usr/bin/python3 bench/pytorch_loop.py)
+# --redirects/--tee 1: Debian's torch 1.13 launcher fails under Python 3.11 with its default 0.
+((nproc > 1)) && pytorch=(/usr/bin/python3 -m torch.distributed.run --redirects 1 --tee 1 --nproc_per_node "$nproc"
+                          --master_port 29731 bench/pytorch_loop.py)
 lrkit_rates=() torch_rates=()
 for ((i = 0; i < rounds; i++)); do
   line=$(build/train/lrkit train --config configs/quickstart.cfg --train.steps="$steps" --eval.every=0 \
-           --train.log_every="$steps" | grep '^done:')
+           --train.log_every="$steps" --nproc "$nproc" | grep '^done:')
   lrkit_rates+=("$(sed -E 's/.* ([0-9]+) tok\/s.*/\1/' <<<"$line")")
-  torch_rates+=("$(/usr/bin/python3 bench/pytorch_loop.py --steps "$steps" | sed -E 's/.*tokens_per_second=([0-9]+).*/\1/')")
+  torch_rates+=("$("${pytorch[@]}" --steps "$steps" | grep tokens_per_second | sed -E 's/.*tokens_per_second=([0-9]+).*/\1/')")
   echo "round $((i + 1)): lrkit ${lrkit_rates[-1]} tok/s, pytorch ${torch_rates[-1]} tok/s"
 done
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR + 1) / 2)]}'; }
 l=$(median "${lrkit_rates[@]}") t=$(median "${torch_rates[@]}")
-echo "median: lrkit $l tok/s, pytorch $t tok/s, ratio lrkit/pytorch $(awk -v l="$l" -v t="$t" 'BEGIN {printf "%.2f", l / t}')"
+echo "$nproc worker(s), median: lrkit $l tok/s, pytorch $t tok/s, ratio lrkit/pytorch $(awk -v l="$l" -v t="$t" 'BEGIN {printf "%.2f", l / t}')"
