@@ -47,9 +47,15 @@ Batch sample_batch(const std::vector<uint8_t>& tokens, int64_t first_row, int64_
                    const BatchKey& key) {
   const uint64_t step_key = mix(mix(key.seed) ^ static_cast<uint64_t>(key.step));
   const auto span = static_cast<uint64_t>(tokens.size()) - static_cast<uint64_t>(context);
+  uint64_t region_start = 0, region = span;
+  if (key.locality > 0 && static_cast<uint64_t>(key.locality) < span) {
+    region = static_cast<uint64_t>(key.locality);
+    region_start = (mix(step_key ^ 0x5bd1e995ULL) % (span / region)) * region;
+  }
   std::vector<int64_t> offsets(static_cast<size_t>(rows));
   for (int64_t r = 0; r < rows; ++r)
-    offsets[static_cast<size_t>(r)] = static_cast<int64_t>(mix(step_key ^ static_cast<uint64_t>(first_row + r)) % span);
+    offsets[static_cast<size_t>(r)] =
+        static_cast<int64_t>(region_start + mix(step_key ^ static_cast<uint64_t>(first_row + r)) % region);
   return windows(tokens, context, offsets);
 }
 

@@ -17,6 +17,7 @@ void TrainConfig::validate() const {
   require(optim.name == "adamw" || optim.name == "sgd", "optim.name must be adamw or sgd (got '" + optim.name + "')");
   require(optim.weight_decay >= 0, "optim.weight_decay must be >= 0");
   require(optim.clip >= 0, "optim.clip must be >= 0 (0 disables clipping)");
+  require(data.locality >= 0, "data.locality must be >= 0 bytes (got " + std::to_string(data.locality) + ")");
   require(train.steps >= 1, "train.steps must be >= 1 (got " + std::to_string(train.steps) + ")");
   require(train.batch >= 1, "train.batch must be >= 1 (got " + std::to_string(train.batch) + ")");
   require(train.accumulation >= 1 && train.batch % train.accumulation == 0,
@@ -117,6 +118,7 @@ bool parse_train_config(const std::vector<std::string>& args, TrainConfig& c, st
       ("model.dropout", po::value(&c.model.dropout)->default_value(c.model.dropout), "dropout probability")
       ("data.path", po::value(&c.data.path)->default_value(c.data.path), "text file (bytes are tokens)")
       ("data.heldout", po::value(&c.data.heldout)->default_value(c.data.heldout), "held-out fraction (the file's tail)")
+      ("data.locality", po::value(&c.data.locality)->default_value(c.data.locality), "bytes: each step's batch from one region (0: anywhere)")
       ("optim.name", po::value(&c.optim.name)->default_value(c.optim.name), "adamw or sgd")
       ("optim.weight_decay", po::value(&c.optim.weight_decay)->default_value(c.optim.weight_decay), "on matrices only")
       ("optim.beta1", po::value(&c.optim.beta1)->default_value(c.optim.beta1), "AdamW beta1")

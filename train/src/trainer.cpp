@@ -207,7 +207,7 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress_out) {
     torch::Tensor local_loss = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(device));
     for (int64_t micro = 0; micro < c.train.accumulation; ++micro) {
       const Batch b = sample_batch(corpus.train(), streams.first_row + micro * micro_rows, micro_rows, c.model.context,
-                                   {streams.data_seed, step});
+                                   {streams.data_seed, step, c.data.locality});
       torch::Tensor loss;
       {
         AutocastScope autocast(device, bf16);

@@ -15,6 +15,7 @@ constexpr const char* kUsage =
     "commands:\n"
     "  schedule SPEC   print, summarize, plot or export a learning-rate schedule\n"
     "  train           train the reference GPT on a byte corpus\n"
+    "  diagnose LOG    worker dispersion report for a run log or a per-rank CSV/JSON-lines log\n"
     "\n"
     "Run 'lrkit <command> --help' for a command's options.\n";
 
@@ -26,6 +27,7 @@ struct Command {
 const Command kCommands[] = {
     {"schedule", lrkit::cli::run_schedule_command},
     {"train", lrkit::cli::run_train_command},
+    {"diagnose", lrkit::cli::run_diagnose_command},
 };
 
 }  // namespace

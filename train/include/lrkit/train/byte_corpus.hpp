@@ -22,6 +22,10 @@ class CorpusError : public std::runtime_error {
 struct BatchKey {
   uint64_t seed = 0;
   int64_t step = 0;
+  // 0: windows from anywhere in the corpus. L > 0: a document-ordered stream,
+  // every row of the step drawn from one region of L bytes chosen by (seed, step),
+  // so ranks that share a seed read related text and a rank with its own seed does not.
+  int64_t locality = 0;
 };
 
 class ByteCorpus {

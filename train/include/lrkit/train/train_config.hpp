@@ -14,6 +14,7 @@ namespace lrkit::train {
 struct DataConfig {
   std::string path = "data/kjv.txt";
   double heldout = 0.05;
+  int64_t locality = 0;  // bytes; > 0: each step's batch comes from one region of this size (see BatchKey)
 };
 
 struct OptimConfig {

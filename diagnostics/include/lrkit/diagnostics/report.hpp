@@ -1,0 +1,69 @@
+// `lrkit diagnose`: from per-rank signals to a report a person can act on
+// (ALGORITHMS.md sections 7 and 9): how smooth the global loss is versus how
+// worker dispersion moves, windows where dispersion jumps or consistency
+// drops, persistently outlying ranks, loss and gradient-norm spikes, and a
+// one-line verdict.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "lrkit/diagnostics/rank_log.hpp"
+
+namespace lrkit::diagnostics {
+
+struct ReportOptions {
+  int64_t window = 50;        // trailing window of the robust z-scores (steps)
+  double jump_z = 5.0;        // a dispersion jump / consistency drop: robust z beyond this
+  double spike_z = 6.0;       // a loss or gradient-norm spike: robust z above this
+  double outlier_z = 4.0;     // a persistent outlier: binomial z of "most extreme rank" counts above this
+  int64_t skip = 0;           // steps ignored at the start (warmup transients)
+};
+
+// A per-step series the report looks at, summarized.
+struct MetricSummary {
+  std::string name;
+  double mean = 0, early = 0, late = 0;  // mean over the run; medians of the first and last quarter
+  double roughness = 0;                  // robust relative wiggle around the trend
+};
+
+struct FlaggedWindow {
+  std::string metric;  // e.g. loss_std (a jump) or consistency (a drop)
+  double first_step = 0, last_step = 0, peak_step = 0;
+  double peak_z = 0;
+};
+
+struct OutlierRank {
+  int64_t rank = 0;
+  std::string metric;        // loss (highest), grad_norm (highest) or cos_to_mean (lowest)
+  double fraction = 0;       // of steps on which it was the most extreme rank
+  double expected = 0;       // 1 / ranks
+  double z = 0;              // binomial z-score of the count
+};
+
+struct Spike {
+  std::string series;  // loss or grad_norm
+  double step = 0, value = 0, z = 0;
+};
+
+struct Report {
+  std::string source;
+  int64_t ranks = 0, steps = 0;
+  ReportOptions options;
+  std::string consistency_metric;  // what "consistency" means for this log (or empty)
+  MetricSummary loss;              // global loss (mean over ranks)
+  std::vector<MetricSummary> dispersion;  // loss_std, loss_cv, grad_norm_std, consistency
+  std::vector<FlaggedWindow> windows;
+  std::vector<OutlierRank> outliers;
+  std::vector<Spike> spikes;
+  std::string verdict;
+};
+
+// Throws RankLogError when the log is too short for the window.
+Report analyze(const RankLog& log, const ReportOptions& options = ReportOptions());
+
+std::string format_text(const Report& report);
+std::string format_json(const Report& report);
+
+}  // namespace lrkit::diagnostics

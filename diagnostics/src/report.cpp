@@ -1,0 +1,287 @@
+#include "lrkit/diagnostics/report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <sstream>
+
+#include "lrkit/diagnostics/robust.hpp"
+
+namespace lrkit::diagnostics {
+
+namespace {
+
+struct Series {
+  std::string name;
+  std::vector<double> values;
+  bool low_is_bad = false;  // consistency: drops are the anomaly
+};
+
+double population_std(const double* v, int64_t n) {
+  double mean = 0;
+  for (int64_t i = 0; i < n; ++i) mean += v[i] / static_cast<double>(n);
+  double var = 0;
+  for (int64_t i = 0; i < n; ++i) var += (v[i] - mean) * (v[i] - mean) / static_cast<double>(n);
+  return std::sqrt(var);
+}
+
+MetricSummary summarize(const std::string& name, const std::vector<double>& x, int64_t window) {
+  const size_t quarter = std::max<size_t>(1, x.size() / 4);
+  return {name, mean_of(x), median(std::vector<double>(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(quarter))),
+          median(std::vector<double>(x.end() - static_cast<std::ptrdiff_t>(quarter), x.end())), roughness(x, window)};
+}
+
+// Steps whose z passes the threshold, merged into windows when closer than
+// window / 5. Dispersions are positive and right-skewed (a std of a few
+// samples), so they are scored on a log scale; a jump is then a jump in ratio.
+// Scale floors: 0.05 in log (5 %) for dispersions, 0.01 for cosines.
+std::vector<FlaggedWindow> flag_windows(const Series& s, const std::vector<double>& steps, const ReportOptions& o) {
+  std::vector<double> scored = s.values;
+  if (!s.low_is_bad)
+    for (auto& x : scored) x = x > 0 ? std::log(x) : NAN;  // exactly 0 (identical ranks): nothing to score
+  const auto z = trailing_robust_z(scored, o.window, o.window / 2, s.low_is_bad ? 0.01 : 0.05);
+  std::vector<FlaggedWindow> windows;
+  const auto gap = static_cast<size_t>(std::max<int64_t>(1, o.window / 5));
+  size_t last_flag = 0;
+  for (size_t t = 0; t < z.size(); ++t) {
+    const double signed_z = s.low_is_bad ? -z[t] : z[t];
+    if (std::isnan(signed_z) || signed_z <= o.jump_z) continue;
+    if (windows.empty() || t - last_flag > gap) windows.push_back({s.name, steps[t], steps[t], steps[t], z[t]});
+    auto& w = windows.back();
+    w.last_step = steps[t];
+    if (std::fabs(z[t]) > std::fabs(w.peak_z)) {
+      w.peak_z = z[t];
+      w.peak_step = steps[t];
+    }
+    last_flag = t;
+  }
+  return windows;
+}
+
+// Which rank is most extreme at each step, counted; flagged when the count is
+// far above the 1/N a rank gets by chance (binomial z).
+void find_outliers(const RankLog& log, size_t first, const std::vector<double>& m, const std::string& metric, bool lowest,
+                   const ReportOptions& o, std::vector<OutlierRank>& out) {
+  if (m.empty() || log.ranks < 2) return;
+  std::vector<double> counts(static_cast<size_t>(log.ranks), 0.0);
+  double steps = 0;
+  for (size_t t = first; t < log.size(); ++t) {
+    int64_t best = 0;
+    bool tie = false;
+    for (int64_t r = 1; r < log.ranks; ++r) {
+      const double a = log.at(m, t, r), b = log.at(m, t, best);
+      if (a == b) tie = true;
+      if (lowest ? a < b : a > b) {
+        best = r;
+        tie = false;
+      }
+    }
+    if (tie || std::isnan(log.at(m, t, best))) continue;  // identical ranks: nobody is out
+    counts[static_cast<size_t>(best)] += 1;
+    steps += 1;
+  }
+  if (steps < 10) return;
+  const double p = 1.0 / static_cast<double>(log.ranks);
+  for (int64_t r = 0; r < log.ranks; ++r) {
+    const double c = counts[static_cast<size_t>(r)];
+    const double z = (c - steps * p) / std::sqrt(steps * p * (1 - p));
+    if (z > o.outlier_z) out.push_back({r, metric, c / steps, p, z});
+  }
+}
+
+std::string number(double x, const char* format = "%.4g") {
+  if (std::isnan(x)) return "n/a";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, x);
+  return buf;
+}
+
+std::string json_number(double x) {
+  if (!std::isfinite(x)) return "null";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", x);
+  return buf;
+}
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string verdict(const Report& r) {
+  std::vector<std::string> findings;
+  int jumps = 0, drops = 0;
+  for (const auto& w : r.windows) (w.metric == "consistency" ? drops : jumps) += 1;
+  const bool smooth = !std::isnan(r.loss.roughness) && r.loss.roughness < 0.02;
+  if (jumps + drops > 0) {
+    std::string what = std::to_string(jumps) + " dispersion jump(s) and " + std::to_string(drops) + " consistency drop(s)";
+    findings.push_back(smooth ? "silent inconsistency: " + what + " while the global loss stayed smooth (roughness " +
+                                    number(100 * r.loss.roughness, "%.2f") + " %)"
+                              : what);
+  }
+  std::map<int64_t, std::vector<std::string>> by_rank;
+  for (const auto& o : r.outliers) by_rank[o.rank].push_back(o.metric);
+  for (const auto& [rank, metrics] : by_rank) {
+    std::string list;
+    for (const auto& m : metrics) list += (list.empty() ? "" : ", ") + m;
+    findings.push_back("rank " + std::to_string(rank) + " is a persistent outlier (" + list + ")");
+  }
+  int loss_spikes = 0, norm_spikes = 0;
+  for (const auto& s : r.spikes) (s.series == "loss" ? loss_spikes : norm_spikes) += 1;
+  if (loss_spikes + norm_spikes > 0)
+    findings.push_back(std::to_string(loss_spikes) + " loss spike(s), " + std::to_string(norm_spikes) + " gradient-norm spike(s)");
+  if (findings.empty()) return "consistent: no dispersion jumps, no consistency drops, no outlier ranks, no spikes";
+  std::string line;
+  for (const auto& f : findings) line += (line.empty() ? "" : "; ") + f;
+  return line;
+}
+
+}  // namespace
+
+Report analyze(const RankLog& log, const ReportOptions& o) {
+  if (o.window < 4 || o.skip < 0 || !(o.jump_z > 0) || !(o.spike_z > 0) || !(o.outlier_z > 0))
+    throw RankLogError("diagnose options: window must be >= 4, skip >= 0 and every threshold > 0");
+  const auto first = static_cast<size_t>(o.skip);
+  if (log.size() < first + static_cast<size_t>(o.window))
+    throw RankLogError(log.source + ": " + std::to_string(log.size()) + " steps, too few for --skip " +
+                       std::to_string(o.skip) + " and a window of " + std::to_string(o.window) + " steps");
+  Report r;
+  r.source = log.source;
+  r.ranks = log.ranks;
+  r.steps = static_cast<int64_t>(log.size() - first);
+  r.options = o;
+
+  std::vector<double> steps(log.steps.begin() + static_cast<std::ptrdiff_t>(first), log.steps.end());
+  std::vector<double> loss, loss_std, loss_cv, norm_std, consistency, global_norm;
+  const auto n = log.ranks;
+  for (size_t t = first; t < log.size(); ++t) {
+    const double* l = &log.loss[t * static_cast<size_t>(n)];
+    const double* g = &log.grad_norm[t * static_cast<size_t>(n)];
+    double mean = 0, mean_norm = 0;
+    for (int64_t k = 0; k < n; ++k) {
+      mean += l[k] / static_cast<double>(n);
+      mean_norm += g[k] / static_cast<double>(n);
+    }
+    loss.push_back(mean);
+    loss_std.push_back(population_std(l, n));
+    loss_cv.push_back(mean != 0 ? loss_std.back() / std::fabs(mean) : NAN);
+    norm_std.push_back(population_std(g, n));
+    global_norm.push_back(log.global_grad_norm.empty() ? mean_norm : log.global_grad_norm[t]);
+    if (!log.cos_pairwise.empty()) {
+      consistency.push_back(log.cos_pairwise[t]);
+    } else if (!log.cos_to_mean.empty()) {
+      double c = 0;
+      for (int64_t k = 0; k < n; ++k) c += log.at(log.cos_to_mean, t, k) / static_cast<double>(n);
+      consistency.push_back(c);
+    }
+  }
+  r.consistency_metric = !log.cos_pairwise.empty() ? "mean pairwise cosine" : !log.cos_to_mean.empty() ? "mean cos_to_mean" : "";
+
+  r.loss = summarize("loss", loss, o.window);
+  std::vector<Series> series = {{"loss_std", loss_std}, {"loss_cv", loss_cv}, {"grad_norm_std", norm_std}};
+  if (!consistency.empty()) series.push_back({"consistency", consistency, true});
+  for (const auto& s : series) {
+    r.dispersion.push_back(summarize(s.name, s.values, o.window));
+    if (n < 2) continue;  // one worker: nothing disperses
+    if (s.name == "loss_cv") continue;  // loss_std already covers it; flagging both doubles every window
+    const auto w = flag_windows(s, steps, o);
+    r.windows.insert(r.windows.end(), w.begin(), w.end());
+  }
+  std::sort(r.windows.begin(), r.windows.end(),
+            [](const FlaggedWindow& a, const FlaggedWindow& b) { return a.first_step < b.first_step; });
+
+  find_outliers(log, first, log.loss, "loss", false, o, r.outliers);
+  find_outliers(log, first, log.grad_norm, "grad_norm", false, o, r.outliers);
+  find_outliers(log, first, log.cos_to_mean, "cos_to_mean", true, o, r.outliers);
+
+  for (const auto& [name, x] : {std::pair<std::string, const std::vector<double>*>{"loss", &loss}, {"grad_norm", &global_norm}}) {
+    const double level = std::fabs(median(*x));
+    const auto z = trailing_robust_z(*x, o.window, o.window / 2, 1e-3 * (level > 0 ? level : 1.0));
+    for (size_t t = 0; t < z.size(); ++t)
+      if (!std::isnan(z[t]) && z[t] > o.spike_z) r.spikes.push_back({name, steps[t], (*x)[t], z[t]});
+  }
+  r.verdict = verdict(r);
+  return r;
+}
+
+std::string format_text(const Report& r) {
+  std::ostringstream out;
+  out << "lrkit diagnose: " << r.source << "\n"
+      << r.ranks << " rank(s), " << r.steps << " steps analysed (first " << r.options.skip << " skipped)\n\n";
+  out << "global loss: mean " << number(r.loss.mean) << ", first quarter " << number(r.loss.early) << ", last quarter "
+      << number(r.loss.late) << ", roughness " << number(100 * r.loss.roughness, "%.2f") << " %\n";
+  out << "worker dispersion (mean / first quarter -> last quarter / roughness):\n";
+  for (const auto& m : r.dispersion)
+    out << "  " << m.name << (m.name == "consistency" ? " (" + r.consistency_metric + ")" : "") << ": " << number(m.mean)
+        << " / " << number(m.early) << " -> " << number(m.late) << " / " << number(100 * m.roughness, "%.1f") << " %\n";
+  out << "\nthresholds: robust z over the trailing " << r.options.window << " steps (median, 1.4826 MAD); jump or drop |z| > "
+      << r.options.jump_z << ", spike z > " << r.options.spike_z << ", outlier rank binomial z > " << r.options.outlier_z << "\n";
+  out << "flagged windows: " << (r.windows.empty() ? "none" : "") << "\n";
+  for (const auto& w : r.windows)
+    out << "  steps " << number(w.first_step, "%.0f") << "-" << number(w.last_step, "%.0f") << ": " << w.metric
+        << (w.metric == "consistency" ? " drop" : " jump") << ", peak z " << number(w.peak_z, "%.1f") << " at step "
+        << number(w.peak_step, "%.0f") << "\n";
+  out << "outlier ranks: " << (r.outliers.empty() ? "none" : "") << "\n";
+  for (const auto& o : r.outliers)
+    out << "  rank " << o.rank << ": most extreme " << o.metric << " on " << number(100 * o.fraction, "%.0f") << " % of steps (chance "
+        << number(100 * o.expected, "%.0f") << " %), z " << number(o.z, "%.1f") << "\n";
+  out << "spikes: " << (r.spikes.empty() ? "none" : "") << "\n";
+  for (const auto& s : r.spikes)
+    out << "  step " << number(s.step, "%.0f") << ": " << s.series << " " << number(s.value) << " (z " << number(s.z, "%.1f") << ")\n";
+  out << "\nverdict: " << r.verdict << "\n";
+  return out.str();
+}
+
+std::string format_json(const Report& r) {
+  std::ostringstream out;
+  auto metric = [&](const MetricSummary& m) {
+    out << "{\"name\": " << json_string(m.name) << ", \"mean\": " << json_number(m.mean) << ", \"early\": " << json_number(m.early)
+        << ", \"late\": " << json_number(m.late) << ", \"roughness\": " << json_number(m.roughness) << "}";
+  };
+  out << "{\"source\": " << json_string(r.source) << ", \"ranks\": " << r.ranks << ", \"steps\": " << r.steps
+      << ", \"thresholds\": {\"window\": " << r.options.window << ", \"jump_z\": " << json_number(r.options.jump_z)
+      << ", \"spike_z\": " << json_number(r.options.spike_z) << ", \"outlier_z\": " << json_number(r.options.outlier_z)
+      << ", \"skip\": " << r.options.skip << "}, \"consistency_metric\": " << json_string(r.consistency_metric)
+      << ", \"loss\": ";
+  metric(r.loss);
+  out << ", \"dispersion\": [";
+  for (size_t i = 0; i < r.dispersion.size(); ++i) {
+    out << (i ? ", " : "");
+    metric(r.dispersion[i]);
+  }
+  out << "], \"windows\": [";
+  for (size_t i = 0; i < r.windows.size(); ++i) {
+    const auto& w = r.windows[i];
+    out << (i ? ", " : "") << "{\"metric\": " << json_string(w.metric) << ", \"first_step\": " << json_number(w.first_step)
+        << ", \"last_step\": " << json_number(w.last_step) << ", \"peak_step\": " << json_number(w.peak_step)
+        << ", \"peak_z\": " << json_number(w.peak_z) << "}";
+  }
+  out << "], \"outliers\": [";
+  for (size_t i = 0; i < r.outliers.size(); ++i) {
+    const auto& o = r.outliers[i];
+    out << (i ? ", " : "") << "{\"rank\": " << o.rank << ", \"metric\": " << json_string(o.metric)
+        << ", \"fraction\": " << json_number(o.fraction) << ", \"expected\": " << json_number(o.expected)
+        << ", \"z\": " << json_number(o.z) << "}";
+  }
+  out << "], \"spikes\": [";
+  for (size_t i = 0; i < r.spikes.size(); ++i) {
+    const auto& s = r.spikes[i];
+    out << (i ? ", " : "") << "{\"series\": " << json_string(s.series) << ", \"step\": " << json_number(s.step)
+        << ", \"value\": " << json_number(s.value) << ", \"z\": " << json_number(s.z) << "}";
+  }
+  out << "], \"verdict\": " << json_string(r.verdict) << "}\n";
+  return out.str();
+}
+
+}  // namespace lrkit::diagnostics
