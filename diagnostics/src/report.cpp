@@ -68,16 +68,15 @@ void find_outliers(const RankLog& log, size_t first, const std::vector<double>& 
   double steps = 0;
   for (size_t t = first; t < log.size(); ++t) {
     int64_t best = 0;
-    bool tie = false;
+    double lo = log.at(m, t, 0), hi = lo;
     for (int64_t r = 1; r < log.ranks; ++r) {
-      const double a = log.at(m, t, r), b = log.at(m, t, best);
-      if (a == b) tie = true;
-      if (lowest ? a < b : a > b) {
-        best = r;
-        tie = false;
-      }
+      const double a = log.at(m, t, r);
+      lo = std::min(lo, a);
+      hi = std::max(hi, a);
+      if (lowest ? a < log.at(m, t, best) : a > log.at(m, t, best)) best = r;
     }
-    if (tie || std::isnan(log.at(m, t, best))) continue;  // identical ranks: nobody is out
+    // Ranks equal up to float noise (identical data): nobody is out.
+    if (std::isnan(lo) || std::isnan(hi) || hi - lo <= 1e-6 * (std::fabs(hi) + std::fabs(lo))) continue;
     counts[static_cast<size_t>(best)] += 1;
     steps += 1;
   }

@@ -1,0 +1,46 @@
+// `lrkit diagnose` as users run it: on an lrkit run log, on the per-rank log a
+// plain PyTorch DDP loop writes (examples/ddp_rank_log.py under torchrun), and on bad input.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "run_command.hpp"
+#include "test_files.hpp"
+
+namespace {
+
+using lrkit::testing::run_command;
+using lrkit::testing::run_lrkit;
+
+TEST(DiagnoseCommand, ReadsThePerRankLogOfAPyTorchDdpLoop) {
+  const auto log = (lrkit::testing::scratch_dir() / "ddp_ranks.jsonl").string();
+  const auto r = run_command("cd " + lrkit::testing::scratch_dir().string() + " && STEPS=120 RANK_LOG=" + log +
+                             " /usr/bin/python3 -m torch.distributed.run --redirects 1 --tee 1 --nproc_per_node 2 --master_port " +
+                             std::to_string(29400 + getpid() % 100) + " " + LRKIT_SOURCE_DIR + "/examples/ddp_rank_log.py");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(lrkit::testing::count_lines(run_command("cat " + log).out), 240);
+  const auto text = run_lrkit("diagnose " + log);
+  ASSERT_EQ(text.code, 0) << text.out;
+  EXPECT_NE(text.out.find("2 rank(s), 120 steps"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("consistency (mean cos_to_mean)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("verdict: "), std::string::npos) << text.out;
+  const auto json = run_lrkit("diagnose " + log + " --json --window 30");
+  ASSERT_EQ(json.code, 0) << json.out;
+  EXPECT_EQ(json.out.rfind("{\"source\": ", 0), 0u) << json.out;
+  EXPECT_NE(json.out.find("\"window\": 30"), std::string::npos) << json.out;
+}
+
+TEST(DiagnoseCommand, BadInputExitsTwoWithOneLine) {
+  const auto few = lrkit::testing::write_text("few.csv", "step,rank,loss,grad_norm\n0,0,1,1\n0,1,1,1\n");
+  const auto bad = lrkit::testing::write_text("bad.csv", "step,rank,loss,grad_norm\n0,0,1,1\n0,0,1,1\n");
+  for (const std::string& args : std::vector<std::string>{"diagnose", "diagnose /nonexistent.h5", "diagnose " + few, "diagnose " + bad,
+                                 "diagnose " + few + " --window=x", "diagnose " + few + " --frobnicate"}) {
+    const auto r = run_lrkit(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
+    EXPECT_EQ(lrkit::testing::count_lines(r.out), 1) << args << "\n" << r.out;
+  }
+}
+
+}  // namespace

@@ -1,0 +1,99 @@
+// Reading per-rank logs: lrkit run logs, CSV and JSON lines, and every way they can be wrong.
+#include "lrkit/diagnostics/rank_log.hpp"
+
+#include <gtest/gtest.h>
+
+#include "lrkit/h5/series_log.hpp"
+#include "test_files.hpp"
+
+namespace lrkit::diagnostics {
+namespace {
+
+using lrkit::testing::write_text;
+
+std::string error_of(const std::string& path) {
+  try {
+    read_rank_log(path);
+  } catch (const RankLogError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(RankLog, CsvAndJsonLinesGiveTheSameGrid) {
+  const auto csv = write_text("ranks.csv", "rank,step,loss,grad_norm,cos_to_mean\n"
+                                           "1,0,2.5,1.5,0.9\n0,0,2.4,1.4,0.8\n0,1,2.3,1.3,0.7\n1,1,2.2,1.2,0.6\n");
+  const auto jsonl = write_text("ranks.jsonl",
+                                "{\"step\": 0, \"rank\": 0, \"loss\": 2.4, \"grad_norm\": 1.4, \"cos_to_mean\": 0.8}\n"
+                                "{\"step\": 0, \"rank\": 1, \"loss\": 2.5, \"grad_norm\": 1.5, \"cos_to_mean\": 0.9}\n\n"
+                                "{\"step\": 1, \"rank\": 1, \"loss\": 2.2, \"grad_norm\": 1.2, \"cos_to_mean\": 0.6}\n"
+                                "{\"step\": 1, \"rank\": 0, \"loss\": 2.3, \"grad_norm\": 1.3, \"cos_to_mean\": 0.7}\n");
+  for (const auto& path : {csv, jsonl}) {
+    const auto log = read_rank_log(path);
+    EXPECT_EQ(log.ranks, 2);
+    EXPECT_EQ(log.steps, (std::vector<double>{0, 1}));
+    EXPECT_EQ(log.loss, (std::vector<double>{2.4, 2.5, 2.3, 2.2})) << path;
+    EXPECT_EQ(log.grad_norm, (std::vector<double>{1.4, 1.5, 1.3, 1.2}));
+    EXPECT_EQ(log.cos_to_mean, (std::vector<double>{0.8, 0.9, 0.7, 0.6}));
+  }
+  const auto no_cos = read_rank_log(write_text("nocos.csv", "step,rank,loss,grad_norm\n0,0,1,1\n"));
+  EXPECT_TRUE(no_cos.cos_to_mean.empty());
+}
+
+TEST(RankLog, BadFilesNameTheProblem) {
+  const std::pair<std::string, std::string> cases[] = {
+      {write_text("a.csv", "step,rank,loss\n0,0,1\n"), "no column 'grad_norm'"},
+      {write_text("b.csv", "step,rank,loss,grad_norm\n0,0,1,1\n0,0,1,1\n"), "line 3: step 0 rank 0 appears twice"},
+      {write_text("c.csv", "step,rank,loss,grad_norm\n0,0,1,1\n0,1,1,1\n1,1,1,1\n"), "step 1 has no row for rank 0"},
+      {write_text("d.csv", "step,rank,loss,grad_norm\n0,0,1,1\n0,1,1"), "line 3: 3 fields, the header has 4 (truncated file?)"},
+      {write_text("e.csv", "step,rank,loss,grad_norm\n0,0,abc,1\n"), "line 2 column loss: 'abc' is not a number"},
+      {write_text("f.jsonl", "{\"step\": 0, \"rank\": 0, \"loss\": 1, \"grad_norm\": 1}\n{\"step\": 0, \"rank\": 1, \"lo"), "line 2: not a JSON object"},
+      {write_text("g.jsonl", "{\"step\": 0, \"rank\": 0, \"loss\": 1}\n"), "line 1: no field 'grad_norm'"},
+      {write_text("h.txt", "whatever"), "neither an HDF5 run log nor a .csv / .jsonl"},
+      {"/nonexistent/ranks.csv", "cannot open '/nonexistent/ranks.csv'"},
+      {write_text("i.csv", ""), "empty file"},
+  };
+  for (const auto& [path, expected] : cases) EXPECT_NE(error_of(path).find(expected), std::string::npos) << error_of(path);
+}
+
+TEST(RankLog, RunLogsMustHaveTheRankDatasetsWithMatchingLengths) {
+  const auto dir = lrkit::testing::scratch_dir();
+  const auto good = (dir / "good_log.h5").string();
+  {
+    h5::SeriesLog log(good, {{"/train/step", 1}, {"/train/grad_norm", 1}, {"/ranks/loss", 2, true}, {"/ranks/grad_norm", 2, true}});
+    for (int s = 0; s < 3; ++s) {
+      log.append("/train/step", s);
+      log.append("/train/grad_norm", 1.0);
+      log.append("/ranks/loss", {2.0 + s, 2.1 + s});
+      log.append("/ranks/grad_norm", {1.0, 1.1});
+    }
+  }
+  const auto log = read_rank_log(good);
+  EXPECT_EQ(log.ranks, 2);
+  EXPECT_EQ(log.size(), 3u);
+  EXPECT_EQ(log.at(log.loss, 2, 1), 4.1);
+
+  const auto short_ranks = (dir / "short_log.h5").string();
+  {
+    h5::SeriesLog writer(short_ranks, {{"/train/step", 1}, {"/train/grad_norm", 1}, {"/ranks/loss", 2, true}, {"/ranks/grad_norm", 2, true}});
+    for (int s = 0; s < 3; ++s) {
+      writer.append("/train/step", s);
+      writer.append("/train/grad_norm", 1.0);
+      writer.append("/ranks/loss", {2.0, 2.1});
+      if (s < 2) writer.append("/ranks/grad_norm", {1.0, 1.1});
+    }
+  }
+  EXPECT_NE(error_of(short_ranks).find("/ranks/grad_norm is [2, 2] but /train/step has 3 rows"), std::string::npos)
+      << error_of(short_ranks);
+  const auto no_ranks = (dir / "no_ranks.h5").string();
+  { h5::SeriesLog writer(no_ranks, {{"/train/step", 1}}); }
+  EXPECT_NE(error_of(no_ranks).find("no dataset /ranks/loss"), std::string::npos) << error_of(no_ranks);
+  // A truncated file keeps its HDF5 signature but cannot be read.
+  const auto truncated = (dir / "truncated_log.h5").string();
+  std::filesystem::copy_file(good, truncated, std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::resize_file(truncated, std::filesystem::file_size(good) / 2);
+  EXPECT_NE(error_of(truncated), "no error");
+}
+
+}  // namespace
+}  // namespace lrkit::diagnostics

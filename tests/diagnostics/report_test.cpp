@@ -1,0 +1,137 @@
+// The offline report on synthetic per-rank logs whose anomalies are known.
+#include "lrkit/diagnostics/report.hpp"
+
+#include <gtest/gtest.h>
+
+#include <boost/property_tree/json_parser.hpp>
+#include <boost/property_tree/ptree.hpp>
+
+#include <cmath>
+#include <random>
+#include <sstream>
+
+#include "lrkit/diagnostics/robust.hpp"
+
+namespace lrkit::diagnostics {
+namespace {
+
+// A smoothly falling loss with per-rank noise of `spread`, cosines around 0.5.
+RankLog synthetic(int64_t ranks, int64_t steps, uint64_t seed = 3) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> noise;
+  RankLog log;
+  log.source = "synthetic";
+  log.ranks = ranks;
+  for (int64_t t = 0; t < steps; ++t) {
+    log.steps.push_back(static_cast<double>(t));
+    const double level = 2.0 + 1.0 * std::exp(-static_cast<double>(t) / 200.0);
+    for (int64_t k = 0; k < ranks; ++k) {
+      log.loss.push_back(level + 0.02 * noise(rng));
+      log.grad_norm.push_back(1.0 + 0.05 * noise(rng));
+      log.cos_to_mean.push_back(0.5 + 0.02 * noise(rng));
+    }
+  }
+  return log;
+}
+
+double& cell(RankLog& log, std::vector<double>& m, int64_t step, int64_t rank) {
+  return m[static_cast<size_t>(step * log.ranks + rank)];
+}
+
+TEST(Report, AHealthyRunIsConsistent) {
+  const auto r = analyze(synthetic(4, 600));
+  EXPECT_TRUE(r.windows.empty());
+  EXPECT_TRUE(r.outliers.empty());
+  EXPECT_TRUE(r.spikes.empty());
+  EXPECT_EQ(r.verdict.rfind("consistent", 0), 0u) << r.verdict;
+  EXPECT_LT(r.loss.roughness, 0.01);
+  EXPECT_EQ(r.consistency_metric, "mean cos_to_mean");
+}
+
+TEST(Report, ADispersionJumpUnderASmoothGlobalLossIsASilentInconsistency) {
+  auto log = synthetic(4, 600);
+  // Steps 300-319: ranks drift apart symmetrically; the mean (global) loss does not move.
+  for (int64_t t = 300; t < 320; ++t)
+    for (int64_t k = 0; k < 4; ++k) cell(log, log.loss, t, k) += (k % 2 == 0 ? 0.3 : -0.3);
+  for (int64_t t = 400; t < 410; ++t)
+    for (int64_t k = 0; k < 4; ++k) cell(log, log.cos_to_mean, t, k) = 0.1;
+  const auto r = analyze(log);
+  ASSERT_GE(r.windows.size(), 2u);
+  bool jump = false, drop = false;
+  for (const auto& w : r.windows) {
+    if (w.metric == "loss_std" && w.first_step == 300 && w.last_step >= 310) jump = true;
+    if (w.metric == "consistency" && w.first_step == 400) drop = true;
+  }
+  EXPECT_TRUE(jump && drop) << format_text(r);
+  EXPECT_TRUE(r.spikes.empty()) << "the global loss did not move";
+  EXPECT_EQ(r.verdict.rfind("silent inconsistency", 0), 0u) << r.verdict;
+}
+
+TEST(Report, APersistentlyWorseRankIsNamed) {
+  auto log = synthetic(4, 400);
+  for (int64_t t = 0; t < 400; ++t) cell(log, log.loss, t, 2) += 0.02;  // one noise sigma, every step
+  const auto r = analyze(log);
+  ASSERT_EQ(r.outliers.size(), 1u) << format_text(r);
+  EXPECT_EQ(r.outliers[0].rank, 2);
+  EXPECT_EQ(r.outliers[0].metric, "loss");
+  EXPECT_GT(r.outliers[0].fraction, 0.5);
+  EXPECT_NE(r.verdict.find("rank 2 is a persistent outlier (loss)"), std::string::npos) << r.verdict;
+}
+
+TEST(Report, LossAndGradientNormSpikesAreFound) {
+  auto log = synthetic(2, 400);
+  for (int64_t k = 0; k < 2; ++k) cell(log, log.loss, 250, k) += 1.0;
+  for (int64_t k = 0; k < 2; ++k) cell(log, log.grad_norm, 300, k) *= 20.0;
+  const auto r = analyze(log);
+  ASSERT_EQ(r.spikes.size(), 2u) << format_text(r);
+  EXPECT_EQ(r.spikes[0].series, "loss");
+  EXPECT_EQ(r.spikes[0].step, 250);
+  EXPECT_EQ(r.spikes[1].series, "grad_norm");
+  EXPECT_EQ(r.spikes[1].step, 300);
+}
+
+TEST(Report, IdenticalRanksHaveZeroDispersionAndNoFindings) {
+  auto log = synthetic(3, 300);
+  for (int64_t t = 0; t < 300; ++t)
+    for (int64_t k = 1; k < 3; ++k) {
+      cell(log, log.loss, t, k) = cell(log, log.loss, t, 0);
+      cell(log, log.grad_norm, t, k) = cell(log, log.grad_norm, t, 0);
+      cell(log, log.cos_to_mean, t, k) = 1.0 - 1e-7 * static_cast<double>(k);  // float noise around 1
+      cell(log, log.cos_to_mean, t, 0) = 1.0;
+    }
+  const auto r = analyze(log);
+  EXPECT_EQ(r.dispersion[0].mean, 0.0);
+  EXPECT_TRUE(r.windows.empty()) << format_text(r);
+  EXPECT_TRUE(r.outliers.empty()) << format_text(r);
+}
+
+TEST(Report, JsonCarriesEverythingAndTooShortLogsAreErrors) {
+  auto log = synthetic(2, 200);
+  for (int64_t k = 0; k < 2; ++k) cell(log, log.loss, 150, k) += 1.0;
+  const auto r = analyze(log, ReportOptions{40, 5.0, 6.0, 4.0, 10});
+  std::istringstream text(format_json(r));
+  boost::property_tree::ptree json;
+  ASSERT_NO_THROW(boost::property_tree::read_json(text, json)) << format_json(r);
+  EXPECT_EQ(json.get<int>("ranks"), 2);
+  EXPECT_EQ(json.get<int>("steps"), 190);
+  EXPECT_EQ(json.get<int>("thresholds.window"), 40);
+  EXPECT_EQ(json.get_child("spikes").size(), 1u);
+  EXPECT_EQ(json.get<std::string>("verdict"), r.verdict);
+  EXPECT_NE(format_text(r).find("robust z over the trailing 40 steps"), std::string::npos);
+  EXPECT_THROW(analyze(synthetic(2, 30)), RankLogError);
+  EXPECT_THROW(analyze(synthetic(2, 100), ReportOptions{2, 5, 6, 4, 0}), RankLogError);
+}
+
+TEST(Robust, MedianMadAndTrailingZ) {
+  EXPECT_EQ(median({3, 1, 2}), 2);
+  EXPECT_EQ(median({4, 1, 3, 2}), 2.5);
+  EXPECT_TRUE(std::isnan(median({NAN})));
+  EXPECT_EQ(mad({1, 2, 3, 4, 100}, 3), 1);
+  const auto z = trailing_robust_z({1, 2, 3, 2, 1, 2, 3, 2, 50}, 8, 4, 1e-9);
+  EXPECT_TRUE(std::isnan(z[3]));
+  EXPECT_NEAR(z[8], (50 - 2) / (1.4826 * 0.5), 1e-9);  // MAD of {1,0,1,0,1,0,1,0} is 0.5
+  EXPECT_NEAR(roughness(std::vector<double>(100, 5.0), 10), 0.0, 1e-15);
+}
+
+}  // namespace
+}  // namespace lrkit::diagnostics
