@@ -52,24 +52,16 @@ GradientSyncResult synchronize_gradients(const std::vector<torch::Tensor>& param
   result.local_sq = sum_of(squares, device);
   const int world = collective.world_size();
 
-  if (options.exact_pairwise) {
-    // The sum of unit gradients, reduced bucket by bucket; the local gradient stays untouched.
-    const auto inverse_norm = result.local_sq.sqrt().clamp_min(1e-30).reciprocal();
-    std::vector<torch::Tensor> parts;
-    for_each_bucket(grads, options.bucket_mb, [&](torch::Tensor flat, const std::vector<torch::Tensor>&) {
-      flat.mul_(inverse_norm.to(flat.dtype()));
-      if (world > 1) collective.all_reduce_sum(flat);
-      parts.push_back(flat.pow(2).sum());
-    });
-    result.normalized_sum_sq = sum_of(parts, device);
-  }
-
-  std::vector<torch::Tensor> dots;
+  // With the exact pairwise cosine, each bucket carries [g_k, g_k / ||g_k||]
+  // through one all-reduce: the unit-gradient sum costs bytes, not extra calls.
+  const auto inverse_norm = result.local_sq.sqrt().clamp_min(1e-30).reciprocal();
+  std::vector<torch::Tensor> dots, unit_sums;
   for_each_bucket(grads, options.bucket_mb, [&](torch::Tensor flat, const std::vector<torch::Tensor>& bucket) {
-    if (world > 1) {
-      collective.all_reduce_sum(flat);
-      flat.div_(world);
-    }
+    const int64_t n = flat.numel();
+    if (options.exact_pairwise) flat = torch::cat({flat, flat * inverse_norm.to(flat.dtype())});
+    if (world > 1) collective.all_reduce_sum(flat);
+    if (options.exact_pairwise) unit_sums.push_back(flat.narrow(0, n, n).pow(2).sum());
+    if (world > 1) flat.narrow(0, 0, n).div_(world);
     int64_t offset = 0;
     for (const auto& g : bucket) {
       const auto mean = flat.narrow(0, offset, g.numel());
@@ -78,6 +70,7 @@ GradientSyncResult synchronize_gradients(const std::vector<torch::Tensor>& param
       offset += g.numel();
     }
   });
+  if (options.exact_pairwise) result.normalized_sum_sq = sum_of(unit_sums, device);
   if (options.dot_with_mean) result.dot_with_mean = sum_of(dots, device);
   return result;
 }
