@@ -9,3 +9,5 @@ bash scripts/build.sh
 bash scripts/prepare_data.sh
 build/train/lrkit schedule "$(sed -n 's/^spec = //p' configs/quickstart.cfg)" --steps 1000 --summary
 build/train/lrkit train --config configs/quickstart.cfg --nproc 2 --out out/quickstart
+# The worker-dispersion verdict for the run just made (full report: lrkit diagnose out/quickstart/log.h5).
+build/train/lrkit diagnose out/quickstart/log.h5 | tail -n 1
