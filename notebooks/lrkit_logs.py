@@ -1,0 +1,174 @@
+"""Readers and plots shared by the lrkit notebooks (h5py + matplotlib).
+
+Run logs follow the layout in README.md "Training" and "Diagnostics"; schedule
+tables are what `lrkit schedule SPEC --out FILE.h5` writes (/schedule/{step,lr,checkpoints}).
+Needs Debian's python3-h5py and python3-matplotlib: run under /usr/bin/python3.
+"""
+import json
+import os
+import subprocess
+
+import h5py
+import matplotlib.pyplot as plt
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def lrkit_binary():
+    """The built `lrkit`: $LRKIT, else build/train/lrkit beside this folder."""
+    return os.environ.get("LRKIT", os.path.join(HERE, "..", "build", "train", "lrkit"))
+
+
+def open_log(path):
+    """Opens a run log read-only; SWMR mode works while the run is still writing it."""
+    return h5py.File(path, "r", swmr=True)
+
+
+def read(log, name):
+    """A dataset as a numpy array, or None when the log does not have it."""
+    return log[name][()] if name in log else None
+
+
+def schedule_table(path):
+    with h5py.File(path, "r") as f:
+        g = f["/schedule"]
+        return {"step": g["step"][()], "lr": g["lr"][()], "spec": _text(g.attrs["spec"]),
+                "checkpoints": g["checkpoints"][()] if "checkpoints" in g else np.array([])}
+
+
+def plot_schedule(ax, path, label=None, **style):
+    t = schedule_table(path)
+    line, = ax.plot(t["step"], t["lr"], label=label or t["spec"], **style)
+    for c in t["checkpoints"]:
+        ax.axvline(c, color=line.get_color(), lw=0.8, ls=":")
+    ax.set_xlabel("step")
+    ax.set_ylabel("learning rate")
+    return t
+
+
+def eval_sets(log):
+    return sorted(log["/eval"].keys()) if "/eval" in log else []
+
+
+def checkpoint_steps(log):
+    steps = read(log, "/checkpoints/step")
+    return [] if steps is None else list(steps)
+
+
+def mark_checkpoints(ax, log):
+    for i, s in enumerate(checkpoint_steps(log)):
+        ax.axvline(s, color="grey", lw=0.8, ls="--", label="checkpoint" if i == 0 else None)
+
+
+def tokens_per_second(log):
+    tokens, wall = read(log, "/train/tokens"), read(log, "/train/wall_s")
+    rate = np.diff(tokens) / np.maximum(np.diff(wall), 1e-9)
+    return read(log, "/train/step")[1:], rate
+
+
+def run_dashboard(path):
+    """Train and eval loss, learning rate, gradient norm and tokens/s of one run, checkpoints marked."""
+    with open_log(path) as log:
+        step = read(log, "/train/step")
+        fig, axes = plt.subplots(2, 2, figsize=(12, 7), sharex=True)
+        ax = axes[0, 0]
+        ax.plot(step, read(log, "/train/loss"), lw=0.8, label="train (mean over workers)")
+        for name in eval_sets(log):
+            ax.plot(read(log, f"/eval/{name}/step"), read(log, f"/eval/{name}/loss"), "o-", label=f"eval: {name}")
+        ax.set_ylabel("loss (nats per byte)")
+        mark_checkpoints(ax, log)
+        ax.legend()
+        axes[0, 1].plot(step, read(log, "/train/lr"))
+        axes[0, 1].set_ylabel("learning rate")
+        axes[1, 0].semilogy(step, read(log, "/train/grad_norm"), lw=0.8)
+        axes[1, 0].set_ylabel("gradient l2 norm (before clipping)")
+        s, rate = tokens_per_second(log)
+        axes[1, 1].plot(s, rate / 1e3, lw=0.8)
+        axes[1, 1].set_ylabel("throughput (1000 tokens/s)")
+        for ax in axes[1]:
+            ax.set_xlabel("step")
+        fig.suptitle(f"{path}: {_text(log.attrs['schedule_spec'])}, {_text(log.attrs['world_size'])} worker(s)")
+        fig.tight_layout()
+        return fig
+
+
+def diagnose(path, *extra):
+    """`lrkit diagnose PATH --json` as a dict."""
+    out = subprocess.run([lrkit_binary(), "diagnose", path, "--json", *extra], check=True,
+                         capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def diagnostics_dashboard(path, report=None):
+    """Per-rank traces, dispersion and consistency over time with the flagged windows shaded."""
+    with open_log(path) as log:
+        step = read(log, "/train/step")
+        fig, axes = plt.subplots(2, 2, figsize=(12, 7), sharex=True)
+        for name, ax, unit in (("loss", axes[0, 0], "local loss (nats per byte)"),
+                               ("grad_norm", axes[0, 1], "local gradient norm")):
+            ranks = read(log, f"/ranks/{name}")
+            for k in range(ranks.shape[1]):
+                ax.plot(step, ranks[:, k], lw=0.6, label=f"rank {k}")
+            ax.set_ylabel(unit)
+            ax.set_yscale("log")
+        axes[0, 0].legend(ncol=2, fontsize="small")
+        ax = axes[1, 0]
+        for name in ("loss_std", "grad_norm_std"):
+            values = read(log, f"/diagnostics/{name}")
+            if values is not None:
+                ax.plot(step, values, lw=0.8, label=name.replace("_", " "))
+        ax.set_ylabel("std across workers")
+        ax.set_yscale("log")
+        ax.legend()
+        ax = axes[1, 1]
+        cos = read(log, "/ranks/cos_to_mean")
+        if cos is not None:
+            for k in range(cos.shape[1]):
+                ax.plot(step, smooth(cos[:, k]), lw=0.8, label=f"cos(g_{k}, g_bar)")
+        pairwise = read(log, "/diagnostics/cos_pairwise")
+        if pairwise is not None and not np.all(np.isnan(pairwise)):
+            ax.plot(step, smooth(pairwise), lw=1.2, color="black", label="mean pairwise cosine C")
+        ax.set_ylabel(f"cosine (mean of {SMOOTH} steps)")
+        ax.legend(ncol=2, fontsize="small")
+        for ax in axes[1]:
+            ax.set_xlabel("step")
+        if report:
+            for w in report["windows"]:
+                for ax in axes.flat:
+                    ax.axvspan(w["first_step"], w["last_step"] + 1, color="red", alpha=0.15)
+        fig.suptitle(f"{path}: worker dispersion" + (f"\nverdict: {report['verdict']}" if report else ""))
+        fig.tight_layout()
+        return fig
+
+
+SMOOTH = 10
+
+
+def smooth(x, width=SMOOTH):
+    """Trailing mean over `width` steps (shorter at the start)."""
+    x = np.asarray(x, dtype=float)
+    sums = np.cumsum(np.insert(x, 0, 0.0))
+    start = np.maximum(np.arange(1, len(x) + 1) - width, 0)
+    return (sums[1:] - sums[start]) / (np.arange(1, len(x) + 1) - start)
+
+
+def cos_matrix_heatmap(path, index=-1):
+    """The pairwise cosine matrix (from gradient sketches) logged at one step."""
+    with open_log(path) as log:
+        steps, flat = read(log, "/diagnostics/cos_matrix_step"), read(log, "/diagnostics/cos_matrix")
+        if steps is None or len(steps) == 0:
+            raise ValueError(f"{path} logged no pairwise matrix (set diagnostics.matrix_every)")
+        n = int(round(np.sqrt(flat.shape[1])))
+        fig, ax = plt.subplots(figsize=(4.5, 4))
+        image = ax.imshow(flat[index].reshape(n, n), vmin=-1, vmax=1, cmap="RdBu_r")
+        ax.set_xlabel("rank")
+        ax.set_ylabel("rank")
+        ax.set_title(f"cos(g_i, g_j) at step {int(steps[index])}")
+        fig.colorbar(image, ax=ax, label="cosine")
+        fig.tight_layout()
+        return fig
+
+
+def _text(value):
+    return value.decode() if isinstance(value, bytes) else str(value)

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Fresh small inputs for the notebooks, made with the built lrkit in a few
+# seconds: schedule tables for the gallery, a 2-worker run with diagnostics on
+# the default corpus, and a schedule refined from that run's gradient norms.
+# Usage: notebooks/make_logs.sh LRKIT_BINARY OUT_DIR
+set -euo pipefail
+lrkit=$1
+out=$2
+cd "$(dirname "$0")/.."
+bash scripts/prepare_data.sh >/dev/null
+mkdir -p "$out/schedules"
+steps=1000
+table() { "$lrkit" schedule "$2" --steps "$steps" --out "$out/schedules/$1.h5"; }
+for shape in linear cosine 1-sqrt square exp inverse polynomial geometric; do
+  table "wsd_$shape" "wsd(peak=1e-3, warmup=2%, decay=30%, shape=$shape, floor=1e-5)"
+done
+for phi in 0.5 1 2 5; do table "uba_phi$phi" "uba(peak=1e-3, phi=$phi, warmup=2%)"; done
+table cosine "cosine(peak=1e-3, floor=1e-5, warmup=2%)"
+table linear "linear(peak=1e-3, warmup=2%)"
+table onecycle "onecycle(peak=1e-3)"
+table restarts "restarts(peak=1e-3, period=200, mult=2)"
+table step "multistep(peak=1e-3, milestones=[500, 800])"
+table wsds "wsds(peak=1e-3, budgets=[250, 500, 1000], decay=10%, warmup=20)"
+table rewarm "rewarm(peak=1e-3)"
+table infinite "infinite(peak=1e-3, const=40%, warmup=1%)"
+
+"$lrkit" train --config configs/quickstart.cfg --nproc 2 --model.layers=1 --model.width=32 --model.context=32 \
+  --train.steps=150 --train.log_every=50 --eval.every=50 --eval.batches=2 --checkpoint.every=50 \
+  --diagnostics.pairwise=exact --diagnostics.matrix_every=25 --out "$out/run" >/dev/null
+"$lrkit" schedule "refined(norms=$out/run/log.h5, peak=3e-3)" --steps 150 --out "$out/schedules/refined.h5"
+echo "notebook inputs in $out"

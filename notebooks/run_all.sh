@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Makes fresh logs with the built lrkit and executes every notebook headless
+# with Debian's jupyter-nbconvert under /usr/bin/python3 (the interpreter with
+# h5py and matplotlib); exits non-zero when any cell fails. Executed copies go
+# to OUT_DIR/executed/ (outputs are never committed).
+# Usage: notebooks/run_all.sh LRKIT_BINARY OUT_DIR
+set -euo pipefail
+lrkit=$(realpath "$1")
+out=$(realpath -m "$2")
+here=$(cd "$(dirname "$0")" && pwd)
+rm -rf "$out"
+bash "$here/make_logs.sh" "$lrkit" "$out"
+export LRKIT="$lrkit" LRKIT_SCHEDULES="$out/schedules" LRKIT_RUN="$out/run/log.h5" MPLBACKEND=Agg
+for notebook in "$here"/*.ipynb; do
+  echo "executing $(basename "$notebook")"
+  (cd "$here" && /usr/bin/python3 -m nbconvert --to notebook --execute --ExecutePreprocessor.timeout=300 \
+     --output-dir "$out/executed" "$notebook" >/dev/null 2>"$out/$(basename "$notebook").log") ||
+    { cat "$out/$(basename "$notebook").log" >&2; echo "notebook $(basename "$notebook") failed" >&2; exit 1; }
+done
+echo "all notebooks executed: $out/executed"
