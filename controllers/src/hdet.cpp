@@ -1,0 +1,121 @@
+#include "lrkit/controllers/hdet.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+
+namespace lrkit::controllers {
+
+namespace {
+
+uint64_t splitmix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+void require(bool ok, const std::string& message) {
+  if (!ok) throw std::invalid_argument(message);
+}
+
+}  // namespace
+
+void HdetConfig::validate() const {
+  require(replicas >= 1, "hdet.replicas must be >= 1 (got " + std::to_string(replicas) + ")");
+  require(alpha >= 0 && alpha < 1, "hdet.alpha must be in [0, 1) (got " + std::to_string(alpha) + ")");
+  require(sync_every >= 1, "hdet.sync_every must be >= 1 (got " + std::to_string(sync_every) + ")");
+  require(warmup_steps >= 0, "hdet.warmup_steps must be >= 0");
+  require(sigma > 0, "hdet.sigma must be > 0 (got " + std::to_string(sigma) + ")");
+  require(beta >= 0 && beta < 1, "hdet.beta must be in [0, 1) (got " + std::to_string(beta) + ")");
+  require(meta_lr > 0, "hdet.meta_lr must be > 0 (got " + std::to_string(meta_lr) + ")");
+  require(min_scale > 0 && min_scale <= 1 && max_scale >= 1, "hdet bounds need 0 < min_scale <= 1 <= max_scale");
+}
+
+Hdet::Hdet(HdetConfig config) : config_(config) { config_.validate(); }
+
+std::vector<double> Hdet::spread() const {
+  const auto n = config_.replicas;
+  const double half = std::max(static_cast<double>(n - 1) / 2.0, 0.5);
+  std::vector<double> rho(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i)
+    rho[static_cast<size_t>(i)] = 1.0 + config_.alpha * (static_cast<double>(i) - static_cast<double>(n - 1) / 2.0) / half;
+  return rho;
+}
+
+std::vector<int64_t> Hdet::permutation(int64_t sync_index) const {
+  std::vector<int64_t> p(static_cast<size_t>(config_.replicas));
+  std::iota(p.begin(), p.end(), 0);
+  uint64_t key = splitmix(splitmix(config_.seed) ^ static_cast<uint64_t>(sync_index));
+  for (size_t i = p.size(); i > 1; --i) {  // Fisher-Yates
+    key = splitmix(key);
+    std::swap(p[i - 1], p[static_cast<size_t>(key % i)]);
+  }
+  return p;
+}
+
+HdetState Hdet::init() const {
+  HdetState s;
+  s.permutation = permutation(0);
+  s.window_loss.assign(static_cast<size_t>(config_.replicas), 0.0);
+  return s;
+}
+
+double Hdet::base_lr(const HdetState& s, double scheduled) const {
+  return config_.paper_mode ? std::max(scheduled + s.offset, config_.min_scale * scheduled) : scheduled * s.scale;
+}
+
+double Hdet::replica_lr(const HdetState& s, int64_t replica, double scheduled) const {
+  if (replica < 0 || replica >= config_.replicas)
+    throw std::out_of_range("replica " + std::to_string(replica) + " of " + std::to_string(config_.replicas));
+  if (config_.alpha == 0.0) return base_lr(s, scheduled);  // exactly the base rate: plain data parallel
+  return spread()[static_cast<size_t>(s.permutation[static_cast<size_t>(replica)])] * base_lr(s, scheduled);
+}
+
+HdetState Hdet::observe(HdetState s, const std::vector<double>& losses) const {
+  if (static_cast<int64_t>(losses.size()) != config_.replicas)
+    throw std::invalid_argument("hdet: " + std::to_string(losses.size()) + " replica losses for " +
+                                std::to_string(config_.replicas) + " replicas");
+  for (size_t r = 0; r < losses.size(); ++r) s.window_loss[r] += losses[r];
+  ++s.window_steps;
+  ++s.step;
+  return s;
+}
+
+bool Hdet::sync_due(const HdetState& s) const { return s.step > 0 && s.step % config_.sync_every == 0; }
+
+HdetState Hdet::sync(HdetState s, double scheduled) const {
+  const auto n = static_cast<size_t>(config_.replicas);
+  // alpha = 0: every replica has the base rate, Delta is 0 up to rounding; skip it so the base stays exact.
+  if (config_.auto_lr && config_.alpha > 0 && s.step >= config_.warmup_steps && s.window_steps > 0 && n > 1) {
+    std::vector<double> mean_loss(n), score(n);
+    for (size_t r = 0; r < n; ++r) mean_loss[r] = s.window_loss[r] / static_cast<double>(s.window_steps);
+    const double center = std::accumulate(mean_loss.begin(), mean_loss.end(), 0.0) / static_cast<double>(n);
+    double top = -INFINITY;
+    for (size_t r = 0; r < n; ++r) top = std::max(top, score[r] = (center - mean_loss[r]) / config_.sigma);
+    double total = 0.0;
+    for (auto& x : score) total += (x = std::isfinite(x) ? std::exp(x - top) : 0.0);
+    // Delta = sum_r w_r eta_r - mean_r eta_r, relative to the base (multiplicative) or absolute (paper).
+    const auto rho = spread();
+    double delta = 0.0;
+    for (size_t r = 0; r < n; ++r) delta += score[r] / total * rho[static_cast<size_t>(s.permutation[r])];
+    delta -= 1.0;  // mean rho is 1
+    if (config_.paper_mode) delta *= base_lr(s, scheduled);
+    if (std::isfinite(delta)) {
+      s.delta = delta;
+      s.velocity = config_.beta * s.velocity + (1.0 - config_.beta) * delta;
+      if (config_.paper_mode)
+        s.offset += config_.meta_lr * s.velocity;
+      else
+        s.scale = std::clamp(s.scale * (1.0 + config_.meta_lr * s.velocity), config_.min_scale, config_.max_scale);
+    }
+  }
+  ++s.syncs;
+  s.permutation = permutation(s.syncs);
+  std::fill(s.window_loss.begin(), s.window_loss.end(), 0.0);
+  s.window_steps = 0;
+  return s;
+}
+
+}  // namespace lrkit::controllers

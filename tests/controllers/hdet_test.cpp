@@ -1,0 +1,151 @@
+// HDET's spread, permutations and auto-LR on problems whose answers are known.
+#include "lrkit/controllers/hdet.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace lrkit::controllers {
+namespace {
+
+TEST(Hdet, SpreadIsEvenlySpacedWithMeanExactlyOne) {
+  for (int64_t n : {1, 2, 3, 4, 8, 9}) {
+    HdetConfig c;
+    c.replicas = n;
+    c.alpha = 1.0 / 9.0;
+    const auto rho = Hdet(c).spread();
+    EXPECT_NEAR(std::accumulate(rho.begin(), rho.end(), 0.0) / static_cast<double>(n), 1.0, 1e-15) << n;
+    if (n > 1) {
+      EXPECT_DOUBLE_EQ(rho.front(), 1.0 - c.alpha);
+      EXPECT_DOUBLE_EQ(rho.back(), 1.0 + c.alpha);
+      for (size_t i = 2; i < rho.size(); ++i) EXPECT_NEAR(rho[i] - rho[i - 1], rho[1] - rho[0], 1e-15);
+    } else {
+      EXPECT_EQ(rho, std::vector<double>{1.0});
+    }
+  }
+}
+
+TEST(Hdet, PermutationsArePureFunctionsOfSeedAndSyncIndex) {
+  HdetConfig c;
+  c.replicas = 8;
+  c.seed = 42;
+  const Hdet h(c);
+  int changed = 0;
+  for (int64_t k = 0; k < 20; ++k) {
+    auto p = h.permutation(k);
+    EXPECT_EQ(p, h.permutation(k));
+    changed += p != h.permutation(k + 1);
+    std::sort(p.begin(), p.end());
+    for (int64_t i = 0; i < 8; ++i) EXPECT_EQ(p[static_cast<size_t>(i)], i);
+  }
+  EXPECT_GE(changed, 18);
+}
+
+TEST(Hdet, AlphaZeroIsPlainDataParallelExactly) {
+  HdetConfig c;
+  c.replicas = 4;
+  c.alpha = 0.0;
+  c.sync_every = 3;
+  const Hdet h(c);
+  auto s = h.init();
+  for (int step = 0; step < 30; ++step) {
+    for (int64_t r = 0; r < 4; ++r) EXPECT_EQ(h.replica_lr(s, r, 1e-3 * (step + 1)), 1e-3 * (step + 1));
+    s = h.observe(s, {1.0 + step, 2.0, 0.5, 3.0});
+    if (h.sync_due(s)) s = h.sync(s, 1e-3);
+  }
+  EXPECT_EQ(s.scale, 1.0);
+  EXPECT_EQ(s.syncs, 10);
+}
+
+// Every window restarts f(x) = h x^2 / 2 at x = 1 and takes `steps` gradient
+// steps: the best learning rate is 1 / h (one step to the minimum), and the
+// window loss grows with |1 - eta h| on either side of it.
+double auto_lr_end_point(double start_factor, bool paper_mode) {
+  const double h = 2.0, best = 1.0 / h, steps = 3;
+  HdetConfig c;
+  c.replicas = 8;
+  c.alpha = 1.0 / 9.0;
+  c.sync_every = static_cast<int64_t>(steps);
+  c.sigma = 0.1;
+  c.paper_mode = paper_mode;
+  c.seed = 7;
+  const Hdet hdet(c);
+  auto s = hdet.init();
+  const double scheduled = start_factor * best;  // a constant base schedule
+  for (int window = 0; window < 400; ++window) {
+    std::vector<double> x(8, 1.0);
+    for (int k = 0; k < steps; ++k) {
+      std::vector<double> losses(8);
+      for (size_t r = 0; r < 8; ++r) {
+        x[r] -= hdet.replica_lr(s, static_cast<int64_t>(r), scheduled) * h * x[r];
+        losses[r] = std::min(h * x[r] * x[r] / 2, 1e300);
+      }
+      s = hdet.observe(s, losses);
+    }
+    EXPECT_TRUE(hdet.sync_due(s));
+    s = hdet.sync(s, scheduled);
+  }
+  return hdet.base_lr(s, scheduled) / best;
+}
+
+TEST(Hdet, AutoLrMovesTheBaseRateTowardTheBestFromBothSides) {
+  for (bool paper : {false, true}) {
+    const double from_low = auto_lr_end_point(0.2, paper);
+    const double from_high = auto_lr_end_point(5.0, paper);
+    RecordProperty(paper ? "paper_end_points" : "end_points", std::to_string(from_low) + " " + std::to_string(from_high));
+    EXPECT_GT(from_low, 0.7) << "from 5x too low, paper mode " << paper;
+    EXPECT_LT(from_low, 1.4) << "from 5x too low, paper mode " << paper;
+    EXPECT_GT(from_high, 0.7) << "from 5x too high, paper mode " << paper;
+    EXPECT_LT(from_high, 1.4) << "from 5x too high, paper mode " << paper;
+  }
+}
+
+TEST(Hdet, SharedGradientSgdReplicasAverageToTheBaseTrajectory) {
+  // Linear gradients (a quadratic): the shared gradient is h * mean(x), and the
+  // mean of rho is 1, so the replicas' mean follows plain SGD at the base rate.
+  HdetConfig c;
+  c.replicas = 5;
+  c.alpha = 0.3;
+  c.sync_every = 1000;
+  c.auto_lr = false;
+  const Hdet hdet(c);
+  const auto s = hdet.init();
+  const std::vector<double> h = {1.0, 3.0, 0.5};
+  std::vector<std::vector<double>> x(5, std::vector<double>{1.0, -2.0, 0.7});
+  std::vector<double> base = {1.0, -2.0, 0.7};
+  for (int step = 0; step < 50; ++step) {
+    const double eta = 0.1 * (1.0 - step / 60.0);  // a decaying base schedule
+    for (size_t d = 0; d < 3; ++d) {
+      double mean = 0;
+      for (const auto& xr : x) mean += xr[d] / 5.0;
+      for (size_t r = 0; r < 5; ++r) x[r][d] -= hdet.replica_lr(s, static_cast<int64_t>(r), eta) * h[d] * mean;
+      base[d] -= eta * h[d] * base[d];
+    }
+  }
+  for (size_t d = 0; d < 3; ++d) {
+    double mean = 0;
+    for (const auto& xr : x) mean += xr[d] / 5.0;
+    EXPECT_NEAR(mean, base[d], 1e-12 * (1 + std::fabs(base[d])));
+    EXPECT_GT(std::fabs(x[0][d] - x[4][d]), 1e-6) << "the replicas themselves differ";
+  }
+}
+
+TEST(Hdet, BadConfigNamesTheKey) {
+  HdetConfig c;
+  c.alpha = 1.5;
+  try {
+    Hdet h(c);
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("hdet.alpha"), std::string::npos);
+  }
+  c = HdetConfig();
+  c.sync_every = 0;
+  EXPECT_THROW(Hdet{c}, std::invalid_argument);
+  EXPECT_THROW(Hdet(HdetConfig()).observe(Hdet(HdetConfig()).init(), {1.0}), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace lrkit::controllers
