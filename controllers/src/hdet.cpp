@@ -33,15 +33,12 @@ void HdetConfig::validate() const {
   require(min_scale > 0 && min_scale <= 1 && max_scale >= 1, "hdet bounds need 0 < min_scale <= 1 <= max_scale");
 }
 
-Hdet::Hdet(HdetConfig config) : config_(config) { config_.validate(); }
-
-std::vector<double> Hdet::spread() const {
+Hdet::Hdet(HdetConfig config) : config_(config) {
+  config_.validate();
   const auto n = config_.replicas;
   const double half = std::max(static_cast<double>(n - 1) / 2.0, 0.5);
-  std::vector<double> rho(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i)
-    rho[static_cast<size_t>(i)] = 1.0 + config_.alpha * (static_cast<double>(i) - static_cast<double>(n - 1) / 2.0) / half;
-  return rho;
+    spread_.push_back(1.0 + config_.alpha * (static_cast<double>(i) - static_cast<double>(n - 1) / 2.0) / half);
 }
 
 std::vector<int64_t> Hdet::permutation(int64_t sync_index) const {
@@ -70,7 +67,7 @@ double Hdet::replica_lr(const HdetState& s, int64_t replica, double scheduled) c
   if (replica < 0 || replica >= config_.replicas)
     throw std::out_of_range("replica " + std::to_string(replica) + " of " + std::to_string(config_.replicas));
   if (config_.alpha == 0.0) return base_lr(s, scheduled);  // exactly the base rate: plain data parallel
-  return spread()[static_cast<size_t>(s.permutation[static_cast<size_t>(replica)])] * base_lr(s, scheduled);
+  return spread_[static_cast<size_t>(s.permutation[static_cast<size_t>(replica)])] * base_lr(s, scheduled);
 }
 
 HdetState Hdet::observe(HdetState s, const std::vector<double>& losses) const {
@@ -97,9 +94,8 @@ HdetState Hdet::sync(HdetState s, double scheduled) const {
     double total = 0.0;
     for (auto& x : score) total += (x = std::isfinite(x) ? std::exp(x - top) : 0.0);
     // Delta = sum_r w_r eta_r - mean_r eta_r, relative to the base (multiplicative) or absolute (paper).
-    const auto rho = spread();
     double delta = 0.0;
-    for (size_t r = 0; r < n; ++r) delta += score[r] / total * rho[static_cast<size_t>(s.permutation[r])];
+    for (size_t r = 0; r < n; ++r) delta += score[r] / total * spread_[static_cast<size_t>(s.permutation[r])];
     delta -= 1.0;  // mean rho is 1
     if (config_.paper_mode) delta *= base_lr(s, scheduled);
     if (std::isfinite(delta)) {

@@ -19,7 +19,7 @@ TrainConfig resumable_config(const std::string& name) {
   std::string text;
   for (int i = 0; i < 300; ++i) text += "And God said, Let there be light: and there was light " + std::to_string(i) + ".\n";
   TrainConfig c;
-  c.model = {256, 16, 1, 2, 16, 0.1};  // dropout on: the RNG state must be restored too
+  c.model = {256, 16, 1, 2, 16, 0.1};  // dropout on: the resumed run must draw the same masks
   c.data.path = lrkit::testing::write_text("resume_corpus.txt", text);
   c.train.steps = 20;
   c.train.batch = 4;

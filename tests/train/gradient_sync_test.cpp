@@ -88,6 +88,8 @@ TEST(GradientSync, CheapFormsEqualBruteForce) {
     for (int k = 0; k < ranks; ++k) {
       const auto& m = measured[static_cast<size_t>(k)];
       EXPECT_TRUE(torch::allclose(m.mean_gradient, mean, 1e-6, 1e-9)) << "rank " << k << " holds the mean gradient";
+      EXPECT_NEAR(m.sync.mean_l2.item<double>(), mean.norm().item<double>(), 1e-6 * mean.norm().item<double>());
+      EXPECT_NEAR(m.sync.mean_l1.item<double>(), mean.abs().sum().item<double>(), 1e-6 * mean.abs().sum().item<double>());
       EXPECT_NEAR(m.sync.local_sq.item<double>(), g[static_cast<size_t>(k)].pow(2).sum().item<double>(), 1e-6 * m.sync.local_sq.item<double>());
       scalars.loss.push_back(workers[static_cast<size_t>(k)].loss);
       scalars.grad_norm.push_back(std::sqrt(m.sync.local_sq.item<double>()));
@@ -149,11 +151,15 @@ TEST(GradientSync, ClipFollowsPyTorchAndLeavesSmallGradientsBitIdentical) {
   auto& w = workers[0];
   const auto before = flat_gradient(w.parameters);
   const double norm = before.norm().item<double>();
-  auto norms = measure_and_clip(w.parameters, norm * 2);
+  const auto single = make_single_process_collective();
+  auto norms = synchronize_gradients(w.parameters, *single, {});
+  clip_gradients(w.parameters, norms.mean_l2, norm * 2);
   EXPECT_TRUE(torch::equal(flat_gradient(w.parameters), before));
-  EXPECT_NEAR(norms.l2.item<double>(), norm, 1e-6 * norm);
-  EXPECT_NEAR(norms.l1.item<double>(), before.abs().sum().item<double>(), 1e-6 * norms.l1.item<double>());
-  norms = measure_and_clip(w.parameters, norm / 4);
+  EXPECT_NEAR(norms.mean_l2.item<double>(), norm, 1e-6 * norm);
+  EXPECT_NEAR(norms.mean_l1.item<double>(), before.abs().sum().item<double>(), 1e-6 * norms.mean_l1.item<double>());
+  EXPECT_EQ(norms.dot_with_mean.item<double>(), norms.local_sq.item<double>()) << "one rank: g . g_bar = |g|^2";
+  norms = synchronize_gradients(w.parameters, *single, {});
+  clip_gradients(w.parameters, norms.mean_l2, norm / 4);
   EXPECT_NEAR(flat_gradient(w.parameters).norm().item<double>(), norm / 4, 1e-5 * norm);
 }
 

@@ -52,45 +52,63 @@ GradientSyncResult synchronize_gradients(const std::vector<torch::Tensor>& param
   result.local_sq = sum_of(squares, device);
   const int world = collective.world_size();
 
+  if (world == 1) {  // the local gradient is the mean: no buffers, no second pass for its l2 norm
+    std::vector<torch::Tensor> l1_parts;
+    for (const auto& g : grads) l1_parts.push_back(g.abs().sum());
+    result.mean_l2 = result.local_sq.sqrt();
+    result.mean_l1 = sum_of(l1_parts, device);
+    if (options.dot_with_mean) result.dot_with_mean = result.local_sq;
+    if (options.exact_pairwise) result.normalized_sum_sq = torch::ones_like(result.local_sq);
+    return result;
+  }
+
   // With the exact pairwise cosine, each bucket carries [g_k, g_k / ||g_k||]
   // through one all-reduce: the unit-gradient sum costs bytes, not extra calls.
   const auto inverse_norm = result.local_sq.sqrt().clamp_min(1e-30).reciprocal();
-  std::vector<torch::Tensor> dots, unit_sums;
+  std::vector<torch::Tensor> dots, unit_sums, mean_squares, mean_abs;
   for_each_bucket(grads, options.bucket_mb, [&](torch::Tensor flat, const std::vector<torch::Tensor>& bucket) {
     const int64_t n = flat.numel();
     if (options.exact_pairwise) flat = torch::cat({flat, flat * inverse_norm.to(flat.dtype())});
-    if (world > 1) collective.all_reduce_sum(flat);
+    collective.all_reduce_sum(flat);
     if (options.exact_pairwise) unit_sums.push_back(flat.narrow(0, n, n).pow(2).sum());
-    if (world > 1) flat.narrow(0, 0, n).div_(world);
+    const auto mean = flat.narrow(0, 0, n).div_(world);
+    mean_squares.push_back(mean.pow(2).sum());
+    mean_abs.push_back(mean.abs().sum());
     int64_t offset = 0;
     for (const auto& g : bucket) {
-      const auto mean = flat.narrow(0, offset, g.numel());
-      if (options.dot_with_mean) dots.push_back(torch::dot(g.reshape({-1}), mean));
-      if (world > 1) g.copy_(mean.view_as(g));
+      const auto slice = mean.narrow(0, offset, g.numel());
+      if (options.dot_with_mean) dots.push_back(torch::dot(g.reshape({-1}), slice));
+      g.copy_(slice.view_as(g));
       offset += g.numel();
     }
   });
+  result.mean_l2 = sum_of(mean_squares, device).sqrt();
+  result.mean_l1 = sum_of(mean_abs, device);
   if (options.exact_pairwise) result.normalized_sum_sq = sum_of(unit_sums, device);
   if (options.dot_with_mean) result.dot_with_mean = sum_of(dots, device);
   return result;
 }
 
-GradientNorms measure_and_clip(const std::vector<torch::Tensor>& parameters, double clip) {
+void clip_gradients(const std::vector<torch::Tensor>& parameters, const torch::Tensor& l2, double clip) {
+  if (clip <= 0) return;
   torch::NoGradGuard no_grad;
-  const auto grads = gradients(parameters);
-  const torch::Device device = grads.empty() ? torch::Device(torch::kCPU) : grads.front().device();
-  std::vector<torch::Tensor> l2_parts, l1_parts;
-  for (const auto& g : grads) {
-    l2_parts.push_back(g.pow(2).sum());
-    l1_parts.push_back(g.abs().sum());
-  }
-  GradientNorms norms{sum_of(l2_parts, device).sqrt(), sum_of(l1_parts, device)};
-  if (clip > 0 && !grads.empty()) {
-    // No host sync: multiplying by exactly 1 leaves unclipped gradients bit for bit.
-    const auto scale = (clip / (norms.l2 + 1e-6)).clamp_max(1.0);
-    for (auto& g : grads) g.mul_(scale.to(g.dtype()));
-  }
-  return norms;
+  // No host sync: multiplying by exactly 1 leaves unclipped gradients bit for bit.
+  const auto scale = (clip / (l2 + 1e-6)).clamp_max(1.0);
+  for (auto& g : gradients(parameters)) g.mul_(scale.to(g.dtype()));
+}
+
+void average_across_ranks(const std::vector<torch::Tensor>& tensors, Collective& collective, double bucket_mb) {
+  if (collective.world_size() == 1) return;
+  torch::NoGradGuard no_grad;
+  for_each_bucket(tensors, bucket_mb, [&](torch::Tensor flat, const std::vector<torch::Tensor>& bucket) {
+    collective.all_reduce_sum(flat);
+    flat.div_(collective.world_size());
+    int64_t offset = 0;
+    for (const auto& t : bucket) {
+      t.copy_(flat.narrow(0, offset, t.numel()).view_as(t));
+      offset += t.numel();
+    }
+  });
 }
 
 GradientSketch::GradientSketch(const std::vector<torch::Tensor>& parameters, int64_t dim, uint64_t seed) : dim_(dim) {

@@ -1,6 +1,13 @@
 #include "lrkit/train/hdet_scheduler.hpp"
 
+#include "lrkit/train/gradient_sync.hpp"
+#include "lrkit/train/learning_rate.hpp"
+
 namespace lrkit::train {
+
+namespace {
+constexpr double kBucketMb = 25.0;  // parameter averaging, flattened like the gradient all-reduce
+}  // namespace
 
 HdetScheduler::HdetScheduler(const controllers::HdetConfig& config, schedules::Schedule base,
                              torch::optim::Optimizer& optimizer, std::vector<torch::Tensor> parameters,
@@ -27,17 +34,7 @@ void HdetScheduler::step(double local_loss) {
   state_ = hdet_.observe(state_, std::vector<double>(losses.data_ptr<double>(), losses.data_ptr<double>() + losses.numel()));
   if (hdet_.sync_due(state_)) {
     // Converge: every replica's parameters become their mean. Optimizer state is not averaged.
-    torch::NoGradGuard no_grad;
-    std::vector<torch::Tensor> flat;
-    for (const auto& p : parameters_) flat.push_back(p.detach().reshape({-1}));
-    auto buffer = torch::cat(flat);
-    collective_.all_reduce_sum(buffer);
-    buffer.div_(collective_.world_size());
-    int64_t offset = 0;
-    for (auto& p : parameters_) {
-      p.detach().copy_(buffer.narrow(0, offset, p.numel()).view_as(p));
-      offset += p.numel();
-    }
+    average_across_ranks(parameters_, collective_, kBucketMb);
     state_ = hdet_.sync(state_, base_(state_.step));
     agree_on_permutation();
   }
@@ -53,9 +50,6 @@ void HdetScheduler::restore(const controllers::HdetState& state) {
   apply();
 }
 
-void HdetScheduler::apply() {
-  const double rate = lr();
-  for (auto& group : optimizer_.param_groups()) group.options().set_lr(rate);
-}
+void HdetScheduler::apply() { set_learning_rate(optimizer_, lr()); }
 
 }  // namespace lrkit::train

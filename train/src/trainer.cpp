@@ -8,7 +8,6 @@
 #include <numeric>
 #include <optional>
 #include <thread>
-#include <tuple>
 
 #include "lrkit/schedules/factory.hpp"
 #include "lrkit/train/byte_corpus.hpp"
@@ -16,6 +15,7 @@
 #include "lrkit/train/collective.hpp"
 #include "lrkit/train/gpt.hpp"
 #include "lrkit/train/gradient_sync.hpp"
+#include "lrkit/train/learning_rate.hpp"
 #include "lrkit/train/rank_streams.hpp"
 #include "lrkit/train/run_log.hpp"
 #include "autocast_scope.hpp"
@@ -40,11 +40,6 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(Gpt& model, const OptimC
     return grouped<torch::optim::SGD>(model, torch::optim::SGDOptions(0.0).momentum(o.momentum), o.weight_decay);
   return grouped<torch::optim::AdamW>(
       model, torch::optim::AdamWOptions(0.0).betas({o.beta1, o.beta2}).eps(o.eps), o.weight_decay);
-}
-
-// The one place a learning rate enters the optimizer.
-void apply_learning_rate(torch::optim::Optimizer& optimizer, double lr) {
-  for (auto& group : optimizer.param_groups()) group.options().set_lr(lr);
 }
 
 // Applies --resume / --init-from; returns the step to continue from.
@@ -110,14 +105,14 @@ struct StepScalars {
 // Every rank's (loss, ||g_k||^2, g_k . g_bar[, sketch]) by one all-gather, and
 // the global norms, in one device-to-host copy.
 StepScalars gather_step_scalars(Collective& collective, const torch::Tensor& local_loss, const GradientSyncResult& sync,
-                                const GradientNorms& norms, const torch::Tensor& sketch) {
+                                const torch::Tensor& sketch) {
   const auto device = local_loss.device();
   const auto nan = torch::full({1}, std::numeric_limits<double>::quiet_NaN(), torch::TensorOptions().dtype(torch::kDouble).device(device));
   std::vector<torch::Tensor> mine = {local_loss.reshape({1}), sync.local_sq.reshape({1}),
                                      sync.dot_with_mean.defined() ? sync.dot_with_mean.reshape({1}) : nan};
   if (sketch.defined()) mine.push_back(sketch);
   const auto gathered = collective.all_gather(torch::cat(mine));  // [world, 3 (+ sketch dim)]
-  const auto host = torch::cat({gathered.reshape({-1}), norms.l2.reshape({1}), norms.l1.reshape({1}),
+  const auto host = torch::cat({gathered.reshape({-1}), sync.mean_l2.reshape({1}), sync.mean_l1.reshape({1}),
                                 sync.normalized_sum_sq.defined() ? sync.normalized_sum_sq.reshape({1}) : nan})
                         .to(torch::kCPU);
   const double* v = host.data_ptr<double>();
@@ -221,8 +216,8 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress_out) {
                                           (c.diagnostics.matrix_every > 0 && (step + 1) % c.diagnostics.matrix_every == 0));
     const torch::Tensor local_sketch = sketch_now ? (*sketch)(parameters) : torch::Tensor();  // before the all-reduce
     const GradientSyncResult sync = synchronize_gradients(parameters, *collective, sync_options);
-    const GradientNorms norms = measure_and_clip(parameters, c.optim.clip);
-    StepScalars scalars = gather_step_scalars(*collective, local_loss, sync, norms, local_sketch);
+    clip_gradients(parameters, sync.mean_l2, c.optim.clip);
+    const StepScalars scalars = gather_step_scalars(*collective, local_loss, sync, local_sketch);
     const auto& rank_loss = scalars.ranks.loss;
     const double step_loss = std::accumulate(rank_loss.begin(), rank_loss.end(), 0.0) / static_cast<double>(world);
 
@@ -235,7 +230,7 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress_out) {
                                " (train.nonfinite=skip skips such updates)");
     }
     const double lr = schedule(step);
-    apply_learning_rate(*optimizer, lr);
+    set_learning_rate(*optimizer, lr);
     if (finite) {
       optimizer->step();
     } else {

@@ -50,7 +50,7 @@ class Hdet {
 
   HdetState init() const;
   // rho_i = 1 + alpha (i - (N-1)/2) / max((N-1)/2, 0.5): mean exactly 1.
-  std::vector<double> spread() const;
+  const std::vector<double>& spread() const { return spread_; }
   // The base rate after the auto-LR correction, for a schedule value.
   double base_lr(const HdetState& state, double scheduled) const;
   // Replica r's learning rate: rho[permutation[r]] * base_lr.
@@ -66,6 +66,7 @@ class Hdet {
 
  private:
   HdetConfig config_;
+  std::vector<double> spread_;  // computed once: replica_lr runs every step
 };
 
 }  // namespace lrkit::controllers

@@ -1,7 +1,8 @@
 // The data-parallel gradient step: the local gradient's measurements the
-// diagnostics need (ALGORITHMS.md section 7), the bucketed mean all-reduce,
-// and clipping. Everything stays on the device as tensors; the caller reads
-// them back to the host once per step.
+// diagnostics need (ALGORITHMS.md section 7), the bucketed mean all-reduce
+// with the norms of the mean gradient taken in the same pass, and clipping.
+// Everything stays on the device as tensors; the caller reads them back to
+// the host once per step.
 #pragma once
 
 #include <torch/torch.h>
@@ -16,27 +17,28 @@ namespace lrkit::train {
 struct GradientSyncOptions {
   double bucket_mb = 25.0;       // flattened all-reduce buckets, not one call per parameter
   bool dot_with_mean = true;     // g_k . g_bar while each bucket still holds the local gradient
-  bool exact_pairwise = false;   // one extra all-reduce of g_k / ||g_k|| for the exact mean pairwise cosine
+  bool exact_pairwise = false;   // g_k / ||g_k|| rides in each bucket for the exact mean pairwise cosine
 };
 
+// 0-dim float64 tensors on the gradients' device.
 struct GradientSyncResult {
-  torch::Tensor local_sq;           // ||g_k||^2 before the all-reduce (0-dim, float64)
-  torch::Tensor dot_with_mean;      // g_k . g_bar (0-dim, float64; undefined unless requested)
-  torch::Tensor normalized_sum_sq;  // ||sum_k g_k / ||g_k|| ||^2 (0-dim, float64; undefined unless requested)
+  torch::Tensor local_sq;           // ||g_k||^2 before the all-reduce
+  torch::Tensor mean_l2, mean_l1;   // norms of the mean gradient g_bar (l1 feeds Adam-type refinement)
+  torch::Tensor dot_with_mean;      // g_k . g_bar (undefined unless requested)
+  torch::Tensor normalized_sum_sq;  // ||sum_k g_k / ||g_k|| ||^2 (undefined unless requested)
 };
 
 // Replaces every parameter's gradient by the mean over ranks. With one rank
-// there is nothing to reduce; the measurements are still returned.
+// nothing is copied or reduced; the measurements are still returned.
 GradientSyncResult synchronize_gradients(const std::vector<torch::Tensor>& parameters, Collective& collective,
                                          const GradientSyncOptions& options);
 
-struct GradientNorms {
-  torch::Tensor l2, l1;  // of the whole (mean) gradient before clipping (0-dim, float64)
-};
+// PyTorch's clip_grad_norm_ rule on the device, given the gradient's l2 norm:
+// scale by min(1, clip / (l2 + 1e-6)); clip = 0 disables.
+void clip_gradients(const std::vector<torch::Tensor>& parameters, const torch::Tensor& l2, double clip);
 
-// Both norms (l2 for SGD-type, l1 for Adam-type refinement), then PyTorch's
-// clip_grad_norm_ rule on the device: scale by min(1, clip / (l2 + 1e-6)); clip = 0 disables.
-GradientNorms measure_and_clip(const std::vector<torch::Tensor>& parameters, double clip);
+// Every tensor replaced, in place, by its mean over ranks (flattened buckets).
+void average_across_ranks(const std::vector<torch::Tensor>& tensors, Collective& collective, double bucket_mb);
 
 // A count sketch S g (random bucket and sign per coordinate, drawn once from a
 // seed shared by all ranks): <S x, S y> is an unbiased estimate of <x, y> with
