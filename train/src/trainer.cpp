@@ -212,8 +212,8 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress_out) {
       loss.backward();
       local_loss += loss.detach().to(torch::kDouble);
     }
-    const bool sketch_now = sketching && (c.diagnostics.pairwise == "sketch" ||
-                                          (c.diagnostics.matrix_every > 0 && (step + 1) % c.diagnostics.matrix_every == 0));
+    const bool matrix_step = sketching && c.diagnostics.matrix_every > 0 && (step + 1) % c.diagnostics.matrix_every == 0;
+    const bool sketch_now = sketching && (c.diagnostics.pairwise == "sketch" || matrix_step);
     const torch::Tensor local_sketch = sketch_now ? (*sketch)(parameters) : torch::Tensor();  // before the all-reduce
     const GradientSyncResult sync = synchronize_gradients(parameters, *collective, sync_options);
     clip_gradients(parameters, sync.mean_l2, c.optim.clip);
@@ -243,7 +243,7 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress_out) {
         if (!scalars.sketches.empty()) {
           const auto matrix = diagnostics::sketch_cosine_matrix(scalars.sketches, c.diagnostics.sketch_dim, scalars.ranks.grad_norm);
           if (c.diagnostics.pairwise == "sketch") dispersion->cos_pairwise = diagnostics::mean_off_diagonal(matrix, world);
-          if (c.diagnostics.matrix_every > 0 && (step + 1) % c.diagnostics.matrix_every == 0) log->record_cos_matrix(step + 1, matrix);
+          if (matrix_step) log->record_cos_matrix(step + 1, matrix);
         }
       }
       log->record({step, lr, step_loss, scalars.ranks.mean_grad_norm, scalars.grad_norm_l1,
