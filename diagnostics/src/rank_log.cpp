@@ -44,11 +44,16 @@ RankLog read_run_log(const std::string& path) {
       check_rows("/ranks/cos_to_mean", cos.rows, cos.columns);
       log.cos_to_mean = cos.values;
     }
+    auto check_length = [&](const std::string& name, size_t rows) {
+      if (rows != log.steps.size())
+        throw RankLogError("'" + path + "': " + name + " has " + std::to_string(rows) + " rows but /train/step has " +
+                           std::to_string(log.steps.size()));
+    };
     log.global_grad_norm = h5::read_series(path, "/train/grad_norm");
-    check_rows("/train/grad_norm", static_cast<int64_t>(log.global_grad_norm.size()), log.ranks);
+    check_length("/train/grad_norm", log.global_grad_norm.size());
     if (h5::has_dataset(path, "/diagnostics/cos_pairwise")) {
       auto cos = h5::read_series(path, "/diagnostics/cos_pairwise");
-      check_rows("/diagnostics/cos_pairwise", static_cast<int64_t>(cos.size()), log.ranks);
+      check_length("/diagnostics/cos_pairwise", cos.size());
       bool measured = false;
       for (double c : cos) measured = measured || !std::isnan(c);
       if (measured) log.cos_pairwise = std::move(cos);
