@@ -31,6 +31,8 @@ void HdetConfig::validate() const {
   require(beta >= 0 && beta < 1, "hdet.beta must be in [0, 1) (got " + std::to_string(beta) + ")");
   require(meta_lr > 0, "hdet.meta_lr must be > 0 (got " + std::to_string(meta_lr) + ")");
   require(min_scale > 0 && min_scale <= 1 && max_scale >= 1, "hdet bounds need 0 < min_scale <= 1 <= max_scale");
+  require(lower <= upper, "hdet value bounds need lower <= upper (got " + std::to_string(lower) + " > " +
+                              std::to_string(upper) + ")");
 }
 
 Hdet::Hdet(HdetConfig config) : config_(config) {
@@ -59,15 +61,16 @@ HdetState Hdet::init() const {
   return s;
 }
 
-double Hdet::base_lr(const HdetState& s, double scheduled) const {
+double Hdet::base_value(const HdetState& s, double scheduled) const {
   return config_.paper_mode ? std::max(scheduled + s.offset, config_.min_scale * scheduled) : scheduled * s.scale;
 }
 
-double Hdet::replica_lr(const HdetState& s, int64_t replica, double scheduled) const {
+double Hdet::replica_value(const HdetState& s, int64_t replica, double scheduled) const {
   if (replica < 0 || replica >= config_.replicas)
     throw std::out_of_range("replica " + std::to_string(replica) + " of " + std::to_string(config_.replicas));
-  if (config_.alpha == 0.0) return base_lr(s, scheduled);  // exactly the base rate: plain data parallel
-  return spread_[static_cast<size_t>(s.permutation[static_cast<size_t>(replica)])] * base_lr(s, scheduled);
+  // alpha = 0: exactly the base value (plain data parallel for the learning rate).
+  const double rho = config_.alpha == 0.0 ? 1.0 : spread_[static_cast<size_t>(s.permutation[static_cast<size_t>(replica)])];
+  return std::clamp(rho * base_value(s, scheduled), config_.lower, config_.upper);
 }
 
 HdetState Hdet::observe(HdetState s, const std::vector<double>& losses) const {
@@ -89,15 +92,19 @@ HdetState Hdet::sync(HdetState s, double scheduled) const {
     std::vector<double> mean_loss(n), score(n);
     for (size_t r = 0; r < n; ++r) mean_loss[r] = s.window_loss[r] / static_cast<double>(s.window_steps);
     const double center = std::accumulate(mean_loss.begin(), mean_loss.end(), 0.0) / static_cast<double>(n);
+    double spread_of_losses = 0.0;
+    for (double l : mean_loss) spread_of_losses += (l - center) * (l - center) / static_cast<double>(n);
+    // Standardized: all-equal losses give equal weights (a zero std is no signal).
+    const double unit = config_.sigma * (config_.standardize ? std::max(std::sqrt(spread_of_losses), 1e-300) : 1.0);
     double top = -INFINITY;
-    for (size_t r = 0; r < n; ++r) top = std::max(top, score[r] = (center - mean_loss[r]) / config_.sigma);
+    for (size_t r = 0; r < n; ++r) top = std::max(top, score[r] = (center - mean_loss[r]) / unit);
     double total = 0.0;
     for (auto& x : score) total += (x = std::isfinite(x) ? std::exp(x - top) : 0.0);
     // Delta = sum_r w_r eta_r - mean_r eta_r, relative to the base (multiplicative) or absolute (paper).
     double delta = 0.0;
     for (size_t r = 0; r < n; ++r) delta += score[r] / total * spread_[static_cast<size_t>(s.permutation[r])];
     delta -= 1.0;  // mean rho is 1
-    if (config_.paper_mode) delta *= base_lr(s, scheduled);
+    if (config_.paper_mode) delta *= base_value(s, scheduled);
     if (std::isfinite(delta)) {
       s.delta = delta;
       s.velocity = config_.beta * s.velocity + (1.0 - config_.beta) * delta;

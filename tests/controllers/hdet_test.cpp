@@ -51,7 +51,7 @@ TEST(Hdet, AlphaZeroIsPlainDataParallelExactly) {
   const Hdet h(c);
   auto s = h.init();
   for (int step = 0; step < 30; ++step) {
-    for (int64_t r = 0; r < 4; ++r) EXPECT_EQ(h.replica_lr(s, r, 1e-3 * (step + 1)), 1e-3 * (step + 1));
+    for (int64_t r = 0; r < 4; ++r) EXPECT_EQ(h.replica_value(s, r, 1e-3 * (step + 1)), 1e-3 * (step + 1));
     s = h.observe(s, {1.0 + step, 2.0, 0.5, 3.0});
     if (h.sync_due(s)) s = h.sync(s, 1e-3);
   }
@@ -79,7 +79,7 @@ double auto_lr_end_point(double start_factor, bool paper_mode) {
     for (int k = 0; k < steps; ++k) {
       std::vector<double> losses(8);
       for (size_t r = 0; r < 8; ++r) {
-        x[r] -= hdet.replica_lr(s, static_cast<int64_t>(r), scheduled) * h * x[r];
+        x[r] -= hdet.replica_value(s, static_cast<int64_t>(r), scheduled) * h * x[r];
         losses[r] = std::min(h * x[r] * x[r] / 2, 1e300);
       }
       s = hdet.observe(s, losses);
@@ -87,7 +87,7 @@ double auto_lr_end_point(double start_factor, bool paper_mode) {
     EXPECT_TRUE(hdet.sync_due(s));
     s = hdet.sync(s, scheduled);
   }
-  return hdet.base_lr(s, scheduled) / best;
+  return hdet.base_value(s, scheduled) / best;
 }
 
 TEST(Hdet, AutoLrMovesTheBaseRateTowardTheBestFromBothSides) {
@@ -120,7 +120,7 @@ TEST(Hdet, SharedGradientSgdReplicasAverageToTheBaseTrajectory) {
     for (size_t d = 0; d < 3; ++d) {
       double mean = 0;
       for (const auto& xr : x) mean += xr[d] / 5.0;
-      for (size_t r = 0; r < 5; ++r) x[r][d] -= hdet.replica_lr(s, static_cast<int64_t>(r), eta) * h[d] * mean;
+      for (size_t r = 0; r < 5; ++r) x[r][d] -= hdet.replica_value(s, static_cast<int64_t>(r), eta) * h[d] * mean;
       base[d] -= eta * h[d] * base[d];
     }
   }

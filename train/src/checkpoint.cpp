@@ -32,38 +32,80 @@ void fsync_path(const fs::path& path, int flags) {
   if (rc != 0) throw CheckpointError("fsync of '" + path.string() + "' failed");
 }
 
+bool is_replica_file(const std::string& name) { return name.find(".replica_") != std::string::npos; }
+
+// Main checkpoint files only (not replica files), oldest first.
 std::vector<fs::path> checkpoints_oldest_first(const std::string& run_dir) {
   std::vector<fs::path> files;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(checkpoint_dir(run_dir), ec)) {
     const std::string name = entry.path().filename().string();
-    if (name.rfind("step_", 0) == 0 && entry.path().extension() == ".pt") files.push_back(entry.path());
+    if (name.rfind("step_", 0) == 0 && entry.path().extension() == ".pt" && !is_replica_file(name))
+      files.push_back(entry.path());
   }
   std::sort(files.begin(), files.end());  // zero-padded steps sort by name
   return files;
 }
 
-}  // namespace
+void remove_with_replicas(const fs::path& main_file) {
+  const std::string prefix = main_file.stem().string() + ".replica_";
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(main_file.parent_path(), ec))
+    if (entry.path().filename().string().rfind(prefix, 0) == 0) fs::remove(entry.path(), ec);
+  fs::remove(main_file, ec);
+}
 
-std::string save_checkpoint(const std::string& run_dir, int64_t keep, int64_t step, Gpt& model,
-                            torch::optim::Optimizer& optimizer, const std::string& schedule_spec) {
-  const fs::path dir = checkpoint_dir(run_dir);
+void write_hdet_states(torch::serialize::OutputArchive& archive, const std::vector<controllers::HdetState>& states) {
+  archive.write("hdet_controllers", c10::IValue(static_cast<int64_t>(states.size())));
+  for (size_t i = 0; i < states.size(); ++i) {
+    const auto& s = states[i];
+    torch::serialize::OutputArchive a;
+    a.write("step", c10::IValue(s.step));
+    a.write("syncs", c10::IValue(s.syncs));
+    a.write("scale", c10::IValue(s.scale));
+    a.write("offset", c10::IValue(s.offset));
+    a.write("velocity", c10::IValue(s.velocity));
+    a.write("delta", c10::IValue(s.delta));
+    a.write("window_steps", c10::IValue(s.window_steps));
+    a.write("permutation", torch::tensor(s.permutation, torch::kLong));
+    a.write("window_loss", torch::tensor(s.window_loss, torch::kDouble));
+    archive.write("hdet_" + std::to_string(i), a);
+  }
+}
+
+std::vector<controllers::HdetState> read_hdet_states(torch::serialize::InputArchive& archive) {
+  c10::IValue value;
+  if (!archive.try_read("hdet_controllers", value)) return {};
+  std::vector<controllers::HdetState> states(static_cast<size_t>(value.toInt()));
+  for (size_t i = 0; i < states.size(); ++i) {
+    auto& s = states[i];
+    torch::serialize::InputArchive a;
+    archive.read("hdet_" + std::to_string(i), a);
+    auto integer = [&](const char* key) { a.read(key, value); return value.toInt(); };
+    auto real = [&](const char* key) { a.read(key, value); return value.toDouble(); };
+    s.step = integer("step");
+    s.syncs = integer("syncs");
+    s.scale = real("scale");
+    s.offset = real("offset");
+    s.velocity = real("velocity");
+    s.delta = real("delta");
+    s.window_steps = integer("window_steps");
+    torch::Tensor t;
+    a.read("permutation", t);
+    s.permutation.assign(t.data_ptr<int64_t>(), t.data_ptr<int64_t>() + t.numel());
+    a.read("window_loss", t);
+    s.window_loss.assign(t.data_ptr<double>(), t.data_ptr<double>() + t.numel());
+  }
+  return states;
+}
+
+// Writes the archive atomically as dir/name.
+std::string write_atomically(torch::serialize::OutputArchive& archive, const fs::path& dir, const std::string& name) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw CheckpointError("cannot create checkpoint directory '" + dir.string() + "': " + ec.message());
-
-  torch::serialize::OutputArchive archive, model_archive, optimizer_archive;
-  model->save(model_archive);
-  optimizer.save(optimizer_archive);
-  archive.write("model", model_archive);
-  archive.write("optimizer", optimizer_archive);
-  archive.write("format", c10::IValue(kFormatVersion));
-  archive.write("step", c10::IValue(step));
-  archive.write("schedule_spec", c10::IValue(schedule_spec));
-  archive.write("rng_cpu", at::detail::getDefaultCPUGenerator().get_state());
-
-  const fs::path final_path = dir / file_name(step);
-  const fs::path temporary = dir / ("." + file_name(step) + ".tmp");
+  const fs::path final_path = dir / name;
+  const fs::path temporary = dir / ("." + name + ".tmp");
   try {
     archive.save_to(temporary.string());
   } catch (const c10::Error& e) {
@@ -73,10 +115,47 @@ std::string save_checkpoint(const std::string& run_dir, int64_t keep, int64_t st
   fs::rename(temporary, final_path, ec);
   if (ec) throw CheckpointError("cannot rename '" + temporary.string() + "': " + ec.message());
   fsync_path(dir, O_RDONLY | O_DIRECTORY);
-
-  auto files = checkpoints_oldest_first(run_dir);
-  for (size_t i = 0; keep > 0 && i + static_cast<size_t>(keep) < files.size(); ++i) fs::remove(files[i], ec);
   return final_path.string();
+}
+
+void write_training_state(torch::serialize::OutputArchive& archive, int64_t step, Gpt& model,
+                          torch::optim::Optimizer& optimizer, const std::string& schedule_spec) {
+  torch::serialize::OutputArchive model_archive, optimizer_archive;
+  model->save(model_archive);
+  optimizer.save(optimizer_archive);
+  archive.write("model", model_archive);
+  archive.write("optimizer", optimizer_archive);
+  archive.write("format", c10::IValue(kFormatVersion));
+  archive.write("step", c10::IValue(step));
+  archive.write("schedule_spec", c10::IValue(schedule_spec));
+  archive.write("rng_cpu", at::detail::getDefaultCPUGenerator().get_state());
+}
+
+}  // namespace
+
+std::string save_checkpoint(const std::string& run_dir, int64_t keep, int64_t step, Gpt& model,
+                            torch::optim::Optimizer& optimizer, const std::string& schedule_spec,
+                            const std::vector<controllers::HdetState>& hdet) {
+  torch::serialize::OutputArchive archive;
+  write_training_state(archive, step, model, optimizer, schedule_spec);
+  if (!hdet.empty()) write_hdet_states(archive, hdet);
+  const std::string written = write_atomically(archive, checkpoint_dir(run_dir), file_name(step));
+  auto files = checkpoints_oldest_first(run_dir);
+  for (size_t i = 0; keep > 0 && i + static_cast<size_t>(keep) < files.size(); ++i) remove_with_replicas(files[i]);
+  return written;
+}
+
+std::string replica_checkpoint_path(const std::string& main_path, int64_t replica) {
+  const fs::path p(main_path);
+  return (p.parent_path() / (p.stem().string() + ".replica_" + std::to_string(replica) + ".pt")).string();
+}
+
+std::string save_replica_checkpoint(const std::string& run_dir, int64_t step, int64_t replica, Gpt& model,
+                                    torch::optim::Optimizer& optimizer, const std::string& schedule_spec) {
+  torch::serialize::OutputArchive archive;
+  write_training_state(archive, step, model, optimizer, schedule_spec);
+  const auto main_path = checkpoint_dir(run_dir) / file_name(step);
+  return write_atomically(archive, checkpoint_dir(run_dir), fs::path(replica_checkpoint_path(main_path.string(), replica)).filename().string());
 }
 
 std::optional<std::string> latest_checkpoint(const std::string& run_dir) {
@@ -85,11 +164,16 @@ std::optional<std::string> latest_checkpoint(const std::string& run_dir) {
   return files.back().string();
 }
 
-CheckpointInfo load_checkpoint(const std::string& path, Gpt& model, torch::optim::Optimizer* optimizer) {
+namespace {
+
+// Opens the archive and reads its header (format, step, schedule, HDET states);
+// `then` reads more from it. Every failure names the file.
+template <typename Then>
+CheckpointInfo read_checkpoint(const std::string& path, Then then) {
   if (!fs::exists(path)) throw CheckpointError("checkpoint '" + path + "' does not exist");
   CheckpointInfo info;
   try {
-    torch::serialize::InputArchive archive, model_archive;
+    torch::serialize::InputArchive archive;
     archive.load_from(path);
     c10::IValue value;
     archive.read("format", value);
@@ -100,6 +184,23 @@ CheckpointInfo load_checkpoint(const std::string& path, Gpt& model, torch::optim
     info.step = value.toInt();
     archive.read("schedule_spec", value);
     info.schedule_spec = value.toStringRef();
+    info.hdet = read_hdet_states(archive);
+    then(archive);
+  } catch (const c10::Error& e) {
+    throw CheckpointError("checkpoint '" + path + "' is corrupt or truncated: " + e.what_without_backtrace());
+  }
+  return info;
+}
+
+}  // namespace
+
+CheckpointInfo read_checkpoint_info(const std::string& path) {
+  return read_checkpoint(path, [](torch::serialize::InputArchive&) {});
+}
+
+CheckpointInfo load_checkpoint(const std::string& path, Gpt& model, torch::optim::Optimizer* optimizer) {
+  return read_checkpoint(path, [&](torch::serialize::InputArchive& archive) {
+    torch::serialize::InputArchive model_archive;
     archive.read("model", model_archive);
     model->load(model_archive);
     if (optimizer) {
@@ -111,10 +212,7 @@ CheckpointInfo load_checkpoint(const std::string& path, Gpt& model, torch::optim
       at::Generator generator = at::detail::getDefaultCPUGenerator();  // a handle to the global generator
       generator.set_state(rng);
     }
-  } catch (const c10::Error& e) {
-    throw CheckpointError("checkpoint '" + path + "' is corrupt or truncated: " + e.what_without_backtrace());
-  }
-  return info;
+  });
 }
 
 }  // namespace lrkit::train

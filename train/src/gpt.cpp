@@ -99,6 +99,13 @@ torch::Tensor GptImpl::per_sequence_loss(const torch::Tensor& tokens, const torc
   return losses.view({tokens.size(0), tokens.size(1)}).mean(1);
 }
 
+void GptImpl::set_dropout(double p) {
+  if (!(p >= 0.0 && p < 1.0)) throw std::invalid_argument("dropout must be in [0, 1) (got " + std::to_string(p) + ")");
+  for (const auto& module : modules(/*include_self=*/false))
+    if (auto* dropout = module->as<torch::nn::Dropout>()) dropout->options.p(p);
+  config_.dropout = p;
+}
+
 std::vector<torch::Tensor> GptImpl::decayed_parameters() {
   std::vector<torch::Tensor> out;
   for (auto& item : named_parameters())

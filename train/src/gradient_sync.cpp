@@ -111,6 +111,50 @@ void average_across_ranks(const std::vector<torch::Tensor>& tensors, Collective&
   });
 }
 
+void mean_of_replicas(const std::vector<std::vector<torch::Tensor>>& replicas, const std::vector<torch::Tensor>& into,
+                      Collective& collective, double bucket_mb) {
+  if (replicas.empty()) throw std::invalid_argument("mean_of_replicas: no replicas");
+  torch::NoGradGuard no_grad;
+  for (size_t i = 0; i < into.size(); ++i) {
+    if (!into[i].is_same(replicas[0].at(i))) into[i].copy_(replicas[0][i]);
+    for (size_t r = 1; r < replicas.size(); ++r) into[i].add_(replicas[r].at(i));
+    if (replicas.size() > 1) into[i].div_(static_cast<double>(replicas.size()));
+  }
+  average_across_ranks(into, collective, bucket_mb);
+}
+
+void average_replicas(const std::vector<std::vector<torch::Tensor>>& replicas, Collective& collective, double bucket_mb) {
+  mean_of_replicas(replicas, replicas.at(0), collective, bucket_mb);
+  torch::NoGradGuard no_grad;
+  for (size_t r = 1; r < replicas.size(); ++r)
+    for (size_t i = 0; i < replicas[r].size(); ++i) replicas[r][i].copy_(replicas[0][i]);
+}
+
+void mean_gradient_into_first(const std::vector<std::vector<torch::Tensor>>& replicas) {
+  if (replicas.size() < 2) return;
+  torch::NoGradGuard no_grad;
+  const auto first = gradients(replicas[0]);
+  for (size_t r = 1; r < replicas.size(); ++r) {
+    const auto other = gradients(replicas[r]);
+    for (size_t i = 0; i < first.size(); ++i) first[i].add_(other.at(i));
+  }
+  for (const auto& g : first) g.div_(static_cast<double>(replicas.size()));
+}
+
+void copy_gradient_from_first(const std::vector<std::vector<torch::Tensor>>& replicas) {
+  torch::NoGradGuard no_grad;
+  for (size_t r = 1; r < replicas.size(); ++r)
+    for (size_t i = 0; i < replicas[r].size(); ++i) {
+      const auto& source = replicas[0][i].grad();
+      if (!source.defined()) continue;
+      auto& target = replicas[r][i].mutable_grad();
+      if (target.defined())
+        target.copy_(source);
+      else
+        target = source.clone();
+    }
+}
+
 GradientSketch::GradientSketch(const std::vector<torch::Tensor>& parameters, int64_t dim, uint64_t seed) : dim_(dim) {
   if (dim < 1) throw std::invalid_argument("sketch dimension must be >= 1 (got " + std::to_string(dim) + ")");
   auto generator = at::make_generator<at::CPUGeneratorImpl>(seed);

@@ -23,6 +23,8 @@ const char* const kDispersionColumns[] = {"loss_std",      "loss_cv",        "lo
                                           "loss_outlier_rank", "grad_norm_std", "grad_norm_cv",
                                           "inner_pairwise", "inner_pairwise_normalized", "cos_pairwise"};
 
+const char* const kHdetSpreadColumns[] = {"base", "scale", "delta", "velocity"};
+
 // Series with one row per optimizer step, and series of events at some steps
 // (a step column plus value columns), for truncation on resume.
 struct Layout {
@@ -40,6 +42,15 @@ Layout layout(const TrainConfig& c, int64_t world_size) {
     for (const char* name : kDispersionColumns) l.per_step.push_back({std::string("/diagnostics/") + name, 1});
     l.events.push_back({"/diagnostics/cos_matrix_step", {{"/diagnostics/cos_matrix", world_size * world_size, true}}});
   }
+  if (c.hdet.enabled) {
+    const int64_t replicas = world_size * c.replicas_per_rank();
+    l.per_step.push_back({"/hdet/replica_loss", replicas, true});
+    l.per_step.push_back({"/hdet/window_loss", replicas, true});
+    for (const auto& name : c.hdet_spread()) {
+      for (const char* column : kHdetSpreadColumns) l.per_step.push_back({"/hdet/" + name + "/" + column, 1});
+      l.per_step.push_back({"/hdet/" + name + "/replica", replicas, true});
+    }
+  }
   for (const auto& set : c.eval_sets())
     l.events.push_back({"/eval/" + set.name + "/step", {{"/eval/" + set.name + "/loss", 1}}});
   l.events.push_back({"/checkpoints/step", {}});
@@ -49,7 +60,9 @@ Layout layout(const TrainConfig& c, int64_t world_size) {
 }  // namespace
 
 RunLog::RunLog(const TrainConfig& c, int64_t world_size, int64_t resume_step)
-    : diagnostics_(c.diagnostics.enabled), flush_every_(c.log.flush_every) {
+    : diagnostics_(c.diagnostics.enabled),
+      hdet_spread_(c.hdet.enabled ? c.hdet_spread() : std::vector<std::string>()),
+      flush_every_(c.log.flush_every) {
   std::error_code ec;
   std::filesystem::create_directories(c.out, ec);
   if (ec) throw h5::Error("cannot create run directory '" + c.out + "': " + ec.message());
@@ -74,6 +87,13 @@ RunLog::RunLog(const TrainConfig& c, int64_t world_size, int64_t resume_step)
     };
     if (c.diagnostics.enabled)
       attributes.push_back({"/diagnostics", "cos_pairwise_method", c.diagnostics.pairwise});
+    if (c.hdet.enabled) {
+      attributes.push_back({"/hdet", "mode", c.hdet.mode});
+      attributes.push_back({"/hdet", "replicas", std::to_string(world_size * c.replicas_per_rank())});
+      attributes.push_back({"/hdet", "replicas_per_rank", std::to_string(c.replicas_per_rank())});
+      attributes.push_back({"/hdet", "sync_every", std::to_string(c.hdet.sync_every)});
+      attributes.push_back({"/hdet", "alpha", std::to_string(c.hdet.alpha)});
+    }
     for (const auto& set : c.eval_sets())
       attributes.push_back({"/eval/" + set.name, "path", set.path.empty() ? c.data.path : set.path});
     log_ = std::make_unique<h5::SeriesLog>(path, columns, attributes);
@@ -106,10 +126,30 @@ void RunLog::record(const StepRecord& r) {
     for (size_t i = 0; i < std::size(metrics); ++i)
       log_->append(std::string("/diagnostics/") + kDispersionColumns[i], metrics[i]);
   }
+  if (hdet_spread_.empty()) end_row();  // else record_hdet completes the row
+}
+
+void RunLog::end_row() {
   if (++since_flush_ >= flush_every_) {
     log_->flush();
     since_flush_ = 0;
   }
+}
+
+void RunLog::record_hdet(const HdetRecord& r) {
+  if (r.spread.size() != hdet_spread_.size())
+    throw std::logic_error("RunLog::record_hdet: " + std::to_string(r.spread.size()) + " spread entries for " +
+                           std::to_string(hdet_spread_.size()) + " logged");
+  log_->append("/hdet/replica_loss", r.replica_loss);
+  log_->append("/hdet/window_loss", r.window_loss);
+  for (size_t i = 0; i < r.spread.size(); ++i) {
+    const auto& s = r.spread[i];
+    const std::string group = "/hdet/" + hdet_spread_[i] + "/";
+    const double values[] = {s.base, s.scale, s.delta, s.velocity};
+    for (size_t k = 0; k < std::size(values); ++k) log_->append(group + kHdetSpreadColumns[k], values[k]);
+    log_->append(group + "replica", s.replica);
+  }
+  end_row();
 }
 
 void RunLog::record_eval(const std::string& set, int64_t step, double loss) {

@@ -47,6 +47,31 @@ void TrainConfig::validate() const {
   require(diagnostics.enabled || diagnostics.pairwise == "off",
           "diagnostics.pairwise needs diagnostics.enabled = true");
   eval_sets();
+  if (hdet.enabled) {
+    require(hdet.alpha >= 0 && hdet.alpha < 1, "hdet.alpha must be in [0, 1) (got " + std::to_string(hdet.alpha) + ")");
+    require(hdet.weight_decay_alpha >= 0 && hdet.weight_decay_alpha < 1,
+            "hdet.weight_decay_alpha must be in [0, 1) (got " + std::to_string(hdet.weight_decay_alpha) + ")");
+    require(hdet.dropout_alpha >= 0 && hdet.dropout_alpha < 1,
+            "hdet.dropout_alpha must be in [0, 1) (got " + std::to_string(hdet.dropout_alpha) + ")");
+    require(hdet.weight_decay_alpha == 0 || optim.weight_decay > 0,
+            "hdet.weight_decay_alpha > 0 spreads optim.weight_decay, which is 0");
+    require(hdet.dropout_alpha == 0 || model.dropout > 0, "hdet.dropout_alpha > 0 spreads model.dropout, which is 0");
+    require(hdet.dropout_max > 0 && hdet.dropout_max < 1, "hdet.dropout_max must be in (0, 1) (got " + std::to_string(hdet.dropout_max) + ")");
+    require(hdet.dropout_alpha == 0 || model.dropout <= hdet.dropout_max,
+            "model.dropout (" + std::to_string(model.dropout) + ") is above hdet.dropout_max (" + std::to_string(hdet.dropout_max) + ")");
+    require(hdet.sync_every >= 1, "hdet.sync_every must be >= 1 (got " + std::to_string(hdet.sync_every) + ")");
+    require(hdet.warmup_steps >= 0, "hdet.warmup_steps must be >= 0");
+    require(hdet.sigma > 0, "hdet.sigma must be > 0 (got " + std::to_string(hdet.sigma) + ")");
+    require(hdet.beta >= 0 && hdet.beta < 1, "hdet.beta must be in [0, 1) (got " + std::to_string(hdet.beta) + ")");
+    require(hdet.meta_lr > 0, "hdet.meta_lr must be > 0 (got " + std::to_string(hdet.meta_lr) + ")");
+    require(hdet.mode == "shared" || hdet.mode == "local", "hdet.mode must be shared or local (got '" + hdet.mode + "')");
+    require(hdet.replicas_per_rank >= 1 && hdet.replicas_per_rank <= 64,
+            "hdet.replicas_per_rank must be in [1, 64] (got " + std::to_string(hdet.replicas_per_rank) + ")");
+    require(hdet.min_scale > 0 && hdet.min_scale <= 1 && hdet.max_scale >= 1,
+            "hdet.min_scale and hdet.max_scale need 0 < min_scale <= 1 <= max_scale");
+    require(hdet.mode == "shared" || diagnostics.pairwise == "off",
+            "diagnostics.pairwise=" + diagnostics.pairwise + " measures the gradient all-reduce, which hdet.mode=local does not do");
+  }
 }
 
 namespace {
@@ -150,6 +175,23 @@ bool parse_train_config(const std::vector<std::string>& args, TrainConfig& c, st
       ("dist.timeout_s", po::value(&c.dist.timeout_s)->default_value(c.dist.timeout_s), "fail a collective after N s")
       ("dist.bucket_mb", po::value(&c.dist.bucket_mb)->default_value(c.dist.bucket_mb), "gradient all-reduce bucket (MB)")
       ("log.flush_every", po::value(&c.log.flush_every)->default_value(c.log.flush_every), "flush the run log every N steps")
+      ("hdet.enabled", po::value(&c.hdet.enabled)->default_value(c.hdet.enabled), "HDET: spread rates across replicas")
+      ("hdet.alpha", po::value(&c.hdet.alpha)->default_value(c.hdet.alpha), "learning-rate spread half-width (paper 1/9)")
+      ("hdet.sync_every", po::value(&c.hdet.sync_every)->default_value(c.hdet.sync_every), "steps between parameter averages")
+      ("hdet.auto_lr", po::value(&c.hdet.auto_lr)->default_value(c.hdet.auto_lr), "meta-update the base values at each sync")
+      ("hdet.warmup_steps", po::value(&c.hdet.warmup_steps)->default_value(c.hdet.warmup_steps), "no meta-update before this step")
+      ("hdet.sigma", po::value(&c.hdet.sigma)->default_value(c.hdet.sigma), "softmax temperature over window losses")
+      ("hdet.standardize", po::value(&c.hdet.standardize)->default_value(c.hdet.standardize), "standardize window losses before sigma")
+      ("hdet.beta", po::value(&c.hdet.beta)->default_value(c.hdet.beta), "meta-update momentum")
+      ("hdet.meta_lr", po::value(&c.hdet.meta_lr)->default_value(c.hdet.meta_lr), "meta step lambda")
+      ("hdet.mode", po::value(&c.hdet.mode)->default_value(c.hdet.mode), "shared (gradient all-reduce) or local")
+      ("hdet.replicas_per_rank", po::value(&c.hdet.replicas_per_rank)->default_value(c.hdet.replicas_per_rank), "virtual replicas per worker")
+      ("hdet.paper_mode", po::value(&c.hdet.paper_mode)->default_value(c.hdet.paper_mode), "additive base-rate update (reference code)")
+      ("hdet.min_scale", po::value(&c.hdet.min_scale)->default_value(c.hdet.min_scale), "lower bound of the base correction")
+      ("hdet.max_scale", po::value(&c.hdet.max_scale)->default_value(c.hdet.max_scale), "upper bound of the base correction")
+      ("hdet.weight_decay_alpha", po::value(&c.hdet.weight_decay_alpha)->default_value(c.hdet.weight_decay_alpha), "also spread weight decay (0: no)")
+      ("hdet.dropout_alpha", po::value(&c.hdet.dropout_alpha)->default_value(c.hdet.dropout_alpha), "also spread dropout (0: no)")
+      ("hdet.dropout_max", po::value(&c.hdet.dropout_max)->default_value(c.hdet.dropout_max), "upper bound of every replica's dropout")
       ("schedule.spec", po::value(&c.schedule)->default_value(c.schedule), "learning-rate schedule spec");
   po::options_description command("options");
   std::string config_path;

@@ -14,11 +14,12 @@
 #include "lrkit/train/checkpoint.hpp"
 #include "lrkit/train/collective.hpp"
 #include "lrkit/train/gpt.hpp"
+#include "lrkit/train/hdet_ensemble.hpp"
 #include "lrkit/train/gradient_sync.hpp"
-#include "lrkit/train/learning_rate.hpp"
 #include "lrkit/train/rank_streams.hpp"
 #include "lrkit/train/run_log.hpp"
 #include "autocast_scope.hpp"
+#include "replicas.hpp"
 
 namespace lrkit::train {
 
@@ -26,26 +27,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Two parameter groups: weight decay on matrices only (none on biases, norms, embeddings).
-template <typename Optimizer, typename Options>
-std::unique_ptr<torch::optim::Optimizer> grouped(Gpt& model, const Options& options, double weight_decay) {
-  std::vector<torch::optim::OptimizerParamGroup> groups;
-  groups.emplace_back(model->decayed_parameters(), std::make_unique<Options>(Options(options).weight_decay(weight_decay)));
-  groups.emplace_back(model->undecayed_parameters(), std::make_unique<Options>(Options(options).weight_decay(0.0)));
-  return std::make_unique<Optimizer>(std::move(groups), options);
-}
-
-std::unique_ptr<torch::optim::Optimizer> make_optimizer(Gpt& model, const OptimConfig& o) {
-  if (o.name == "sgd")
-    return grouped<torch::optim::SGD>(model, torch::optim::SGDOptions(0.0).momentum(o.momentum), o.weight_decay);
-  return grouped<torch::optim::AdamW>(
-      model, torch::optim::AdamWOptions(0.0).betas({o.beta1, o.beta2}).eps(o.eps), o.weight_decay);
-}
-
-// Applies --resume / --init-from; returns the step to continue from.
-int64_t restore(const TrainConfig& c, Gpt& model, torch::optim::Optimizer& optimizer, std::ostream& progress) {
+// Applies --resume / --init-from to every replica (and HDET's state); returns the step to continue from.
+int64_t restore(const TrainConfig& c, std::vector<Replica>& replicas, HdetEnsemble* hdet, std::ostream& progress) {
   if (!c.init_from.empty()) {
-    load_checkpoint(c.init_from, model, nullptr);
+    for (auto& r : replicas) load_checkpoint(c.init_from, r.model, nullptr);
     progress << "initialized weights from " << c.init_from << std::endl;
     return 0;
   }
@@ -55,13 +40,23 @@ int64_t restore(const TrainConfig& c, Gpt& model, torch::optim::Optimizer& optim
     progress << "resume: no checkpoint in " << c.out << ", starting from step 0" << std::endl;
     return 0;
   }
-  const CheckpointInfo info = load_checkpoint(*path, model, &optimizer);
+  const CheckpointInfo info = read_checkpoint_info(*path);
   if (info.schedule_spec != c.schedule)
     throw std::invalid_argument("checkpoint '" + *path + "' was trained with schedule '" + info.schedule_spec +
                                 "' but the config says '" + c.schedule + "'");
   if (info.step >= c.train.steps)
     throw std::invalid_argument("checkpoint '" + *path + "' is at step " + std::to_string(info.step) +
                                 ", not before train.steps = " + std::to_string(c.train.steps));
+  if (hdet) {
+    if (info.hdet.empty())
+      throw std::invalid_argument("checkpoint '" + *path + "' holds no HDET state but hdet.enabled = true (use --init-from)");
+    hdet->restore(info.hdet);
+  } else if (!info.hdet.empty()) {
+    throw std::invalid_argument("checkpoint '" + *path + "' is from an HDET run but hdet.enabled = false (use --init-from)");
+  }
+  // Plain data parallel: every rank's weights and optimizer state equal rank 0's. HDET: each replica has its file.
+  for (auto& r : replicas)
+    load_checkpoint(r.index == 0 || !hdet ? *path : replica_checkpoint_path(*path, r.index), r.model, r.optimizer.get());
   progress << "resumed from " << *path << " at step " << info.step << std::endl;
   return info.step;
 }
@@ -97,38 +92,59 @@ std::vector<NamedTokens> load_eval_sets(const TrainConfig& c, const ByteCorpus& 
 
 // What one optimizer step measured, read back to the host in one transfer.
 struct StepScalars {
-  diagnostics::RankScalars ranks;
+  diagnostics::RankScalars ranks;  // a rank's loss is the mean of its replicas' losses
+  std::vector<double> replica_loss;  // every replica's local loss, global replica order
   double grad_norm_l1 = 0.0;
   std::vector<double> sketches;  // [world, sketch dim] row-major, when sketched this step
 };
 
-// Every rank's (loss, ||g_k||^2, g_k . g_bar[, sketch]) by one all-gather, and
-// the global norms, in one device-to-host copy.
-StepScalars gather_step_scalars(Collective& collective, const torch::Tensor& local_loss, const GradientSyncResult& sync,
+// Every rank's (||g_k||^2, g_k . g_bar, replica losses[, sketch]) by one
+// all-gather, and the global norms, in one device-to-host copy.
+StepScalars gather_step_scalars(Collective& collective, const torch::Tensor& replica_losses, const GradientSyncResult& sync,
                                 const torch::Tensor& sketch) {
-  const auto device = local_loss.device();
+  const auto device = replica_losses.device();
   const auto nan = torch::full({1}, std::numeric_limits<double>::quiet_NaN(), torch::TensorOptions().dtype(torch::kDouble).device(device));
-  std::vector<torch::Tensor> mine = {local_loss.reshape({1}), sync.local_sq.reshape({1}),
-                                     sync.dot_with_mean.defined() ? sync.dot_with_mean.reshape({1}) : nan};
+  const auto defined_or_nan = [&](const torch::Tensor& t) { return t.defined() ? t.reshape({1}) : nan; };
+  const int64_t replicas = replica_losses.numel();
+  std::vector<torch::Tensor> mine = {sync.local_sq.reshape({1}), defined_or_nan(sync.dot_with_mean), replica_losses};
   if (sketch.defined()) mine.push_back(sketch);
-  const auto gathered = collective.all_gather(torch::cat(mine));  // [world, 3 (+ sketch dim)]
-  const auto host = torch::cat({gathered.reshape({-1}), sync.mean_l2.reshape({1}), sync.mean_l1.reshape({1}),
-                                sync.normalized_sum_sq.defined() ? sync.normalized_sum_sq.reshape({1}) : nan})
+  const auto gathered = collective.all_gather(torch::cat(mine));  // [world, 2 + replicas (+ sketch dim)]
+  const auto host = torch::cat({gathered.reshape({-1}), defined_or_nan(sync.mean_l2), defined_or_nan(sync.mean_l1),
+                                defined_or_nan(sync.normalized_sum_sq)})
                         .to(torch::kCPU);
   const double* v = host.data_ptr<double>();
   const int64_t world = gathered.size(0), width = gathered.size(1);
   StepScalars out;
   for (int64_t r = 0; r < world; ++r) {
     const double* row = v + r * width;
-    out.ranks.loss.push_back(row[0]);
-    out.ranks.grad_norm.push_back(std::sqrt(row[1]));
-    if (sync.dot_with_mean.defined()) out.ranks.dot_with_mean.push_back(row[2]);
-    out.sketches.insert(out.sketches.end(), row + 3, row + width);
+    out.ranks.grad_norm.push_back(std::sqrt(row[0]));
+    if (sync.dot_with_mean.defined()) out.ranks.dot_with_mean.push_back(row[1]);
+    double rank_loss = 0.0;
+    for (int64_t k = 0; k < replicas; ++k) rank_loss += row[2 + k];
+    out.ranks.loss.push_back(rank_loss / static_cast<double>(replicas));
+    out.replica_loss.insert(out.replica_loss.end(), row + 2, row + 2 + replicas);
+    out.sketches.insert(out.sketches.end(), row + 2 + replicas, row + width);
   }
   out.ranks.mean_grad_norm = v[world * width];
   out.grad_norm_l1 = v[world * width + 1];
   out.ranks.normalized_sum_sq = v[world * width + 2];
   return out;
+}
+
+// hdet.mode=local: every replica steps on its own gradient, clipped by its
+// own norm; no all-reduce. The rank reports the mean squared norm of its
+// replicas (so the logged norm is their RMS); no mean gradient exists.
+GradientSyncResult local_gradients(std::vector<Replica>& replicas, Collective& solo, double clip) {
+  const GradientSyncOptions measure_only{1.0, false, false};
+  std::vector<torch::Tensor> squares;
+  for (auto& r : replicas) {
+    const auto own = synchronize_gradients(r.parameters, solo, measure_only);
+    clip_gradients(r.parameters, own.mean_l2, clip);
+    squares.push_back(own.local_sq);
+  }
+  GradientSyncResult result;
+  result.local_sq = torch::stack(squares).mean();
+  return result;
 }
 
 std::string format_duration(double seconds) {
@@ -147,11 +163,12 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress_out) {
     throw std::invalid_argument("train.device=cuda but no CUDA device is available to this LibTorch");
   const DistributedEnv env = distributed_env_from_environment();
   const torch::Device device = c.train.device == "cuda" ? torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(env.local_rank)) : torch::Device(torch::kCPU);
-  if (c.train.batch % (env.world_size * c.train.accumulation) != 0)
+  const int64_t per_rank = c.replicas_per_rank();
+  if (c.train.batch % (env.world_size * per_rank * c.train.accumulation) != 0)
     throw std::invalid_argument("train.batch (" + std::to_string(c.train.batch) + ") must be a multiple of workers (" +
-                                std::to_string(env.world_size) + ") x train.accumulation (" +
-                                std::to_string(c.train.accumulation) + ")");
-  c.desynced_ranks(env.world_size);  // names a rank beyond the world before anything starts
+                                std::to_string(env.world_size) + ") x replicas per worker (" + std::to_string(per_rank) +
+                                ") x train.accumulation (" + std::to_string(c.train.accumulation) + ")");
+  c.desynced_ranks(env.world_size * per_rank);  // names a rank beyond the world before anything starts
   // Each local worker gets its share of the cores, or they thrash.
   const auto cores = static_cast<int64_t>(std::max(1u, std::thread::hardware_concurrency()));
   torch::set_num_threads(static_cast<int>(c.train.threads > 0 ? c.train.threads : std::max<int64_t>(1, cores / env.local_world_size)));
@@ -160,19 +177,25 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress_out) {
                               : make_single_process_collective();
   const int world = collective->world_size();
   const bool lead = collective->rank() == 0;
-  const RankStreams streams = rank_streams(c, collective->rank(), world);  // after the group exists
   std::ostream null_stream(nullptr);
   std::ostream& progress = lead ? progress_out : null_stream;
   const bool bf16 = c.train.precision == "bf16";
+  const bool local_mode = c.hdet.enabled && c.hdet.mode == "local";
+  const bool identical_replicas = c.hdet_replicas_identical();
 
   const ByteCorpus corpus = ByteCorpus::load(c.data.path, c.data.heldout, c.model.context);
   const auto eval_sets = lead ? load_eval_sets(c, corpus) : std::vector<NamedTokens>();
-  torch::manual_seed(c.train.seed);  // identical initial weights on every rank
-  Gpt model(c.model);
-  model->to(device);
-  auto optimizer = make_optimizer(model, c.optim);
-  const auto parameters = model->parameters();
-  const int64_t start_step = restore(c, model, *optimizer, progress);
+  auto replicas = make_replicas(c, collective->rank(), world, device);  // after the group exists
+  const auto replica_parameters = parameter_lists(replicas);
+  const auto& lead_parameters = replicas.front().parameters;  // the rank's gradient is gathered here
+  auto hdet = make_hdet_ensemble(c, *collective);
+  // Evaluation sees the replicas' mean (what a sync would produce) when they differ.
+  std::optional<Gpt> mean_model;
+  if (!identical_replicas) {
+    mean_model.emplace(c.model);
+    (*mean_model)->to(device);
+  }
+  const int64_t start_step = restore(c, replicas, hdet ? &*hdet : nullptr, progress);
   std::optional<RunLog> log;  // written by rank 0 only
   if (lead) {
     log.emplace(c, world, start_step);
@@ -180,46 +203,70 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress_out) {
   }
   const GradientSyncOptions sync_options{c.dist.bucket_mb, c.diagnostics.enabled,
                                          c.diagnostics.enabled && c.diagnostics.pairwise == "exact" && world > 1};
-  const bool sketching = c.diagnostics.enabled && world > 1 && (c.diagnostics.pairwise == "sketch" || c.diagnostics.matrix_every > 0);
+  const bool sketching = c.diagnostics.enabled && world > 1 && !local_mode &&
+                         (c.diagnostics.pairwise == "sketch" || c.diagnostics.matrix_every > 0);
   std::optional<GradientSketch> sketch;  // the same projection on every rank
-  if (sketching) sketch.emplace(parameters, c.diagnostics.sketch_dim, derive_seed(c.train.seed, 4));
+  if (sketching) sketch.emplace(lead_parameters, c.diagnostics.sketch_dim, derive_seed(c.train.seed, 4));
+  const auto solo = make_single_process_collective();  // local mode: each replica's own gradient
 
-  const int64_t micro_rows = c.train.batch / world / c.train.accumulation;
+  const int64_t micro_rows = c.train.batch / (world * per_rank) / c.train.accumulation;
   const double tokens_per_step = static_cast<double>(c.train.batch * c.model.context);
+  const auto loss_options = torch::TensorOptions().dtype(torch::kDouble).device(device);
   TrainSummary summary;
   const auto start = Clock::now();
   auto window_start = start;
   double window_loss = 0.0;
   int64_t window_steps = 0;
 
-  progress << "training on " << c.data.path << " with " << world << " worker(s): steps " << start_step
-           << ".." << c.train.steps << ", schedule " << c.schedule << std::endl;
+  progress << "training on " << c.data.path << " with " << world << " worker(s)";
+  if (hdet) progress << ", HDET " << hdet->replicas() << " replicas (" << c.hdet.mode << ")";
+  progress << ": steps " << start_step << ".." << c.train.steps << ", schedule " << c.schedule << std::endl;
   std::string last_checkpoint;
   for (int64_t step = start_step; step < c.train.steps; ++step) {
-    // Dropout masks are a function of (rank stream, step): a resumed run draws the same ones.
-    torch::manual_seed(derive_seed(streams.dropout_seed, static_cast<uint64_t>(step)));
-    optimizer->zero_grad();
-    torch::Tensor local_loss = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(device));
-    for (int64_t micro = 0; micro < c.train.accumulation; ++micro) {
-      const Batch b = sample_batch(corpus.train(), streams.first_row + micro * micro_rows, micro_rows, c.model.context,
-                                   {streams.data_seed, step, c.data.locality});
-      torch::Tensor loss;
-      {
-        AutocastScope autocast(device, bf16);
-        loss = model->per_sequence_loss(b.inputs.to(device), b.targets.to(device)).mean() /
-               static_cast<double>(c.train.accumulation);
+    const double scheduled_lr = schedule(step);
+    const double lr = hdet ? hdet->base(0, scheduled_lr) : scheduled_lr;  // the replicas' mean rate
+    const auto spread_values = apply_hyperparameters(c, hdet ? &*hdet : nullptr, replicas, scheduled_lr);
+    std::vector<torch::Tensor> replica_loss;
+    for (auto& replica : replicas) {
+      // Dropout masks are a function of (replica stream, step): a resumed run draws the same ones.
+      torch::manual_seed(derive_seed(replica.streams.dropout_seed, static_cast<uint64_t>(step)));
+      replica.optimizer->zero_grad();
+      torch::Tensor loss_sum = torch::zeros({}, loss_options);
+      for (int64_t micro = 0; micro < c.train.accumulation; ++micro) {
+        const Batch b = sample_batch(corpus.train(), replica.streams.first_row + micro * micro_rows, micro_rows,
+                                     c.model.context, {replica.streams.data_seed, step, c.data.locality});
+        torch::Tensor loss;
+        {
+          AutocastScope autocast(device, bf16);
+          loss = replica.model->per_sequence_loss(b.inputs.to(device), b.targets.to(device)).mean() /
+                 static_cast<double>(c.train.accumulation);
+        }
+        loss.backward();
+        loss_sum += loss.detach().to(torch::kDouble);
       }
-      loss.backward();
-      local_loss += loss.detach().to(torch::kDouble);
+      replica_loss.push_back(loss_sum.reshape({1}));
     }
     const bool matrix_step = sketching && c.diagnostics.matrix_every > 0 && (step + 1) % c.diagnostics.matrix_every == 0;
     const bool sketch_now = sketching && (c.diagnostics.pairwise == "sketch" || matrix_step);
-    const torch::Tensor local_sketch = sketch_now ? (*sketch)(parameters) : torch::Tensor();  // before the all-reduce
-    const GradientSyncResult sync = synchronize_gradients(parameters, *collective, sync_options);
-    clip_gradients(parameters, sync.mean_l2, c.optim.clip);
-    const StepScalars scalars = gather_step_scalars(*collective, local_loss, sync, local_sketch);
+    GradientSyncResult sync;
+    torch::Tensor local_sketch;
+    if (local_mode) {
+      sync = local_gradients(replicas, *solo, c.optim.clip);
+    } else {
+      mean_gradient_into_first(replica_parameters);  // the rank's gradient: its replicas' mean
+      if (sketch_now) local_sketch = (*sketch)(lead_parameters);  // before the all-reduce
+      sync = synchronize_gradients(lead_parameters, *collective, sync_options);
+      clip_gradients(lead_parameters, sync.mean_l2, c.optim.clip);
+      copy_gradient_from_first(replica_parameters);
+    }
+    StepScalars scalars = gather_step_scalars(*collective, torch::cat(replica_loss), sync, local_sketch);
     const auto& rank_loss = scalars.ranks.loss;
     const double step_loss = std::accumulate(rank_loss.begin(), rank_loss.end(), 0.0) / static_cast<double>(world);
+    if (local_mode) {  // no mean gradient: log the replicas' RMS gradient norm
+      double sum_sq = 0.0;
+      for (double n : scalars.ranks.grad_norm) sum_sq += n * n;
+      scalars.ranks.mean_grad_norm = std::sqrt(sum_sq / static_cast<double>(world));
+    }
 
     const bool finite = std::isfinite(step_loss);
     if (!finite && c.train.nonfinite == "stop") {
@@ -229,10 +276,8 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress_out) {
                                (last_checkpoint.empty() ? std::string("none") : last_checkpoint) +
                                " (train.nonfinite=skip skips such updates)");
     }
-    const double lr = schedule(step);
-    set_learning_rate(*optimizer, lr);
     if (finite) {
-      optimizer->step();
+      for (auto& replica : replicas) replica.optimizer->step();
     } else {
       progress << "step " << step << ": non-finite loss, update skipped" << std::endl;
     }
@@ -252,14 +297,42 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress_out) {
                    dispersion ? &*dispersion : nullptr});
     }
 
+    const bool last = step + 1 == c.train.steps;
+    if (hdet) {
+      hdet->observe(scalars.replica_loss);
+      HdetRecord record{scalars.replica_loss, hdet->window_mean_loss(), {}};
+      const bool sync_now = hdet->sync_due();
+      // Converge at every sync, and at the end so the run's result is the replicas' mean.
+      if ((sync_now || last) && !identical_replicas) average_replicas(replica_parameters, *collective, c.dist.bucket_mb);
+      if (sync_now) hdet->sync(scheduled_values(c, scheduled_lr));
+      if (log) {
+        const auto scheduled = scheduled_values(c, scheduled_lr);
+        for (size_t i = 0; i < hdet->size(); ++i) {
+          const auto& state = hdet->state(i);
+          record.spread.push_back({hdet->base(i, scheduled[i]), state.scale, state.delta, state.velocity, spread_values[i]});
+        }
+        log->record_hdet(record);
+      }
+    }
+
     summary.losses.push_back(step_loss);
     window_loss += step_loss;
     ++window_steps;
-    const bool last = step + 1 == c.train.steps;
-    if (lead && (last || (c.checkpoint.every > 0 && (step + 1) % c.checkpoint.every == 0))) {
-      log->record_checkpoint(step + 1);
-      log->flush();  // the log never lags behind a checkpoint
-      last_checkpoint = save_checkpoint(c.out, c.checkpoint.keep, step + 1, model, *optimizer, c.schedule);
+    if (last || (c.checkpoint.every > 0 && (step + 1) % c.checkpoint.every == 0)) {
+      if (hdet) {  // every replica's file first; rank 0's main file, written last, marks the set complete
+        for (auto& replica : replicas)
+          if (replica.index != 0)
+            save_replica_checkpoint(c.out, step + 1, replica.index, replica.model, *replica.optimizer, c.schedule);
+        auto barrier = torch::zeros({1}, loss_options);
+        collective->all_reduce_sum(barrier);
+      }
+      if (lead) {
+        log->record_checkpoint(step + 1);
+        log->flush();  // the log never lags behind a checkpoint
+        last_checkpoint = save_checkpoint(c.out, c.checkpoint.keep, step + 1, replicas.front().model,
+                                          *replicas.front().optimizer, c.schedule,
+                                          hdet ? hdet->states() : std::vector<controllers::HdetState>());
+      }
     }
     if ((step + 1) % c.train.log_every == 0 || last) {
       const auto now = Clock::now();
@@ -267,19 +340,24 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress_out) {
       const double elapsed = std::chrono::duration<double>(now - start).count();
       const double tps = tokens_per_step * static_cast<double>(window_steps) / std::max(window_seconds, 1e-9);
       const double eta = elapsed / static_cast<double>(step + 1 - start_step) * static_cast<double>(c.train.steps - step - 1);
-      char line[200];
-      std::snprintf(line, sizeof line, "step %6lld/%lld  loss %.4f  lr %.3e  %8.0f tok/s  ETA %s",
+      char line[240];
+      std::snprintf(line, sizeof line, "step %6lld/%lld  loss %.4f  %s %.3e  %8.0f tok/s  ETA %s",
                     static_cast<long long>(step + 1), static_cast<long long>(c.train.steps),
-                    window_loss / static_cast<double>(window_steps), lr, tps, format_duration(eta).c_str());
-      progress << line << std::endl;
+                    window_loss / static_cast<double>(window_steps), hdet ? "base lr" : "lr", lr, tps,
+                    format_duration(eta).c_str());
+      progress << line;
+      if (hdet) progress << "  (x" << hdet->state(0).scale << " of the schedule)";
+      progress << std::endl;
       summary.final_loss = window_loss / static_cast<double>(window_steps);
       window_loss = 0.0;
       window_steps = 0;
       window_start = now;
     }
-    if (lead && (last || (c.eval.every > 0 && (step + 1) % c.eval.every == 0))) {
-      for (const auto& set : eval_sets) {
-        const double eval_loss = evaluate(model, set.tokens, c, device);
+    if (last || (c.eval.every > 0 && (step + 1) % c.eval.every == 0)) {
+      Gpt& evaluated = mean_model ? *mean_model : replicas.front().model;
+      if (mean_model) mean_of_replicas(replica_parameters, (*mean_model)->parameters(), *collective, c.dist.bucket_mb);
+      for (const auto& set : eval_sets) {  // rank 0 only
+        const double eval_loss = evaluate(evaluated, set.tokens, c, device);
         log->record_eval(set.name, step + 1, eval_loss);
         summary.final_eval_losses[set.name] = eval_loss;
         if (!last) progress << "eval   step " << step + 1 << "  " << set.name << " loss " << eval_loss << std::endl;
@@ -290,6 +368,7 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress_out) {
   summary.checkpoint = last_checkpoint;
   summary.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   summary.tokens_per_second = tokens_per_step * static_cast<double>(c.train.steps - start_step) / summary.seconds;
+  if (hdet) summary.final_lr_scale = hdet->state(0).scale;
   if (lead) {
     summary.final_eval_loss = summary.final_eval_losses.begin()->second;
     if (summary.final_eval_losses.count("heldout")) summary.final_eval_loss = summary.final_eval_losses["heldout"];

@@ -1,11 +1,13 @@
 // HDET, hyperparameter-divergent ensemble training (ALGORITHMS.md section 6,
-// arXiv 2604.24708): N replicas step with spread learning rates around a base
-// rate, are averaged every T_sync steps, and an auto-LR meta-update moves the
-// base rate toward the replicas whose window loss was lowest. Pure C++: a
-// Config, an explicit State, and pure functions from one State to the next.
-// lrkit applies the auto-LR correction multiplicatively on top of any base
-// schedule (the schedule's shape is kept); `paper_mode` moves the absolute
-// base rate additively as the reference does.
+// arXiv 2604.24708): N replicas step with spread values of one scalar
+// hyper-parameter (the learning rate; also weight decay or dropout) around a
+// base value, are averaged every T_sync steps, and an auto-LR meta-update
+// moves the base toward the replicas whose window loss was lowest. Pure C++:
+// a Config, an explicit State, and pure functions from one State to the next.
+// lrkit applies the correction multiplicatively on top of any base schedule
+// (the schedule's shape is kept); `paper_mode` moves the absolute base value
+// additively as the reference does. One Hdet per spread hyper-parameter, each
+// with its own seed (permutation) and bounds.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +26,8 @@ struct HdetConfig {
   double beta = 0.9;             // momentum of the meta-update
   double meta_lr = 0.5;          // lambda
   double min_scale = 0.05, max_scale = 20.0;  // bounds of the multiplicative correction
+  double lower = 0.0, upper = 1e300;  // every replica's value is clamped into [lower, upper]
+  bool standardize = false;      // scores (mean - L_r) / (std(L) sigma): sigma becomes scale-free
   bool paper_mode = false;       // additive update of the absolute base rate, as the reference
   uint64_t seed = 0;             // permutations: a pure function of (seed, sync index)
 
@@ -51,10 +55,10 @@ class Hdet {
   HdetState init() const;
   // rho_i = 1 + alpha (i - (N-1)/2) / max((N-1)/2, 0.5): mean exactly 1.
   const std::vector<double>& spread() const { return spread_; }
-  // The base rate after the auto-LR correction, for a schedule value.
-  double base_lr(const HdetState& state, double scheduled) const;
-  // Replica r's learning rate: rho[permutation[r]] * base_lr.
-  double replica_lr(const HdetState& state, int64_t replica, double scheduled) const;
+  // The base value after the auto-LR correction, for a scheduled value.
+  double base_value(const HdetState& state, double scheduled) const;
+  // Replica r's value: rho[permutation[r]] * base_value, clamped into [lower, upper].
+  double replica_value(const HdetState& state, int64_t replica, double scheduled) const;
   // Adds one step's local losses (one per replica) to the window; advances the step.
   HdetState observe(HdetState state, const std::vector<double>& replica_losses) const;
   // True after the step that ends a sync window: average the parameters, then call sync().
@@ -66,7 +70,7 @@ class Hdet {
 
  private:
   HdetConfig config_;
-  std::vector<double> spread_;  // computed once: replica_lr runs every step
+  std::vector<double> spread_;  // computed once: replica_value runs every step
 };
 
 }  // namespace lrkit::controllers

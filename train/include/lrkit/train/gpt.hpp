@@ -62,6 +62,8 @@ class GptImpl : public torch::nn::Module {
   std::vector<torch::Tensor> decayed_parameters();
   std::vector<torch::Tensor> undecayed_parameters();
   const GptConfig& config() const { return config_; }
+  // Every dropout layer's probability (HDET spreads it across replicas); the architecture is unchanged.
+  void set_dropout(double p);
 
  private:
   GptConfig config_;

@@ -40,6 +40,22 @@ void clip_gradients(const std::vector<torch::Tensor>& parameters, const torch::T
 // Every tensor replaced, in place, by its mean over ranks (flattened buckets).
 void average_across_ranks(const std::vector<torch::Tensor>& tensors, Collective& collective, double bucket_mb);
 
+// HDET's converge step over replicas_per_rank x ranks replicas: replicas[r]
+// lists replica r's tensors (same shapes for every r); all of them become the
+// mean over every replica of every rank.
+void average_replicas(const std::vector<std::vector<torch::Tensor>>& replicas, Collective& collective, double bucket_mb);
+
+// That mean written into `into` instead (e.g. a model to evaluate), leaving the replicas alone.
+void mean_of_replicas(const std::vector<std::vector<torch::Tensor>>& replicas, const std::vector<torch::Tensor>& into,
+                      Collective& collective, double bucket_mb);
+
+// Replica 0's gradients become the mean of this rank's replicas' gradients
+// (before the all-reduce across ranks); the others are left alone.
+void mean_gradient_into_first(const std::vector<std::vector<torch::Tensor>>& replicas);
+
+// Every other replica's gradients become a copy of replica 0's.
+void copy_gradient_from_first(const std::vector<std::vector<torch::Tensor>>& replicas);
+
 // A count sketch S g (random bucket and sign per coordinate, drawn once from a
 // seed shared by all ranks): <S x, S y> is an unbiased estimate of <x, y> with
 // variance about (|x|^2 |y|^2 + <x, y>^2) / dim.

@@ -12,6 +12,7 @@
 #include <torch/torch.h>
 
 #include "lrkit/controllers/hdet.hpp"
+#include "lrkit/train/hdet_ensemble.hpp"
 #include "lrkit/schedules/schedule.hpp"
 #include "lrkit/train/collective.hpp"
 
@@ -25,18 +26,16 @@ class HdetScheduler {
   void step(double local_loss);
   double lr() const;       // this rank's rate for the next step
   double base_lr() const;  // the corrected base rate for the next step
-  const controllers::HdetState& state() const { return state_; }
+  const controllers::HdetState& state() const { return ensemble_.state(0); }
   void restore(const controllers::HdetState& state);  // from a checkpoint; sets the optimizer's rate
 
  private:
   void apply();
-  void agree_on_permutation();
-  controllers::Hdet hdet_;
+  HdetEnsemble ensemble_;  // the learning rate only, one replica per rank
   schedules::Schedule base_;
   torch::optim::Optimizer& optimizer_;
   std::vector<torch::Tensor> parameters_;
   Collective& collective_;
-  controllers::HdetState state_;
 };
 
 }  // namespace lrkit::train

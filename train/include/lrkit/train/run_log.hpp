@@ -19,6 +19,17 @@ struct StepRecord {
   const diagnostics::StepDispersion* dispersion = nullptr;  // required when diagnostics are enabled
 };
 
+// HDET's per-step state (replicas in global order), when hdet.enabled.
+struct HdetRecord {
+  struct Spread {
+    double base = 0, scale = 1, delta = 0, velocity = 0;  // after the step's sync, if any
+    std::vector<double> replica;                           // every replica's value this step
+  };
+  std::vector<double> replica_loss;  // every replica's local loss this step
+  std::vector<double> window_loss;   // every replica's mean loss over the sync window so far
+  std::vector<Spread> spread;        // one per TrainConfig::hdet_spread() entry
+};
+
 class RunLog {
  public:
   // Creates DIR (and parents) and DIR/log.h5, or, when resuming at
@@ -26,6 +37,8 @@ class RunLog {
   // step. Throws h5::Error naming the path.
   RunLog(const TrainConfig& config, int64_t world_size, int64_t resume_step = 0);
   void record(const StepRecord& row);
+  // Once per step after record() when HDET is on: /hdet/replica_loss, /hdet/window_loss, /hdet/<name>/{...}.
+  void record_hdet(const HdetRecord& row);
   void record_eval(const std::string& set, int64_t step, double loss);
   // Row-major [world, world] pairwise cosine estimates after `step` updates.
   void record_cos_matrix(int64_t step, const std::vector<double>& matrix);
@@ -34,7 +47,9 @@ class RunLog {
   const std::string& path() const { return log_->path(); }
 
  private:
+  void end_row();  // flushes every log.flush_every complete rows
   bool diagnostics_;
+  std::vector<std::string> hdet_spread_;  // empty: HDET off
   int64_t flush_every_;
   int64_t since_flush_ = 0;
   std::unique_ptr<h5::SeriesLog> log_;

@@ -54,6 +54,26 @@ struct DiagnosticsConfig {
   int64_t matrix_every = 100;   // pairwise cosine matrix (from sketches) every N steps; 0: never
 };
 
+// HDET (ALGORITHMS.md section 6): replicas = workers x replicas_per_rank.
+struct HdetTrainConfig {
+  bool enabled = false;
+  double alpha = 1.0 / 9.0;       // learning-rate spread half-width (0: plain data parallel, bit for bit)
+  int64_t sync_every = 100;       // T_sync: steps between parameter averages and meta-updates
+  bool auto_lr = true;            // meta-update every spread hyper-parameter at each sync
+  int64_t warmup_steps = 0;       // S_warm: no meta-update before this step (the spread applies from step 0)
+  double sigma = 0.1;             // softmax temperature over window losses
+  bool standardize = false;       // divide the centred window losses by their std before sigma
+  double beta = 0.9;              // meta-update momentum
+  double meta_lr = 0.5;           // lambda
+  std::string mode = "shared";    // shared: gradients all-reduced every step | local: only parameters, every sync
+  int64_t replicas_per_rank = 1;  // virtual replicas inside each worker process
+  bool paper_mode = false;        // additive update of the absolute base rate, as the reference code
+  double min_scale = 0.05, max_scale = 20.0;  // bounds of the multiplicative correction
+  double weight_decay_alpha = 0;  // > 0: also spread optim.weight_decay
+  double dropout_alpha = 0;       // > 0: also spread model.dropout ...
+  double dropout_max = 0.5;       // ... keeping every replica's dropout in [0, dropout_max]
+};
+
 struct CheckpointConfig {
   int64_t every = 0;  // steps between checkpoints; 0: only at the end
   int64_t keep = 3;   // newest checkpoints kept
@@ -85,6 +105,7 @@ struct TrainConfig {
   CheckpointConfig checkpoint;
   DistConfig dist;
   DiagnosticsConfig diagnostics;
+  HdetTrainConfig hdet;
   int64_t nproc = 1;      // local workers `lrkit train` starts itself
   std::string resume;     // "", "auto" (newest checkpoint in out/, if any) or a checkpoint path
   std::string init_from;  // start a new run from a checkpoint's weights
@@ -99,6 +120,20 @@ struct TrainConfig {
   std::vector<EvalSet> eval_sets() const;
   // dist.desync_ranks parsed for `world_size` ranks.
   std::vector<bool> desynced_ranks(int64_t world_size) const;
+  // Model replicas each worker process holds: hdet.replicas_per_rank when HDET is on, else 1.
+  int64_t replicas_per_rank() const { return hdet.enabled ? hdet.replicas_per_rank : 1; }
+  // The hyper-parameters HDET spreads, in order: "lr", then "weight_decay" and "dropout" when their alpha > 0.
+  std::vector<std::string> hdet_spread() const {
+    std::vector<std::string> names = {"lr"};
+    if (hdet.weight_decay_alpha > 0) names.push_back("weight_decay");
+    if (hdet.dropout_alpha > 0) names.push_back("dropout");
+    return names;
+  }
+  // HDET's replicas never differ: shared gradients and nothing spread. They
+  // then need no averaging and reproduce plain data parallel bit for bit.
+  bool hdet_replicas_identical() const {
+    return !hdet.enabled || (hdet.mode == "shared" && hdet.alpha == 0 && hdet.weight_decay_alpha == 0 && hdet.dropout_alpha == 0);
+  }
 };
 
 // Parses `--config FILE` (optional) and `--section.key=value` overrides.

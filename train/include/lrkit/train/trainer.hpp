@@ -1,6 +1,8 @@
 // The reference training loop. It only assembles components and owns `step`;
-// the loop reads top to bottom: data -> forward -> backward -> clip -> lr from
-// the schedule -> optimizer step -> log -> (eval). Logs go to DIR/log.h5.
+// the loop reads top to bottom: hyper-parameters (schedule, HDET spread) ->
+// data -> forward -> backward (per replica) -> gradient all-reduce -> clip ->
+// optimizer step -> log -> HDET converge / meta-update -> checkpoint -> eval.
+// Logs go to DIR/log.h5.
 #pragma once
 
 #include <map>
@@ -17,6 +19,7 @@ struct TrainSummary {
   double final_loss = 0.0;       // mean training loss of the last logged window
   double final_eval_loss = 0.0;  // loss on the `heldout` set (else the first set) after the last step
   std::map<std::string, double> final_eval_losses;  // every eval set after the last step (rank 0)
+  double final_lr_scale = 1.0;   // HDET: the auto-LR correction of the schedule at the end
   double tokens_per_second = 0.0;
   double seconds = 0.0;
   std::vector<double> losses;    // training loss of every step this process ran

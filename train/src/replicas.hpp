@@ -1,0 +1,45 @@
+// The model replicas one worker process trains: one for plain data
+// parallelism, hdet.replicas_per_rank for HDET (replica g = rank * R + r,
+// with the data rows and dropout stream of rank g of a world of N = ranks x R).
+#pragma once
+
+#include <torch/torch.h>
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "lrkit/train/gpt.hpp"
+#include "lrkit/train/hdet_ensemble.hpp"
+#include "lrkit/train/rank_streams.hpp"
+#include "lrkit/train/train_config.hpp"
+
+namespace lrkit::train {
+
+struct Replica {
+  int64_t index = 0;  // global replica index
+  RankStreams streams;
+  Gpt model{nullptr};
+  std::unique_ptr<torch::optim::Optimizer> optimizer;
+  std::vector<torch::Tensor> parameters;
+};
+
+// This rank's replicas, each with the initial weights of train.seed.
+std::vector<Replica> make_replicas(const TrainConfig& config, int rank, int world_size, const torch::Device& device);
+
+// Replica r's parameter list, for the replica-wide averages.
+std::vector<std::vector<torch::Tensor>> parameter_lists(const std::vector<Replica>& replicas);
+
+// The HDET controllers of TrainConfig::hdet_spread(), or nothing when HDET is off.
+std::optional<HdetEnsemble> make_hdet_ensemble(const TrainConfig& config, Collective& collective);
+
+// The scheduled (uncorrected) value of every spread hyper-parameter at `lr`.
+std::vector<double> scheduled_values(const TrainConfig& config, double lr);
+
+// Sets each replica's learning rate (and, when spread, weight decay and
+// dropout) for one step; returns every spread value of every replica,
+// [spread index][global replica], for the run log.
+std::vector<std::vector<double>> apply_hyperparameters(const TrainConfig& config, const HdetEnsemble* ensemble,
+                                                        std::vector<Replica>& replicas, double lr);
+
+}  // namespace lrkit::train
