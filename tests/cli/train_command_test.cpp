@@ -14,31 +14,14 @@
 #include "lrkit/h5/file.hpp"
 #include "run_command.hpp"
 #include "test_files.hpp"
+#include "tiny_run.hpp"
 
 namespace {
 
 using lrkit::testing::run_command;
 using lrkit::testing::run_lrkit;
-
-std::string tiny_config() {
-  static const std::string path = [] {
-    std::string text;
-    for (int i = 0; i < 500; ++i) text += "Blessed are the meek: for they shall inherit the earth. " + std::to_string(i) + "\n";
-    const auto corpus = lrkit::testing::write_text("dp_corpus.txt", text);
-    return lrkit::testing::write_text("dp.cfg", "[model]\nlayers = 1\nheads = 2\nwidth = 16\ncontext = 16\n"
-                                                "[data]\npath = " + corpus + "\n"
-                                                "[train]\nsteps = 12\nbatch = 8\nlog_every = 6\nthreads = 1\n"
-                                                "[eval]\nevery = 0\nbatches = 1\n"
-                                                "[schedule]\nspec = cosine(peak=1e-2, warmup=2)\n");
-  }();
-  return path;
-}
-
-std::string out_dir(const std::string& name) {
-  const auto dir = lrkit::testing::scratch_dir() / name;
-  std::filesystem::remove_all(dir);
-  return dir.string();
-}
+using lrkit::testing::tiny_config;
+using lrkit::testing::out_dir;
 
 void expect_same_losses(const std::string& a_log, const std::string& b_log) {
   const auto a = lrkit::h5::read_series(a_log, "/train/loss");

@@ -90,11 +90,11 @@ std::vector<controllers::HdetState> read_hdet_states(torch::serialize::InputArch
     s.velocity = real("velocity");
     s.delta = real("delta");
     s.window_steps = integer("window_steps");
-    torch::Tensor t;
-    a.read("permutation", t);
-    s.permutation.assign(t.data_ptr<int64_t>(), t.data_ptr<int64_t>() + t.numel());
-    a.read("window_loss", t);
-    s.window_loss.assign(t.data_ptr<double>(), t.data_ptr<double>() + t.numel());
+    torch::Tensor permutation, window_loss;
+    a.read("permutation", permutation);
+    s.permutation.assign(permutation.data_ptr<int64_t>(), permutation.data_ptr<int64_t>() + permutation.numel());
+    a.read("window_loss", window_loss);
+    s.window_loss.assign(window_loss.data_ptr<double>(), window_loss.data_ptr<double>() + window_loss.numel());
   }
   return states;
 }

@@ -1,0 +1,32 @@
+// The tiny data-parallel run the CLI tests share: a generated corpus and a
+// 12-step config of a one-layer model.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "test_files.hpp"
+
+namespace lrkit::testing {
+
+inline std::string tiny_config() {
+  static const std::string path = [] {
+    std::string text;
+    for (int i = 0; i < 500; ++i) text += "Blessed are the meek: for they shall inherit the earth. " + std::to_string(i) + "\n";
+    const auto corpus = write_text("dp_corpus.txt", text);
+    return write_text("dp.cfg", "[model]\nlayers = 1\nheads = 2\nwidth = 16\ncontext = 16\n"
+                                "[data]\npath = " + corpus + "\n"
+                                "[train]\nsteps = 12\nbatch = 8\nlog_every = 6\nthreads = 1\n"
+                                "[eval]\nevery = 0\nbatches = 1\n"
+                                "[schedule]\nspec = cosine(peak=1e-2, warmup=2)\n");
+  }();
+  return path;
+}
+
+inline std::string out_dir(const std::string& name) {
+  const auto dir = scratch_dir() / name;
+  std::filesystem::remove_all(dir);
+  return dir.string();
+}
+
+}  // namespace lrkit::testing
