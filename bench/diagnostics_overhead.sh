@@ -16,10 +16,8 @@ declare -A knobs=(
   [sketch]="--diagnostics.pairwise=sketch --diagnostics.matrix_every=0"
 )
 order=(off scalar exact sketch)
-# Per-step times come from each run's log (/train/wall_s). Other tenants of a
-# shared machine only ever add time, so the summary is the 20th percentile of
-# all step times of a setting pooled over rounds (and the median beside it);
-# the order of the settings rotates from round to round.
+# Per-step times come from each run's log; bench/step_times.py summarizes them.
+# The order of the settings rotates from round to round.
 rm -rf out/bench_diagnostics
 for ((i = 0; i < rounds; i++)); do
   for ((j = 0; j < ${#order[@]}; j++)); do
@@ -30,15 +28,4 @@ for ((i = 0; i < rounds; i++)); do
   done
   echo "round $((i + 1)) done" >&2
 done
-/usr/bin/python3 - "${order[@]}" <<'PY'
-import glob, sys
-import h5py, numpy as np
-stats = {}
-for setting in sys.argv[1:]:
-    steps = np.concatenate([np.diff(h5py.File(f, "r")["/train/wall_s"][10:])
-                            for f in sorted(glob.glob(f"out/bench_diagnostics/{setting}/round*/log.h5"))])
-    stats[setting] = (np.percentile(steps, 20) * 1e3, np.median(steps) * 1e3, len(steps))
-base = stats["off"][0]
-for setting, (p20, med, n) in stats.items():
-    print(f"{setting:>7}: p20 {p20:7.3f} ms/step, median {med:7.3f} ms/step over {n} steps; overhead vs off (p20) {(p20 / base - 1) * 100:+.1f} %")
-PY
+/usr/bin/python3 bench/step_times.py out/bench_diagnostics "${order[@]}"

@@ -170,5 +170,53 @@ def cos_matrix_heatmap(path, index=-1):
         return fig
 
 
+def hdet_dashboard(path, *others):
+    """HDET from a run log: the base rate against the schedule (and other runs' rates),
+    every replica's rate, the window losses, and the meta-update's Delta and velocity;
+    dotted lines mark the syncs."""
+    with open_log(path) as log:
+        if "/hdet" not in log:
+            raise ValueError(f"{path} is not an HDET run (hdet.enabled = false)")
+        step = read(log, "/train/step")
+        base, scale = read(log, "/hdet/lr/base"), read(log, "/hdet/lr/scale")
+        rates, windows = read(log, "/hdet/lr/replica"), read(log, "/hdet/window_loss")
+        delta, velocity = read(log, "/hdet/lr/delta"), read(log, "/hdet/lr/velocity")
+        sync_every = int(_text(log["/hdet"].attrs["sync_every"]))
+        replicas = rates.shape[1]
+        fig, axes = plt.subplots(2, 2, figsize=(12, 7), sharex=True)
+        ax = axes[0, 0]
+        ax.plot(step, read(log, "/train/lr"), label="base rate (HDET)", color="black")
+        ax.plot(step, base / scale, ls="--", color="grey", label="the schedule alone")
+        for other in others:
+            with open_log(other) as o:
+                ax.plot(read(o, "/train/step"), read(o, "/train/lr"), lw=0.8, label=f"{other}")
+        ax.set_ylabel("learning rate")
+        ax.set_yscale("log")
+        ax.legend(fontsize="small")
+        ax = axes[0, 1]
+        for r in range(replicas):
+            ax.plot(step, rates[:, r], lw=0.6)
+        ax.set_ylabel(f"learning rate of each of {replicas} replicas")
+        ax = axes[1, 0]
+        for r in range(replicas):
+            ax.plot(step, windows[:, r], lw=0.6)
+        ax.set_ylabel("window mean loss per replica (nats per byte)")
+        ax = axes[1, 1]
+        ax.plot(step, delta, label="Delta (relative to the base)")
+        ax.plot(step, velocity, label="velocity")
+        ax.axhline(0, color="grey", lw=0.5)
+        ax.set_ylabel("meta-update")
+        ax.legend(fontsize="small")
+        for ax in axes.flat:
+            for s in range(sync_every, len(step) + 1, sync_every):
+                ax.axvline(s, color="grey", lw=0.3, ls=":")
+        for ax in axes[1]:
+            ax.set_xlabel("step")
+        fig.suptitle(f"{path}: HDET, {replicas} replicas ({_text(log['/hdet'].attrs['mode'])}), "
+                     f"sync every {sync_every} steps; final correction x{scale[-1]:.3f}")
+        fig.tight_layout()
+        return fig
+
+
 def _text(value):
     return value.decode() if isinstance(value, bytes) else str(value)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fresh small inputs for the notebooks, made with the built lrkit in a few
 # seconds: schedule tables for the gallery, a 2-worker run with diagnostics on
-# the default corpus, and a schedule refined from that run's gradient norms.
+# the default corpus, a schedule refined from that run's gradient norms, and
+# an HDET run of 4 virtual replicas.
 # Usage: notebooks/make_logs.sh LRKIT_BINARY OUT_DIR
 set -euo pipefail
 lrkit=$1
@@ -28,4 +29,8 @@ table infinite "infinite(peak=1e-3, const=40%, warmup=1%)"
   --train.steps=150 --train.log_every=50 --eval.every=50 --eval.batches=2 --checkpoint.every=50 \
   --diagnostics.pairwise=exact --diagnostics.matrix_every=25 --out "$out/run" >/dev/null
 "$lrkit" schedule "refined(norms=$out/run/log.h5, peak=3e-3)" --steps 150 --out "$out/schedules/refined.h5"
+"$lrkit" train --config configs/quickstart.cfg --model.layers=1 --model.width=32 --model.context=32 \
+  --train.steps=150 --train.log_every=50 --eval.every=50 --eval.batches=2 --hdet.enabled=true \
+  --hdet.replicas_per_rank=4 --hdet.sync_every=25 --hdet.sigma=0.002 \
+  --schedule.spec="wsd(peak=3e-2, warmup=5%, decay=20%)" --out "$out/hdet" >/dev/null
 echo "notebook inputs in $out"

@@ -53,6 +53,21 @@ TEST(TrainCommand, OneAndTwoProcessesGiveTheSameLosses) {
   EXPECT_EQ(lrkit::h5::read_matrix(one + "/log.h5", "/ranks/grad_norm").columns, 1);
 }
 
+TEST(TrainCommand, ReweightingGivesTheSameRunOnOneAndTwoWorkers) {
+  const auto one = out_dir("rw_one"), two = out_dir("rw_two");
+  const std::string reweight = " --reweight.strategy=quadratic --reweight.strength=0.4";
+  auto r = run_lrkit("train --config " + tiny_config() + reweight + " --out " + one);
+  ASSERT_EQ(r.code, 0) << r.out;
+  r = run_lrkit("train --config " + tiny_config() + reweight + " --nproc 2 --train.accumulation=2 --out " + two);
+  ASSERT_EQ(r.code, 0) << r.out;
+  expect_same_losses(one + "/log.h5", two + "/log.h5");
+  const auto a = lrkit::h5::read_series(one + "/log.h5", "/reweight/max_min_ratio");
+  const auto b = lrkit::h5::read_series(two + "/log.h5", "/reweight/max_min_ratio");
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-4 * a[i]) << "step " << i;
+  EXPECT_GT(a.back(), 1.2);
+}
+
 TEST(TrainCommand, RunsUnderTheRealTorchrunLauncher) {
   const auto one = out_dir("tr_one"), two = out_dir("tr_two");
   ASSERT_EQ(run_lrkit("train --config " + tiny_config() + " --out " + one).code, 0);

@@ -23,6 +23,7 @@ const char* const kDispersionColumns[] = {"loss_std",      "loss_cv",        "lo
                                           "loss_outlier_rank", "grad_norm_std", "grad_norm_cv",
                                           "inner_pairwise", "inner_pairwise_normalized", "cos_pairwise"};
 
+const char* const kWeightColumns[] = {"entropy", "max_min_ratio", "effective_size"};
 const char* const kHdetSpreadColumns[] = {"base", "scale", "delta", "velocity"};
 
 // Series with one row per optimizer step, and series of events at some steps
@@ -50,6 +51,10 @@ Layout layout(const TrainConfig& c, int64_t world_size) {
       for (const char* column : kHdetSpreadColumns) l.per_step.push_back({"/hdet/" + name + "/" + column, 1});
       l.per_step.push_back({"/hdet/" + name + "/replica", replicas, true});
     }
+  }
+  if (c.reweight.enabled()) {
+    for (const char* name : kWeightColumns) l.per_step.push_back({std::string("/reweight/") + name, 1});
+    l.events.push_back({"/reweight/histogram_step", {{"/reweight/histogram", c.reweight.histogram_bins, true}}});
   }
   for (const auto& set : c.eval_sets())
     l.events.push_back({"/eval/" + set.name + "/step", {{"/eval/" + set.name + "/loss", 1}}});
@@ -87,6 +92,11 @@ RunLog::RunLog(const TrainConfig& c, int64_t world_size, int64_t resume_step)
     };
     if (c.diagnostics.enabled)
       attributes.push_back({"/diagnostics", "cos_pairwise_method", c.diagnostics.pairwise});
+    if (c.reweight.enabled()) {
+      attributes.push_back({"/reweight", "strategy", c.reweight.strategy});
+      attributes.push_back({"/reweight", "strength", std::to_string(c.reweight.strength)});
+      attributes.push_back({"/reweight", "warmup", std::to_string(c.reweight.warmup)});
+    }
     if (c.hdet.enabled) {
       attributes.push_back({"/hdet", "mode", c.hdet.mode});
       attributes.push_back({"/hdet", "replicas", std::to_string(world_size * c.replicas_per_rank())});
@@ -126,10 +136,9 @@ void RunLog::record(const StepRecord& r) {
     for (size_t i = 0; i < std::size(metrics); ++i)
       log_->append(std::string("/diagnostics/") + kDispersionColumns[i], metrics[i]);
   }
-  if (hdet_spread_.empty()) end_row();  // else record_hdet completes the row
 }
 
-void RunLog::end_row() {
+void RunLog::end_step() {
   if (++since_flush_ >= flush_every_) {
     log_->flush();
     since_flush_ = 0;
@@ -149,7 +158,15 @@ void RunLog::record_hdet(const HdetRecord& r) {
     for (size_t k = 0; k < std::size(values); ++k) log_->append(group + kHdetSpreadColumns[k], values[k]);
     log_->append(group + "replica", s.replica);
   }
-  end_row();
+}
+
+void RunLog::record_weights(int64_t step, const reweight::WeightStats& stats, const std::vector<double>& histogram) {
+  const double values[] = {stats.entropy, stats.max_min_ratio, stats.effective_size};
+  for (size_t i = 0; i < std::size(values); ++i) log_->append(std::string("/reweight/") + kWeightColumns[i], values[i]);
+  if (!histogram.empty()) {
+    log_->append("/reweight/histogram_step", static_cast<double>(step));
+    log_->append("/reweight/histogram", histogram);
+  }
 }
 
 void RunLog::record_eval(const std::string& set, int64_t step, double loss) {

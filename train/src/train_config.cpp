@@ -5,6 +5,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "lrkit/reweight/sample_weights.hpp"
+
 namespace po = boost::program_options;
 
 namespace lrkit::train {
@@ -47,6 +49,14 @@ void TrainConfig::validate() const {
   require(diagnostics.enabled || diagnostics.pairwise == "off",
           "diagnostics.pairwise needs diagnostics.enabled = true");
   eval_sets();
+  reweight::parse_strategy(reweight.strategy);  // names the bad value
+  require(reweight.strength > 0, "reweight.strength must be > 0 (got " + std::to_string(reweight.strength) + ")");
+  require(reweight.warmup >= 0, "reweight.warmup must be >= 0 steps (got " + std::to_string(reweight.warmup) + ")");
+  require(reweight.histogram_every >= 0 && reweight.histogram_bins >= 1,
+          "reweight.histogram_every must be >= 0 and reweight.histogram_bins >= 1");
+  require(!(reweight.enabled() && hdet.enabled),
+          "reweight.strategy=" + reweight.strategy + " with hdet.enabled = true is not supported (the replicas' models differ, "
+          "so their losses do not rank one batch)");
   if (hdet.enabled) {
     require(hdet.alpha >= 0 && hdet.alpha < 1, "hdet.alpha must be in [0, 1) (got " + std::to_string(hdet.alpha) + ")");
     require(hdet.weight_decay_alpha >= 0 && hdet.weight_decay_alpha < 1,
@@ -192,6 +202,11 @@ bool parse_train_config(const std::vector<std::string>& args, TrainConfig& c, st
       ("hdet.weight_decay_alpha", po::value(&c.hdet.weight_decay_alpha)->default_value(c.hdet.weight_decay_alpha), "also spread weight decay (0: no)")
       ("hdet.dropout_alpha", po::value(&c.hdet.dropout_alpha)->default_value(c.hdet.dropout_alpha), "also spread dropout (0: no)")
       ("hdet.dropout_max", po::value(&c.hdet.dropout_max)->default_value(c.hdet.dropout_max), "upper bound of every replica's dropout")
+      ("reweight.strategy", po::value(&c.reweight.strategy)->default_value(c.reweight.strategy), "uniform, linupper, quadratic, extremes or linear")
+      ("reweight.strength", po::value(&c.reweight.strength)->default_value(c.reweight.strength), "r: max/min weight <= e^(1/r)")
+      ("reweight.warmup", po::value(&c.reweight.warmup)->default_value(c.reweight.warmup), "uniform weights for the first N steps")
+      ("reweight.histogram_every", po::value(&c.reweight.histogram_every)->default_value(c.reweight.histogram_every), "weight histogram every N steps (0: never)")
+      ("reweight.histogram_bins", po::value(&c.reweight.histogram_bins)->default_value(c.reweight.histogram_bins), "histogram bins over N w in [0, 4]")
       ("schedule.spec", po::value(&c.schedule)->default_value(c.schedule), "learning-rate schedule spec");
   po::options_description command("options");
   std::string config_path;

@@ -20,12 +20,14 @@
 #include "lrkit/train/run_log.hpp"
 #include "autocast_scope.hpp"
 #include "replicas.hpp"
+#include "sample_reweighting.hpp"
 
 namespace lrkit::train {
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
+constexpr double kHistogramMaxRelative = 4.0;  // the weight histogram spans N w in [0, 4] (1: uniform)
 
 // Applies --resume / --init-from to every replica (and HDET's state); returns the step to continue from.
 int64_t restore(const TrainConfig& c, std::vector<Replica>& replicas, HdetEnsemble* hdet, std::ostream& progress) {
@@ -227,20 +229,30 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress_out) {
     const double lr = hdet ? hdet->base(0, scheduled_lr) : scheduled_lr;  // the replicas' mean rate
     const auto spread_values = apply_hyperparameters(c, hdet ? &*hdet : nullptr, replicas, scheduled_lr);
     std::vector<torch::Tensor> replica_loss;
+    std::optional<BatchWeights> batch_weights;  // reweighting on (never with HDET: one replica)
     for (auto& replica : replicas) {
       // Dropout masks are a function of (replica stream, step): a resumed run draws the same ones.
       torch::manual_seed(derive_seed(replica.streams.dropout_seed, static_cast<uint64_t>(step)));
       replica.optimizer->zero_grad();
-      torch::Tensor loss_sum = torch::zeros({}, loss_options);
-      for (int64_t micro = 0; micro < c.train.accumulation; ++micro) {
+      auto micro_losses = [&](int64_t micro) {  // [micro_rows] per-sample mean token losses
         const Batch b = sample_batch(corpus.train(), replica.streams.first_row + micro * micro_rows, micro_rows,
                                      c.model.context, {replica.streams.data_seed, step, c.data.locality});
-        torch::Tensor loss;
-        {
-          AutocastScope autocast(device, bf16);
-          loss = replica.model->per_sequence_loss(b.inputs.to(device), b.targets.to(device)).mean() /
-                 static_cast<double>(c.train.accumulation);
-        }
+        AutocastScope autocast(device, bf16);
+        return replica.model->per_sequence_loss(b.inputs.to(device), b.targets.to(device));
+      };
+      if (c.reweight.enabled()) {
+        // The weights need the whole global batch's losses: every micro-batch's graph is kept until then.
+        std::vector<torch::Tensor> parts;
+        for (int64_t micro = 0; micro < c.train.accumulation; ++micro) parts.push_back(micro_losses(micro));
+        const auto losses = torch::cat(parts);
+        batch_weights = weigh_global_batch(*collective, losses.detach(), c.reweight, step);
+        (losses * batch_weights->local).sum().backward();
+        replica_loss.push_back(losses.detach().to(torch::kDouble).mean().reshape({1}));
+        continue;
+      }
+      torch::Tensor loss_sum = torch::zeros({}, loss_options);
+      for (int64_t micro = 0; micro < c.train.accumulation; ++micro) {
+        const auto loss = micro_losses(micro).mean() / static_cast<double>(c.train.accumulation);
         loss.backward();
         loss_sum += loss.detach().to(torch::kDouble);
       }
@@ -295,6 +307,13 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress_out) {
                    tokens_per_step * static_cast<double>(step + 1),
                    std::chrono::duration<double>(Clock::now() - start).count(), rank_loss, scalars.ranks.grad_norm,
                    dispersion ? &*dispersion : nullptr});
+      if (batch_weights) {
+        const bool histogram = c.reweight.histogram_every > 0 && (step + 1) % c.reweight.histogram_every == 0;
+        log->record_weights(step + 1, batch_weights->stats,
+                            histogram ? reweight::relative_weight_histogram(batch_weights->weights, c.reweight.histogram_bins,
+                                                                           kHistogramMaxRelative)
+                                      : std::vector<double>());
+      }
     }
 
     const bool last = step + 1 == c.train.steps;
@@ -314,6 +333,7 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress_out) {
         log->record_hdet(record);
       }
     }
+    if (log) log->end_step();
 
     summary.losses.push_back(step_loss);
     window_loss += step_loss;
@@ -346,7 +366,10 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress_out) {
                     window_loss / static_cast<double>(window_steps), hdet ? "base lr" : "lr", lr, tps,
                     format_duration(eta).c_str());
       progress << line;
-      if (hdet) progress << "  (x" << hdet->state(0).scale << " of the schedule)";
+      if (hdet) {
+        std::snprintf(line, sizeof line, "  (x%.3f of the schedule)", hdet->state(0).scale);
+        progress << line;
+      }
       progress << std::endl;
       summary.final_loss = window_loss / static_cast<double>(window_steps);
       window_loss = 0.0;

@@ -8,6 +8,7 @@
 
 #include "lrkit/diagnostics/dispersion.hpp"
 #include "lrkit/h5/series_log.hpp"
+#include "lrkit/reweight/sample_weights.hpp"
 #include "lrkit/train/train_config.hpp"
 
 namespace lrkit::train {
@@ -37,8 +38,14 @@ class RunLog {
   // step. Throws h5::Error naming the path.
   RunLog(const TrainConfig& config, int64_t world_size, int64_t resume_step = 0);
   void record(const StepRecord& row);
+  // After a step's records (record, then record_hdet / record_weights when on):
+  // every log.flush_every complete steps reach the disk together.
+  void end_step();
   // Once per step after record() when HDET is on: /hdet/replica_loss, /hdet/window_loss, /hdet/<name>/{...}.
   void record_hdet(const HdetRecord& row);
+  // Once per step when reweighting is on: /reweight/{entropy, max_min_ratio, effective_size};
+  // a non-empty histogram also goes to /reweight/histogram at /reweight/histogram_step.
+  void record_weights(int64_t step, const reweight::WeightStats& stats, const std::vector<double>& histogram);
   void record_eval(const std::string& set, int64_t step, double loss);
   // Row-major [world, world] pairwise cosine estimates after `step` updates.
   void record_cos_matrix(int64_t step, const std::vector<double>& matrix);
@@ -47,7 +54,6 @@ class RunLog {
   const std::string& path() const { return log_->path(); }
 
  private:
-  void end_row();  // flushes every log.flush_every complete rows
   bool diagnostics_;
   std::vector<std::string> hdet_spread_;  // empty: HDET off
   int64_t flush_every_;

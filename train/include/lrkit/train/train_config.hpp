@@ -74,6 +74,16 @@ struct HdetTrainConfig {
   double dropout_max = 0.5;       // ... keeping every replica's dropout in [0, dropout_max]
 };
 
+// Loss-based sample reweighting over the global batch (ALGORITHMS.md section 8).
+struct ReweightConfig {
+  std::string strategy = "uniform";  // uniform | linupper | quadratic | extremes | linear
+  double strength = 1.0;             // r: max w / min w <= e^(1/r); the paper: 0.4 (medium/large), 1.0 (small)
+  int64_t warmup = 0;                // uniform weights for the first N steps (the paper: 1000)
+  int64_t histogram_every = 100;     // relative-weight histogram into the log every N steps (0: never)
+  int64_t histogram_bins = 20;       // over N w in [0, 4]
+  bool enabled() const { return strategy != "uniform"; }
+};
+
 struct CheckpointConfig {
   int64_t every = 0;  // steps between checkpoints; 0: only at the end
   int64_t keep = 3;   // newest checkpoints kept
@@ -106,6 +116,7 @@ struct TrainConfig {
   DistConfig dist;
   DiagnosticsConfig diagnostics;
   HdetTrainConfig hdet;
+  ReweightConfig reweight;
   int64_t nproc = 1;      // local workers `lrkit train` starts itself
   std::string resume;     // "", "auto" (newest checkpoint in out/, if any) or a checkpoint path
   std::string init_from;  // start a new run from a checkpoint's weights
