@@ -230,31 +230,22 @@ TEST(HdetTrainer, WeightDecayAndDropoutSpreadWithinBounds) {
 }
 
 TEST(HdetTrainer, BadHdetSettingsNameTheKey) {
-  auto expect_error = [](TrainConfig c, const std::string& needle) {
-    std::ostringstream progress;
-    try {
-      run_training(c, progress);
-      ADD_FAILURE() << "no error for " << needle;
-    } catch (const std::invalid_argument& e) {
-      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-    }
-  };
   auto c = hdet_config("hdet_bad");
   c.hdet.mode = "both";
-  expect_error(c, "hdet.mode");
+  expect_config_error(c, "hdet.mode");
   c = hdet_config("hdet_bad");
   c.hdet.dropout_alpha = 0.1;  // model.dropout is 0
-  expect_error(c, "hdet.dropout_alpha");
+  expect_config_error(c, "hdet.dropout_alpha");
   c = hdet_config("hdet_bad");
   c.hdet.replicas_per_rank = 3;  // batch 8
-  expect_error(c, "replicas per worker (3)");
+  expect_config_error(c, "replicas per worker (3)");
   c = hdet_config("hdet_bad");
   c.hdet.mode = "local";
   c.diagnostics.pairwise = "exact";
-  expect_error(c, "diagnostics.pairwise=exact");
+  expect_config_error(c, "diagnostics.pairwise=exact");
   c = hdet_config("hdet_bad");
   c.hdet.alpha = 1.0;
-  expect_error(c, "hdet.alpha");
+  expect_config_error(c, "hdet.alpha");
 }
 
 TEST(HdetTrainer, ResumingAPlainCheckpointWithHdetIsAnError) {

@@ -1,9 +1,14 @@
 // The tiny in-process training run the trainer tests share.
 #pragma once
 
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <stdexcept>
 #include <string>
 
 #include "lrkit/train/train_config.hpp"
+#include "lrkit/train/trainer.hpp"
 #include "test_files.hpp"
 
 namespace lrkit::train {
@@ -27,6 +32,17 @@ inline TrainConfig tiny_config() {
   c.schedule = "cosine(peak=1e-2, warmup=3)";
   c.out = (lrkit::testing::scratch_dir() / "run").string();
   return c;
+}
+
+// Training with `c` must fail up front with an error containing `needle`.
+inline void expect_config_error(const TrainConfig& c, const std::string& needle) {
+  std::ostringstream progress;
+  try {
+    run_training(c, progress);
+    ADD_FAILURE() << "no error for " << needle;
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace lrkit::train
