@@ -22,5 +22,6 @@ class UsageError : public std::runtime_error {
 int run_schedule_command(const std::vector<std::string>& args);
 int run_train_command(const std::vector<std::string>& args);
 int run_diagnose_command(const std::vector<std::string>& args);
+int run_refine_command(const std::vector<std::string>& args);
 
 }  // namespace lrkit::cli

@@ -16,6 +16,7 @@ constexpr const char* kUsage =
     "  schedule SPEC   print, summarize, plot or export a learning-rate schedule\n"
     "  train           train the reference GPT on a byte corpus\n"
     "  diagnose LOG    worker dispersion report for a run log or a per-rank CSV/JSON-lines log\n"
+    "  refine RUN.h5   a refined schedule from a finished run's gradient norms\n"
     "\n"
     "Run 'lrkit <command> --help' for a command's options.\n";
 
@@ -28,6 +29,7 @@ const Command kCommands[] = {
     {"schedule", lrkit::cli::run_schedule_command},
     {"train", lrkit::cli::run_train_command},
     {"diagnose", lrkit::cli::run_diagnose_command},
+    {"refine", lrkit::cli::run_refine_command},
 };
 
 }  // namespace

@@ -1,0 +1,54 @@
+// `lrkit refine`: a finished run's gradient norms become the next run's schedule.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "lrkit/h5/file.hpp"
+#include "run_command.hpp"
+#include "tiny_run.hpp"
+
+namespace {
+
+using lrkit::testing::out_dir;
+using lrkit::testing::run_lrkit;
+using lrkit::testing::tiny_config;
+
+TEST(RefineCommand, TheRefinedTableTrainsTheNextRun) {
+  const auto first = out_dir("refine_first"), second = out_dir("refine_second");
+  auto r = run_lrkit("train --config " + tiny_config() + " --out " + first);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const std::string table = first + "/refined.h5";
+  r = run_lrkit("refine " + first + "/log.h5 --peak 5e-3 --out " + table);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto spec_at = r.out.find("schedule.spec = ");
+  ASSERT_NE(spec_at, std::string::npos) << r.out;
+  const std::string spec = r.out.substr(spec_at + 16, r.out.find('\n', spec_at) - spec_at - 16);
+  const auto lr = lrkit::h5::read_series(table, "/schedule/lr");
+  ASSERT_EQ(lr.size(), 13u);  // steps 0..12 of a 12-step run
+  EXPECT_DOUBLE_EQ(*std::max_element(lr.begin(), lr.end()), 5e-3);
+  EXPECT_EQ(lr.back(), 0.0) << "refined schedules end at 0";
+  r = run_lrkit("train --config " + tiny_config() + " --schedule.spec=\"" + spec + "\" --out " + second);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto used = lrkit::h5::read_series(second + "/log.h5", "/train/lr");
+  for (size_t t = 0; t < used.size(); ++t) EXPECT_NEAR(used[t], lr[t], 1e-15) << t;
+  r = run_lrkit("refine " + first + "/log.h5 --peak 5e-3 --norm l2 --steps 40 --out " + first + "/refined.csv");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("table(file=" + first + "/refined.csv)"), std::string::npos) << r.out;
+}
+
+TEST(RefineCommand, BadInputExitsTwoWithOneLine) {
+  const std::string log = out_dir("refine_bad") + "/missing.h5";
+  for (const auto& [args, needle] : std::vector<std::pair<std::string, std::string>>{
+           {"refine " + log + " --peak 1e-3 --out x.h5", "missing.h5"},
+           {"refine " + log + " --out x.h5", "--peak is required"},
+           {"refine " + log + " --peak 1e-3", "--out FILE is required"},
+           {"refine " + log + " --peak 1e-3 --out x.txt", "must end in .h5 or .csv"},
+           {"refine " + log + " --peak 1e-3 --norm l3 --out x.h5", "--norm must be l1 or l2"},
+       }) {
+    const auto r = run_lrkit(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
+    EXPECT_NE(r.out.find(needle), std::string::npos) << args << "\n" << r.out;
+  }
+}
+
+}  // namespace
