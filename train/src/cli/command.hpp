@@ -3,6 +3,8 @@
 // 0 success, 2 bad input (one clear line on stderr), 1 failure at run time.
 #pragma once
 
+#include <boost/program_options.hpp>
+
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -18,6 +20,26 @@ class UsageError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+// Parses `args` against `visible` plus one positional argument stored into
+// `positional_value`; a Boost error becomes a UsageError.
+inline boost::program_options::variables_map parse_with_positional(const std::vector<std::string>& args,
+                                                                   const boost::program_options::options_description& visible,
+                                                                   std::string& positional_value) {
+  namespace po = boost::program_options;
+  po::options_description all;
+  all.add(visible).add_options()("positional", po::value(&positional_value));
+  po::positional_options_description positional;
+  positional.add("positional", 1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw UsageError(e.what());
+  }
+  return vm;
+}
 
 int run_schedule_command(const std::vector<std::string>& args);
 int run_train_command(const std::vector<std::string>& args);

@@ -22,17 +22,7 @@ int run_diagnose_command(const std::vector<std::string>& args) {
       "spike-z", po::value(&options.spike_z)->default_value(options.spike_z), "flag a loss / gradient-norm spike above this robust z")(
       "outlier-z", po::value(&options.outlier_z)->default_value(options.outlier_z), "flag a rank whose extreme-count binomial z exceeds this")(
       "skip", po::value(&options.skip)->default_value(options.skip), "ignore the first N steps");
-  po::options_description all;
-  all.add(visible).add_options()("file", po::value(&path));
-  po::positional_options_description positional;
-  positional.add("file", 1);
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw UsageError(e.what());
-  }
+  const auto vm = parse_with_positional(args, visible, path);
   if (vm.count("help")) {
     std::cout << "usage: lrkit diagnose RUN.h5 | RANKS.csv | RANKS.jsonl [--json] [options]\n\n"
                  "Per-rank CSV / JSON lines: one row per (step, rank) with step, rank, loss, grad_norm\n"
