@@ -15,6 +15,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr int64_t kFormatVersion = 1;
+constexpr int64_t kMaxHdetControllers = 16;  // lr, weight decay, dropout today
 
 fs::path checkpoint_dir(const std::string& run_dir) { return fs::path(run_dir) / "checkpoints"; }
 
@@ -73,23 +74,32 @@ void write_hdet_states(torch::serialize::OutputArchive& archive, const std::vect
   }
 }
 
-std::vector<controllers::HdetState> read_hdet_states(torch::serialize::InputArchive& archive) {
+std::vector<controllers::HdetState> read_hdet_states(torch::serialize::InputArchive& archive, const std::string& path) {
   c10::IValue value;
   if (!archive.try_read("hdet_controllers", value)) return {};
-  std::vector<controllers::HdetState> states(static_cast<size_t>(value.toInt()));
+  const int64_t count = value.toInt();
+  if (count < 0 || count > kMaxHdetControllers)
+    throw CheckpointError("checkpoint '" + path + "' holds " + std::to_string(count) + " HDET controller states (corrupt)");
+  std::vector<controllers::HdetState> states(static_cast<size_t>(count));
   for (size_t i = 0; i < states.size(); ++i) {
     auto& s = states[i];
     torch::serialize::InputArchive a;
     archive.read("hdet_" + std::to_string(i), a);
-    auto integer = [&](const char* key) { a.read(key, value); return value.toInt(); };
-    auto real = [&](const char* key) { a.read(key, value); return value.toDouble(); };
-    s.step = integer("step");
-    s.syncs = integer("syncs");
-    s.scale = real("scale");
-    s.offset = real("offset");
-    s.velocity = real("velocity");
-    s.delta = real("delta");
-    s.window_steps = integer("window_steps");
+    const auto read_int = [&](const char* key) {
+      a.read(key, value);
+      return value.toInt();
+    };
+    const auto read_double = [&](const char* key) {
+      a.read(key, value);
+      return value.toDouble();
+    };
+    s.step = read_int("step");
+    s.syncs = read_int("syncs");
+    s.scale = read_double("scale");
+    s.offset = read_double("offset");
+    s.velocity = read_double("velocity");
+    s.delta = read_double("delta");
+    s.window_steps = read_int("window_steps");
     torch::Tensor permutation, window_loss;
     a.read("permutation", permutation);
     s.permutation.assign(permutation.data_ptr<int64_t>(), permutation.data_ptr<int64_t>() + permutation.numel());
@@ -184,7 +194,7 @@ CheckpointInfo read_checkpoint(const std::string& path, Then then) {
     info.step = value.toInt();
     archive.read("schedule_spec", value);
     info.schedule_spec = value.toStringRef();
-    info.hdet = read_hdet_states(archive);
+    info.hdet = read_hdet_states(archive, path);
     then(archive);
   } catch (const c10::Error& e) {
     throw CheckpointError("checkpoint '" + path + "' is corrupt or truncated: " + e.what_without_backtrace());

@@ -80,23 +80,22 @@ std::vector<double> scheduled_values(const TrainConfig& c, double lr) {
   return values;
 }
 
-std::vector<std::vector<double>> apply_hyperparameters(const TrainConfig& c, const HdetEnsemble* ensemble,
-                                                        std::vector<Replica>& replicas, double lr) {
+std::vector<std::vector<double>> apply_hyperparameters(const HdetEnsemble* ensemble, std::vector<Replica>& replicas,
+                                                        const std::vector<double>& scheduled) {
   if (ensemble == nullptr) {
-    for (auto& r : replicas) set_learning_rate(*r.optimizer, lr);
+    for (auto& r : replicas) set_learning_rate(*r.optimizer, scheduled.at(0));
     return {};
   }
-  const auto names = c.hdet_spread();
-  const auto scheduled = scheduled_values(c, lr);
-  std::vector<std::vector<double>> values(names.size());
-  for (size_t i = 0; i < names.size(); ++i)
-    for (int64_t g = 0; g < ensemble->replicas(); ++g) values[i].push_back(ensemble->value(i, g, scheduled[i]));
+  std::vector<std::vector<double>> values(ensemble->size());
+  for (size_t i = 0; i < ensemble->size(); ++i)
+    for (int64_t g = 0; g < ensemble->replicas(); ++g) values[i].push_back(ensemble->value(i, g, scheduled.at(i)));
   for (auto& r : replicas)
-    for (size_t i = 0; i < names.size(); ++i) {
+    for (size_t i = 0; i < ensemble->size(); ++i) {
       const double v = values[i][static_cast<size_t>(r.index)];
-      if (names[i] == "lr") set_learning_rate(*r.optimizer, v);
-      if (names[i] == "weight_decay") set_weight_decay(*r.optimizer, kDecayedGroup, v);
-      if (names[i] == "dropout") r.model->set_dropout(v);
+      const auto& name = ensemble->name(i);
+      if (name == "lr") set_learning_rate(*r.optimizer, v);
+      if (name == "weight_decay") set_weight_decay(*r.optimizer, kDecayedGroup, v);
+      if (name == "dropout") r.model->set_dropout(v);
     }
   return values;
 }

@@ -37,9 +37,10 @@ std::optional<HdetEnsemble> make_hdet_ensemble(const TrainConfig& config, Collec
 std::vector<double> scheduled_values(const TrainConfig& config, double lr);
 
 // Sets each replica's learning rate (and, when spread, weight decay and
-// dropout) for one step; returns every spread value of every replica,
+// dropout) for one step from the scheduled values (scheduled_values(); without
+// HDET just the learning rate); returns every spread value of every replica,
 // [spread index][global replica], for the run log.
-std::vector<std::vector<double>> apply_hyperparameters(const TrainConfig& config, const HdetEnsemble* ensemble,
-                                                        std::vector<Replica>& replicas, double lr);
+std::vector<std::vector<double>> apply_hyperparameters(const HdetEnsemble* ensemble, std::vector<Replica>& replicas,
+                                                        const std::vector<double>& scheduled);
 
 }  // namespace lrkit::train

@@ -227,7 +227,8 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress_out) {
   for (int64_t step = start_step; step < c.train.steps; ++step) {
     const double scheduled_lr = schedule(step);
     const double lr = hdet ? hdet->base(0, scheduled_lr) : scheduled_lr;  // the replicas' mean rate
-    const auto spread_values = apply_hyperparameters(c, hdet ? &*hdet : nullptr, replicas, scheduled_lr);
+    const auto scheduled = hdet ? scheduled_values(c, scheduled_lr) : std::vector<double>{scheduled_lr};
+    const auto spread_values = apply_hyperparameters(hdet ? &*hdet : nullptr, replicas, scheduled);
     std::vector<torch::Tensor> replica_loss;
     std::optional<BatchWeights> batch_weights;  // reweighting on (never with HDET: one replica)
     for (auto& replica : replicas) {
@@ -323,9 +324,8 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress_out) {
       const bool sync_now = hdet->sync_due();
       // Converge at every sync, and at the end so the run's result is the replicas' mean.
       if ((sync_now || last) && !identical_replicas) average_replicas(replica_parameters, *collective, c.dist.bucket_mb);
-      if (sync_now) hdet->sync(scheduled_values(c, scheduled_lr));
+      if (sync_now) hdet->sync(scheduled);
       if (log) {
-        const auto scheduled = scheduled_values(c, scheduled_lr);
         for (size_t i = 0; i < hdet->size(); ++i) {
           const auto& state = hdet->state(i);
           record.spread.push_back({hdet->base(i, scheduled[i]), state.scale, state.delta, state.velocity, spread_values[i]});

@@ -21,11 +21,12 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Parses `args` against `visible` plus one positional argument stored into
-// `positional_value`; a Boost error becomes a UsageError.
+// Parses `args` of `lrkit COMMAND` against `visible` plus one positional
+// argument stored into `positional_value`; a Boost error becomes a UsageError
+// that points at the command's --help.
 inline boost::program_options::variables_map parse_with_positional(const std::vector<std::string>& args,
                                                                    const boost::program_options::options_description& visible,
-                                                                   std::string& positional_value) {
+                                                                   std::string& positional_value, const std::string& command) {
   namespace po = boost::program_options;
   po::options_description all;
   all.add(visible).add_options()("positional", po::value(&positional_value));
@@ -36,7 +37,7 @@ inline boost::program_options::variables_map parse_with_positional(const std::ve
     po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
     po::notify(vm);
   } catch (const po::error& e) {
-    throw UsageError(e.what());
+    throw UsageError(std::string(e.what()) + " (see lrkit " + command + " --help)");
   }
   return vm;
 }

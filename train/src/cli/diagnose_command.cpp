@@ -22,7 +22,7 @@ int run_diagnose_command(const std::vector<std::string>& args) {
       "spike-z", po::value(&options.spike_z)->default_value(options.spike_z), "flag a loss / gradient-norm spike above this robust z")(
       "outlier-z", po::value(&options.outlier_z)->default_value(options.outlier_z), "flag a rank whose extreme-count binomial z exceeds this")(
       "skip", po::value(&options.skip)->default_value(options.skip), "ignore the first N steps");
-  const auto vm = parse_with_positional(args, visible, path);
+  const auto vm = parse_with_positional(args, visible, path, "diagnose");
   if (vm.count("help")) {
     std::cout << "usage: lrkit diagnose RUN.h5 | RANKS.csv | RANKS.jsonl [--json] [options]\n\n"
                  "Per-rank CSV / JSON lines: one row per (step, rank) with step, rank, loss, grad_norm\n"

@@ -28,7 +28,7 @@ int run_refine_command(const std::vector<std::string>& args) {
       "norm", po::value(&norm)->default_value(norm), "l1 (Adam-type optimizers, the default) or l2 (SGD)")(
       "tau", po::value(&tau)->default_value(tau), "median-filter width as a fraction of the run")(
       "steps", po::value(&steps)->default_value(steps), "length of the next run (0: the source run's length)");
-  const auto vm = parse_with_positional(args, visible, run);
+  const auto vm = parse_with_positional(args, visible, run, "refine");
   if (vm.count("help")) {
     std::cout << "usage: lrkit refine RUN.h5 --peak LR --out FILE.h5|FILE.csv [options]\n\n"
                  "Reads /train/grad_norm_l1 (or /train/grad_norm with --norm l2) of a finished run and\n"

@@ -66,20 +66,8 @@ int run_schedule_command(const std::vector<std::string>& args) {
       ("width", po::value<int>()->default_value(72), "plot width in characters")
       ("height", po::value<int>()->default_value(16), "plot height in lines")
       ("out,o", po::value<std::string>(), "also write the full table to this HDF5 file");
-  po::options_description hidden;
-  hidden.add_options()("spec", po::value<std::string>());
-  po::options_description all;
-  all.add(options).add(hidden);
-  po::positional_options_description positional;
-  positional.add("spec", 1);
-
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw UsageError(std::string(e.what()) + " (see lrkit schedule --help)");
-  }
+  std::string spec;
+  const auto vm = parse_with_positional(args, options, spec, "schedule");
   if (vm.count("help")) {
     std::cout << kIntro << "\n" << options;
     return kExitOk;
@@ -88,7 +76,7 @@ int run_schedule_command(const std::vector<std::string>& args) {
     print_families(std::cout);
     return kExitOk;
   }
-  if (!vm.count("spec")) throw UsageError("missing SPEC, e.g. lrkit schedule 'cosine(peak=1e-3)' --steps 1000");
+  if (spec.empty()) throw UsageError("missing SPEC, e.g. lrkit schedule 'cosine(peak=1e-3)' --steps 1000");
 
   std::optional<int64_t> steps;
   if (vm.count("steps")) {
@@ -104,7 +92,7 @@ int run_schedule_command(const std::vector<std::string>& args) {
 
   schedules::Schedule schedule = [&] {
     try {
-      return schedules::parse_schedule(vm["spec"].as<std::string>(), steps);
+      return schedules::parse_schedule(spec, steps);
     } catch (const schedules::SpecError& e) {
       throw UsageError(e.what());
     }
