@@ -11,18 +11,31 @@ namespace {
 
 uint64_t mix(uint64_t x) { return derive_seed(x, 0); }
 
+uint64_t step_key(const BatchKey& key) { return mix(mix(key.seed) ^ static_cast<uint64_t>(key.step)); }
+
 Batch windows(const std::vector<uint8_t>& tokens, int64_t context, const std::vector<int64_t>& offsets) {
-  const auto rows = static_cast<int64_t>(offsets.size());
-  auto data = torch::empty({rows, context + 1}, torch::kLong);
-  auto* out = data.data_ptr<int64_t>();
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t i = 0; i <= context; ++i)
-      out[r * (context + 1) + i] = tokens[static_cast<size_t>(offsets[static_cast<size_t>(r)] + i)];
-  using torch::indexing::Slice;
-  return {data.index({Slice(), Slice(0, context)}).contiguous(), data.index({Slice(), Slice(1, context + 1)}).contiguous()};
+  return token_windows(std::vector<const std::vector<uint8_t>*>(offsets.size(), &tokens), offsets, context);
 }
 
 }  // namespace
+
+uint64_t row_draw(const BatchKey& key, int64_t row, uint64_t stream) {
+  const uint64_t draw = mix(step_key(key) ^ static_cast<uint64_t>(row));
+  return stream == 0 ? draw : mix(draw ^ stream);
+}
+
+Batch token_windows(const std::vector<const std::vector<uint8_t>*>& tokens, const std::vector<int64_t>& offsets, int64_t context) {
+  const auto rows = static_cast<int64_t>(offsets.size());
+  auto data = torch::empty({rows, context + 1}, torch::kLong);
+  auto* out = data.data_ptr<int64_t>();
+  for (int64_t r = 0; r < rows; ++r) {
+    const auto& source = *tokens[static_cast<size_t>(r)];
+    for (int64_t i = 0; i <= context; ++i)
+      out[r * (context + 1) + i] = source[static_cast<size_t>(offsets[static_cast<size_t>(r)] + i)];
+  }
+  using torch::indexing::Slice;
+  return {data.index({Slice(), Slice(0, context)}).contiguous(), data.index({Slice(), Slice(1, context + 1)}).contiguous()};
+}
 
 ByteCorpus ByteCorpus::load(const std::string& path, double heldout_fraction, int64_t context) {
   if (!(heldout_fraction > 0.0 && heldout_fraction < 0.5))
@@ -45,17 +58,16 @@ ByteCorpus ByteCorpus::load(const std::string& path, double heldout_fraction, in
 
 Batch sample_batch(const std::vector<uint8_t>& tokens, int64_t first_row, int64_t rows, int64_t context,
                    const BatchKey& key) {
-  const uint64_t step_key = mix(mix(key.seed) ^ static_cast<uint64_t>(key.step));
   const auto span = static_cast<uint64_t>(tokens.size()) - static_cast<uint64_t>(context);
   uint64_t region_start = 0, region = span;
   if (key.locality > 0 && static_cast<uint64_t>(key.locality) < span) {
     region = static_cast<uint64_t>(key.locality);
-    region_start = (mix(step_key ^ 0x5bd1e995ULL) % (span / region)) * region;
+    region_start = (mix(step_key(key) ^ 0x5bd1e995ULL) % (span / region)) * region;
   }
   std::vector<int64_t> offsets(static_cast<size_t>(rows));
   for (int64_t r = 0; r < rows; ++r)
     offsets[static_cast<size_t>(r)] =
-        static_cast<int64_t>(region_start + mix(step_key ^ static_cast<uint64_t>(first_row + r)) % region);
+        static_cast<int64_t>(region_start + row_draw(key, first_row + r, 0) % region);
   return windows(tokens, context, offsets);
 }
 

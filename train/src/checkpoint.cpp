@@ -143,15 +143,19 @@ void write_training_state(torch::serialize::OutputArchive& archive, int64_t step
 
 }  // namespace
 
-std::string save_checkpoint(const std::string& run_dir, int64_t keep, int64_t step, Gpt& model,
+std::string save_checkpoint(const std::string& run_dir, int64_t keep, const std::vector<int64_t>& pinned, int64_t step, Gpt& model,
                             torch::optim::Optimizer& optimizer, const std::string& schedule_spec,
                             const std::vector<controllers::HdetState>& hdet) {
   torch::serialize::OutputArchive archive;
   write_training_state(archive, step, model, optimizer, schedule_spec);
   if (!hdet.empty()) write_hdet_states(archive, hdet);
   const std::string written = write_atomically(archive, checkpoint_dir(run_dir), file_name(step));
-  auto files = checkpoints_oldest_first(run_dir);
-  for (size_t i = 0; keep > 0 && i + static_cast<size_t>(keep) < files.size(); ++i) remove_with_replicas(files[i]);
+  std::vector<fs::path> prunable;
+  for (const auto& file : checkpoints_oldest_first(run_dir)) {
+    const bool is_pinned = std::any_of(pinned.begin(), pinned.end(), [&](int64_t s) { return file.filename() == file_name(s); });
+    if (!is_pinned) prunable.push_back(file);
+  }
+  for (size_t i = 0; keep > 0 && i + static_cast<size_t>(keep) < prunable.size(); ++i) remove_with_replicas(prunable[i]);
   return written;
 }
 

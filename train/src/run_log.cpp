@@ -52,6 +52,12 @@ Layout layout(const TrainConfig& c, int64_t world_size) {
       l.per_step.push_back({"/hdet/" + name + "/replica", replicas, true});
     }
   }
+  if (!c.data.sources.empty()) {
+    const auto sources = static_cast<int64_t>(c.data_sources().size());
+    l.per_step.push_back({"/data/temperature", 1});
+    l.per_step.push_back({"/data/probability", sources, true});
+    l.per_step.push_back({"/data/rows", sources, true});
+  }
   if (c.reweight.enabled()) {
     for (const char* name : kWeightColumns) l.per_step.push_back({std::string("/reweight/") + name, 1});
     l.events.push_back({"/reweight/histogram_step", {{"/reweight/histogram", c.reweight.histogram_bins, true}}});
@@ -86,12 +92,20 @@ RunLog::RunLog(const TrainConfig& c, int64_t world_size, int64_t resume_step)
         {"/", "config", c.config_text},
         {"/", "world_size", std::to_string(world_size)},
         {"/", "schedule_spec", c.schedule},
-        {"/", "data_path", c.data.path},
+        {"/", "branched_from", c.branch_from},
+        {"/", "data_path", c.data.sources.empty() ? c.data.path : c.data.sources},
         {"/", "desync", "data_split=" + c.dist.data_split + " dropout_seed=" + c.dist.dropout_seed +
                             " desync_ranks=" + c.dist.desync_ranks},
     };
     if (c.diagnostics.enabled)
       attributes.push_back({"/diagnostics", "cos_pairwise_method", c.diagnostics.pairwise});
+    if (!c.data.sources.empty()) {
+      std::string names;
+      for (const auto& source : c.data_sources()) names += (names.empty() ? "" : ",") + source.name;
+      attributes.push_back({"/data", "sources", names});
+      attributes.push_back({"/data", "mixing", c.data.mixing});
+      attributes.push_back({"/data", "temperature", c.data.temperature});
+    }
     if (c.reweight.enabled()) {
       attributes.push_back({"/reweight", "strategy", c.reweight.strategy});
       attributes.push_back({"/reweight", "strength", std::to_string(c.reweight.strength)});
@@ -109,9 +123,12 @@ RunLog::RunLog(const TrainConfig& c, int64_t world_size, int64_t resume_step)
     log_ = std::make_unique<h5::SeriesLog>(path, columns, attributes);
     return;
   }
-  // One row per completed step; events up to and including the resume step.
+  // Per-step rows of the updates before the resume step (a branch's log starts
+  // at its fork step); events up to and including the resume step.
   h5::SeriesLog::Continue keep;
-  for (const auto& column : l.per_step) keep.keep_rows[column.path] = resume_step;
+  const auto logged = h5::read_series(path, "/train/step");
+  const auto kept_steps = std::count_if(logged.begin(), logged.end(), [&](double s) { return s < static_cast<double>(resume_step); });
+  for (const auto& column : l.per_step) keep.keep_rows[column.path] = kept_steps;
   for (const auto& [step_column, values] : l.events) {
     const auto steps = h5::read_series(path, step_column);
     const auto kept = std::count_if(steps.begin(), steps.end(), [&](double s) { return s <= static_cast<double>(resume_step); });
@@ -167,6 +184,12 @@ void RunLog::record_weights(int64_t step, const reweight::WeightStats& stats, co
     log_->append("/reweight/histogram_step", static_cast<double>(step));
     log_->append("/reweight/histogram", histogram);
   }
+}
+
+void RunLog::record_data(double temperature, const std::vector<double>& probability, const std::vector<double>& rows) {
+  log_->append("/data/temperature", temperature);
+  log_->append("/data/probability", probability);
+  log_->append("/data/rows", rows);
 }
 
 void RunLog::record_eval(const std::string& set, int64_t step, double loss) {

@@ -1,11 +1,13 @@
 #include "lrkit/train/train_config.hpp"
 
 #include <boost/program_options.hpp>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
 
 #include "lrkit/reweight/sample_weights.hpp"
+#include "lrkit/schedules/factory.hpp"
 
 namespace po = boost::program_options;
 
@@ -33,6 +35,8 @@ void TrainConfig::validate() const {
   require(train.nonfinite == "stop" || train.nonfinite == "skip", "train.nonfinite must be stop or skip (got '" + train.nonfinite + "')");
   require(checkpoint.every >= 0 && checkpoint.keep >= 1, "checkpoint.every must be >= 0 and checkpoint.keep >= 1");
   require(resume.empty() || init_from.empty(), "--resume and --init-from exclude each other");
+  require(branch_from.empty() || init_from.empty(), "--branch-from and --init-from exclude each other");
+  checkpoint_steps();
   require(nproc >= 1 && nproc <= 64, "--nproc must be in [1, 64] (got " + std::to_string(nproc) + ")");
   require(dist.timeout_s >= 1 && dist.bucket_mb > 0, "dist.timeout_s must be >= 1 and dist.bucket_mb > 0");
   require(train.precision == "fp32" || train.precision == "bf16", "train.precision must be fp32 or bf16 (got '" + train.precision + "')");
@@ -48,6 +52,19 @@ void TrainConfig::validate() const {
   require(diagnostics.matrix_every >= 0, "diagnostics.matrix_every must be >= 0");
   require(diagnostics.enabled || diagnostics.pairwise == "off",
           "diagnostics.pairwise needs diagnostics.enabled = true");
+  data_sources();
+  data_proportions();
+  require(data.mixing == "natural" || data.mixing == "temperature" || data.mixing == "upweight",
+          "data.mixing must be natural, temperature or upweight (got '" + data.mixing + "')");
+  require(data.mixing == "natural" || !data.sources.empty(), "data.mixing=" + data.mixing + " needs data.sources");
+  require(data.sources.empty() || data.locality == 0, "data.locality needs a single corpus (data.sources is set)");
+  require(!(data.mixing == "upweight" && reweight.enabled()),
+          "data.mixing=upweight with reweight.strategy=" + reweight.strategy + " is not supported (two per-sample weightings)");
+  try {
+    schedules::parse_schedule(data.temperature, train.steps);
+  } catch (const std::exception& e) {
+    throw std::invalid_argument("data.temperature: " + std::string(e.what()));
+  }
   eval_sets();
   reweight::parse_strategy(reweight.strategy);  // names the bad value
   require(reweight.strength > 0, "reweight.strength must be > 0 (got " + std::to_string(reweight.strength) + ")");
@@ -98,7 +115,54 @@ std::vector<std::string> split_list(const std::string& text) {
   return items;
 }
 
+bool valid_name(const std::string& name) {
+  return !name.empty() &&
+         name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") == std::string::npos;
+}
+
 }  // namespace
+
+std::vector<DataSource> TrainConfig::data_sources() const {
+  if (data.sources.empty()) return {{"heldout", data.path}};
+  std::vector<DataSource> sources;
+  const auto items = split_list(data.sources);
+  for (size_t i = 0; i < items.size(); ++i) {
+    const auto equals = items[i].find('=');
+    DataSource source{items[i].substr(0, equals), equals == std::string::npos ? "" : items[i].substr(equals + 1)};
+    if (equals == std::string::npos || !valid_name(source.name) || source.path.empty())
+      throw std::invalid_argument("data.sources entry " + std::to_string(i + 1) + " ('" + items[i] +
+                                  "') must be NAME=PATH with NAME of letters, digits, _ and -");
+    for (const auto& earlier : sources)
+      if (earlier.name == source.name) throw std::invalid_argument("data.sources names '" + source.name + "' twice");
+    sources.push_back(source);
+  }
+  return sources;
+}
+
+std::vector<double> TrainConfig::data_proportions() const {
+  if (data.proportions.empty()) return {};
+  const auto items = split_list(data.proportions);
+  const auto sources = data_sources();
+  if (data.sources.empty()) throw std::invalid_argument("data.proportions needs data.sources");
+  if (items.size() != sources.size())
+    throw std::invalid_argument("data.proportions has " + std::to_string(items.size()) + " entries for " +
+                                std::to_string(sources.size()) + " data.sources");
+  std::vector<double> q;
+  for (size_t i = 0; i < items.size(); ++i) {
+    size_t used = 0;
+    double v = -1;
+    try {
+      v = std::stod(items[i], &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != items[i].size() || items[i].empty() || !(v > 0) || !std::isfinite(v))
+      throw std::invalid_argument("data.proportions entry " + std::to_string(i + 1) + " ('" + items[i] +
+                                  "') must be a number > 0");
+    q.push_back(v);
+  }
+  return q;
+}
 
 std::vector<EvalSet> TrainConfig::eval_sets() const {
   std::vector<EvalSet> sets;
@@ -107,19 +171,45 @@ std::vector<EvalSet> TrainConfig::eval_sets() const {
     const auto& item = items[i];
     const auto equals = item.find('=');
     EvalSet set{item.substr(0, equals), equals == std::string::npos ? "" : item.substr(equals + 1)};
-    const bool name_ok = !set.name.empty() && set.name.find_first_not_of(
-        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") == std::string::npos;
-    if (!name_ok || (equals != std::string::npos && set.path.empty()))
+    if (!valid_name(set.name) || (equals != std::string::npos && set.path.empty()))
       throw std::invalid_argument("eval.sets entry " + std::to_string(i + 1) + " ('" + item +
                                   "') must be NAME or NAME=PATH with NAME of letters, digits, _ and -");
     if (set.path.empty() && set.name != "heldout")
       throw std::invalid_argument("eval.sets entry '" + item + "' names no file (only 'heldout' may stand alone)");
-    for (const auto& earlier : sets)
-      if (earlier.name == set.name) throw std::invalid_argument("eval.sets names '" + set.name + "' twice");
-    sets.push_back(set);
+    const bool mixture_heldout = set.name == "heldout" && set.path.empty() && !data.sources.empty();
+    std::vector<EvalSet> expanded;
+    if (mixture_heldout)
+      for (const auto& source : data_sources()) expanded.push_back({source.name, source.path});
+    else
+      expanded.push_back(set);
+    for (const auto& entry : expanded) {
+      for (const auto& earlier : sets)
+        if (earlier.name == entry.name) throw std::invalid_argument("eval.sets names '" + entry.name + "' twice");
+      sets.push_back(entry);
+    }
   }
   if (sets.empty()) throw std::invalid_argument("eval.sets is empty (the default is 'heldout')");
   return sets;
+}
+
+std::vector<int64_t> TrainConfig::checkpoint_steps() const {
+  std::vector<int64_t> steps;
+  for (const auto& item : checkpoint.at.empty() ? std::vector<std::string>() : split_list(checkpoint.at)) {
+    size_t used = 0;
+    long long step = 0;
+    try {
+      step = std::stoll(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != item.size() || item.empty() || step < 1 || step > train.steps)
+      throw std::invalid_argument("checkpoint.at entry '" + item + "' must be a step in [1, train.steps = " +
+                                  std::to_string(train.steps) + "]");
+    if (!steps.empty() && step <= steps.back())
+      throw std::invalid_argument("checkpoint.at must be increasing (" + item + " after " + std::to_string(steps.back()) + ")");
+    steps.push_back(step);
+  }
+  return steps;
 }
 
 std::vector<bool> TrainConfig::desynced_ranks(int64_t world_size) const {
@@ -154,6 +244,10 @@ bool parse_train_config(const std::vector<std::string>& args, TrainConfig& c, st
       ("data.path", po::value(&c.data.path)->default_value(c.data.path), "text file (bytes are tokens)")
       ("data.heldout", po::value(&c.data.heldout)->default_value(c.data.heldout), "held-out fraction (the file's tail)")
       ("data.locality", po::value(&c.data.locality)->default_value(c.data.locality), "bytes: each step's batch from one region (0: anywhere)")
+      ("data.sources", po::value(&c.data.sources)->default_value(c.data.sources), "a mixture instead of data.path: NAME=PATH, ...")
+      ("data.proportions", po::value(&c.data.proportions)->default_value(c.data.proportions), "source proportions q (default: their sizes)")
+      ("data.mixing", po::value(&c.data.mixing)->default_value(c.data.mixing), "natural, temperature or upweight")
+      ("data.temperature", po::value(&c.data.temperature)->default_value(c.data.temperature), "tau as a schedule spec (p ~ q^(1/tau))")
       ("optim.name", po::value(&c.optim.name)->default_value(c.optim.name), "adamw or sgd")
       ("optim.weight_decay", po::value(&c.optim.weight_decay)->default_value(c.optim.weight_decay), "on matrices only")
       ("optim.beta1", po::value(&c.optim.beta1)->default_value(c.optim.beta1), "AdamW beta1")
@@ -182,6 +276,7 @@ bool parse_train_config(const std::vector<std::string>& args, TrainConfig& c, st
       ("train.nonfinite", po::value(&c.train.nonfinite)->default_value(c.train.nonfinite), "on a non-finite loss: stop or skip")
       ("checkpoint.every", po::value(&c.checkpoint.every)->default_value(c.checkpoint.every), "steps between checkpoints (0: end only)")
       ("checkpoint.keep", po::value(&c.checkpoint.keep)->default_value(c.checkpoint.keep), "newest checkpoints kept")
+      ("checkpoint.at", po::value(&c.checkpoint.at)->default_value(c.checkpoint.at), "also checkpoint (kept) and evaluate after these steps: 240, 480")
       ("dist.timeout_s", po::value(&c.dist.timeout_s)->default_value(c.dist.timeout_s), "fail a collective after N s")
       ("dist.bucket_mb", po::value(&c.dist.bucket_mb)->default_value(c.dist.bucket_mb), "gradient all-reduce bucket (MB)")
       ("log.flush_every", po::value(&c.log.flush_every)->default_value(c.log.flush_every), "flush the run log every N steps")
@@ -214,6 +309,7 @@ bool parse_train_config(const std::vector<std::string>& args, TrainConfig& c, st
       "out,o", po::value(&c.out)->default_value(c.out), "run directory: log.h5 and checkpoints/")(
       "resume", po::value(&c.resume), "auto (newest checkpoint in the run directory) or a checkpoint file")(
       "init-from", po::value(&c.init_from), "start from this checkpoint's weights (new optimizer, step 0)")(
+      "branch-from", po::value(&c.branch_from), "continue this checkpoint (weights, optimizer, step) under this run's schedule")(
       "nproc", po::value(&c.nproc)->default_value(c.nproc), "start N local data-parallel workers (Gloo)");
   po::options_description all;
   all.add(command).add(keys);

@@ -1,5 +1,6 @@
 #include "lrkit/train/trainer.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -11,6 +12,7 @@
 
 #include "lrkit/schedules/factory.hpp"
 #include "lrkit/train/byte_corpus.hpp"
+#include "lrkit/train/data_mixture.hpp"
 #include "lrkit/train/checkpoint.hpp"
 #include "lrkit/train/collective.hpp"
 #include "lrkit/train/gpt.hpp"
@@ -29,21 +31,29 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr double kHistogramMaxRelative = 4.0;  // the weight histogram spans N w in [0, 4] (1: uniform)
 
-// Applies --resume / --init-from to every replica (and HDET's state); returns the step to continue from.
-int64_t restore(const TrainConfig& c, std::vector<Replica>& replicas, HdetEnsemble* hdet, std::ostream& progress) {
+struct Restored {
+  int64_t step = 0;
+  bool continues_log = false;  // resumed in place: the run log keeps its rows before `step`
+};
+
+// Applies --resume / --branch-from / --init-from to every replica (and HDET's state).
+Restored restore(const TrainConfig& c, std::vector<Replica>& replicas, HdetEnsemble* hdet, std::ostream& progress) {
   if (!c.init_from.empty()) {
     for (auto& r : replicas) load_checkpoint(c.init_from, r.model, nullptr);
     progress << "initialized weights from " << c.init_from << std::endl;
-    return 0;
+    return {};
   }
-  if (c.resume.empty()) return 0;
-  const auto path = c.resume == "auto" ? latest_checkpoint(c.out) : std::optional<std::string>(c.resume);
-  if (!path) {
-    progress << "resume: no checkpoint in " << c.out << ", starting from step 0" << std::endl;
-    return 0;
+  std::optional<std::string> path;
+  if (!c.resume.empty()) {
+    path = c.resume == "auto" ? latest_checkpoint(c.out) : std::optional<std::string>(c.resume);
+    if (!path && c.branch_from.empty()) progress << "resume: no checkpoint in " << c.out << ", starting from step 0" << std::endl;
   }
+  const bool branching = !path && !c.branch_from.empty();
+  if (branching) path = c.branch_from;
+  if (!path) return {};
   const CheckpointInfo info = read_checkpoint_info(*path);
-  if (info.schedule_spec != c.schedule)
+  // A branch changes the schedule on purpose; a resumed run must not.
+  if (!branching && info.schedule_spec != c.schedule)
     throw std::invalid_argument("checkpoint '" + *path + "' was trained with schedule '" + info.schedule_spec +
                                 "' but the config says '" + c.schedule + "'");
   if (info.step >= c.train.steps)
@@ -59,8 +69,8 @@ int64_t restore(const TrainConfig& c, std::vector<Replica>& replicas, HdetEnsemb
   // Plain data parallel: every rank's weights and optimizer state equal rank 0's. HDET: each replica has its file.
   for (auto& r : replicas)
     load_checkpoint(r.index == 0 || !hdet ? *path : replica_checkpoint_path(*path, r.index), r.model, r.optimizer.get());
-  progress << "resumed from " << *path << " at step " << info.step << std::endl;
-  return info.step;
+  progress << (branching ? "branched from " : "resumed from ") << *path << " at step " << info.step << std::endl;
+  return {info.step, !branching};
 }
 
 // Mean loss over the set's fixed evaluation windows.
@@ -83,12 +93,15 @@ struct NamedTokens {
   std::vector<uint8_t> tokens;
 };
 
-// The evaluation sets: the training file's held-out tail and other files' tails.
-std::vector<NamedTokens> load_eval_sets(const TrainConfig& c, const ByteCorpus& corpus) {
+// The evaluation sets: held-out tails of the training sources (loaded already) and of other files.
+std::vector<NamedTokens> load_eval_sets(const TrainConfig& c, const DataMixture& data) {
   std::vector<NamedTokens> sets;
-  for (const auto& set : c.eval_sets())
-    sets.push_back({set.name, set.path.empty() ? corpus.heldout()
-                                               : ByteCorpus::load(set.path, c.data.heldout, c.model.context).heldout()});
+  for (const auto& set : c.eval_sets()) {
+    const ByteCorpus* loaded = set.path.empty() ? &data.corpus(0) : nullptr;
+    for (size_t i = 0; i < data.size() && !loaded; ++i)
+      if (data.corpus(i).path() == set.path) loaded = &data.corpus(i);
+    sets.push_back({set.name, loaded ? loaded->heldout() : ByteCorpus::load(set.path, c.data.heldout, c.model.context).heldout()});
+  }
   return sets;
 }
 
@@ -185,8 +198,8 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress_out) {
   const bool local_mode = c.hdet.enabled && c.hdet.mode == "local";
   const bool identical_replicas = c.hdet_replicas_identical();
 
-  const ByteCorpus corpus = ByteCorpus::load(c.data.path, c.data.heldout, c.model.context);
-  const auto eval_sets = lead ? load_eval_sets(c, corpus) : std::vector<NamedTokens>();
+  const DataMixture data(c);
+  const auto eval_sets = lead ? load_eval_sets(c, data) : std::vector<NamedTokens>();
   auto replicas = make_replicas(c, collective->rank(), world, device);  // after the group exists
   const auto replica_parameters = parameter_lists(replicas);
   const auto& lead_parameters = replicas.front().parameters;  // the rank's gradient is gathered here
@@ -197,10 +210,13 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress_out) {
     mean_model.emplace(c.model);
     (*mean_model)->to(device);
   }
-  const int64_t start_step = restore(c, replicas, hdet ? &*hdet : nullptr, progress);
+  const Restored restored = restore(c, replicas, hdet ? &*hdet : nullptr, progress);
+  const int64_t start_step = restored.step;
+  const auto milestones = c.checkpoint_steps();  // checkpointed, kept and evaluated
+  const auto is_milestone = [&](int64_t step) { return std::binary_search(milestones.begin(), milestones.end(), step); };
   std::optional<RunLog> log;  // written by rank 0 only
   if (lead) {
-    log.emplace(c, world, start_step);
+    log.emplace(c, world, restored.continues_log ? start_step : 0);
     progress << "run log: " << log->path() << std::endl;
   }
   const GradientSyncOptions sync_options{c.dist.bucket_mb, c.diagnostics.enabled,
@@ -220,7 +236,7 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress_out) {
   double window_loss = 0.0;
   int64_t window_steps = 0;
 
-  progress << "training on " << c.data.path << " with " << world << " worker(s)";
+  progress << "training on " << data.describe() << " with " << world << " worker(s)";
   if (hdet) progress << ", HDET " << hdet->replicas() << " replicas (" << c.hdet.mode << ")";
   progress << ": steps " << start_step << ".." << c.train.steps << ", schedule " << c.schedule << std::endl;
   std::string last_checkpoint;
@@ -229,22 +245,27 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress_out) {
     const double lr = hdet ? hdet->base(0, scheduled_lr) : scheduled_lr;  // the replicas' mean rate
     const auto scheduled = hdet ? scheduled_values(c, scheduled_lr) : std::vector<double>{scheduled_lr};
     const auto spread_values = apply_hyperparameters(hdet ? &*hdet : nullptr, replicas, scheduled);
+    const auto sampling = data.sampling(step);
     std::vector<torch::Tensor> replica_loss;
     std::optional<BatchWeights> batch_weights;  // reweighting on (never with HDET: one replica)
     for (auto& replica : replicas) {
       // Dropout masks are a function of (replica stream, step): a resumed run draws the same ones.
       torch::manual_seed(derive_seed(replica.streams.dropout_seed, static_cast<uint64_t>(step)));
       replica.optimizer->zero_grad();
-      auto micro_losses = [&](int64_t micro) {  // [micro_rows] per-sample mean token losses
-        const Batch b = sample_batch(corpus.train(), replica.streams.first_row + micro * micro_rows, micro_rows,
-                                     c.model.context, {replica.streams.data_seed, step, c.data.locality});
+      // [micro_rows] per-sample mean token losses, and the upweighting factors p/q of their sources (or 1).
+      auto micro_losses = [&](int64_t micro) -> std::pair<torch::Tensor, torch::Tensor> {
+        const MixedBatch m = data.sample(replica.streams.first_row + micro * micro_rows, micro_rows, c.model.context,
+                                         {replica.streams.data_seed, step, c.data.locality}, sampling);
         AutocastScope autocast(device, bf16);
-        return replica.model->per_sequence_loss(b.inputs.to(device), b.targets.to(device));
+        auto losses = replica.model->per_sequence_loss(m.batch.inputs.to(device), m.batch.targets.to(device));
+        if (!data.upweighting()) return {losses, torch::Tensor()};
+        const auto w = data.row_weights(m.source, step);
+        return {losses, torch::tensor(w, torch::kDouble).to(device)};
       };
       if (c.reweight.enabled()) {
         // The weights need the whole global batch's losses: every micro-batch's graph is kept until then.
         std::vector<torch::Tensor> parts;
-        for (int64_t micro = 0; micro < c.train.accumulation; ++micro) parts.push_back(micro_losses(micro));
+        for (int64_t micro = 0; micro < c.train.accumulation; ++micro) parts.push_back(micro_losses(micro).first);
         const auto losses = torch::cat(parts);
         batch_weights = weigh_global_batch(*collective, losses.detach(), c.reweight, step);
         (losses * batch_weights->local).sum().backward();
@@ -253,8 +274,11 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress_out) {
       }
       torch::Tensor loss_sum = torch::zeros({}, loss_options);
       for (int64_t micro = 0; micro < c.train.accumulation; ++micro) {
-        const auto loss = micro_losses(micro).mean() / static_cast<double>(c.train.accumulation);
-        loss.backward();
+        const auto [losses, upweights] = micro_losses(micro);
+        const auto loss = losses.mean() / static_cast<double>(c.train.accumulation);
+        // Upweighting: the gradient of sum_j (p_s/q_s) l_j / B; the log keeps the plain mean loss.
+        (upweights.defined() ? (losses.to(torch::kDouble) * upweights).mean() / static_cast<double>(c.train.accumulation) : loss)
+            .backward();
         loss_sum += loss.detach().to(torch::kDouble);
       }
       replica_loss.push_back(loss_sum.reshape({1}));
@@ -308,6 +332,10 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress_out) {
                    tokens_per_step * static_cast<double>(step + 1),
                    std::chrono::duration<double>(Clock::now() - start).count(), rank_loss, scalars.ranks.grad_norm,
                    dispersion ? &*dispersion : nullptr});
+      if (data.size() > 1) {
+        const auto rows = data.rows_per_source(c.train.batch, {replicas.front().streams.data_seed, step, 0}, sampling);
+        log->record_data(data.temperature(step), data.target(step), std::vector<double>(rows.begin(), rows.end()));
+      }
       if (batch_weights) {
         const bool histogram = c.reweight.histogram_every > 0 && (step + 1) % c.reweight.histogram_every == 0;
         log->record_weights(step + 1, batch_weights->stats,
@@ -338,7 +366,7 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress_out) {
     summary.losses.push_back(step_loss);
     window_loss += step_loss;
     ++window_steps;
-    if (last || (c.checkpoint.every > 0 && (step + 1) % c.checkpoint.every == 0)) {
+    if (last || is_milestone(step + 1) || (c.checkpoint.every > 0 && (step + 1) % c.checkpoint.every == 0)) {
       if (hdet) {  // every replica's file first; rank 0's main file, written last, marks the set complete
         for (auto& replica : replicas)
           if (replica.index != 0)
@@ -349,7 +377,7 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress_out) {
       if (lead) {
         log->record_checkpoint(step + 1);
         log->flush();  // the log never lags behind a checkpoint
-        last_checkpoint = save_checkpoint(c.out, c.checkpoint.keep, step + 1, replicas.front().model,
+        last_checkpoint = save_checkpoint(c.out, c.checkpoint.keep, milestones, step + 1, replicas.front().model,
                                           *replicas.front().optimizer, c.schedule,
                                           hdet ? hdet->states() : std::vector<controllers::HdetState>());
       }
@@ -376,7 +404,7 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress_out) {
       window_steps = 0;
       window_start = now;
     }
-    if (last || (c.eval.every > 0 && (step + 1) % c.eval.every == 0)) {
+    if (last || is_milestone(step + 1) || (c.eval.every > 0 && (step + 1) % c.eval.every == 0)) {
       Gpt& evaluated = mean_model ? *mean_model : replicas.front().model;
       if (mean_model) mean_of_replicas(replica_parameters, (*mean_model)->parameters(), *collective, c.dist.bucket_mb);
       for (const auto& set : eval_sets) {  // rank 0 only

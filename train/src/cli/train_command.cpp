@@ -39,8 +39,13 @@ int run_train_command(const std::vector<std::string>& args) {
   }
   if (!lead) return kExitOk;
   std::cout << "done: " << summary.steps << " steps in " << summary.seconds << " s, "
-            << static_cast<long long>(summary.tokens_per_second) << " tok/s; final train loss " << summary.final_loss
-            << ", held-out loss " << summary.final_eval_loss << "\nrun log: " << summary.log_path << "\ncheckpoint: " << summary.checkpoint << std::endl;
+            << static_cast<long long>(summary.tokens_per_second) << " tok/s; final train loss " << summary.final_loss;
+  if (summary.final_eval_losses.size() == 1) {
+    std::cout << ", held-out loss " << summary.final_eval_loss;
+  } else {
+    for (const auto& [set, loss] : summary.final_eval_losses) std::cout << ", " << set << " loss " << loss;
+  }
+  std::cout << "\nrun log: " << summary.log_path << "\ncheckpoint: " << summary.checkpoint << std::endl;
   return kExitOk;
 }
 

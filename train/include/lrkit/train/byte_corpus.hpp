@@ -51,6 +51,11 @@ struct Batch {
 // Sequences first_row .. first_row + rows - 1 of the step's global batch.
 Batch sample_batch(const std::vector<uint8_t>& tokens, int64_t first_row, int64_t rows, int64_t context,
                    const BatchKey& key);
+// The pseudo-random 64-bit draw behind row `row` of the step's global batch;
+// `stream` 0 is the window offset sample_batch uses, others are independent.
+uint64_t row_draw(const BatchKey& key, int64_t row, uint64_t stream);
+// Rows of context + 1 tokens: row r from tokens[r] at offsets[r].
+Batch token_windows(const std::vector<const std::vector<uint8_t>*>& tokens, const std::vector<int64_t>& offsets, int64_t context);
 // Windows at fixed, evenly spaced offsets: the same evaluation set every time.
 Batch evaluation_batch(const std::vector<uint8_t>& tokens, int64_t rows, int64_t context, int64_t index, int64_t count);
 

@@ -12,6 +12,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "lrkit/controllers/hdet.hpp"
 #include "lrkit/train/gpt.hpp"
@@ -30,8 +31,9 @@ struct CheckpointInfo {
 };
 
 // Saves after `step` completed updates; returns the file written. Removes the
-// oldest checkpoints (and their replica files) beyond `keep`.
-std::string save_checkpoint(const std::string& run_dir, int64_t keep, int64_t step, Gpt& model,
+// oldest checkpoints (and their replica files) beyond the newest `keep`,
+// except those at the `pinned` steps (a sweep's fork and budget points).
+std::string save_checkpoint(const std::string& run_dir, int64_t keep, const std::vector<int64_t>& pinned, int64_t step, Gpt& model,
                             torch::optim::Optimizer& optimizer, const std::string& schedule_spec,
                             const std::vector<controllers::HdetState>& hdet = {});
 

@@ -46,6 +46,9 @@ class RunLog {
   // Once per step when reweighting is on: /reweight/{entropy, max_min_ratio, effective_size};
   // a non-empty histogram also goes to /reweight/histogram at /reweight/histogram_step.
   void record_weights(int64_t step, const reweight::WeightStats& stats, const std::vector<double>& histogram);
+  // Once per step with several data sources: /data/temperature, /data/probability
+  // (the target p(tau) per source) and /data/rows (global-batch rows per source).
+  void record_data(double temperature, const std::vector<double>& probability, const std::vector<double>& rows);
   void record_eval(const std::string& set, int64_t step, double loss);
   // Row-major [world, world] pairwise cosine estimates after `step` updates.
   void record_cos_matrix(int64_t step, const std::vector<double>& matrix);

@@ -15,6 +15,15 @@ struct DataConfig {
   std::string path = "data/kjv.txt";
   double heldout = 0.05;
   int64_t locality = 0;  // bytes; > 0: each step's batch comes from one region of this size (see BatchKey)
+  // A mixture of corpora (data_mixture.hpp) instead of `path`: "NAME=PATH, NAME=PATH, ...".
+  std::string sources;
+  std::string proportions;               // q_i as "0.95, 0.05"; empty: the sources' training sizes
+  std::string mixing = "natural";        // natural | temperature | upweight
+  std::string temperature = "constant(peak=1)";  // tau as a schedule spec over the run
+};
+
+struct DataSource {
+  std::string name, path;
 };
 
 struct OptimConfig {
@@ -87,6 +96,7 @@ struct ReweightConfig {
 struct CheckpointConfig {
   int64_t every = 0;  // steps between checkpoints; 0: only at the end
   int64_t keep = 3;   // newest checkpoints kept
+  std::string at;     // "240, 480": also checkpoint (never pruned) and evaluate after these steps
 };
 
 struct LogConfig {
@@ -120,6 +130,10 @@ struct TrainConfig {
   int64_t nproc = 1;      // local workers `lrkit train` starts itself
   std::string resume;     // "", "auto" (newest checkpoint in out/, if any) or a checkpoint path
   std::string init_from;  // start a new run from a checkpoint's weights
+  // Continue a checkpoint's whole state (weights, optimizer, step) into a new run
+  // directory under this config's schedule: a decay branch forked from a main run.
+  // A checkpoint already in `out` (with resume = auto) takes precedence.
+  std::string branch_from;
   std::string schedule = "wsd(peak=1e-3, warmup=5%, decay=20%)";
   std::string out = "out/run";
   std::string config_text;   // the file's content, kept for provenance
@@ -127,8 +141,15 @@ struct TrainConfig {
 
   // Checks cross-field rules; throws std::invalid_argument naming the key.
   void validate() const;
-  // eval.sets parsed; throws std::invalid_argument naming the bad entry.
+  // data.sources parsed (or one source `path`); throws std::invalid_argument naming the bad entry.
+  std::vector<DataSource> data_sources() const;
+  // data.proportions parsed, one per source; empty when not given.
+  std::vector<double> data_proportions() const;
+  // eval.sets parsed; `heldout` stands for every source's held-out tail when
+  // data.sources is set. Throws std::invalid_argument naming the bad entry.
   std::vector<EvalSet> eval_sets() const;
+  // checkpoint.at parsed: increasing steps in [1, train.steps]; throws naming the bad entry.
+  std::vector<int64_t> checkpoint_steps() const;
   // dist.desync_ranks parsed for `world_size` ranks.
   std::vector<bool> desynced_ranks(int64_t world_size) const;
   // Model replicas each worker process holds: hdet.replicas_per_rank when HDET is on, else 1.

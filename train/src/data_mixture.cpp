@@ -1,0 +1,118 @@
+#include "lrkit/train/data_mixture.hpp"
+
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+
+#include "lrkit/schedules/factory.hpp"
+
+namespace lrkit::train {
+
+namespace {
+
+constexpr uint64_t kSourceStream = 0x632be59bd9b4e019ULL;  // row_draw stream that picks a row's source
+
+// Index of the source a uniform draw u in [0, 1) falls into.
+size_t pick_source(double u, const std::vector<double>& probabilities) {
+  double cumulative = 0.0;
+  for (size_t i = 0; i + 1 < probabilities.size(); ++i) {
+    cumulative += probabilities[i];
+    if (u < cumulative) return i;
+  }
+  return probabilities.size() - 1;
+}
+
+double unit_interval(uint64_t draw) { return static_cast<double>(draw >> 11) * 0x1.0p-53; }
+
+}  // namespace
+
+std::vector<double> temperature_probabilities(const std::vector<double>& q, double tau) {
+  if (!(tau > 0) || !std::isfinite(tau)) throw std::invalid_argument("temperature must be finite and > 0 (got " + std::to_string(tau) + ")");
+  double top = -INFINITY;
+  std::vector<double> log_p(q.size());
+  for (size_t i = 0; i < q.size(); ++i) {
+    if (!(q[i] > 0)) throw std::invalid_argument("source proportions must be > 0 (entry " + std::to_string(i + 1) + ")");
+    log_p[i] = std::log(q[i]) / tau;
+    top = std::max(top, log_p[i]);
+  }
+  double sum = 0.0;
+  for (auto& v : log_p) sum += (v = std::exp(v - top));
+  for (auto& v : log_p) v /= sum;
+  return log_p;
+}
+
+DataMixture::DataMixture(const TrainConfig& c)
+    : mixing_(c.data.mixing), temperature_(schedules::parse_schedule(c.data.temperature, c.train.steps)) {
+  for (const auto& source : c.data_sources()) {
+    names_.push_back(source.name);
+    corpora_.push_back(ByteCorpus::load(source.path, c.data.heldout, c.model.context));
+  }
+  const auto given = c.data_proportions();
+  double total = 0.0;
+  for (size_t i = 0; i < corpora_.size(); ++i)
+    total += natural_.emplace_back(given.empty() ? static_cast<double>(corpora_[i].train().size()) : given[i]);
+  for (auto& q : natural_) q /= total;
+  if (corpora_.size() > 1)
+    for (int64_t step = 0; step < c.train.steps; ++step) {
+      const double tau = temperature_(step);
+      if (!(tau > 0) || !std::isfinite(tau))
+        throw std::invalid_argument("data.temperature '" + c.data.temperature + "' is " + std::to_string(tau) + " at step " +
+                                    std::to_string(step) + "; it must stay > 0");
+    }
+}
+
+std::vector<double> DataMixture::target(int64_t step) const {
+  return mixing_ == "natural" ? natural_ : temperature_probabilities(natural_, temperature_(step));
+}
+
+std::vector<double> DataMixture::sampling(int64_t step) const {
+  return mixing_ == "temperature" ? target(step) : natural_;
+}
+
+MixedBatch DataMixture::sample(int64_t first_row, int64_t rows, int64_t context, const BatchKey& key,
+                               const std::vector<double>& sampling) const {
+  if (corpora_.size() == 1)
+    return {sample_batch(corpora_[0].train(), first_row, rows, context, key), std::vector<int64_t>(static_cast<size_t>(rows), 0)};
+  MixedBatch out;
+  std::vector<const std::vector<uint8_t>*> tokens;
+  std::vector<int64_t> offsets;
+  for (int64_t r = 0; r < rows; ++r) {
+    const auto s = pick_source(unit_interval(row_draw(key, first_row + r, kSourceStream)), sampling);
+    const auto& source = corpora_[s].train();
+    const auto span = static_cast<uint64_t>(source.size()) - static_cast<uint64_t>(context);
+    out.source.push_back(static_cast<int64_t>(s));
+    tokens.push_back(&source);
+    offsets.push_back(static_cast<int64_t>(row_draw(key, first_row + r, 0) % span));
+  }
+  out.batch = token_windows(tokens, offsets, context);
+  return out;
+}
+
+std::vector<int64_t> DataMixture::rows_per_source(int64_t rows, const BatchKey& key, const std::vector<double>& sampling) const {
+  std::vector<int64_t> counts(corpora_.size(), 0);
+  for (int64_t r = 0; r < rows; ++r)
+    ++counts[corpora_.size() == 1 ? 0 : pick_source(unit_interval(row_draw(key, r, kSourceStream)), sampling)];
+  return counts;
+}
+
+std::vector<double> DataMixture::row_weights(const std::vector<int64_t>& source, int64_t step) const {
+  std::vector<double> weights(source.size(), 1.0);
+  if (!upweighting()) return weights;
+  const auto p = target(step);
+  for (size_t r = 0; r < source.size(); ++r) {
+    const auto s = static_cast<size_t>(source[r]);
+    weights[r] = p[s] / natural_[s];
+  }
+  return weights;
+}
+
+std::string DataMixture::describe() const {
+  if (corpora_.size() == 1) return corpora_[0].path();
+  std::ostringstream text;
+  text << "a mixture (" << mixing_ << ") of";
+  for (size_t i = 0; i < corpora_.size(); ++i)
+    text << (i ? ", " : " ") << names_[i] << "=" << corpora_[i].path() << " (q " << natural_[i] << ")";
+  return text.str();
+}
+
+}  // namespace lrkit::train
