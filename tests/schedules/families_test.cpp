@@ -153,6 +153,23 @@ TEST(Restarts, PeakDecayShrinksEachCycle) {
   EXPECT_TRUE(phases[1].jumps_at_begin);
 }
 
+TEST(Cyclic, CosineToTheFloorByEachBudgetWithLinearRewarms) {
+  // Wen et al.'s baseline: budgets 40/60/80, warmup 10, rewarm 5, floor 10 %.
+  const auto s = parse_schedule("cyclic(peak=2, budgets=[40, 60, 80], rewarm=5, warmup=10)");
+  EXPECT_EQ(s.total(), 80);
+  EXPECT_EQ(s.checkpoints(), (std::vector<int64_t>{40, 60, 80}));
+  EXPECT_DOUBLE_EQ(s(10), 2.0);
+  EXPECT_NEAR(s(25), 0.2 + 1.8 * (1 + std::cos(kPi * 15.0 / 30.0)) / 2, 1e-12);  // halfway down the first cosine
+  EXPECT_DOUBLE_EQ(s(40), 0.2);                                                   // the rewarm starts at the floor
+  EXPECT_NEAR(s(42), 0.2 + 1.8 * 2.0 / 5.0, 1e-12);                               // linear
+  EXPECT_DOUBLE_EQ(s(45), 2.0);
+  EXPECT_DOUBLE_EQ(s(80), 0.2);
+  EXPECT_NEAR(s(59), 0.2 + 1.8 * (1 + std::cos(kPi * 14.0 / 15.0)) / 2, 1e-12);  // last update of a 15-step cosine
+  EXPECT_THROW(parse_schedule("cyclic(peak=1, budgets=[40, 60], rewarm=20)"), SpecError);
+  EXPECT_THROW(parse_schedule("cyclic(peak=1, budgets=[40, 30])"), SpecError);
+  EXPECT_THROW(parse_schedule("cyclic(peak=1, budgets=[40, 60], warmup=40)"), SpecError);
+}
+
 TEST(Schedule, ClampsPastTheEndAndRefusesNegativeSteps) {
   const auto s = parse_schedule("cosine(peak=1, floor=0.1)", 100);
   EXPECT_DOUBLE_EQ(s(100), 0.1);

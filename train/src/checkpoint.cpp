@@ -172,6 +172,10 @@ std::string save_replica_checkpoint(const std::string& run_dir, int64_t step, in
   return write_atomically(archive, checkpoint_dir(run_dir), fs::path(replica_checkpoint_path(main_path.string(), replica)).filename().string());
 }
 
+std::string checkpoint_path(const std::string& run_dir, int64_t step) {
+  return (checkpoint_dir(run_dir) / file_name(step)).string();
+}
+
 std::optional<std::string> latest_checkpoint(const std::string& run_dir) {
   const auto files = checkpoints_oldest_first(run_dir);
   if (files.empty()) return std::nullopt;

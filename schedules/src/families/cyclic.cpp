@@ -144,6 +144,40 @@ MutableNode build_onecycle(const Args& args, Context& ctx) {
   return std::make_shared<OneCycleNode>(total, std::move(defs), cos);
 }
 
+// Wen et al. 2024's cyclic-cosine baseline for budgets B_1 < ... < B_k: cosine
+// from the peak to the floor (default 10 %) by B_1; before each later budget a
+// linear rewarm from the floor back to the peak over `rewarm` steps, then a
+// cosine to the floor by that budget. Checkpoints at the budgets.
+MutableNode build_budget_cycles(const Args& args, Context&) {
+  const double peak = args.rate("peak");
+  if (!args.has("budgets")) args.fail_call("cyclic needs budgets=[B1, B2, ...] in steps");
+  const auto budgets = args.length_list("budgets", std::nullopt);
+  for (size_t i = 0; i < budgets.size(); ++i)
+    if (budgets[i] < 1 || (i > 0 && budgets[i] <= budgets[i - 1]))
+      args.fail_key("budgets", "budgets must be positive and increasing (entry " + std::to_string(i + 1) + " = " +
+                                   std::to_string(budgets[i]) + ")");
+  const double floor = args.floor_of("floor", peak, 0.1 * peak);
+  const int64_t rewarm = args.length("rewarm", fraction_of(budgets.front(), 0.05), std::nullopt);
+  const WarmupSpec warmup = parse_warmup(args, budgets.back());
+  if (warmup.length >= budgets.front())
+    args.fail_key("warmup", "warmup (" + std::to_string(warmup.length) + " steps) must end before the first budget (" +
+                                std::to_string(budgets.front()) + ")");
+  std::vector<NodePtr> pieces = {std::make_shared<ShapeNode>(budgets.front() - warmup.length, peak, floor, DecayShape::Cosine, 1.0)};
+  std::vector<int64_t> starts = {0}, checkpoints = {budgets.front() - warmup.length};
+  for (size_t i = 1; i < budgets.size(); ++i) {
+    const int64_t cycle = budgets[i] - budgets[i - 1];
+    if (rewarm >= cycle)
+      args.fail_key("rewarm", "rewarm (" + std::to_string(rewarm) + " steps) must be shorter than the cycle from " +
+                                  std::to_string(budgets[i - 1]) + " to " + std::to_string(budgets[i]));
+    const WarmupSpec ramp{rewarm, floor, WarmupShape::Linear};
+    pieces.push_back(with_warmup(ramp, std::make_shared<ShapeNode>(cycle - rewarm, peak, floor, DecayShape::Cosine, 1.0)));
+    starts.push_back(budgets[i - 1] - warmup.length);
+    checkpoints.push_back(budgets[i] - warmup.length);
+  }
+  auto body = std::make_shared<JoinNode>(std::move(pieces), std::move(starts), budgets.back() - warmup.length, std::move(checkpoints));
+  return with_warmup(warmup, std::move(body));
+}
+
 }  // namespace
 
 std::vector<Family> cyclic_families() {
@@ -153,6 +187,8 @@ std::vector<Family> cyclic_families() {
        "cosine with warm restarts (SGDR; PyTorch CosineAnnealingWarmRestarts)"},
       {"onecycle", {"peak", "pct_start", "div_factor", "final_div_factor", "anneal", "three_phase", "total"}, false,
        build_onecycle, "one cycle policy with PyTorch OneCycleLR semantics"},
+      {"cyclic", with_keys({"peak", "budgets", "rewarm", "floor"}, w), false, build_budget_cycles,
+       "cyclic cosine over budgets (Wen et al. 2024's baseline): cosine to floor (10%) by each budget, linear rewarm between"},
   };
 }
 

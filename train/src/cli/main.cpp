@@ -17,6 +17,7 @@ constexpr const char* kUsage =
     "  train           train the reference GPT on a byte corpus\n"
     "  diagnose LOG    worker dispersion report for a run log or a per-rank CSV/JSON-lines log\n"
     "  refine RUN.h5   a refined schedule from a finished run's gradient norms\n"
+    "  sweep           train schedules x budgets x peaks x seeds and compare them\n"
     "\n"
     "Run 'lrkit <command> --help' for a command's options.\n";
 
@@ -30,6 +31,7 @@ const Command kCommands[] = {
     {"train", lrkit::cli::run_train_command},
     {"diagnose", lrkit::cli::run_diagnose_command},
     {"refine", lrkit::cli::run_refine_command},
+    {"sweep", lrkit::cli::run_sweep_command},
 };
 
 }  // namespace

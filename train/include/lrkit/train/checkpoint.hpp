@@ -44,6 +44,9 @@ std::string save_replica_checkpoint(const std::string& run_dir, int64_t step, in
 // Where replica `replica` of the checkpoint at `main_path` lives.
 std::string replica_checkpoint_path(const std::string& main_path, int64_t replica);
 
+// Where the checkpoint after `step` updates of the run in run_dir is written.
+std::string checkpoint_path(const std::string& run_dir, int64_t step);
+
 // The newest checkpoint under run_dir/checkpoints, if any.
 std::optional<std::string> latest_checkpoint(const std::string& run_dir);
 
