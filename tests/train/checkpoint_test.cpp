@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <sstream>
 
@@ -54,6 +55,58 @@ TEST(Checkpoint, ResumedRunReproducesTheUninterruptedLossesBitForBit) {
   EXPECT_EQ(lrkit::h5::read_series(full.log_path, "/train/loss"), full_log);  // the log continues seamlessly
   EXPECT_EQ(lrkit::h5::read_series(full.log_path, "/eval/heldout/step"), (std::vector<double>{5, 10, 15, 20}));
   EXPECT_EQ(resumed.final_eval_loss, full.final_eval_loss);
+}
+
+TEST(Checkpoint, MilestonesAreKeptAndEvaluated) {
+  std::ostringstream out;
+  TrainConfig c = resumable_config("milestones");
+  c.checkpoint.every = 2;
+  c.checkpoint.keep = 1;
+  c.checkpoint.at = "3, 7";
+  c.eval.every = 0;
+  run_training(c, out);
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(c.out + "/checkpoints")) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"step_0000000003.pt", "step_0000000007.pt", "step_0000000020.pt"}));
+  EXPECT_EQ(lrkit::h5::read_series(c.out + "/log.h5", "/eval/heldout/step"), (std::vector<double>{3, 7, 20}));
+  c.checkpoint.at = "7, 3";
+  EXPECT_THROW(run_training(c, out), std::invalid_argument);
+  c.checkpoint.at = "21";
+  EXPECT_THROW(run_training(c, out), std::invalid_argument);
+}
+
+TEST(Checkpoint, ABranchContinuesAMainRunBitForBitAndResumesInPlace) {
+  // Main run: the schedule never decays; the branch forks at step 12 and decays to step 20.
+  std::ostringstream out;
+  TrainConfig separate = resumable_config("branch_separate");
+  separate.schedule = "wsd(peak=1e-2, warmup=2, decay=8, shape=linear)";
+  TrainConfig main = resumable_config("branch_main");
+  main.schedule = "wsd(peak=1e-2, warmup=2, decay=8, shape=linear, total=1000)";
+  main.train.steps = 12;
+  main.checkpoint.at = "12";
+  TrainConfig branch = separate;
+  branch.out = (lrkit::testing::scratch_dir() / "branch_fork").string();
+  fs::remove_all(branch.out);
+  branch.branch_from = main.out + "/checkpoints/step_0000000012.pt";
+  branch.resume = "auto";
+  branch.checkpoint.every = 4;  // 16 and 20
+  const auto whole = run_training(separate, out);
+  run_training(main, out);
+  const auto forked = run_training(branch, out);
+  ASSERT_EQ(forked.losses.size(), 8u);
+  for (size_t i = 0; i < 8; ++i) EXPECT_EQ(forked.losses[i], whole.losses[12 + i]) << "step " << 12 + i;
+  EXPECT_EQ(forked.final_eval_loss, whole.final_eval_loss);
+  EXPECT_EQ(lrkit::h5::read_series(forked.log_path, "/train/step").front(), 12.0) << "the branch's log starts at its fork";
+  // Interrupted branch: its own checkpoint wins over the fork; the log keeps its rows before it.
+  fs::remove(branch.out + "/checkpoints/step_0000000020.pt");
+  const auto resumed = run_training(branch, out);
+  EXPECT_NE(out.str().find("resumed from " + branch.out), std::string::npos) << out.str();
+  ASSERT_EQ(resumed.losses.size(), 4u);  // from its step-16 checkpoint
+  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(resumed.losses[i], whole.losses[16 + i]);
+  const auto steps = lrkit::h5::read_series(forked.log_path, "/train/step");
+  ASSERT_EQ(steps.size(), 8u);
+  EXPECT_EQ(steps.back(), 19.0);
 }
 
 TEST(Checkpoint, KeepsOnlyTheNewestAndRejectsBadFiles) {

@@ -100,8 +100,8 @@ SweepConfig read_sweep_config(const std::string& path) {
       if (section == "schedules") {
         SweepSchedule s;
         s.name = option.string_key.substr(dot + 1);
-        if (s.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") != std::string::npos)
-          throw std::invalid_argument("schedule name '" + s.name + "' must be letters, digits, _ and -");
+        if (s.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") != std::string::npos)
+          throw std::invalid_argument("schedule name '" + s.name + "' must be letters, digits, '.', '_' and '-'");
         const auto colon = value.find(':');
         const auto paren = value.find('(');
         s.spec = trim(value);
@@ -248,7 +248,10 @@ SweepPlan plan_sweep(const SweepConfig& c, uint64_t default_seed) {
           if (milestones.size() != c.budgets.size())
             throw std::invalid_argument("schedule '" + s.name + "' (single): it has " + std::to_string(milestones.size()) +
                                         " checkpoints for " + std::to_string(c.budgets.size()) + " budgets (use budgets={budgets})");
-          const int64_t steps = std::max(schedule->bounded() ? schedule->total() : largest, milestones.back());
+          if (schedule->bounded() && schedule->total() < milestones.back())
+            throw std::invalid_argument("schedule '" + s.name + "' (single): it ends at step " + std::to_string(schedule->total()) +
+                                        ", before its last milestone " + std::to_string(milestones.back()));
+          const int64_t steps = schedule->bounded() ? schedule->total() : largest;
           const auto run = add_run({s.name + suffix, spec, steps, 0, seed, milestones, -1, {}});
           for (size_t i = 0; i < milestones.size(); ++i) result(c.budgets[i], run, milestones[i], milestones[i]);
           trained += steps;

@@ -366,22 +366,6 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress_out) {
     summary.losses.push_back(step_loss);
     window_loss += step_loss;
     ++window_steps;
-    if (last || is_milestone(step + 1) || (c.checkpoint.every > 0 && (step + 1) % c.checkpoint.every == 0)) {
-      if (hdet) {  // every replica's file first; rank 0's main file, written last, marks the set complete
-        for (auto& replica : replicas)
-          if (replica.index != 0)
-            save_replica_checkpoint(c.out, step + 1, replica.index, replica.model, *replica.optimizer, c.schedule);
-        auto barrier = torch::zeros({1}, loss_options);
-        collective->all_reduce_sum(barrier);
-      }
-      if (lead) {
-        log->record_checkpoint(step + 1);
-        log->flush();  // the log never lags behind a checkpoint
-        last_checkpoint = save_checkpoint(c.out, c.checkpoint.keep, milestones, step + 1, replicas.front().model,
-                                          *replicas.front().optimizer, c.schedule,
-                                          hdet ? hdet->states() : std::vector<controllers::HdetState>());
-      }
-    }
     if ((step + 1) % c.train.log_every == 0 || last) {
       const auto now = Clock::now();
       const double window_seconds = std::chrono::duration<double>(now - window_start).count();
@@ -404,6 +388,7 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress_out) {
       window_steps = 0;
       window_start = now;
     }
+    // Evaluate before checkpointing: a checkpoint on disk means its step's evaluation is in the log.
     if (last || is_milestone(step + 1) || (c.eval.every > 0 && (step + 1) % c.eval.every == 0)) {
       Gpt& evaluated = mean_model ? *mean_model : replicas.front().model;
       if (mean_model) mean_of_replicas(replica_parameters, (*mean_model)->parameters(), *collective, c.dist.bucket_mb);
@@ -412,6 +397,22 @@ TrainSummary run_training(const TrainConfig& c, std::ostream& progress_out) {
         log->record_eval(set.name, step + 1, eval_loss);
         summary.final_eval_losses[set.name] = eval_loss;
         if (!last) progress << "eval   step " << step + 1 << "  " << set.name << " loss " << eval_loss << std::endl;
+      }
+    }
+    if (last || is_milestone(step + 1) || (c.checkpoint.every > 0 && (step + 1) % c.checkpoint.every == 0)) {
+      if (hdet) {  // every replica's file first; rank 0's main file, written last, marks the set complete
+        for (auto& replica : replicas)
+          if (replica.index != 0)
+            save_replica_checkpoint(c.out, step + 1, replica.index, replica.model, *replica.optimizer, c.schedule);
+        auto barrier = torch::zeros({1}, loss_options);
+        collective->all_reduce_sum(barrier);
+      }
+      if (lead) {
+        log->record_checkpoint(step + 1);
+        log->flush();  // the log never lags behind a checkpoint
+        last_checkpoint = save_checkpoint(c.out, c.checkpoint.keep, milestones, step + 1, replicas.front().model,
+                                          *replicas.front().optimizer, c.schedule,
+                                          hdet ? hdet->states() : std::vector<controllers::HdetState>());
       }
     }
   }

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "cli/command.hpp"
+#include "lrkit/train/checkpoint.hpp"
 
 namespace fs = std::filesystem;
 
@@ -101,7 +102,9 @@ std::vector<RunState> run_sweep(const train::SweepPlan& plan, const std::string&
     if (fs::exists(args_file) && read_file(args_file) != joined(plan.runs[i].args))
       throw UsageError("run directory '" + dir.string() + "' was started with other settings (see its sweep_args.txt); "
                        "delete it or choose another sweep.out");
-    if (fs::exists(dir / "sweep_done")) status[i] = Status::kSkipped;
+    // A run killed after its last checkpoint (evaluated before it was written) but before its marker is finished too.
+    if (fs::exists(dir / "sweep_done") || (fs::exists(args_file) && fs::exists(train::checkpoint_path(dir.string(), plan.runs[i].steps))))
+      status[i] = Status::kSkipped;
   }
   size_t skipped = 0;
   for (auto s : status) skipped += s == Status::kSkipped;

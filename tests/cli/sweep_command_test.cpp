@@ -1,0 +1,133 @@
+// `lrkit sweep`: a tiny sweep in every mode, its summary against the run logs,
+// WSD branches against separate WSD runs, WSD-S checkpoint placement, and
+// resumption (finished runs skipped, unfinished ones continued, changed
+// settings refused).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "lrkit/h5/file.hpp"
+#include "run_command.hpp"
+#include "tiny_run.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using lrkit::testing::out_dir;
+using lrkit::testing::run_lrkit;
+using lrkit::testing::tiny_config;
+
+std::string sweep_file(const std::string& name, const std::string& out, const std::string& cosine_spec = "cosine(warmup=2)") {
+  return lrkit::testing::write_text(name, "[sweep]\ntrain_config = " + tiny_config() + "\nout = " + out +
+                                              "\nbudgets = 8, 12, 16\npeaks = 1e-2\njobs = 2\n"
+                                              "[schedules]\ncos = " + cosine_spec + "\n"
+                                              "wsd = branching: wsd(warmup=2, decay=25%, shape=linear)\n"
+                                              "wsds = single: wsds(budgets={budgets}, warmup=2, decay=25%, shape=linear)\n"
+                                              "[train]\nlog_every = 100\n");
+}
+
+double eval_at(const std::string& log, double step) {
+  const auto steps = lrkit::h5::read_series(log, "/eval/heldout/step");
+  const auto losses = lrkit::h5::read_series(log, "/eval/heldout/loss");
+  for (size_t i = 0; i < steps.size(); ++i)
+    if (steps[i] == step) return losses[i];
+  return std::nan("");
+}
+
+int count(const std::string& text, const std::string& needle) {
+  int n = 0;
+  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+TEST(SweepCommand, EveryModeSummarizedResumedAndCheckedAgainstSeparateRuns) {
+  const auto out = out_dir("sweep_modes");
+  const auto config = sweep_file("sweep_modes.cfg", out);
+  auto r = run_lrkit("sweep --config " + config);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("| budget | cos | wsd | wsds | best |"), std::string::npos) << r.out;
+  const auto summary = out + "/summary.h5";
+  const auto loss = lrkit::h5::read_series(summary, "/results/loss");
+  const auto step = lrkit::h5::read_series(summary, "/results/step");
+  EXPECT_EQ(lrkit::h5::read_series(summary, "/results/schedule"), (std::vector<double>{0, 0, 0, 1, 1, 1, 2, 2, 2}));
+  EXPECT_EQ(lrkit::h5::read_series(summary, "/results/budget"), (std::vector<double>{8, 12, 16, 8, 12, 16, 8, 12, 16}));
+  ASSERT_EQ(loss.size(), 9u);
+  const std::vector<std::string> runs = {"cos_B8", "cos_B12", "cos_B16", "wsd_B8", "wsd_B12", "wsd_B16", "wsds", "wsds", "wsds"};
+  for (size_t i = 0; i < loss.size(); ++i) {
+    const auto log = out + "/runs/" + runs[i] + "_p0.01_s1234/log.h5";
+    EXPECT_EQ(loss[i], eval_at(log, step[i])) << runs[i];
+    EXPECT_TRUE(std::isfinite(loss[i])) << runs[i];
+  }
+  // WSD-S (ALGORITHMS.md section 2): decays 2, 3, 4 -> checkpoints at 8, 12 + 2 = 14, 16 + 2 + 3 = 21.
+  EXPECT_EQ(std::vector<double>(step.begin() + 6, step.end()), (std::vector<double>{8, 14, 21}));
+  for (const char* file : {"step_0000000008.pt", "step_0000000014.pt", "step_0000000021.pt"})
+    EXPECT_TRUE(fs::exists(out + "/runs/wsds_p0.01_s1234/checkpoints/" + file)) << file;
+  // Compute against 36 steps of separate runs: WSD-S trains B_3 + D_1 + D_2 = 21; the branches fork one step
+  // after B_i - D_i (a linear decay's first step is still the peak): main to 13, then 1 + 2 + 3 steps of decay.
+  EXPECT_EQ(lrkit::h5::read_series(summary, "/schedules/trained_steps"), (std::vector<double>{36, 19, 21}));
+  EXPECT_EQ(lrkit::h5::read_series(summary, "/schedules/separate_steps"), (std::vector<double>{36, 36, 36}));
+
+  // A branch equals a separate run of the same WSD schedule, bit for bit.
+  const auto separate = out_dir("sweep_separate_wsd");
+  r = run_lrkit("train --config " + tiny_config() + " --train.steps=12 --schedule.spec=\"wsd(warmup=2, decay=25%, shape=linear, peak=0.01)\" --out " + separate);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(eval_at(separate + "/log.h5", 12), loss[4]);
+
+  // Run again: nothing is trained.
+  r = run_lrkit("sweep --config " + config);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("sweep: 8 runs, 8 finished before"), std::string::npos) << r.out;
+  EXPECT_EQ(count(r.out, "sweep: started"), 0) << r.out;
+  EXPECT_EQ(lrkit::h5::read_series(summary, "/results/loss"), loss);
+
+  // A run interrupted mid-way (no marker, only an early checkpoint) continues from it and ends where it would have.
+  const auto cut = out + "/runs/cos_B16_p0.01_s1234";
+  fs::remove(cut + "/sweep_done");
+  fs::remove(cut + "/checkpoints/step_0000000016.pt");
+  r = run_lrkit("sweep --config " + config);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(count(r.out, "sweep: started"), 1) << r.out;
+  EXPECT_NE(r.out.find("sweep: started cos_B16_p0.01_s1234"), std::string::npos) << r.out;
+  EXPECT_EQ(lrkit::h5::read_series(summary, "/results/loss"), loss);
+
+  // Changed settings in the same directory are refused before anything starts.
+  r = run_lrkit("sweep --config " + sweep_file("sweep_changed.cfg", out, "cosine(warmup=3)"));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("cos_B8_p0.01_s1234' was started with other settings"), std::string::npos) << r.out;
+}
+
+TEST(SweepCommand, AKilledRunWithItsFinalCheckpointCountsAsFinished) {
+  const auto out = out_dir("sweep_marker");
+  const auto config = lrkit::testing::write_text("sweep_marker.cfg", "[sweep]\ntrain_config = " + tiny_config() + "\nout = " + out +
+                                                                           "\nbudgets = 6\n[schedules]\nc = cosine(peak=1e-2)\n");
+  auto r = run_lrkit("sweep --config " + config);
+  ASSERT_EQ(r.code, 0) << r.out;
+  fs::remove(out + "/runs/c_B6_s1234/sweep_done");  // killed between the run's exit and the marker
+  r = run_lrkit("sweep --config " + config);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("1 finished before"), std::string::npos) << r.out;
+}
+
+TEST(SweepCommand, BadInputExitsTwoWithOneLine) {
+  const auto out = out_dir("sweep_bad");
+  const std::string head = "[sweep]\ntrain_config = " + tiny_config() + "\nout = " + out + "\nbudgets = 8\n";
+  for (const auto& [text, needle] : std::vector<std::pair<std::string, std::string>>{
+           {head + "metric = old\n[schedules]\nc = cosine(peak=1)\n", "sweep.metric 'old' is not one of the runs' eval.sets"},
+           {head + "[schedules]\nc = cosine(peak=1)\n[train]\nbatch = 7\naccumulation = 2\n", "train.batch (7) must be a multiple"},
+           {head + "[schedules]\nc = cosine(peak=1)\n[trian]\nsteps = 3\n", "trian.steps"},
+           {head + "[schedules]\nc = coseine(peak=1)\n", "schedule 'c'"},
+           {head + "[schedules]\nc = single: cosine(peak=1, total=4)\n", "ends at step 4, before its last milestone 8"},
+       }) {
+    const auto r = run_lrkit("sweep --config " + lrkit::testing::write_text("sweep_bad.cfg", text));
+    EXPECT_EQ(r.code, 2) << needle << "\n" << r.out;
+    EXPECT_NE(r.out.find(needle), std::string::npos) << needle << "\n" << r.out;
+    EXPECT_FALSE(fs::exists(out + "/runs")) << "nothing started for: " << needle;
+  }
+  const auto r = run_lrkit("sweep");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.out.find("--config SWEEP.cfg is required"), std::string::npos) << r.out;
+}
+
+}  // namespace
