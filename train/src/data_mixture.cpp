@@ -4,6 +4,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "lrkit/reweight/source_mixture.hpp"
 #include "lrkit/schedules/factory.hpp"
 
 namespace lrkit::train {
@@ -26,21 +27,6 @@ double unit_interval(uint64_t draw) { return static_cast<double>(draw >> 11) * 0
 
 }  // namespace
 
-std::vector<double> temperature_probabilities(const std::vector<double>& q, double tau) {
-  if (!(tau > 0) || !std::isfinite(tau)) throw std::invalid_argument("temperature must be finite and > 0 (got " + std::to_string(tau) + ")");
-  double top = -INFINITY;
-  std::vector<double> log_p(q.size());
-  for (size_t i = 0; i < q.size(); ++i) {
-    if (!(q[i] > 0)) throw std::invalid_argument("source proportions must be > 0 (entry " + std::to_string(i + 1) + ")");
-    log_p[i] = std::log(q[i]) / tau;
-    top = std::max(top, log_p[i]);
-  }
-  double sum = 0.0;
-  for (auto& v : log_p) sum += (v = std::exp(v - top));
-  for (auto& v : log_p) v /= sum;
-  return log_p;
-}
-
 DataMixture::DataMixture(const TrainConfig& c)
     : mixing_(c.data.mixing), temperature_(schedules::parse_schedule(c.data.temperature, c.train.steps)) {
   for (const auto& source : c.data_sources()) {
@@ -62,7 +48,7 @@ DataMixture::DataMixture(const TrainConfig& c)
 }
 
 std::vector<double> DataMixture::target(int64_t step) const {
-  return mixing_ == "natural" ? natural_ : temperature_probabilities(natural_, temperature_(step));
+  return mixing_ == "natural" ? natural_ : reweight::temperature_probabilities(natural_, temperature_(step));
 }
 
 std::vector<double> DataMixture::sampling(int64_t step) const {

@@ -22,9 +22,6 @@
 
 namespace lrkit::train {
 
-// p_i = q_i^(1/tau) / sum_j q_j^(1/tau), computed in log space; tau > 0.
-std::vector<double> temperature_probabilities(const std::vector<double>& q, double tau);
-
 struct MixedBatch {
   Batch batch;
   std::vector<int64_t> source;  // per row
