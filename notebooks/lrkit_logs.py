@@ -218,5 +218,123 @@ def hdet_dashboard(path, *others):
         return fig
 
 
+def sweep_summary(path):
+    """`lrkit sweep`'s OUT/summary.h5 as plain arrays: one entry per (schedule, budget, peak, seed) result."""
+    with h5py.File(path, "r") as f:
+        r, sch = f["/results"], f["/schedules"]
+        out = {name: r[name][()] for name in ("schedule", "budget", "peak", "seed", "step", "compute", "loss")}
+        out["runs"] = _text(r.attrs["runs"]).split()
+        out["names"] = _text(sch.attrs["names"]).split(",")
+        out["modes"] = _text(sch.attrs["modes"]).split(",")
+        for name in ("trained_steps", "separate_steps", "wall_s"):
+            out[name] = sch[name][()]
+        out["metric"] = _text(f.attrs["metric"])
+        out["run_dir"] = os.path.join(os.path.dirname(os.path.abspath(path)), "runs")
+        return out
+
+
+def sweep_best(summary):
+    """{(schedule index, budget): (mean loss over seeds at the best peak, that peak, min, max over seeds)}."""
+    s = summary
+    best = {}
+    for k in range(len(s["names"])):
+        for b in np.unique(s["budget"]):
+            chosen = None
+            for p in np.unique(s["peak"]):
+                pick = (s["schedule"] == k) & (s["budget"] == b) & ((s["peak"] == p) | (np.isnan(s["peak"]) & np.isnan(p)))
+                losses = s["loss"][pick]
+                if losses.size == 0 or np.all(np.isnan(losses)):
+                    continue
+                mean = np.nanmean(losses)
+                if chosen is None or mean < chosen[0]:
+                    chosen = (mean, p, np.nanmin(losses), np.nanmax(losses))
+            if chosen is not None:
+                best[(k, int(b))] = chosen
+    return best
+
+
+def sweep_table(summary):
+    """A markdown table: the metric's loss per budget and schedule (best peak), and the best schedule."""
+    s, best = summary, sweep_best(summary)
+    budgets = [int(b) for b in np.unique(s["budget"])]
+    lines = ["| budget | " + " | ".join(s["names"]) + " | best |", "| ---: |" + " ---: |" * len(s["names"]) + " --- |"]
+    for b in budgets:
+        cells = [best.get((k, b), (np.nan,))[0] for k in range(len(s["names"]))]
+        winner = s["names"][int(np.nanargmin(cells))] if not np.all(np.isnan(cells)) else "-"
+        lines.append(f"| {b} | " + " | ".join(f"{c:.4f}" for c in cells) + f" | {winner} |")
+    return "\n".join(lines)
+
+
+def sweep_dashboard(path):
+    """Loss against budget per schedule (best peak; bars: the spread over seeds), loss against the
+    optimizer steps actually trained to reach each result, and the compute each schedule's mode spent."""
+    s = sweep_summary(path)
+    best = sweep_best(s)
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.5))
+    ax = axes[0]
+    for k, name in enumerate(s["names"]):
+        budgets = sorted(b for (kk, b) in best if kk == k)
+        mean = [best[(k, b)][0] for b in budgets]
+        low = [best[(k, b)][0] - best[(k, b)][2] for b in budgets]
+        high = [best[(k, b)][3] - best[(k, b)][0] for b in budgets]
+        ax.errorbar(budgets, mean, yerr=[low, high], marker="o", capsize=3, label=f"{name} ({s['modes'][k]})")
+    ax.set_xscale("log")
+    ax.set_xlabel("budget (optimizer steps)")
+    ax.set_ylabel(f"{s['metric']} loss (nats per byte)")
+    ax.legend(fontsize="small")
+    ax.set_title("loss per budget, best peak")
+    ax = axes[1]
+    for k, name in enumerate(s["names"]):
+        pick = s["schedule"] == k
+        ax.plot(s["compute"][pick], s["loss"][pick], "o", label=name)
+    ax.set_xlabel("optimizer steps into the run when the result was read")
+    ax.set_ylabel(f"{s['metric']} loss (nats per byte)")
+    ax.set_title("loss against steps trained")
+    ax.legend(fontsize="small")
+    ax = axes[2]
+    x = np.arange(len(s["names"]))
+    ax.bar(x - 0.2, s["separate_steps"], width=0.4, label="separate runs would train", color="lightgrey")
+    ax.bar(x + 0.2, s["trained_steps"], width=0.4, label="this mode trained")
+    for i, (t, sep) in enumerate(zip(s["trained_steps"], s["separate_steps"])):
+        ax.text(i + 0.2, t, f"{t / sep:.2f}x", ha="center", va="bottom", fontsize="small")
+    ax.set_xticks(x, [f"{n}\n{m}" for n, m in zip(s["names"], s["modes"])])
+    ax.set_ylabel("optimizer steps (all peaks and seeds)")
+    ax.set_title("compute per schedule")
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    return fig
+
+
+def sweep_learning_rates(path, budget=None):
+    """Every schedule's learning rate over its run(s) for one budget (default: the largest), read from
+    the run logs; a branch's log starts at its fork, so its main run's log is drawn up to there."""
+    s = sweep_summary(path)
+    budget = int(budget or np.max(s["budget"]))
+    fig, ax = plt.subplots(figsize=(8, 4))
+    for k, name in enumerate(s["names"]):
+        pick = np.flatnonzero((s["schedule"] == k) & (s["budget"] == budget))
+        if pick.size == 0:
+            continue
+        i = pick[0]
+        run = s["runs"][i]
+        with open_log(os.path.join(s["run_dir"], run, "log.h5")) as log:
+            step, lr = read(log, "/train/step"), read(log, "/train/lr")
+            branched = _text(log.attrs.get("branched_from", b""))
+        if branched:  # <sweep out>/runs/<main run>/checkpoints/step_N.pt, found beside this run
+            main = os.path.join(s["run_dir"], os.path.basename(os.path.dirname(os.path.dirname(branched))), "log.h5")
+            with open_log(main) as log:
+                head = read(log, "/train/step") < step[0]
+                step = np.concatenate([read(log, "/train/step")[head], step])
+                lr = np.concatenate([read(log, "/train/lr")[head], lr])
+        line, = ax.plot(step, lr, label=f"{name} ({run})")
+        ax.axvline(s["step"][i], color=line.get_color(), lw=0.8, ls=":")
+    ax.set_xlabel("step")
+    ax.set_ylabel("learning rate")
+    ax.set_title(f"schedules at budget {budget} (dotted: where the loss is read)")
+    ax.legend(fontsize="x-small")
+    fig.tight_layout()
+    return fig
+
+
 def _text(value):
     return value.decode() if isinstance(value, bytes) else str(value)

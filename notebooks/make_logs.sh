@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Fresh small inputs for the notebooks, made with the built lrkit in a few
 # seconds: schedule tables for the gallery, a 2-worker run with diagnostics on
-# the default corpus, a schedule refined from that run's gradient norms, and
-# an HDET run of 4 virtual replicas.
+# the default corpus, a schedule refined from that run's gradient norms, an
+# HDET run of 4 virtual replicas, and a small sweep in every mode.
 # Usage: notebooks/make_logs.sh LRKIT_BINARY OUT_DIR
 set -euo pipefail
 lrkit=$1
@@ -33,4 +33,28 @@ table infinite "infinite(peak=1e-3, const=40%, warmup=1%)"
   --train.steps=150 --train.log_every=50 --eval.every=50 --eval.batches=2 --hdet.enabled=true \
   --hdet.replicas_per_rank=4 --hdet.sync_every=25 --hdet.sigma=0.002 \
   --schedule.spec="wsd(peak=3e-2, warmup=5%, decay=20%)" --out "$out/hdet" >/dev/null
+# A small sweep in every mode: cosine (separate runs), WSD (decay branches), WSD-S and cyclic cosine (one run each).
+cat > "$out/sweep.cfg" <<EOF
+[sweep]
+train_config = configs/quickstart.cfg
+out = $out/sweep
+budgets = 40, 80
+peaks = 3e-3, 1e-2
+jobs = 2
+[schedules]
+cosine = cosine(warmup=4)
+wsd = branching: wsd(warmup=4, decay=20%, shape=1-sqrt)
+wsds = single: wsds(budgets={budgets}, warmup=4, decay=20%)
+cyclic = single: cyclic(budgets={budgets}, warmup=4, rewarm=4)
+[model]
+layers = 1
+width = 32
+context = 32
+[train]
+log_every = 1000
+[eval]
+every = 0
+batches = 2
+EOF
+"$lrkit" sweep --config "$out/sweep.cfg" >/dev/null
 echo "notebook inputs in $out"

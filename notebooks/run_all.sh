@@ -10,7 +10,7 @@ out=$(realpath -m "$2")
 here=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$out"
 bash "$here/make_logs.sh" "$lrkit" "$out"
-export LRKIT="$lrkit" LRKIT_SCHEDULES="$out/schedules" LRKIT_RUN="$out/run/log.h5" LRKIT_HDET="$out/hdet/log.h5" MPLBACKEND=Agg
+export LRKIT="$lrkit" LRKIT_SCHEDULES="$out/schedules" LRKIT_RUN="$out/run/log.h5" LRKIT_HDET="$out/hdet/log.h5" LRKIT_SWEEP="$out/sweep/summary.h5" MPLBACKEND=Agg
 for notebook in "$here"/*.ipynb; do
   echo "executing $(basename "$notebook")"
   (cd "$here" && /usr/bin/python3 -m nbconvert --to notebook --execute --ExecutePreprocessor.timeout=300 \
