@@ -3,7 +3,6 @@
 #include <boost/program_options.hpp>
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -13,6 +12,7 @@
 #include <stdexcept>
 
 #include "lrkit/schedules/factory.hpp"
+#include "lrkit/schedules/spec.hpp"
 #include "lrkit/train/checkpoint.hpp"
 
 namespace po = boost::program_options;
@@ -20,6 +20,8 @@ namespace po = boost::program_options;
 namespace lrkit::train {
 
 namespace {
+
+using schedules::format_number;
 
 std::string trim(const std::string& s) {
   const auto first = s.find_first_not_of(" \t");
@@ -41,12 +43,6 @@ std::vector<T> parse_list(const std::string& file, const std::string& key, const
     values.push_back(v);
   }
   return values;
-}
-
-std::string format_number(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.10g", v);
-  return buf;
 }
 
 void replace_all(std::string& s, const std::string& from, const std::string& to) {
