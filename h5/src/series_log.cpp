@@ -52,7 +52,16 @@ SeriesLog::SeriesLog(const std::string& path, const std::vector<Column>& columns
   if (H5Fis_hdf5(path.c_str()) <= 0) throw Error("cannot continue run log '" + path + "': missing or not HDF5");
   Handle fapl = plist_handle(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate failed");
   H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_LATEST, H5F_LIBVER_LATEST);
-  file_ = file_handle(H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl.get()), "cannot open run log '" + path + "' for writing");
+  hid_t opened = H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl.get());
+  if (opened < 0) {
+    // A killed SWMR writer leaves the superblock marked "open for writing". Clear the mark as
+    // h5clear -s does (the rows it flushed are consistent); a live writer still holds the OS
+    // file lock, so this cannot take a file from a running process.
+    hbool_t clear = true;
+    if (H5Pexist(fapl.get(), "clear_status_flags") > 0 && H5Pset(fapl.get(), "clear_status_flags", &clear) >= 0)
+      opened = H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl.get());
+  }
+  file_ = file_handle(opened, "cannot open run log '" + path + "' for writing (is another run writing it?)");
   for (const Column& column : columns) {
     if (H5Lexists(file_.get(), column.path.c_str(), H5P_DEFAULT) <= 0)
       throw Error("run log '" + path + "' has no dataset '" + column.path + "' to continue");

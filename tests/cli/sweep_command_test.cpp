@@ -110,6 +110,28 @@ TEST(SweepCommand, AKilledRunWithItsFinalCheckpointCountsAsFinished) {
   EXPECT_NE(r.out.find("1 finished before"), std::string::npos) << r.out;
 }
 
+TEST(SweepCommand, SigtermStopsEveryRunAndTheNextCallResumes) {
+  const auto out = out_dir("sweep_interrupted");
+  const auto config = lrkit::testing::write_text("sweep_interrupted.cfg", "[sweep]\ntrain_config = " + tiny_config() + "\nout = " + out +
+                                                                                "\nbudgets = 2000\n[schedules]\nc = cosine(peak=1e-2)\n"
+                                                                                "[checkpoint]\nevery = 50\n[train]\nlog_every = 1000\n");
+  // Wait until the run has written a checkpoint, then SIGTERM the sweep.
+  const std::string dir = out + "/runs/c_B2000_s1234";
+  auto r = lrkit::testing::run_command(std::string(LRKIT_BINARY) + " sweep --config " + config + " 2>&1 & pid=$!; " +
+                                       "for i in $(seq 600); do ls " + dir + "/checkpoints/*.pt >/dev/null 2>&1 && break; sleep 0.05; done; " +
+                                       "kill -TERM $pid; wait $pid; echo \"exit $?\"; sleep 0.2; pgrep -f '[o]ut=" + dir + "' >/dev/null && echo 'left running'; true");
+  EXPECT_NE(r.out.find("exit 1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("interrupted; 1 running run(s) stopped"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("left running"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(dir + "/sweep_done"));
+  r = run_lrkit("sweep --config " + config);
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::ifstream log(dir + "/train.txt");
+  const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("resumed from " + dir + "/checkpoints/step_"), std::string::npos) << text;
+  EXPECT_EQ(lrkit::h5::read_series(dir + "/log.h5", "/train/step").size(), 2000u) << "one row per step across the two calls";
+}
+
 TEST(SweepCommand, BadInputExitsTwoWithOneLine) {
   const auto out = out_dir("sweep_bad");
   const std::string head = "[sweep]\ntrain_config = " + tiny_config() + "\nout = " + out + "\nbudgets = 8\n";

@@ -53,6 +53,14 @@ TEST(SeriesLog, AKilledWriterLeavesEveryFlushedRow) {
   const auto steps = read_series(path, "/train/step");
   ASSERT_EQ(steps.size(), 700u);
   for (size_t i = 0; i < steps.size(); ++i) ASSERT_EQ(steps[i], static_cast<double>(i));
+  // The killed writer left the file marked open for writing; a resumed run continues it anyway.
+  {
+    SeriesLog log(path, {{"/train/step", 1}}, SeriesLog::Continue{{{"/train/step", 600}}});
+    log.append("/train/step", 600);
+  }
+  const auto resumed = read_series(path, "/train/step");
+  ASSERT_EQ(resumed.size(), 601u);
+  EXPECT_EQ(resumed.back(), 600.0);
 }
 
 TEST(SeriesLog, ContinuesAnExistingLogAfterTruncatingIt) {
