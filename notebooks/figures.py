@@ -1,10 +1,11 @@
 #!/usr/bin/python3
 """The README's figures, drawn with the notebooks' helpers from fresh inputs.
 
-Usage: /usr/bin/python3 notebooks/figures.py OUT_DIR FIGURE_DIR [RUN_LOG [DIAGNOSTICS_LOG]]
+Usage: /usr/bin/python3 notebooks/figures.py OUT_DIR FIGURE_DIR [RUN_LOG [DIAGNOSTICS_LOG [SWEEP_SUMMARY]]]
 (OUT_DIR made by notebooks/make_logs.sh; FIGURE_DIR receives the PNGs; the two
-logs default to OUT_DIR/run/log.h5). The README's figures came from
-out/quickstart/log.h5 and the ladder's one-rank run (scripts/ladder.sh).
+logs default to OUT_DIR/run/log.h5, the sweep to OUT_DIR/sweep/summary.h5). The
+README's figures came from out/quickstart/log.h5, the ladder's one-rank run
+(scripts/ladder.sh) and out/sweep_wsds/summary.h5 (scripts/sweep_experiment.sh).
 """
 import os
 import sys
@@ -17,7 +18,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import lrkit_logs as lk  # noqa: E402
 
 
-def main(out, figures, run=None, diagnostics=None):
+def main(out, figures, run=None, diagnostics=None, sweep=None):
     os.makedirs(figures, exist_ok=True)
     fig, ax = plt.subplots(figsize=(9, 4))
     for shape in ["linear", "cosine", "1-sqrt", "square", "exp", "geometric"]:
@@ -32,7 +33,12 @@ def main(out, figures, run=None, diagnostics=None):
     lk.run_dashboard(run).savefig(os.path.join(figures, "run.png"), dpi=80)
     report = lk.diagnose(diagnostics, "--skip", "20")
     lk.diagnostics_dashboard(diagnostics, report).savefig(os.path.join(figures, "diagnostics.png"), dpi=80)
+    sweep_figure(sweep or os.path.join(out, "sweep", "summary.h5"), figures)
+
+
+def sweep_figure(summary, figures):
+    lk.sweep_dashboard(summary).savefig(os.path.join(figures, "sweeps.png"), dpi=75)
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:5])
+    main(*sys.argv[1:6])
