@@ -3,6 +3,7 @@
 #include <boost/program_options.hpp>
 #include <cmath>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -115,6 +116,27 @@ std::vector<std::string> split_list(const std::string& text) {
   return items;
 }
 
+// The whole of `text` as a number, or nothing (empty, trailing characters, out of range).
+std::optional<double> parse_number(const std::string& text) {
+  size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  if (used != text.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+// The whole of `text` as a whole number, or nothing.
+std::optional<int64_t> parse_integer(const std::string& text) {
+  if (text.empty() || text.find_first_not_of("+-0123456789") != std::string::npos) return std::nullopt;
+  const auto v = parse_number(text);
+  if (!v || std::fabs(*v) > 9e15) return std::nullopt;
+  return static_cast<int64_t>(*v);
+}
+
 bool valid_name(const std::string& name) {
   return !name.empty() &&
          name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") == std::string::npos;
@@ -149,17 +171,11 @@ std::vector<double> TrainConfig::data_proportions() const {
                                 std::to_string(sources.size()) + " data.sources");
   std::vector<double> q;
   for (size_t i = 0; i < items.size(); ++i) {
-    size_t used = 0;
-    double v = -1;
-    try {
-      v = std::stod(items[i], &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != items[i].size() || items[i].empty() || !(v > 0) || !std::isfinite(v))
+    const auto v = parse_number(items[i]);
+    if (!v || !(*v > 0))
       throw std::invalid_argument("data.proportions entry " + std::to_string(i + 1) + " ('" + items[i] +
                                   "') must be a number > 0");
-    q.push_back(v);
+    q.push_back(*v);
   }
   return q;
 }
@@ -195,19 +211,13 @@ std::vector<EvalSet> TrainConfig::eval_sets() const {
 std::vector<int64_t> TrainConfig::checkpoint_steps() const {
   std::vector<int64_t> steps;
   for (const auto& item : checkpoint.at.empty() ? std::vector<std::string>() : split_list(checkpoint.at)) {
-    size_t used = 0;
-    long long step = 0;
-    try {
-      step = std::stoll(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != item.size() || item.empty() || step < 1 || step > train.steps)
+    const auto step = parse_integer(item);
+    if (!step || *step < 1 || *step > train.steps)
       throw std::invalid_argument("checkpoint.at entry '" + item + "' must be a step in [1, train.steps = " +
                                   std::to_string(train.steps) + "]");
-    if (!steps.empty() && step <= steps.back())
+    if (!steps.empty() && *step <= steps.back())
       throw std::invalid_argument("checkpoint.at must be increasing (" + item + " after " + std::to_string(steps.back()) + ")");
-    steps.push_back(step);
+    steps.push_back(*step);
   }
   return steps;
 }
@@ -216,14 +226,9 @@ std::vector<bool> TrainConfig::desynced_ranks(int64_t world_size) const {
   std::vector<bool> flags(static_cast<size_t>(world_size), dist.desync_ranks == "all");
   if (dist.desync_ranks == "none" || dist.desync_ranks == "all") return flags;
   for (const auto& item : split_list(dist.desync_ranks)) {
-    size_t used = 0;
-    long rank = -1;
-    try {
-      rank = std::stol(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != item.size() || item.empty() || rank < 0)
+    const auto parsed = parse_integer(item);
+    const int64_t rank = parsed.value_or(-1);
+    if (rank < 0)
       throw std::invalid_argument("dist.desync_ranks must be none, all or a list of ranks like 1,3 (bad entry '" + item + "')");
     if (world_size > 1 && rank >= world_size)
       throw std::invalid_argument("dist.desync_ranks names rank " + item + " but there are " +

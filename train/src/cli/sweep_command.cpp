@@ -7,7 +7,6 @@
 #include <iostream>
 #include <limits>
 #include <map>
-#include <sstream>
 
 #include "cli/command.hpp"
 #include "cli/sweep_runner.hpp"
@@ -21,10 +20,6 @@ namespace po = boost::program_options;
 namespace lrkit::cli {
 
 namespace {
-
-struct ResultValue {
-  double loss = std::numeric_limits<double>::quiet_NaN();
-};
 
 // The metric's eval loss at `step` in a run's log (NaN when the run has none there).
 double eval_loss_at(const std::string& log, const std::string& metric, int64_t step) {
