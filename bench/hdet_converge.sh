@@ -6,6 +6,7 @@
 # Usage: bench/hdet_converge.sh [ROUNDS] [STEPS] [--section.key=value ...]   (needs a build and data/kjv.txt)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lrkit_binary.sh
 rounds=${1:-3}
 steps=${2:-400}
 shift $(($# < 2 ? $# : 2))
@@ -21,7 +22,7 @@ for ((i = 0; i < rounds; i++)); do
   for ((j = 0; j < ${#order[@]}; j++)); do
     setting=${order[$(((i + j) % ${#order[@]}))]}
     # shellcheck disable=SC2086
-    build/train/lrkit train --config configs/quickstart.cfg --nproc 2 --train.steps="$steps" --eval.every=0 \
+    "$LRKIT" train --config configs/quickstart.cfg --nproc 2 --train.steps="$steps" --eval.every=0 \
       --train.log_every="$steps" --diagnostics.matrix_every=0 ${knobs[$setting]} "$@" \
       --out "out/bench_hdet/$setting/round$i" > /dev/null
   done

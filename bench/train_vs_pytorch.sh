@@ -7,6 +7,7 @@
 # Usage: bench/train_vs_pytorch.sh [ROUNDS] [STEPS] [NPROC]   (needs a build and data/kjv.txt)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lrkit_binary.sh
 rounds=${1:-3}
 steps=${2:-200}
 nproc=${3:-1}
@@ -16,7 +17,7 @@ pytorch=(/usr/bin/python3 bench/pytorch_loop.py)
                           --master_port 29731 bench/pytorch_loop.py)
 lrkit_rates=() torch_rates=()
 for ((i = 0; i < rounds; i++)); do
-  line=$(build/train/lrkit train --config configs/quickstart.cfg --train.steps="$steps" --eval.every=0 \
+  line=$("$LRKIT" train --config configs/quickstart.cfg --train.steps="$steps" --eval.every=0 \
            --train.log_every="$steps" --nproc "$nproc" | grep '^done:')
   lrkit_rates+=("$(sed -E 's/.* ([0-9]+) tok\/s.*/\1/' <<<"$line")")
   torch_rates+=("$("${pytorch[@]}" --steps "$steps" | grep tokens_per_second | sed -E 's/.*tokens_per_second=([0-9]+).*/\1/')")

@@ -1,18 +1,27 @@
-# Installs lrkit_schedules (and the small HDF5 helper it reads files with) with a
-# CMake package config, so another project can find_package(lrkit) and link
-# lrkit::schedules without LibTorch.
+# Installs every library with a CMake package config, so another project can
+# find_package(lrkit) and link lrkit::schedules (and the other torch-free
+# libraries) without LibTorch, or lrkit::distributed / lrkit::train when this
+# build had LibTorch (the config then finds the same LibTorch again).
 include(CMakePackageConfigHelpers)
 
-set_target_properties(lrkit_schedules PROPERTIES EXPORT_NAME schedules)
-set_target_properties(lrkit_h5 PROPERTIES EXPORT_NAME h5)
+set(lrkit_installed common h5 schedules controllers reweight diagnostics)
+if(LRKIT_HAVE_TORCH)
+  list(APPEND lrkit_installed distributed train)
+endif()
+set(lrkit_targets "")
+foreach(name IN LISTS lrkit_installed)
+  set_target_properties(lrkit_${name} PROPERTIES EXPORT_NAME ${name})
+  list(APPEND lrkit_targets lrkit_${name})
+  install(DIRECTORY ${name}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+endforeach()
 
-install(TARGETS lrkit_schedules lrkit_h5 EXPORT lrkitTargets
+install(TARGETS ${lrkit_targets} EXPORT lrkitTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(DIRECTORY schedules/include/ h5/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT lrkitTargets NAMESPACE lrkit:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/lrkit)
 
+set(LRKIT_CONFIG_WITH_TORCH ${LRKIT_HAVE_TORCH})
 configure_package_config_file(cmake/lrkitConfig.cmake.in
   ${CMAKE_CURRENT_BINARY_DIR}/lrkitConfig.cmake
   INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/lrkit)

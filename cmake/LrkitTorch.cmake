@@ -1,7 +1,23 @@
-# LibTorch for the folders that need it. torch/torch.h is precompiled once (a
-# LibTorch translation unit takes ~16 s on these machines without it) and every
-# LibTorch target reuses that PCH through lrkit_use_torch().
-find_package(Torch REQUIRED)
+# LibTorch for the folders that need it (distributed, train, cli). Sets
+# LRKIT_HAVE_TORCH. torch/torch.h is precompiled once (a LibTorch translation
+# unit takes ~16 s on these machines without it) and every LibTorch target
+# reuses that PCH through lrkit_use_torch().
+set(LRKIT_HAVE_TORCH OFF)
+if(LRKIT_WITH_TORCH STREQUAL "OFF")
+  message(STATUS "lrkit: LRKIT_WITH_TORCH=OFF: building the torch-free libraries only")
+  return()
+endif()
+if(LRKIT_WITH_TORCH STREQUAL "ON")
+  find_package(Torch REQUIRED)
+else()
+  find_package(Torch QUIET)
+  if(NOT Torch_FOUND)
+    message(STATUS "lrkit: LibTorch not found (set Torch_DIR or CMAKE_PREFIX_PATH): building the torch-free "
+                   "libraries (common, h5, schedules, controllers, reweight, diagnostics) only; no distributed, train or lrkit")
+    return()
+  endif()
+endif()
+set(LRKIT_HAVE_TORCH ON)
 
 if(LRKIT_WITH_CUDA STREQUAL "AUTO")
   if(TORCH_CUDA_LIBRARIES)

@@ -16,8 +16,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def lrkit_binary():
-    """The built `lrkit`: $LRKIT, else build/train/lrkit beside this folder."""
-    return os.environ.get("LRKIT", os.path.join(HERE, "..", "build", "train", "lrkit"))
+    """The built `lrkit`: $LRKIT, else build/bin/lrkit beside this folder (CMake puts executables in bin/)."""
+    return os.environ.get("LRKIT", os.path.join(HERE, "..", "build", "bin", "lrkit"))
 
 
 def open_log(path):

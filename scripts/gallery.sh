@@ -3,7 +3,8 @@
 # schedules, and their tables as HDF5 files under out/gallery/ (needs a build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-lrkit=build/train/lrkit
+source scripts/lrkit_binary.sh
+lrkit=$LRKIT
 out=out/gallery
 mkdir -p "$out"
 steps=10000

@@ -6,7 +6,8 @@
 # Usage: scripts/hdet_experiment.sh [extra --section.key=value ...]   (needs a build and data/kjv.txt)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-lrkit=build/train/lrkit
+source scripts/lrkit_binary.sh
+lrkit=$LRKIT
 good=3e-3
 high=3e-2
 wsd() { echo "wsd(peak=$1, warmup=5%, decay=20%, shape=1-sqrt)"; }

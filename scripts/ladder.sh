@@ -7,7 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 workers=${1:-4}
 shift || true
-lrkit=build/train/lrkit
+source scripts/lrkit_binary.sh
+lrkit=$LRKIT
 declare -A knobs=(
   [identical]="--dist.data_split=identical"
   [same_seed]=""

@@ -6,8 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/build.sh
+source scripts/lrkit_binary.sh
 bash scripts/prepare_data.sh
-build/train/lrkit schedule "$(sed -n 's/^spec = //p' configs/quickstart.cfg)" --steps 1000 --summary
-build/train/lrkit train --config configs/quickstart.cfg --nproc 2 --out out/quickstart
+"$LRKIT" schedule "$(sed -n 's/^spec = //p' configs/quickstart.cfg)" --steps 1000 --summary
+"$LRKIT" train --config configs/quickstart.cfg --nproc 2 --out out/quickstart
 # The worker-dispersion verdict for the run just made (full report: lrkit diagnose out/quickstart/log.h5).
-build/train/lrkit diagnose out/quickstart/log.h5 | tail -n 1
+"$LRKIT" diagnose out/quickstart/log.h5 | tail -n 1

@@ -11,7 +11,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 steps=${1:-600}
 shift || true
-lrkit=build/train/lrkit
+source scripts/lrkit_binary.sh
+lrkit=$LRKIT
 [ -s data/sotu.txt ] || bash scripts/prepare_sotu.sh
 mkdir -p out/rewarm
 common=(--config configs/quickstart.cfg --train.log_every=100 "$@")

@@ -7,7 +7,8 @@
 # Usage: scripts/reweight_experiment.sh [extra --section.key=value ...]   (needs a build and data/kjv.txt)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-lrkit=build/train/lrkit
+source scripts/lrkit_binary.sh
+lrkit=$LRKIT
 order=(uniform linupper quadratic extremes linear)
 mkdir -p out/reweight
 for strategy in "${order[@]}"; do

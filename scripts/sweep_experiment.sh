@@ -7,7 +7,8 @@
 # Usage: scripts/sweep_experiment.sh [--jobs N]   (needs a build and data/kjv.txt)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-lrkit=build/train/lrkit
+source scripts/lrkit_binary.sh
+lrkit=$LRKIT
 mkdir -p out
 # `refined` reads the linear runs' logs, so everything else runs first.
 grep -v '^refined' configs/sweep_schedules.cfg > out/sweep_schedules_first.cfg

@@ -5,22 +5,10 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "lrkit/common/check.hpp"
+#include "lrkit/common/numbers.hpp"
+
 namespace lrkit::controllers {
-
-namespace {
-
-uint64_t splitmix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-void require(bool ok, const std::string& message) {
-  if (!ok) throw std::invalid_argument(message);
-}
-
-}  // namespace
 
 void HdetConfig::validate() const {
   require(replicas >= 1, "hdet.replicas must be >= 1 (got " + std::to_string(replicas) + ")");
@@ -46,9 +34,9 @@ Hdet::Hdet(HdetConfig config) : config_(config) {
 std::vector<int64_t> Hdet::permutation(int64_t sync_index) const {
   std::vector<int64_t> p(static_cast<size_t>(config_.replicas));
   std::iota(p.begin(), p.end(), 0);
-  uint64_t key = splitmix(splitmix(config_.seed) ^ static_cast<uint64_t>(sync_index));
+  uint64_t key = splitmix64(splitmix64(config_.seed) ^ static_cast<uint64_t>(sync_index));
   for (size_t i = p.size(); i > 1; --i) {  // Fisher-Yates
-    key = splitmix(key);
+    key = splitmix64(key);
     std::swap(p[i - 1], p[static_cast<size_t>(key % i)]);
   }
   return p;

@@ -1,6 +1,7 @@
 #include "lrkit/h5/file.hpp"
 
 #include <fstream>
+#include <vector>
 
 namespace lrkit::h5 {
 
@@ -72,6 +73,45 @@ std::vector<double> read_numeric(const std::string& path, const std::string& dat
 std::vector<double> read_series(const std::string& path, const std::string& dataset) {
   hsize_t n = 0;
   return read_numeric(path, dataset, 1, &n);
+}
+
+std::map<std::string, std::string> read_string_attributes(const std::string& path, const std::string& object) {
+  QuietErrors quiet;
+  if (!std::ifstream(path)) throw Error("cannot open HDF5 file '" + path + "': no such file");
+  if (H5Fis_hdf5(path.c_str()) <= 0) throw Error("'" + path + "' is not an HDF5 file (or is truncated)");
+  Handle file = file_handle(H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, H5P_DEFAULT),
+                            "cannot open HDF5 file '" + path + "'");
+  if (object != "/" && H5Lexists(file.get(), object.c_str(), H5P_DEFAULT) <= 0)
+    throw Error("HDF5 file '" + path + "' has no object '" + object + "'");
+  Handle obj(H5Oopen(file.get(), object.c_str(), H5P_DEFAULT), H5Oclose);
+  if (!obj) throw Error("cannot open " + where(path, object));
+  std::map<std::string, std::string> out;
+  std::vector<std::string> names;
+  const auto collect = [](hid_t, const char* name, const H5A_info_t*, void* data) -> herr_t {
+    static_cast<std::vector<std::string>*>(data)->push_back(name);
+    return 0;
+  };
+  if (H5Aiterate2(obj.get(), H5_INDEX_NAME, H5_ITER_INC, nullptr, collect, &names) < 0)
+    throw Error("cannot list the attributes of " + where(path, object));
+  for (const auto& name : names) {
+    Handle attr = attribute_handle(H5Aopen(obj.get(), name.c_str(), H5P_DEFAULT), "cannot open attribute '" + name + "' of " + where(path, object));
+    Handle type = datatype_handle(H5Aget_type(attr.get()), "cannot read attribute type of " + where(path, object));
+    if (H5Tget_class(type.get()) != H5T_STRING) continue;
+    std::string value;
+    if (H5Tis_variable_str(type.get()) > 0) {
+      char* text = nullptr;
+      Handle memtype = datatype_handle(H5Tget_native_type(type.get(), H5T_DIR_ASCEND), "cannot read attribute " + name);
+      if (H5Aread(attr.get(), memtype.get(), &text) < 0) throw Error("cannot read attribute '" + name + "' of " + where(path, object));
+      value = text ? text : "";
+      H5free_memory(text);
+    } else {
+      std::string buffer(H5Tget_size(type.get()), '\0');
+      if (H5Aread(attr.get(), type.get(), buffer.data()) < 0) throw Error("cannot read attribute '" + name + "' of " + where(path, object));
+      value = buffer.substr(0, buffer.find('\0'));
+    }
+    out[name] = value;
+  }
+  return out;
 }
 
 Matrix read_matrix(const std::string& path, const std::string& dataset) {

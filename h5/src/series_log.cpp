@@ -38,6 +38,10 @@ SeriesLog::SeriesLog(const std::string& path, const std::vector<Column>& columns
     series_.emplace(column.path, std::move(s));
   }
   for (const Attribute& a : attributes) {
+    if (H5Lexists(file_.get(), a.object.c_str(), H5P_DEFAULT) <= 0 && a.object != "/") {  // a group of attributes only
+      Handle group(H5Gcreate2(file_.get(), a.object.c_str(), lcpl.get(), H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
+      if (!group) throw Error("cannot create group '" + a.object + "' in run log '" + path + "'");
+    }
     Handle obj(H5Oopen(file_.get(), a.object.c_str(), H5P_DEFAULT), H5Oclose);
     if (!obj) throw Error("run log '" + path + "' has no object '" + a.object + "' for attribute '" + a.name + "'");
     write_string_attribute(obj.get(), a.name, a.value, "run log '" + path + "' (" + a.object + ")");

@@ -2,10 +2,11 @@
 
 #include <cmath>
 
+#include "lrkit/common/numbers.hpp"
+
 namespace lrkit::schedules {
 
 namespace {
-constexpr double kPi = 3.14159265358979323846;
 }
 
 const char* decay_shape_name(DecayShape shape) {

@@ -2,12 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+
+#include "lrkit/common/numbers.hpp"
 #include <stdexcept>
 
 namespace lrkit::schedules::detail {
 
 namespace {
-constexpr double kPi = 3.14159265358979323846;
 
 int64_t add_total(int64_t a, int64_t b) { return (a == kUnbounded || b == kUnbounded) ? kUnbounded : a + b; }
 }  // namespace

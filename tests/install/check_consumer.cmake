@@ -1,5 +1,7 @@
 # Installs the build into a scratch prefix, builds tests/install/consumer
-# against it with find_package(lrkit), runs it and checks its output.
+# against it with find_package(lrkit), runs it and checks its output: the
+# schedule library always, the drop-in HDET scheduler of lrkit::distributed
+# when EXPECT_DISTRIBUTED (a build with LibTorch).
 file(REMOVE_RECURSE "${WORK_DIR}")
 execute_process(COMMAND ${CMAKE_COMMAND} --install "${LRKIT_BUILD_DIR}" --prefix "${WORK_DIR}/prefix"
                 RESULT_VARIABLE rc OUTPUT_QUIET)
@@ -22,3 +24,13 @@ if(rc OR NOT out STREQUAL "0.0005 0.001 0.0005")
   message(FATAL_ERROR "consumer printed '${out}' (exit ${rc}); expected '0.0005 0.001 0.0005'")
 endif()
 message(STATUS "consumer printed ${out}")
+if(EXISTS "${WORK_DIR}/build/distributed_consumer")
+  execute_process(COMMAND "${WORK_DIR}/build/distributed_consumer" RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  string(STRIP "${out}" out)
+  if(rc OR NOT out STREQUAL "0.2 spread averaged")
+    message(FATAL_ERROR "distributed_consumer printed '${out}' (exit ${rc}); expected '0.2 spread averaged'\n${err}")
+  endif()
+  message(STATUS "distributed_consumer printed ${out}")
+elseif(EXPECT_DISTRIBUTED)
+  message(FATAL_ERROR "the install has LibTorch targets but the consumer built no distributed_consumer")
+endif()

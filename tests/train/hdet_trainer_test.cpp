@@ -22,8 +22,8 @@ TrainConfig hdet_config(const std::string& name) {
   c.out = (lrkit::testing::scratch_dir() / name).string();
   std::filesystem::remove_all(c.out);
   c.hdet.enabled = true;
-  c.hdet.sync_every = 4;
-  c.hdet.sigma = 0.01;
+  c.hdet.controller.sync_every = 4;
+  c.hdet.controller.sigma = 0.01;
   return c;
 }
 
@@ -49,7 +49,7 @@ TEST(HdetTrainer, AlphaZeroIsPlainTrainingBitForBit) {
   auto hdet = plain;
   hdet.out += "_alpha0";
   hdet.hdet.enabled = true;
-  hdet.hdet.alpha = 0.0;
+  hdet.hdet.controller.alpha = 0.0;
   std::ostringstream progress;
   const auto a = run_training(plain, progress);
   const auto b = run_training(hdet, progress);
@@ -63,7 +63,7 @@ TEST(HdetTrainer, AlphaZeroIsPlainTrainingBitForBit) {
 TEST(HdetTrainer, TheLogHoldsTheSpreadTheWindowsAndTheBase) {
   auto c = hdet_config("hdet_log");
   c.hdet.replicas_per_rank = 4;
-  c.hdet.alpha = 0.2;
+  c.hdet.controller.alpha = 0.2;
   std::ostringstream progress;
   const auto s = run_training(c, progress);
   EXPECT_NE(progress.str().find("base lr"), std::string::npos) << progress.str();
@@ -124,7 +124,7 @@ TEST(HdetTrainer, ReplicasAgreeAfterEachSyncAndDifferBetween) {
     auto c = hdet_config("hdet_sync_" + mode);
     c.hdet.replicas_per_rank = 3;
     c.hdet.mode = mode;
-    c.hdet.alpha = 0.3;
+    c.hdet.controller.alpha = 0.3;
     c.train.batch = 6;
     c.train.steps = 10;
     c.checkpoint.every = 1;
@@ -157,7 +157,7 @@ TEST(HdetTrainer, SharedGradientSgdMeanFollowsTheBaseRate) {
   c.optim.weight_decay = 0.0;
   c.optim.clip = 0.0;
   c.hdet.replicas_per_rank = 4;
-  c.hdet.alpha = 0.25;
+  c.hdet.controller.alpha = 0.25;
   c.train.steps = 9;
   c.schedule = "constant(peak=0.5)";
   c.checkpoint.every = 1;
@@ -244,7 +244,7 @@ TEST(HdetTrainer, BadHdetSettingsNameTheKey) {
   c.diagnostics.pairwise = "exact";
   expect_config_error(c, "diagnostics.pairwise=exact");
   c = hdet_config("hdet_bad");
-  c.hdet.alpha = 1.0;
+  c.hdet.controller.alpha = 1.0;
   expect_config_error(c, "hdet.alpha");
 }
 

@@ -17,14 +17,6 @@ namespace {
 constexpr int64_t kFormatVersion = 1;
 constexpr int64_t kMaxHdetControllers = 16;  // lr, weight decay, dropout today
 
-fs::path checkpoint_dir(const std::string& run_dir) { return fs::path(run_dir) / "checkpoints"; }
-
-std::string file_name(int64_t step) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "step_%010lld.pt", static_cast<long long>(step));
-  return buf;
-}
-
 void fsync_path(const fs::path& path, int flags) {
   const int fd = ::open(path.c_str(), flags);
   if (fd < 0) throw CheckpointError("cannot open '" + path.string() + "' to sync it");
@@ -33,15 +25,13 @@ void fsync_path(const fs::path& path, int flags) {
   if (rc != 0) throw CheckpointError("fsync of '" + path.string() + "' failed");
 }
 
-bool is_replica_file(const std::string& name) { return name.find(".replica_") != std::string::npos; }
-
 // Main checkpoint files only (not replica files), oldest first.
 std::vector<fs::path> checkpoints_oldest_first(const std::string& run_dir) {
   std::vector<fs::path> files;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(checkpoint_dir(run_dir), ec)) {
     const std::string name = entry.path().filename().string();
-    if (name.rfind("step_", 0) == 0 && entry.path().extension() == ".pt" && !is_replica_file(name))
+    if (name.rfind("step_", 0) == 0 && entry.path().extension() == ".pt" && !is_replica_checkpoint(name))
       files.push_back(entry.path());
   }
   std::sort(files.begin(), files.end());  // zero-padded steps sort by name
@@ -149,31 +139,22 @@ std::string save_checkpoint(const std::string& run_dir, int64_t keep, const std:
   torch::serialize::OutputArchive archive;
   write_training_state(archive, step, model, optimizer, schedule_spec);
   if (!hdet.empty()) write_hdet_states(archive, hdet);
-  const std::string written = write_atomically(archive, checkpoint_dir(run_dir), file_name(step));
+  const std::string written = write_atomically(archive, checkpoint_dir(run_dir), checkpoint_file_name(step));
   std::vector<fs::path> prunable;
   for (const auto& file : checkpoints_oldest_first(run_dir)) {
-    const bool is_pinned = std::any_of(pinned.begin(), pinned.end(), [&](int64_t s) { return file.filename() == file_name(s); });
+    const bool is_pinned = std::any_of(pinned.begin(), pinned.end(), [&](int64_t s) { return file.filename() == checkpoint_file_name(s); });
     if (!is_pinned) prunable.push_back(file);
   }
   for (size_t i = 0; keep > 0 && i + static_cast<size_t>(keep) < prunable.size(); ++i) remove_with_replicas(prunable[i]);
   return written;
 }
 
-std::string replica_checkpoint_path(const std::string& main_path, int64_t replica) {
-  const fs::path p(main_path);
-  return (p.parent_path() / (p.stem().string() + ".replica_" + std::to_string(replica) + ".pt")).string();
-}
-
 std::string save_replica_checkpoint(const std::string& run_dir, int64_t step, int64_t replica, Gpt& model,
                                     torch::optim::Optimizer& optimizer, const std::string& schedule_spec) {
   torch::serialize::OutputArchive archive;
   write_training_state(archive, step, model, optimizer, schedule_spec);
-  const auto main_path = checkpoint_dir(run_dir) / file_name(step);
-  return write_atomically(archive, checkpoint_dir(run_dir), fs::path(replica_checkpoint_path(main_path.string(), replica)).filename().string());
-}
-
-std::string checkpoint_path(const std::string& run_dir, int64_t step) {
-  return (checkpoint_dir(run_dir) / file_name(step)).string();
+  return write_atomically(archive, checkpoint_dir(run_dir),
+                          fs::path(replica_checkpoint_path(checkpoint_path(run_dir, step), replica)).filename().string());
 }
 
 std::optional<std::string> latest_checkpoint(const std::string& run_dir) {

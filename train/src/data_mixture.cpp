@@ -48,11 +48,11 @@ DataMixture::DataMixture(const TrainConfig& c)
 }
 
 std::vector<double> DataMixture::target(int64_t step) const {
-  return mixing_ == "natural" ? natural_ : reweight::temperature_probabilities(natural_, temperature_(step));
+  return mixing_ == Mixing::natural ? natural_ : reweight::temperature_probabilities(natural_, temperature_(step));
 }
 
 std::vector<double> DataMixture::sampling(int64_t step) const {
-  return mixing_ == "temperature" ? target(step) : natural_;
+  return mixing_ == Mixing::temperature ? target(step) : natural_;
 }
 
 MixedBatch DataMixture::sample(int64_t first_row, int64_t rows, int64_t context, const BatchKey& key,
@@ -95,7 +95,7 @@ std::vector<double> DataMixture::row_weights(const std::vector<int64_t>& source,
 std::string DataMixture::describe() const {
   if (corpora_.size() == 1) return corpora_[0].path();
   std::ostringstream text;
-  text << "a mixture (" << mixing_ << ") of";
+  text << "a mixture (" << mixing_.text() << ") of";
   for (size_t i = 0; i < corpora_.size(); ++i)
     text << (i ? ", " : " ") << names_[i] << "=" << corpora_[i].path() << " (q " << natural_[i] << ")";
   return text.str();

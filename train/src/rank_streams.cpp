@@ -2,14 +2,6 @@
 
 namespace lrkit::train {
 
-uint64_t derive_seed(uint64_t seed, uint64_t stream) {
-  uint64_t x = seed ^ (stream * 0xd1342543de82ef95ULL);
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
 RankStreams rank_streams(const TrainConfig& c, int rank, int world_size) {
   // Stream numbers; the rank is mixed in after.
   constexpr uint64_t kDropout = 1, kDesyncData = 2, kDesyncDropout = 3;
@@ -17,12 +9,12 @@ RankStreams rank_streams(const TrainConfig& c, int rank, int world_size) {
   const bool desynced = c.desynced_ranks(world_size)[static_cast<size_t>(rank)];
   const int64_t rank_rows = c.train.batch / world_size;
   RankStreams s;
-  s.first_row = c.dist.data_split == "identical" ? 0 : rank * rank_rows;
+  s.first_row = c.dist.data_split == DataSplit::identical ? 0 : rank * rank_rows;
   s.data_seed = desynced ? derive_seed(derive_seed(c.train.seed, kDesyncData), r) : c.train.seed;
   if (desynced)
     s.dropout_seed = derive_seed(derive_seed(c.train.seed, kDesyncDropout), r);
   else
-    s.dropout_seed = derive_seed(derive_seed(c.train.seed, kDropout), c.dist.dropout_seed == "per_rank" ? r : 0);
+    s.dropout_seed = derive_seed(derive_seed(c.train.seed, kDropout), c.dist.dropout_seed == DropoutSeed::per_rank ? r : 0);
   return s;
 }
 

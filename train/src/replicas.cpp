@@ -1,6 +1,6 @@
 #include "replicas.hpp"
 
-#include "lrkit/train/hyperparameters.hpp"
+#include "lrkit/distributed/hyperparameters.hpp"
 
 namespace lrkit::train {
 
@@ -16,7 +16,7 @@ std::unique_ptr<torch::optim::Optimizer> grouped(Gpt& model, const Options& opti
 }
 
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(Gpt& model, const OptimConfig& o) {
-  if (o.name == "sgd")
+  if (o.name == OptimizerName::sgd)
     return grouped<torch::optim::SGD>(model, torch::optim::SGDOptions(0.0).momentum(o.momentum), o.weight_decay);
   return grouped<torch::optim::AdamW>(
       model, torch::optim::AdamWOptions(0.0).betas({o.beta1, o.beta2}).eps(o.eps), o.weight_decay);
@@ -48,42 +48,40 @@ std::vector<std::vector<torch::Tensor>> parameter_lists(const std::vector<Replic
   return lists;
 }
 
-std::optional<HdetEnsemble> make_hdet_ensemble(const TrainConfig& c, Collective& collective) {
+std::optional<distributed::HdetEnsemble> make_hdet_ensemble(const TrainConfig& c, distributed::Collective& collective) {
   if (!c.hdet.enabled) return std::nullopt;
-  std::vector<SpreadHyperparameter> spread;
+  std::vector<distributed::SpreadHyperparameter> spread;
   const auto names = c.hdet_spread();
   for (size_t i = 0; i < names.size(); ++i) {
-    controllers::HdetConfig h;
+    controllers::HdetConfig h = c.hdet.controller;
     h.replicas = collective.world_size() * c.hdet.replicas_per_rank;
-    h.alpha = names[i] == "lr" ? c.hdet.alpha : names[i] == "weight_decay" ? c.hdet.weight_decay_alpha : c.hdet.dropout_alpha;
-    h.sync_every = c.hdet.sync_every;
-    h.auto_lr = c.hdet.auto_lr;
-    h.warmup_steps = c.hdet.warmup_steps;
-    h.sigma = c.hdet.sigma;
-    h.standardize = c.hdet.standardize;
-    h.beta = c.hdet.beta;
-    h.meta_lr = c.hdet.meta_lr;
-    h.min_scale = c.hdet.min_scale;
-    h.max_scale = c.hdet.max_scale;
-    h.paper_mode = c.hdet.paper_mode;
+    if (names[i] == "weight_decay") h.alpha = c.hdet.weight_decay_alpha;
+    if (names[i] == "dropout") h.alpha = c.hdet.dropout_alpha;
     if (names[i] == "dropout") h.upper = c.hdet.dropout_max;
     h.seed = derive_seed(c.train.seed, 100 + i);  // its own permutations
     spread.push_back({names[i], h});
   }
-  return HdetEnsemble(std::move(spread), collective, c.hdet.replicas_per_rank);
+  return distributed::HdetEnsemble(std::move(spread), collective, c.hdet.replicas_per_rank);
 }
 
-std::vector<double> scheduled_values(const TrainConfig& c, double lr) {
-  std::vector<double> values;
+std::vector<Spread> spread_of(const TrainConfig& c) {
+  std::vector<Spread> spread;
   for (const auto& name : c.hdet_spread())
-    values.push_back(name == "lr" ? lr : name == "weight_decay" ? c.optim.weight_decay : c.model.dropout);
+    spread.push_back(name == "lr" ? Spread::lr : name == "weight_decay" ? Spread::weight_decay : Spread::dropout);
+  return spread;
+}
+
+std::vector<double> scheduled_values(const TrainConfig& c, const std::vector<Spread>& spread, double lr) {
+  std::vector<double> values;
+  for (const Spread s : spread)
+    values.push_back(s == Spread::lr ? lr : s == Spread::weight_decay ? c.optim.weight_decay : c.model.dropout);
   return values;
 }
 
-std::vector<std::vector<double>> apply_hyperparameters(const HdetEnsemble* ensemble, std::vector<Replica>& replicas,
-                                                        const std::vector<double>& scheduled) {
+std::vector<std::vector<double>> apply_hyperparameters(const distributed::HdetEnsemble* ensemble, const std::vector<Spread>& spread,
+                                                        std::vector<Replica>& replicas, const std::vector<double>& scheduled) {
   if (ensemble == nullptr) {
-    for (auto& r : replicas) set_learning_rate(*r.optimizer, scheduled.at(0));
+    for (auto& r : replicas) distributed::set_learning_rate(*r.optimizer, scheduled.at(0));
     return {};
   }
   std::vector<std::vector<double>> values(ensemble->size());
@@ -92,10 +90,11 @@ std::vector<std::vector<double>> apply_hyperparameters(const HdetEnsemble* ensem
   for (auto& r : replicas)
     for (size_t i = 0; i < ensemble->size(); ++i) {
       const double v = values[i][static_cast<size_t>(r.index)];
-      const auto& name = ensemble->name(i);
-      if (name == "lr") set_learning_rate(*r.optimizer, v);
-      if (name == "weight_decay") set_weight_decay(*r.optimizer, kDecayedGroup, v);
-      if (name == "dropout") r.model->set_dropout(v);
+      switch (spread[i]) {
+        case Spread::lr: distributed::set_learning_rate(*r.optimizer, v); break;
+        case Spread::weight_decay: distributed::set_weight_decay(*r.optimizer, kDecayedGroup, v); break;
+        case Spread::dropout: r.model->set_dropout(v); break;
+      }
     }
   return values;
 }

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "lrkit/train/gpt.hpp"
-#include "lrkit/train/hdet_ensemble.hpp"
+#include "lrkit/distributed/hdet_ensemble.hpp"
 #include "lrkit/train/rank_streams.hpp"
 #include "lrkit/train/train_config.hpp"
 
@@ -31,16 +31,20 @@ std::vector<Replica> make_replicas(const TrainConfig& config, int rank, int worl
 std::vector<std::vector<torch::Tensor>> parameter_lists(const std::vector<Replica>& replicas);
 
 // The HDET controllers of TrainConfig::hdet_spread(), or nothing when HDET is off.
-std::optional<HdetEnsemble> make_hdet_ensemble(const TrainConfig& config, Collective& collective);
+std::optional<distributed::HdetEnsemble> make_hdet_ensemble(const TrainConfig& config, distributed::Collective& collective);
+
+// What HDET spreads, in TrainConfig::hdet_spread() order (the learning rate first).
+enum class Spread { lr, weight_decay, dropout };
+std::vector<Spread> spread_of(const TrainConfig& config);
 
 // The scheduled (uncorrected) value of every spread hyper-parameter at `lr`.
-std::vector<double> scheduled_values(const TrainConfig& config, double lr);
+std::vector<double> scheduled_values(const TrainConfig& config, const std::vector<Spread>& spread, double lr);
 
 // Sets each replica's learning rate (and, when spread, weight decay and
 // dropout) for one step from the scheduled values (scheduled_values(); without
 // HDET just the learning rate); returns every spread value of every replica,
 // [spread index][global replica], for the run log.
-std::vector<std::vector<double>> apply_hyperparameters(const HdetEnsemble* ensemble, std::vector<Replica>& replicas,
-                                                        const std::vector<double>& scheduled);
+std::vector<std::vector<double>> apply_hyperparameters(const distributed::HdetEnsemble* ensemble, const std::vector<Spread>& spread,
+                                                        std::vector<Replica>& replicas, const std::vector<double>& scheduled);
 
 }  // namespace lrkit::train

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "lrkit/h5/file.hpp"
+#include "lrkit/train/run_files.hpp"
 
 namespace lrkit::train {
 
@@ -68,9 +69,68 @@ Layout layout(const TrainConfig& c, int64_t world_size) {
   return l;
 }
 
-}  // namespace
+std::vector<h5::SeriesLog::Attribute> provenance(const TrainConfig& c, int64_t world_size) {
+  std::vector<h5::SeriesLog::Attribute> attributes = {
+      {"/", "lrkit_version", LRKIT_VERSION},
+      {"/", "created_utc", utc_now()},
+      {"/", "command_line", c.command_line},
+      {"/", "config", c.config_text},
+      {"/", "world_size", std::to_string(world_size)},
+      {"/", "schedule_spec", c.schedule},
+      {"/", "branched_from", c.branch_from},
+      {"/", "data_path", c.data.sources.empty() ? c.data.path : c.data.sources},
+      {"/", "desync", "data_split=" + c.dist.data_split.text() + " dropout_seed=" + c.dist.dropout_seed.text() +
+                          " desync_ranks=" + c.dist.desync_ranks},
+  };
+  for (const auto& [key, value] : config_values(c)) attributes.push_back({"/config", key, value});
+  if (c.diagnostics.enabled) attributes.push_back({"/diagnostics", "cos_pairwise_method", c.diagnostics.pairwise.text()});
+  if (!c.data.sources.empty()) {
+    std::string names;
+    for (const auto& source : c.data_sources()) names += (names.empty() ? "" : ",") + source.name;
+    attributes.push_back({"/data", "sources", names});
+    attributes.push_back({"/data", "mixing", c.data.mixing.text()});
+    attributes.push_back({"/data", "temperature", c.data.temperature});
+  }
+  if (c.reweight.enabled()) {
+    attributes.push_back({"/reweight", "strategy", c.reweight.strategy.text()});
+    attributes.push_back({"/reweight", "strength", std::to_string(c.reweight.strength)});
+    attributes.push_back({"/reweight", "warmup", std::to_string(c.reweight.warmup)});
+  }
+  if (c.hdet.enabled) {
+    attributes.push_back({"/hdet", "mode", c.hdet.mode.text()});
+    attributes.push_back({"/hdet", "replicas", std::to_string(world_size * c.replicas_per_rank())});
+    attributes.push_back({"/hdet", "replicas_per_rank", std::to_string(c.replicas_per_rank())});
+    attributes.push_back({"/hdet", "sync_every", std::to_string(c.hdet.controller.sync_every)});
+    attributes.push_back({"/hdet", "alpha", std::to_string(c.hdet.controller.alpha)});
+  }
+  for (const auto& set : c.eval_sets())
+    attributes.push_back({"/eval/" + set.name, "path", set.path.empty() ? c.data.path : set.path});
+  return attributes;
+}
 
-RunLog::RunLog(const TrainConfig& c, int64_t world_size, int64_t resume_step)
+class Hdf5RunLog final : public RunLog {
+ public:
+  Hdf5RunLog(const TrainConfig& c, int64_t world_size, int64_t resume_step);
+  void record(const StepRecord& row) override;
+  void end_step() override;
+  void record_hdet(const HdetRecord& row) override;
+  void record_weights(int64_t step, const reweight::WeightStats& stats, const std::vector<double>& histogram) override;
+  void record_data(double temperature, const std::vector<double>& probability, const std::vector<double>& rows) override;
+  void record_eval(const std::string& set, int64_t step, double loss) override;
+  void record_cos_matrix(int64_t step, const std::vector<double>& matrix) override;
+  void record_checkpoint(int64_t step) override;
+  void flush() override { log_->flush(); }
+  std::string path() const override { return log_->path(); }
+
+ private:
+  bool diagnostics_;
+  std::vector<std::string> hdet_spread_;  // empty: HDET off
+  int64_t flush_every_;
+  int64_t since_flush_ = 0;
+  std::unique_ptr<h5::SeriesLog> log_;
+};
+
+Hdf5RunLog::Hdf5RunLog(const TrainConfig& c, int64_t world_size, int64_t resume_step)
     : diagnostics_(c.diagnostics.enabled),
       hdet_spread_(c.hdet.enabled ? c.hdet_spread() : std::vector<std::string>()),
       flush_every_(c.log.flush_every) {
@@ -83,44 +143,9 @@ RunLog::RunLog(const TrainConfig& c, int64_t world_size, int64_t resume_step)
     columns.push_back({step_column, 1});
     columns.insert(columns.end(), values.begin(), values.end());
   }
-  const std::string path = (std::filesystem::path(c.out) / "log.h5").string();
+  const std::string path = run_log_path(c.out);
   if (resume_step == 0) {
-    std::vector<h5::SeriesLog::Attribute> attributes = {
-        {"/", "lrkit_version", LRKIT_VERSION},
-        {"/", "created_utc", utc_now()},
-        {"/", "command_line", c.command_line},
-        {"/", "config", c.config_text},
-        {"/", "world_size", std::to_string(world_size)},
-        {"/", "schedule_spec", c.schedule},
-        {"/", "branched_from", c.branch_from},
-        {"/", "data_path", c.data.sources.empty() ? c.data.path : c.data.sources},
-        {"/", "desync", "data_split=" + c.dist.data_split + " dropout_seed=" + c.dist.dropout_seed +
-                            " desync_ranks=" + c.dist.desync_ranks},
-    };
-    if (c.diagnostics.enabled)
-      attributes.push_back({"/diagnostics", "cos_pairwise_method", c.diagnostics.pairwise});
-    if (!c.data.sources.empty()) {
-      std::string names;
-      for (const auto& source : c.data_sources()) names += (names.empty() ? "" : ",") + source.name;
-      attributes.push_back({"/data", "sources", names});
-      attributes.push_back({"/data", "mixing", c.data.mixing});
-      attributes.push_back({"/data", "temperature", c.data.temperature});
-    }
-    if (c.reweight.enabled()) {
-      attributes.push_back({"/reweight", "strategy", c.reweight.strategy});
-      attributes.push_back({"/reweight", "strength", std::to_string(c.reweight.strength)});
-      attributes.push_back({"/reweight", "warmup", std::to_string(c.reweight.warmup)});
-    }
-    if (c.hdet.enabled) {
-      attributes.push_back({"/hdet", "mode", c.hdet.mode});
-      attributes.push_back({"/hdet", "replicas", std::to_string(world_size * c.replicas_per_rank())});
-      attributes.push_back({"/hdet", "replicas_per_rank", std::to_string(c.replicas_per_rank())});
-      attributes.push_back({"/hdet", "sync_every", std::to_string(c.hdet.sync_every)});
-      attributes.push_back({"/hdet", "alpha", std::to_string(c.hdet.alpha)});
-    }
-    for (const auto& set : c.eval_sets())
-      attributes.push_back({"/eval/" + set.name, "path", set.path.empty() ? c.data.path : set.path});
-    log_ = std::make_unique<h5::SeriesLog>(path, columns, attributes);
+    log_ = std::make_unique<h5::SeriesLog>(path, columns, provenance(c, world_size));
     return;
   }
   // Per-step rows of the updates before the resume step (a branch's log starts
@@ -138,7 +163,7 @@ RunLog::RunLog(const TrainConfig& c, int64_t world_size, int64_t resume_step)
   log_ = std::make_unique<h5::SeriesLog>(path, columns, keep);
 }
 
-void RunLog::record(const StepRecord& r) {
+void Hdf5RunLog::record(const StepRecord& r) {
   const double values[] = {static_cast<double>(r.step), r.lr, r.loss, r.grad_norm, r.grad_norm_l1, r.tokens, r.wall_s};
   for (size_t i = 0; i < std::size(values); ++i) log_->append(std::string("/train/") + kStepColumns[i], values[i]);
   log_->append("/ranks/loss", r.rank_loss);
@@ -155,14 +180,14 @@ void RunLog::record(const StepRecord& r) {
   }
 }
 
-void RunLog::end_step() {
+void Hdf5RunLog::end_step() {
   if (++since_flush_ >= flush_every_) {
     log_->flush();
     since_flush_ = 0;
   }
 }
 
-void RunLog::record_hdet(const HdetRecord& r) {
+void Hdf5RunLog::record_hdet(const HdetRecord& r) {
   if (r.spread.size() != hdet_spread_.size())
     throw std::logic_error("RunLog::record_hdet: " + std::to_string(r.spread.size()) + " spread entries for " +
                            std::to_string(hdet_spread_.size()) + " logged");
@@ -177,7 +202,7 @@ void RunLog::record_hdet(const HdetRecord& r) {
   }
 }
 
-void RunLog::record_weights(int64_t step, const reweight::WeightStats& stats, const std::vector<double>& histogram) {
+void Hdf5RunLog::record_weights(int64_t step, const reweight::WeightStats& stats, const std::vector<double>& histogram) {
   const double values[] = {stats.entropy, stats.max_min_ratio, stats.effective_size};
   for (size_t i = 0; i < std::size(values); ++i) log_->append(std::string("/reweight/") + kWeightColumns[i], values[i]);
   if (!histogram.empty()) {
@@ -186,22 +211,28 @@ void RunLog::record_weights(int64_t step, const reweight::WeightStats& stats, co
   }
 }
 
-void RunLog::record_data(double temperature, const std::vector<double>& probability, const std::vector<double>& rows) {
+void Hdf5RunLog::record_data(double temperature, const std::vector<double>& probability, const std::vector<double>& rows) {
   log_->append("/data/temperature", temperature);
   log_->append("/data/probability", probability);
   log_->append("/data/rows", rows);
 }
 
-void RunLog::record_eval(const std::string& set, int64_t step, double loss) {
+void Hdf5RunLog::record_eval(const std::string& set, int64_t step, double loss) {
   log_->append("/eval/" + set + "/step", static_cast<double>(step));
   log_->append("/eval/" + set + "/loss", loss);
 }
 
-void RunLog::record_cos_matrix(int64_t step, const std::vector<double>& matrix) {
+void Hdf5RunLog::record_cos_matrix(int64_t step, const std::vector<double>& matrix) {
   log_->append("/diagnostics/cos_matrix_step", static_cast<double>(step));
   log_->append("/diagnostics/cos_matrix", matrix);
 }
 
-void RunLog::record_checkpoint(int64_t step) { log_->append("/checkpoints/step", static_cast<double>(step)); }
+void Hdf5RunLog::record_checkpoint(int64_t step) { log_->append("/checkpoints/step", static_cast<double>(step)); }
+
+}  // namespace
+
+std::unique_ptr<RunLog> open_run_log(const TrainConfig& config, int64_t world_size, int64_t resume_step) {
+  return std::make_unique<Hdf5RunLog>(config, world_size, resume_step);
+}
 
 }  // namespace lrkit::train

@@ -2,11 +2,11 @@
 
 namespace lrkit::train {
 
-BatchWeights weigh_global_batch(Collective& collective, const torch::Tensor& local_losses, const ReweightConfig& c,
+BatchWeights weigh_global_batch(distributed::Collective& collective, const torch::Tensor& local_losses, const ReweightConfig& c,
                                 int64_t step) {
   const auto gathered = collective.all_gather(local_losses.to(torch::kDouble)).reshape({-1}).to(torch::kCPU).contiguous();
   const std::vector<double> losses(gathered.data_ptr<double>(), gathered.data_ptr<double>() + gathered.numel());
-  const auto strategy = step < c.warmup ? reweight::Strategy::uniform : reweight::parse_strategy(c.strategy);
+  const auto strategy = step < c.warmup ? reweight::Strategy::uniform : c.strategy.value();
   BatchWeights out;
   out.weights = reweight::sample_weights(losses, strategy, c.strength);
   out.stats = reweight::weight_stats(out.weights);

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "lrkit/reweight/sample_weights.hpp"
-#include "lrkit/train/collective.hpp"
+#include "lrkit/distributed/collective.hpp"
 #include "lrkit/train/train_config.hpp"
 
 namespace lrkit::train {
@@ -24,7 +24,7 @@ struct BatchWeights {
 
 // `local_losses`: [rows] per-sample mean token losses of this rank, detached.
 // Before reweight.warmup steps the weights are uniform.
-BatchWeights weigh_global_batch(Collective& collective, const torch::Tensor& local_losses, const ReweightConfig& config,
+BatchWeights weigh_global_batch(distributed::Collective& collective, const torch::Tensor& local_losses, const ReweightConfig& config,
                                 int64_t step);
 
 }  // namespace lrkit::train

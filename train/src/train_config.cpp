@@ -2,12 +2,14 @@
 
 #include <boost/program_options.hpp>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
 
-#include "lrkit/reweight/sample_weights.hpp"
+#include "lrkit/common/check.hpp"
+#include "lrkit/common/numbers.hpp"
 #include "lrkit/schedules/factory.hpp"
 
 namespace po = boost::program_options;
@@ -15,127 +17,46 @@ namespace po = boost::program_options;
 namespace lrkit::train {
 
 void TrainConfig::validate() const {
-  auto require = [](bool ok, const std::string& message) {
-    if (!ok) throw std::invalid_argument(message);
-  };
+  for (const auto& key : train_config_schema()) key.check(*this);
   model.validate();
-  require(optim.name == "adamw" || optim.name == "sgd", "optim.name must be adamw or sgd (got '" + optim.name + "')");
-  require(optim.weight_decay >= 0, "optim.weight_decay must be >= 0");
-  require(optim.clip >= 0, "optim.clip must be >= 0 (0 disables clipping)");
-  require(data.locality >= 0, "data.locality must be >= 0 bytes (got " + std::to_string(data.locality) + ")");
-  require(train.steps >= 1, "train.steps must be >= 1 (got " + std::to_string(train.steps) + ")");
-  require(train.batch >= 1, "train.batch must be >= 1 (got " + std::to_string(train.batch) + ")");
-  require(train.accumulation >= 1 && train.batch % train.accumulation == 0,
-          "train.batch (" + std::to_string(train.batch) + ") must be a multiple of train.accumulation (" +
-              std::to_string(train.accumulation) + ")");
-  require(train.device == "cpu" || train.device == "cuda", "train.device must be cpu or cuda (got '" + train.device + "')");
-  require(train.log_every >= 1, "train.log_every must be >= 1");
-  require(train.threads >= 0, "train.threads must be >= 0");
-  require(eval.every >= 0 && eval.batches >= 1, "eval.every must be >= 0 and eval.batches >= 1");
-  require(log.flush_every >= 1, "log.flush_every must be >= 1");
-  require(train.nonfinite == "stop" || train.nonfinite == "skip", "train.nonfinite must be stop or skip (got '" + train.nonfinite + "')");
-  require(checkpoint.every >= 0 && checkpoint.keep >= 1, "checkpoint.every must be >= 0 and checkpoint.keep >= 1");
+  require(train.batch % train.accumulation == 0, "train.batch (" + std::to_string(train.batch) +
+                                                     ") must be a multiple of train.accumulation (" +
+                                                     std::to_string(train.accumulation) + ")");
   require(resume.empty() || init_from.empty(), "--resume and --init-from exclude each other");
   require(branch_from.empty() || init_from.empty(), "--branch-from and --init-from exclude each other");
-  checkpoint_steps();
   require(nproc >= 1 && nproc <= 64, "--nproc must be in [1, 64] (got " + std::to_string(nproc) + ")");
-  require(dist.timeout_s >= 1 && dist.bucket_mb > 0, "dist.timeout_s must be >= 1 and dist.bucket_mb > 0");
-  require(train.precision == "fp32" || train.precision == "bf16", "train.precision must be fp32 or bf16 (got '" + train.precision + "')");
-  require(dist.data_split == "sharded" || dist.data_split == "identical",
-          "dist.data_split must be sharded or identical (got '" + dist.data_split + "')");
-  require(dist.dropout_seed == "per_rank" || dist.dropout_seed == "shared",
-          "dist.dropout_seed must be per_rank or shared (got '" + dist.dropout_seed + "')");
+  checkpoint_steps();
   desynced_ranks(1);  // syntax only; ranks beyond the world are checked when it is known
-  require(diagnostics.pairwise == "off" || diagnostics.pairwise == "exact" || diagnostics.pairwise == "sketch",
-          "diagnostics.pairwise must be off, exact or sketch (got '" + diagnostics.pairwise + "')");
-  require(diagnostics.sketch_dim >= 16 && diagnostics.sketch_dim <= (1 << 20),
-          "diagnostics.sketch_dim must be in [16, 1048576] (got " + std::to_string(diagnostics.sketch_dim) + ")");
-  require(diagnostics.matrix_every >= 0, "diagnostics.matrix_every must be >= 0");
-  require(diagnostics.enabled || diagnostics.pairwise == "off",
-          "diagnostics.pairwise needs diagnostics.enabled = true");
+  require(diagnostics.enabled || diagnostics.pairwise == Pairwise::off, "diagnostics.pairwise needs diagnostics.enabled = true");
   data_sources();
   data_proportions();
-  require(data.mixing == "natural" || data.mixing == "temperature" || data.mixing == "upweight",
-          "data.mixing must be natural, temperature or upweight (got '" + data.mixing + "')");
-  require(data.mixing == "natural" || !data.sources.empty(), "data.mixing=" + data.mixing + " needs data.sources");
+  require(data.mixing == Mixing::natural || !data.sources.empty(), "data.mixing=" + data.mixing.text() + " needs data.sources");
   require(data.sources.empty() || data.locality == 0, "data.locality needs a single corpus (data.sources is set)");
-  require(!(data.mixing == "upweight" && reweight.enabled()),
-          "data.mixing=upweight with reweight.strategy=" + reweight.strategy + " is not supported (two per-sample weightings)");
+  require(!(data.mixing == Mixing::upweight && reweight.enabled()),
+          "data.mixing=upweight with reweight.strategy=" + reweight.strategy.text() +
+              " is not supported (two per-sample weightings)");
   try {
     schedules::parse_schedule(data.temperature, train.steps);
   } catch (const std::exception& e) {
     throw std::invalid_argument("data.temperature: " + std::string(e.what()));
   }
   eval_sets();
-  reweight::parse_strategy(reweight.strategy);  // names the bad value
-  require(reweight.strength > 0, "reweight.strength must be > 0 (got " + std::to_string(reweight.strength) + ")");
-  require(reweight.warmup >= 0, "reweight.warmup must be >= 0 steps (got " + std::to_string(reweight.warmup) + ")");
-  require(reweight.histogram_every >= 0 && reweight.histogram_bins >= 1,
-          "reweight.histogram_every must be >= 0 and reweight.histogram_bins >= 1");
   require(!(reweight.enabled() && hdet.enabled),
-          "reweight.strategy=" + reweight.strategy + " with hdet.enabled = true is not supported (the replicas' models differ, "
-          "so their losses do not rank one batch)");
-  if (hdet.enabled) {
-    require(hdet.alpha >= 0 && hdet.alpha < 1, "hdet.alpha must be in [0, 1) (got " + std::to_string(hdet.alpha) + ")");
-    require(hdet.weight_decay_alpha >= 0 && hdet.weight_decay_alpha < 1,
-            "hdet.weight_decay_alpha must be in [0, 1) (got " + std::to_string(hdet.weight_decay_alpha) + ")");
-    require(hdet.dropout_alpha >= 0 && hdet.dropout_alpha < 1,
-            "hdet.dropout_alpha must be in [0, 1) (got " + std::to_string(hdet.dropout_alpha) + ")");
-    require(hdet.weight_decay_alpha == 0 || optim.weight_decay > 0,
-            "hdet.weight_decay_alpha > 0 spreads optim.weight_decay, which is 0");
-    require(hdet.dropout_alpha == 0 || model.dropout > 0, "hdet.dropout_alpha > 0 spreads model.dropout, which is 0");
-    require(hdet.dropout_max > 0 && hdet.dropout_max < 1, "hdet.dropout_max must be in (0, 1) (got " + std::to_string(hdet.dropout_max) + ")");
-    require(hdet.dropout_alpha == 0 || model.dropout <= hdet.dropout_max,
-            "model.dropout (" + std::to_string(model.dropout) + ") is above hdet.dropout_max (" + std::to_string(hdet.dropout_max) + ")");
-    require(hdet.sync_every >= 1, "hdet.sync_every must be >= 1 (got " + std::to_string(hdet.sync_every) + ")");
-    require(hdet.warmup_steps >= 0, "hdet.warmup_steps must be >= 0");
-    require(hdet.sigma > 0, "hdet.sigma must be > 0 (got " + std::to_string(hdet.sigma) + ")");
-    require(hdet.beta >= 0 && hdet.beta < 1, "hdet.beta must be in [0, 1) (got " + std::to_string(hdet.beta) + ")");
-    require(hdet.meta_lr > 0, "hdet.meta_lr must be > 0 (got " + std::to_string(hdet.meta_lr) + ")");
-    require(hdet.mode == "shared" || hdet.mode == "local", "hdet.mode must be shared or local (got '" + hdet.mode + "')");
-    require(hdet.replicas_per_rank >= 1 && hdet.replicas_per_rank <= 64,
-            "hdet.replicas_per_rank must be in [1, 64] (got " + std::to_string(hdet.replicas_per_rank) + ")");
-    require(hdet.min_scale > 0 && hdet.min_scale <= 1 && hdet.max_scale >= 1,
-            "hdet.min_scale and hdet.max_scale need 0 < min_scale <= 1 <= max_scale");
-    require(hdet.mode == "shared" || diagnostics.pairwise == "off",
-            "diagnostics.pairwise=" + diagnostics.pairwise + " measures the gradient all-reduce, which hdet.mode=local does not do");
-  }
+          "reweight.strategy=" + reweight.strategy.text() + " with hdet.enabled = true is not supported (the replicas' models "
+          "differ, so their losses do not rank one batch)");
+  if (!hdet.enabled) return;
+  auto controller = hdet.controller;
+  controller.replicas = hdet.replicas_per_rank;  // the world is known only when the run starts
+  controller.validate();
+  require(hdet.weight_decay_alpha == 0 || optim.weight_decay > 0, "hdet.weight_decay_alpha > 0 spreads optim.weight_decay, which is 0");
+  require(hdet.dropout_alpha == 0 || model.dropout > 0, "hdet.dropout_alpha > 0 spreads model.dropout, which is 0");
+  require(hdet.dropout_alpha == 0 || model.dropout <= hdet.dropout_max,
+          "model.dropout (" + std::to_string(model.dropout) + ") is above hdet.dropout_max (" + std::to_string(hdet.dropout_max) + ")");
+  require(hdet.mode == HdetMode::shared || diagnostics.pairwise == Pairwise::off,
+          "diagnostics.pairwise=" + diagnostics.pairwise.text() + " measures the gradient all-reduce, which hdet.mode=local does not do");
 }
 
 namespace {
-
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> items;
-  std::string item;
-  std::istringstream in(text);
-  while (std::getline(in, item, ',')) {
-    const auto first = item.find_first_not_of(" \t");
-    const auto last = item.find_last_not_of(" \t");
-    items.push_back(first == std::string::npos ? "" : item.substr(first, last - first + 1));
-  }
-  return items;
-}
-
-// The whole of `text` as a number, or nothing (empty, trailing characters, out of range).
-std::optional<double> parse_number(const std::string& text) {
-  size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-  if (used != text.size() || !std::isfinite(v)) return std::nullopt;
-  return v;
-}
-
-// The whole of `text` as a whole number, or nothing.
-std::optional<int64_t> parse_integer(const std::string& text) {
-  if (text.empty() || text.find_first_not_of("+-0123456789") != std::string::npos) return std::nullopt;
-  const auto v = parse_number(text);
-  if (!v || std::fabs(*v) > 9e15) return std::nullopt;
-  return static_cast<int64_t>(*v);
-}
 
 bool valid_name(const std::string& name) {
   return !name.empty() &&
@@ -239,75 +160,11 @@ std::vector<bool> TrainConfig::desynced_ranks(int64_t world_size) const {
 }
 
 bool parse_train_config(const std::vector<std::string>& args, TrainConfig& c, std::string& help) {
+  const TrainConfig defaults;
   po::options_description keys("configuration keys (INI [section] key = value, or --section.key=value)");
-  keys.add_options()
-      ("model.layers", po::value(&c.model.layers)->default_value(c.model.layers), "transformer blocks")
-      ("model.heads", po::value(&c.model.heads)->default_value(c.model.heads), "attention heads")
-      ("model.width", po::value(&c.model.width)->default_value(c.model.width), "embedding width")
-      ("model.context", po::value(&c.model.context)->default_value(c.model.context), "context length in bytes")
-      ("model.dropout", po::value(&c.model.dropout)->default_value(c.model.dropout), "dropout probability")
-      ("data.path", po::value(&c.data.path)->default_value(c.data.path), "text file (bytes are tokens)")
-      ("data.heldout", po::value(&c.data.heldout)->default_value(c.data.heldout), "held-out fraction (the file's tail)")
-      ("data.locality", po::value(&c.data.locality)->default_value(c.data.locality), "bytes: each step's batch from one region (0: anywhere)")
-      ("data.sources", po::value(&c.data.sources)->default_value(c.data.sources), "a mixture instead of data.path: NAME=PATH, ...")
-      ("data.proportions", po::value(&c.data.proportions)->default_value(c.data.proportions), "source proportions q (default: their sizes)")
-      ("data.mixing", po::value(&c.data.mixing)->default_value(c.data.mixing), "natural, temperature or upweight")
-      ("data.temperature", po::value(&c.data.temperature)->default_value(c.data.temperature), "tau as a schedule spec (p ~ q^(1/tau))")
-      ("optim.name", po::value(&c.optim.name)->default_value(c.optim.name), "adamw or sgd")
-      ("optim.weight_decay", po::value(&c.optim.weight_decay)->default_value(c.optim.weight_decay), "on matrices only")
-      ("optim.beta1", po::value(&c.optim.beta1)->default_value(c.optim.beta1), "AdamW beta1")
-      ("optim.beta2", po::value(&c.optim.beta2)->default_value(c.optim.beta2), "AdamW beta2")
-      ("optim.eps", po::value(&c.optim.eps)->default_value(c.optim.eps), "AdamW epsilon")
-      ("optim.momentum", po::value(&c.optim.momentum)->default_value(c.optim.momentum), "SGD momentum")
-      ("optim.clip", po::value(&c.optim.clip)->default_value(c.optim.clip), "gradient-norm clip (0: off)")
-      ("train.steps", po::value(&c.train.steps)->default_value(c.train.steps), "optimizer steps")
-      ("train.batch", po::value(&c.train.batch)->default_value(c.train.batch), "sequences per step")
-      ("train.accumulation", po::value(&c.train.accumulation)->default_value(c.train.accumulation), "micro-batches per step")
-      ("train.seed", po::value(&c.train.seed)->default_value(c.train.seed), "seed of weights and data order")
-      ("train.device", po::value(&c.train.device)->default_value(c.train.device), "cpu or cuda")
-      ("train.log_every", po::value(&c.train.log_every)->default_value(c.train.log_every), "progress line every N steps")
-      ("train.threads", po::value(&c.train.threads)->default_value(c.train.threads), "intra-op threads (0: all cores)")
-      ("eval.every", po::value(&c.eval.every)->default_value(c.eval.every), "held-out evaluation every N steps (0: end only)")
-      ("eval.batches", po::value(&c.eval.batches)->default_value(c.eval.batches), "evaluation batches")
-      ("eval.sets", po::value(&c.eval.sets)->default_value(c.eval.sets), "named sets: heldout, NAME=PATH, ...")
-      ("train.precision", po::value(&c.train.precision)->default_value(c.train.precision), "fp32 or bf16 (autocast)")
-      ("dist.data_split", po::value(&c.dist.data_split)->default_value(c.dist.data_split), "sharded or identical (control)")
-      ("dist.dropout_seed", po::value(&c.dist.dropout_seed)->default_value(c.dist.dropout_seed), "per_rank or shared")
-      ("dist.desync_ranks", po::value(&c.dist.desync_ranks)->default_value(c.dist.desync_ranks), "none, all or ranks like 1,3")
-      ("diagnostics.enabled", po::value(&c.diagnostics.enabled)->default_value(c.diagnostics.enabled), "per-step dispersion metrics")
-      ("diagnostics.pairwise", po::value(&c.diagnostics.pairwise)->default_value(c.diagnostics.pairwise), "off, exact or sketch")
-      ("diagnostics.sketch_dim", po::value(&c.diagnostics.sketch_dim)->default_value(c.diagnostics.sketch_dim), "count-sketch size")
-      ("diagnostics.matrix_every", po::value(&c.diagnostics.matrix_every)->default_value(c.diagnostics.matrix_every), "pairwise cosine matrix every N steps (0: never)")
-      ("train.nonfinite", po::value(&c.train.nonfinite)->default_value(c.train.nonfinite), "on a non-finite loss: stop or skip")
-      ("checkpoint.every", po::value(&c.checkpoint.every)->default_value(c.checkpoint.every), "steps between checkpoints (0: end only)")
-      ("checkpoint.keep", po::value(&c.checkpoint.keep)->default_value(c.checkpoint.keep), "newest checkpoints kept")
-      ("checkpoint.at", po::value(&c.checkpoint.at)->default_value(c.checkpoint.at), "also checkpoint (kept) and evaluate after these steps: 240, 480")
-      ("dist.timeout_s", po::value(&c.dist.timeout_s)->default_value(c.dist.timeout_s), "fail a collective after N s")
-      ("dist.bucket_mb", po::value(&c.dist.bucket_mb)->default_value(c.dist.bucket_mb), "gradient all-reduce bucket (MB)")
-      ("log.flush_every", po::value(&c.log.flush_every)->default_value(c.log.flush_every), "flush the run log every N steps")
-      ("hdet.enabled", po::value(&c.hdet.enabled)->default_value(c.hdet.enabled), "HDET: spread rates across replicas")
-      ("hdet.alpha", po::value(&c.hdet.alpha)->default_value(c.hdet.alpha), "learning-rate spread half-width (paper 1/9)")
-      ("hdet.sync_every", po::value(&c.hdet.sync_every)->default_value(c.hdet.sync_every), "steps between parameter averages")
-      ("hdet.auto_lr", po::value(&c.hdet.auto_lr)->default_value(c.hdet.auto_lr), "meta-update the base values at each sync")
-      ("hdet.warmup_steps", po::value(&c.hdet.warmup_steps)->default_value(c.hdet.warmup_steps), "no meta-update before this step")
-      ("hdet.sigma", po::value(&c.hdet.sigma)->default_value(c.hdet.sigma), "softmax temperature over window losses")
-      ("hdet.standardize", po::value(&c.hdet.standardize)->default_value(c.hdet.standardize), "standardize window losses before sigma")
-      ("hdet.beta", po::value(&c.hdet.beta)->default_value(c.hdet.beta), "meta-update momentum")
-      ("hdet.meta_lr", po::value(&c.hdet.meta_lr)->default_value(c.hdet.meta_lr), "meta step lambda")
-      ("hdet.mode", po::value(&c.hdet.mode)->default_value(c.hdet.mode), "shared (gradient all-reduce) or local")
-      ("hdet.replicas_per_rank", po::value(&c.hdet.replicas_per_rank)->default_value(c.hdet.replicas_per_rank), "virtual replicas per worker")
-      ("hdet.paper_mode", po::value(&c.hdet.paper_mode)->default_value(c.hdet.paper_mode), "additive base-rate update (reference code)")
-      ("hdet.min_scale", po::value(&c.hdet.min_scale)->default_value(c.hdet.min_scale), "lower bound of the base correction")
-      ("hdet.max_scale", po::value(&c.hdet.max_scale)->default_value(c.hdet.max_scale), "upper bound of the base correction")
-      ("hdet.weight_decay_alpha", po::value(&c.hdet.weight_decay_alpha)->default_value(c.hdet.weight_decay_alpha), "also spread weight decay (0: no)")
-      ("hdet.dropout_alpha", po::value(&c.hdet.dropout_alpha)->default_value(c.hdet.dropout_alpha), "also spread dropout (0: no)")
-      ("hdet.dropout_max", po::value(&c.hdet.dropout_max)->default_value(c.hdet.dropout_max), "upper bound of every replica's dropout")
-      ("reweight.strategy", po::value(&c.reweight.strategy)->default_value(c.reweight.strategy), "uniform, linupper, quadratic, extremes or linear")
-      ("reweight.strength", po::value(&c.reweight.strength)->default_value(c.reweight.strength), "r: max/min weight <= e^(1/r)")
-      ("reweight.warmup", po::value(&c.reweight.warmup)->default_value(c.reweight.warmup), "uniform weights for the first N steps")
-      ("reweight.histogram_every", po::value(&c.reweight.histogram_every)->default_value(c.reweight.histogram_every), "weight histogram every N steps (0: never)")
-      ("reweight.histogram_bins", po::value(&c.reweight.histogram_bins)->default_value(c.reweight.histogram_bins), "histogram bins over N w in [0, 4]")
-      ("schedule.spec", po::value(&c.schedule)->default_value(c.schedule), "learning-rate schedule spec");
+  for (const auto& key : train_config_schema())
+    keys.add_options()(key.name.c_str(), po::value<std::string>()->default_value(key.get(c), key.get(defaults))->implicit_value(""),
+                       key.help.c_str());
   po::options_description command("options");
   std::string config_path;
   command.add_options()("help,h", "show this help")("config,c", po::value(&config_path), "INI configuration file")(
@@ -322,7 +179,11 @@ bool parse_train_config(const std::vector<std::string>& args, TrainConfig& c, st
   for (const auto& a : args) c.command_line += (c.command_line.empty() ? "" : " ") + a;
   po::variables_map vm;
   try {
-    po::store(po::command_line_parser(args).options(all).run(), vm);
+    // Boost refuses "--key=" (an empty value); "--key" alone takes the implicit empty value.
+    std::vector<std::string> tokens = args;
+    for (auto& t : tokens)
+      if (t.size() > 3 && t.compare(0, 2, "--") == 0 && t.back() == '=') t.pop_back();
+    po::store(po::command_line_parser(tokens).options(all).run(), vm);
     if (vm.count("help")) {
       std::ostringstream text;
       text << "usage: lrkit train [--config FILE] [--out DIR] [--section.key=value ...]\n\n" << command << "\n" << keys;
@@ -331,6 +192,7 @@ bool parse_train_config(const std::vector<std::string>& args, TrainConfig& c, st
     }
     if (vm.count("config")) {
       const std::string file = vm["config"].as<std::string>();
+      if (std::filesystem::is_directory(file)) throw std::invalid_argument("config file '" + file + "' is a directory");
       std::ifstream in(file);
       if (!in) throw std::invalid_argument("cannot open config file '" + file + "'");
       std::stringstream text;
@@ -347,6 +209,8 @@ bool parse_train_config(const std::vector<std::string>& args, TrainConfig& c, st
   } catch (const po::error& e) {
     throw std::invalid_argument(e.what());
   }
+  for (const auto& key : train_config_schema())
+    if (!vm[key.name].defaulted()) key.set(c, vm[key.name].as<std::string>());
   c.validate();
   return true;
 }

@@ -2,13 +2,14 @@
 // OneCycleLR semantics, including its last step); ALGORITHMS.md section 1.
 #include <cmath>
 
+#include "lrkit/common/numbers.hpp"
+
 #include "common.hpp"
 
 namespace lrkit::schedules::detail {
 
 namespace {
 
-constexpr double kPi = 3.14159265358979323846;
 
 // Cosine cycles of length period * mult^i; cycle i peaks at
 // max(floor, peak * peak_decay^i).

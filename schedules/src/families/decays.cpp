@@ -3,13 +3,14 @@
 // (ALGORITHMS.md sections 1, 3 and 5).
 #include <cmath>
 
+#include "lrkit/common/numbers.hpp"
+
 #include "common.hpp"
 
 namespace lrkit::schedules::detail {
 
 namespace {
 
-constexpr double kPi = 3.14159265358979323846;
 
 // UBA (Tang et al. 2025): lr = floor + (peak - floor) 2u / (2 phi + (2 - phi) u),
 // u = 1 + cos(pi s). phi = 2 is cosine; small phi holds the peak longer.

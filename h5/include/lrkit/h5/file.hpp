@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,10 @@ bool has_dataset(const std::string& path, const std::string& dataset);
 // Throws Error naming the file and dataset when either is missing, when the
 // dataset is not 1-D or not numeric.
 std::vector<double> read_series(const std::string& path, const std::string& dataset);
+
+// Every string attribute of `object` ("/" or a group/dataset path), by name.
+// Throws Error naming the file and object when either is missing.
+std::map<std::string, std::string> read_string_attributes(const std::string& path, const std::string& object);
 
 // A 2-D numeric dataset ([step, rank] and the like), row-major.
 struct Matrix {

@@ -26,7 +26,8 @@ class SeriesLog {
   };
 
   // Creates (truncates) `path` with every dataset empty and extendible, writes
-  // the string attributes, then switches to SWMR writing.
+  // the string attributes (on groups created for them where no dataset made
+  // one), then switches to SWMR writing.
   SeriesLog(const std::string& path, const std::vector<Column>& columns,
             const std::vector<Attribute>& attributes = std::vector<Attribute>());
   // Reopens an existing log to continue it (a resumed run): each series keeps

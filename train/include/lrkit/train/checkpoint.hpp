@@ -16,6 +16,7 @@
 
 #include "lrkit/controllers/hdet.hpp"
 #include "lrkit/train/gpt.hpp"
+#include "lrkit/train/run_files.hpp"
 
 namespace lrkit::train {
 
@@ -40,12 +41,6 @@ std::string save_checkpoint(const std::string& run_dir, int64_t keep, const std:
 // Replica `replica` (>= 1) of an HDET run at `step`; returns the file written.
 std::string save_replica_checkpoint(const std::string& run_dir, int64_t step, int64_t replica, Gpt& model,
                                     torch::optim::Optimizer& optimizer, const std::string& schedule_spec);
-
-// Where replica `replica` of the checkpoint at `main_path` lives.
-std::string replica_checkpoint_path(const std::string& main_path, int64_t replica);
-
-// Where the checkpoint after `step` updates of the run in run_dir is written.
-std::string checkpoint_path(const std::string& run_dir, int64_t step);
 
 // The newest checkpoint under run_dir/checkpoints, if any.
 std::optional<std::string> latest_checkpoint(const std::string& run_dir);

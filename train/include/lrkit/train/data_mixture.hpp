@@ -38,7 +38,7 @@ class DataMixture {
   const std::vector<std::string>& names() const { return names_; }
   const ByteCorpus& corpus(size_t i) const { return corpora_[i]; }
   const std::vector<double>& natural() const { return natural_; }  // q
-  bool upweighting() const { return mixing_ == "upweight"; }
+  bool upweighting() const { return mixing_ == Mixing::upweight; }
   double temperature(int64_t step) const { return temperature_(step); }
   // p(tau(step)): the distribution training aims at.
   std::vector<double> target(int64_t step) const;
@@ -57,7 +57,7 @@ class DataMixture {
   std::vector<std::string> names_;
   std::vector<ByteCorpus> corpora_;
   std::vector<double> natural_;
-  std::string mixing_;
+  Choice<Mixing> mixing_;
   schedules::Schedule temperature_;
 };
 

@@ -8,19 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "lrkit/train/gpt_config.hpp"
+
 namespace lrkit::train {
-
-struct GptConfig {
-  int64_t vocab = 256;
-  int64_t context = 128;
-  int64_t layers = 2;
-  int64_t heads = 4;
-  int64_t width = 128;
-  double dropout = 0.0;
-
-  // Throws std::invalid_argument naming the bad field (e.g. width not divisible by heads).
-  void validate() const;
-};
 
 class CausalSelfAttentionImpl : public torch::nn::Module {
  public:

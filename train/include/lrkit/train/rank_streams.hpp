@@ -7,12 +7,10 @@
 
 #include <cstdint>
 
+#include "lrkit/common/numbers.hpp"  // derive_seed
 #include "lrkit/train/train_config.hpp"
 
 namespace lrkit::train {
-
-// splitmix64 of (seed, stream): decorrelated 64-bit seeds for nearby inputs.
-uint64_t derive_seed(uint64_t seed, uint64_t stream);
 
 struct RankStreams {
   uint64_t data_seed = 0;     // BatchKey seed of this rank's rows

@@ -31,37 +31,35 @@ struct HdetRecord {
   std::vector<Spread> spread;        // one per TrainConfig::hdet_spread() entry
 };
 
+// Where a step's records go. This base records nothing: every rank but 0 gets
+// one, so the loop never asks whether it logs.
 class RunLog {
  public:
-  // Creates DIR (and parents) and DIR/log.h5, or, when resuming at
-  // `resume_step` > 0, continues DIR/log.h5 keeping the rows before that
-  // step. Throws h5::Error naming the path.
-  RunLog(const TrainConfig& config, int64_t world_size, int64_t resume_step = 0);
-  void record(const StepRecord& row);
+  virtual ~RunLog() = default;
+  virtual void record(const StepRecord&) {}
   // After a step's records (record, then record_hdet / record_weights when on):
   // every log.flush_every complete steps reach the disk together.
-  void end_step();
+  virtual void end_step() {}
   // Once per step after record() when HDET is on: /hdet/replica_loss, /hdet/window_loss, /hdet/<name>/{...}.
-  void record_hdet(const HdetRecord& row);
+  virtual void record_hdet(const HdetRecord&) {}
   // Once per step when reweighting is on: /reweight/{entropy, max_min_ratio, effective_size};
   // a non-empty histogram also goes to /reweight/histogram at /reweight/histogram_step.
-  void record_weights(int64_t step, const reweight::WeightStats& stats, const std::vector<double>& histogram);
+  virtual void record_weights(int64_t /*step*/, const reweight::WeightStats&, const std::vector<double>& /*histogram*/) {}
   // Once per step with several data sources: /data/temperature, /data/probability
   // (the target p(tau) per source) and /data/rows (global-batch rows per source).
-  void record_data(double temperature, const std::vector<double>& probability, const std::vector<double>& rows);
-  void record_eval(const std::string& set, int64_t step, double loss);
+  virtual void record_data(double /*temperature*/, const std::vector<double>& /*probability*/, const std::vector<double>& /*rows*/) {}
+  virtual void record_eval(const std::string& /*set*/, int64_t /*step*/, double /*loss*/) {}
   // Row-major [world, world] pairwise cosine estimates after `step` updates.
-  void record_cos_matrix(int64_t step, const std::vector<double>& matrix);
-  void record_checkpoint(int64_t step);
-  void flush() { log_->flush(); }
-  const std::string& path() const { return log_->path(); }
-
- private:
-  bool diagnostics_;
-  std::vector<std::string> hdet_spread_;  // empty: HDET off
-  int64_t flush_every_;
-  int64_t since_flush_ = 0;
-  std::unique_ptr<h5::SeriesLog> log_;
+  virtual void record_cos_matrix(int64_t /*step*/, const std::vector<double>& /*matrix*/) {}
+  virtual void record_checkpoint(int64_t /*step*/) {}
+  virtual void flush() {}
+  virtual std::string path() const { return ""; }
 };
+
+// Rank 0's log: creates DIR (and parents) and DIR/log.h5 with provenance
+// attributes, /config holding every key's effective value (config_values()),
+// or, when resuming at `resume_step` > 0, continues DIR/log.h5 keeping the
+// rows before that step. Throws h5::Error naming the path.
+std::unique_ptr<RunLog> open_run_log(const TrainConfig& config, int64_t world_size, int64_t resume_step = 0);
 
 }  // namespace lrkit::train

@@ -1,15 +1,67 @@
 // Everything a training run is configured by. Read from an INI file
 // ([section] key = value) with every key overridable on the command line as
-// --section.key=value; unknown keys are errors that name the key.
+// --section.key=value; unknown keys are errors that name the key. The keys,
+// their help, rules and text forms are declared once, in train_config_schema().
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "lrkit/train/gpt.hpp"
+#include "lrkit/controllers/hdet.hpp"
+#include "lrkit/reweight/sample_weights.hpp"
+#include "lrkit/train/config_choice.hpp"
+#include "lrkit/train/config_schema.hpp"
+#include "lrkit/train/gpt_config.hpp"
 
 namespace lrkit::train {
+
+enum class Mixing { natural, temperature, upweight };
+enum class OptimizerName { adamw, sgd };
+enum class DeviceKind { cpu, cuda };
+enum class NonFinite { stop, skip };
+enum class Precision { fp32, bf16 };
+enum class DataSplit { sharded, identical };
+enum class DropoutSeed { per_rank, shared };
+enum class Pairwise { off, exact, sketch };
+enum class HdetMode { shared, local };
+
+template <> struct ChoiceNames<Mixing> {
+  static constexpr std::pair<Mixing, const char*> values[] = {
+      {Mixing::natural, "natural"}, {Mixing::temperature, "temperature"}, {Mixing::upweight, "upweight"}};
+};
+template <> struct ChoiceNames<OptimizerName> {
+  static constexpr std::pair<OptimizerName, const char*> values[] = {{OptimizerName::adamw, "adamw"}, {OptimizerName::sgd, "sgd"}};
+};
+template <> struct ChoiceNames<DeviceKind> {
+  static constexpr std::pair<DeviceKind, const char*> values[] = {{DeviceKind::cpu, "cpu"}, {DeviceKind::cuda, "cuda"}};
+};
+template <> struct ChoiceNames<NonFinite> {
+  static constexpr std::pair<NonFinite, const char*> values[] = {{NonFinite::stop, "stop"}, {NonFinite::skip, "skip"}};
+};
+template <> struct ChoiceNames<Precision> {
+  static constexpr std::pair<Precision, const char*> values[] = {{Precision::fp32, "fp32"}, {Precision::bf16, "bf16"}};
+};
+template <> struct ChoiceNames<DataSplit> {
+  static constexpr std::pair<DataSplit, const char*> values[] = {{DataSplit::sharded, "sharded"}, {DataSplit::identical, "identical"}};
+};
+template <> struct ChoiceNames<DropoutSeed> {
+  static constexpr std::pair<DropoutSeed, const char*> values[] = {{DropoutSeed::per_rank, "per_rank"}, {DropoutSeed::shared, "shared"}};
+};
+template <> struct ChoiceNames<Pairwise> {
+  static constexpr std::pair<Pairwise, const char*> values[] = {
+      {Pairwise::off, "off"}, {Pairwise::exact, "exact"}, {Pairwise::sketch, "sketch"}};
+};
+template <> struct ChoiceNames<HdetMode> {
+  static constexpr std::pair<HdetMode, const char*> values[] = {{HdetMode::shared, "shared"}, {HdetMode::local, "local"}};
+};
+template <> struct ChoiceNames<reweight::Strategy> {
+  static constexpr std::pair<reweight::Strategy, const char*> values[] = {
+      {reweight::Strategy::uniform, "uniform"},   {reweight::Strategy::linupper, "linupper"},
+      {reweight::Strategy::quadratic, "quadratic"}, {reweight::Strategy::extremes, "extremes"},
+      {reweight::Strategy::linear, "linear"}};
+};
 
 struct DataConfig {
   std::string path = "data/kjv.txt";
@@ -18,7 +70,7 @@ struct DataConfig {
   // A mixture of corpora (data_mixture.hpp) instead of `path`: "NAME=PATH, NAME=PATH, ...".
   std::string sources;
   std::string proportions;               // q_i as "0.95, 0.05"; empty: the sources' training sizes
-  std::string mixing = "natural";        // natural | temperature | upweight
+  Choice<Mixing> mixing = Mixing::natural;
   std::string temperature = "constant(peak=1)";  // tau as a schedule spec over the run
 };
 
@@ -27,7 +79,7 @@ struct DataSource {
 };
 
 struct OptimConfig {
-  std::string name = "adamw";  // adamw | sgd
+  Choice<OptimizerName> name = OptimizerName::adamw;
   double weight_decay = 0.1;
   double beta1 = 0.9, beta2 = 0.95, eps = 1e-8;
   double momentum = 0.9;  // sgd
@@ -39,58 +91,51 @@ struct LoopConfig {
   int64_t batch = 16;         // sequences per optimizer step
   int64_t accumulation = 1;   // micro-batches per step
   uint64_t seed = 1234;
-  std::string device = "cpu";  // cpu | cuda
+  Choice<DeviceKind> device = DeviceKind::cpu;
   int64_t log_every = 10;
   int64_t threads = 0;         // LibTorch intra-op threads; 0: all cores
-  std::string nonfinite = "stop";  // a non-finite loss: stop (keep the last checkpoint) or skip the update
-  std::string precision = "fp32";  // fp32 | bf16 (autocast of the forward pass; weights and optimizer stay fp32)
+  Choice<NonFinite> nonfinite = NonFinite::stop;  // a non-finite loss: stop (keep the last checkpoint) or skip the update
+  Choice<Precision> precision = Precision::fp32;  // bf16: autocast of the forward pass; weights and optimizer stay fp32
 };
 
 struct DistConfig {
   int64_t timeout_s = 60;   // a collective waiting longer than this fails the run
   double bucket_mb = 25.0;  // gradient all-reduce bucket size
   // Knobs that deliberately desynchronize ranks (ALGORITHMS.md section 7):
-  std::string data_split = "sharded";     // sharded: disjoint rows of one stream | identical: every rank reads rank 0's rows
-  std::string dropout_seed = "per_rank";  // per_rank | shared: every rank draws the same dropout masks
+  Choice<DataSplit> data_split = DataSplit::sharded;        // sharded: disjoint rows of one stream | identical: every rank reads rank 0's rows
+  Choice<DropoutSeed> dropout_seed = DropoutSeed::per_rank;  // shared: every rank draws the same dropout masks
   std::string desync_ranks = "none";      // none | all | a list like 1,3: these ranks take their own data stream and dropout seed
 };
 
 // What the diagnostics measure every optimizer step (ALGORITHMS.md section 7).
 struct DiagnosticsConfig {
   bool enabled = true;          // dispersion, cos_to_mean and the scalar pairwise form
-  std::string pairwise = "off"; // off | exact (one extra all-reduce) | sketch (all-gather of a count sketch)
+  Choice<Pairwise> pairwise = Pairwise::off;  // exact: one extra all-reduce | sketch: all-gather of a count sketch
   int64_t sketch_dim = 4096;
   int64_t matrix_every = 100;   // pairwise cosine matrix (from sketches) every N steps; 0: never
 };
 
-// HDET (ALGORITHMS.md section 6): replicas = workers x replicas_per_rank.
+// HDET (ALGORITHMS.md section 6): replicas = workers x replicas_per_rank. The
+// controller's own settings (alpha, sync_every, sigma, ...) are its Config;
+// the trainer sets its replica count and seeds per run.
 struct HdetTrainConfig {
   bool enabled = false;
-  double alpha = 1.0 / 9.0;       // learning-rate spread half-width (0: plain data parallel, bit for bit)
-  int64_t sync_every = 100;       // T_sync: steps between parameter averages and meta-updates
-  bool auto_lr = true;            // meta-update every spread hyper-parameter at each sync
-  int64_t warmup_steps = 0;       // S_warm: no meta-update before this step (the spread applies from step 0)
-  double sigma = 0.1;             // softmax temperature over window losses
-  bool standardize = false;       // divide the centred window losses by their std before sigma
-  double beta = 0.9;              // meta-update momentum
-  double meta_lr = 0.5;           // lambda
-  std::string mode = "shared";    // shared: gradients all-reduced every step | local: only parameters, every sync
+  Choice<HdetMode> mode = HdetMode::shared;  // shared: gradients all-reduced every step | local: only parameters, every sync
   int64_t replicas_per_rank = 1;  // virtual replicas inside each worker process
-  bool paper_mode = false;        // additive update of the absolute base rate, as the reference code
-  double min_scale = 0.05, max_scale = 20.0;  // bounds of the multiplicative correction
   double weight_decay_alpha = 0;  // > 0: also spread optim.weight_decay
   double dropout_alpha = 0;       // > 0: also spread model.dropout ...
   double dropout_max = 0.5;       // ... keeping every replica's dropout in [0, dropout_max]
+  controllers::HdetConfig controller;  // alpha is the learning rate's spread (0: plain data parallel, bit for bit)
 };
 
 // Loss-based sample reweighting over the global batch (ALGORITHMS.md section 8).
 struct ReweightConfig {
-  std::string strategy = "uniform";  // uniform | linupper | quadratic | extremes | linear
+  Choice<reweight::Strategy> strategy = reweight::Strategy::uniform;
   double strength = 1.0;             // r: max w / min w <= e^(1/r); the paper: 0.4 (medium/large), 1.0 (small)
   int64_t warmup = 0;                // uniform weights for the first N steps (the paper: 1000)
   int64_t histogram_every = 100;     // relative-weight histogram into the log every N steps (0: never)
   int64_t histogram_bins = 20;       // over N w in [0, 4]
-  bool enabled() const { return strategy != "uniform"; }
+  bool enabled() const { return strategy != reweight::Strategy::uniform; }
 };
 
 struct CheckpointConfig {
@@ -164,9 +209,17 @@ struct TrainConfig {
   // HDET's replicas never differ: shared gradients and nothing spread. They
   // then need no averaging and reproduce plain data parallel bit for bit.
   bool hdet_replicas_identical() const {
-    return !hdet.enabled || (hdet.mode == "shared" && hdet.alpha == 0 && hdet.weight_decay_alpha == 0 && hdet.dropout_alpha == 0);
+    return !hdet.enabled ||
+           (hdet.mode == HdetMode::shared && hdet.controller.alpha == 0 && hdet.weight_decay_alpha == 0 && hdet.dropout_alpha == 0);
   }
 };
+
+// Every configuration key, in --help order.
+const std::vector<ConfigKey<TrainConfig>>& train_config_schema();
+
+// Every key's effective value as (name, text): what the run log records. Each
+// text parses back (--name=text) into the same value.
+std::vector<std::pair<std::string, std::string>> config_values(const TrainConfig& config);
 
 // Parses `--config FILE` (optional) and `--section.key=value` overrides.
 // Throws std::invalid_argument with one clear line on any bad input; returns

@@ -1,0 +1,30 @@
+#include "child_process.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <stdexcept>
+
+namespace lrkit::cli {
+
+pid_t start_lrkit_train(const std::vector<std::string>& args, const std::function<void()>& in_child, const std::string& what) {
+  std::vector<std::string> command = {"lrkit", "train"};
+  command.insert(command.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : command) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const std::string exec_failed = "lrkit train: cannot start " + what + "\n";
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("fork failed while starting " + what);
+  if (pid == 0) {
+    in_child();
+    ::execv("/proc/self/exe", argv.data());
+    [[maybe_unused]] const auto written = ::write(STDERR_FILENO, exec_failed.data(), exec_failed.size());
+    ::_exit(127);
+  }
+  return pid;
+}
+
+int exit_code(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status); }
+
+}  // namespace lrkit::cli

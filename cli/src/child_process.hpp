@@ -1,0 +1,21 @@
+// Starting `lrkit train` as a child of this same executable (the local
+// launcher's workers, a sweep's runs) and reading how it ended.
+#pragma once
+
+#include <sys/types.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace lrkit::cli {
+
+// fork + exec of /proc/self/exe as `lrkit train ARGS...`; `in_child` runs in
+// the child first (environment, redirections). Throws std::runtime_error
+// naming `what` when fork fails; a child that cannot exec exits 127.
+pid_t start_lrkit_train(const std::vector<std::string>& args, const std::function<void()>& in_child, const std::string& what);
+
+// A waitpid status as a shell would report it: the exit code, or 128 + signal.
+int exit_code(int status);
+
+}  // namespace lrkit::cli

@@ -1,0 +1,94 @@
+#include "local_launcher.hpp"
+
+#include "child_process.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <iostream>
+#include <optional>
+#include <stdexcept>
+#include <thread>
+
+namespace lrkit::cli {
+
+namespace {
+
+// A port the kernel just handed out on loopback (free at least a moment ago).
+int free_loopback_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) throw std::runtime_error("cannot open a socket to pick a rendezvous port");
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    ::close(fd);
+    throw std::runtime_error("cannot bind a loopback socket to pick a rendezvous port");
+  }
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+}  // namespace
+
+int launch_local_workers(const std::vector<std::string>& command_args, int workers) {
+  const std::string port = std::to_string(free_loopback_port());
+  std::vector<pid_t> pids;
+  for (int rank = 0; rank < workers; ++rank) {
+    const auto torchrun_variables = [&] {
+      ::setenv("RANK", std::to_string(rank).c_str(), 1);
+      ::setenv("LOCAL_RANK", std::to_string(rank).c_str(), 1);
+      ::setenv("WORLD_SIZE", std::to_string(workers).c_str(), 1);
+      ::setenv("LOCAL_WORLD_SIZE", std::to_string(workers).c_str(), 1);
+      ::setenv("MASTER_ADDR", "127.0.0.1", 1);
+      ::setenv("MASTER_PORT", port.c_str(), 1);
+    };
+    pids.push_back(start_lrkit_train(command_args, torchrun_variables, "worker " + std::to_string(rank)));
+  }
+
+  // After the first failure the others get SIGTERM (and SIGCONT, so a stopped
+  // worker can act on it), then SIGKILL once the grace period is over: a hung
+  // worker never keeps the launcher waiting.
+  constexpr auto kGrace = std::chrono::seconds(5);
+  int result = 0;
+  size_t running = pids.size();
+  std::optional<std::chrono::steady_clock::time_point> kill_at;
+  while (running > 0) {
+    int status = 0;
+    const pid_t done = ::waitpid(-1, &status, kill_at ? WNOHANG : 0);
+    if (done < 0) break;
+    if (done == 0) {
+      if (std::chrono::steady_clock::now() >= *kill_at)
+        for (pid_t other : pids)
+          if (other > 0) ::kill(other, SIGKILL);
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      continue;
+    }
+    for (size_t rank = 0; rank < pids.size(); ++rank) {
+      if (pids[rank] != done) continue;
+      pids[rank] = 0;
+      --running;
+      if (exit_code(status) != 0 && result == 0) {
+        result = exit_code(status);
+        std::cerr << "lrkit train: worker " << rank << " failed (exit " << result
+                  << "); stopping the other workers" << std::endl;
+        for (pid_t other : pids)
+          if (other > 0) {
+            ::kill(other, SIGTERM);
+            ::kill(other, SIGCONT);
+          }
+        kill_at = std::chrono::steady_clock::now() + kGrace;
+      }
+    }
+  }
+  return result == 2 ? 2 : (result != 0 ? 1 : 0);
+}
+
+}  // namespace lrkit::cli

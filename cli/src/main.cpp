@@ -1,0 +1,68 @@
+// lrkit: learning-rate schedules and training dynamics. Dispatches to one
+// sub-command per workflow and maps errors to exit codes (see command.hpp).
+#include <exception>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "command.hpp"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: lrkit <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  schedule SPEC   print, summarize, plot or export a learning-rate schedule\n"
+    "  train           train the reference GPT on a byte corpus\n"
+    "  diagnose LOG    worker dispersion report for a run log or a per-rank CSV/JSON-lines log\n"
+    "  refine RUN.h5   a refined schedule from a finished run's gradient norms\n"
+    "  sweep           train schedules x budgets x peaks x seeds and compare them\n"
+    "\n"
+    "Run 'lrkit <command> --help' for a command's options.\n";
+
+struct Command {
+  const char* name;
+  int (*run)(const std::vector<std::string>&);
+};
+
+const Command kCommands[] = {
+    {"schedule", lrkit::cli::run_schedule_command},
+    {"train", lrkit::cli::run_train_command},
+    {"diagnose", lrkit::cli::run_diagnose_command},
+    {"refine", lrkit::cli::run_refine_command},
+    {"sweep", lrkit::cli::run_sweep_command},
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::vector<std::string> all(argv + 1, argv + argc);
+  if (all.empty()) {
+    std::cerr << kUsage;
+    return lrkit::cli::kExitUsage;
+  }
+  const std::string& name = all.front();
+  if (name == "--help" || name == "-h" || name == "help") {
+    std::cout << kUsage;
+    return lrkit::cli::kExitOk;
+  }
+  if (name == "--version") {
+    std::cout << "lrkit " << LRKIT_VERSION << "\n";
+    return lrkit::cli::kExitOk;
+  }
+  for (const Command& command : kCommands) {
+    if (name != command.name) continue;
+    try {
+      return command.run({all.begin() + 1, all.end()});
+    } catch (const lrkit::cli::UsageError& e) {
+      std::cerr << "lrkit " << name << ": " << e.what() << "\n";
+      return lrkit::cli::kExitUsage;
+    } catch (const std::exception& e) {
+      std::cerr << "lrkit " << name << ": " << e.what() << "\n";
+      return lrkit::cli::kExitFailure;
+    }
+  }
+  std::cerr << "lrkit: unknown command '" << name << "'\n" << kUsage;
+  return lrkit::cli::kExitUsage;
+}

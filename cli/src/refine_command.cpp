@@ -1,0 +1,79 @@
+// `lrkit refine RUN.h5 --out FILE`: a finished run's gradient norms turned
+// into a refined schedule for the next run (Defazio et al. 2023; ALGORITHMS.md
+// section 4), written as a table the next run reads with table(file=...), so
+// it no longer depends on the old log.
+#include <boost/program_options.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "command.hpp"
+#include "schedule_output.hpp"
+#include "lrkit/h5/file.hpp"
+#include "lrkit/schedules/factory.hpp"
+#include "lrkit/schedules/spec_error.hpp"
+
+namespace po = boost::program_options;
+
+namespace lrkit::cli {
+
+int run_refine_command(const std::vector<std::string>& args) {
+  std::string run, out, norm = "l1";
+  double peak = 0, tau = 0.1;
+  int64_t steps = 0;
+  po::options_description visible("options");
+  visible.add_options()("help,h", "show this help")("out,o", po::value(&out), "the refined schedule's table (.h5 or .csv)")(
+      "peak", po::value(&peak), "peak learning rate of the refined schedule (required)")(
+      "norm", po::value(&norm)->default_value(norm), "l1 (Adam-type optimizers, the default) or l2 (SGD)")(
+      "tau", po::value(&tau)->default_value(tau), "median-filter width as a fraction of the run")(
+      "steps", po::value(&steps)->default_value(steps), "length of the next run (0: the source run's length)");
+  const auto vm = parse_with_positional(args, visible, run, "refine");
+  if (vm.count("help")) {
+    std::cout << "usage: lrkit refine RUN.h5 --peak LR --out FILE.h5|FILE.csv [options]\n\n"
+                 "Reads /train/grad_norm_l1 (or /train/grad_norm with --norm l2) of a finished run and\n"
+                 "writes the refined schedule; train the next run with the printed schedule.spec.\n\n"
+              << visible;
+    return kExitOk;
+  }
+  if (run.empty()) throw UsageError("no run log given (usage: lrkit refine RUN.h5 --peak LR --out FILE)");
+  if (out.empty()) throw UsageError("--out FILE is required (.h5 or .csv)");
+  if (!vm.count("peak")) throw UsageError("--peak is required (the refined schedule's largest rate)");
+  if (norm != "l1" && norm != "l2") throw UsageError("--norm must be l1 or l2 (got '" + norm + "')");
+  if (steps < 0) throw UsageError("--steps must be >= 0 (got " + std::to_string(steps) + ")");
+  const std::string extension = std::filesystem::path(out).extension().string();
+  if (extension != ".h5" && extension != ".csv")
+    throw UsageError("--out '" + out + "' must end in .h5 or .csv");
+  try {
+    if (steps == 0) steps = static_cast<int64_t>(h5::read_series(run, "/train/step").size());
+  } catch (const h5::Error& e) {
+    throw UsageError(e.what());
+  }
+  char number[64];
+  std::snprintf(number, sizeof number, "%.17g", peak);
+  const std::string spec = "refined(norms=" + run + ", peak=" + number + ", norm=" + norm +
+                           ", tau=" + std::to_string(tau) + ")";
+  const schedules::Schedule schedule = [&] {
+    try {
+      return schedules::parse_schedule(spec, steps);
+    } catch (const schedules::SpecError& e) {
+      throw UsageError(e.what());
+    }
+  }();
+  std::string next;
+  if (extension == ".csv") {
+    std::ofstream file(out);
+    if (!file) throw UsageError("cannot write '" + out + "'");
+    write_table(file, schedule, steps, 1, TableFormat::Csv);
+    if (!file.flush()) throw std::runtime_error("writing '" + out + "' failed");
+    next = "table(file=" + out + ")";
+  } else {
+    write_hdf5(out, schedule, steps);
+    next = "table(file=" + out + ", column=/schedule/lr, steps=/schedule/step)";
+  }
+  std::cout << "refined " << steps << " steps from " << run << " (" << norm << " norms)\n"
+            << "schedule.spec = " << next << "\n";
+  return kExitOk;
+}
+
+}  // namespace lrkit::cli

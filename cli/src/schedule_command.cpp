@@ -1,0 +1,128 @@
+// `lrkit schedule SPEC`: the schedule library from the command line.
+#include <boost/program_options.hpp>
+#include <iostream>
+
+#include "command.hpp"
+#include "schedule_output.hpp"
+#include "lrkit/h5/handle.hpp"
+#include "lrkit/schedules/factory.hpp"
+#include "lrkit/schedules/spec.hpp"
+#include "lrkit/schedules/summary.hpp"
+
+namespace po = boost::program_options;
+
+namespace lrkit::cli {
+
+namespace {
+
+constexpr const char* kIntro =
+    "usage: lrkit schedule SPEC [--steps N] [options]\n"
+    "\n"
+    "Prints the learning rate of every update 0..N of the schedule SPEC (the row at N\n"
+    "is the end value). SPEC examples:\n"
+    "  'wsd(peak=3e-4, warmup=2%, decay=20%, shape=1-sqrt)'\n"
+    "  'uba(peak=1e-3, phi=1.5, warmup=200)'\n"
+    "  'wsds(peak=1e-3, budgets=[12500, 25000, 50000], decay=10%)'\n"
+    "  'join(linear(0, 1e-3, 200), cosine(1e-3, 1e-5), at=[200])'\n"
+    "Lengths are steps (200) or percent of the run (2%); a floor given in percent is\n"
+    "a fraction of the peak. --list shows every family and its keys.\n";
+
+void print_families(std::ostream& out) {
+  for (const auto& f : schedules::schedule_families()) {
+    out << f.name << "(";
+    bool first = true;
+    if (f.takes_schedules) {
+      out << "SCHEDULE" << (f.name == "join" ? ", SCHEDULE, ..." : "");
+      first = false;
+    }
+    for (const auto& k : f.keys) {
+      out << (first ? "" : ", ") << k;
+      first = false;
+    }
+    out << ")\n    " << f.description << "\n";
+  }
+}
+
+TableFormat parse_format(const std::string& name) {
+  if (name == "csv") return TableFormat::Csv;
+  if (name == "tsv") return TableFormat::Tsv;
+  if (name == "json") return TableFormat::Json;
+  throw UsageError("--format must be csv, tsv or json (got '" + name + "')");
+}
+
+}  // namespace
+
+int run_schedule_command(const std::vector<std::string>& args) {
+  po::options_description options("options");
+  options.add_options()
+      ("help,h", "show this help")
+      ("list", "list every schedule family and its keys")
+      ("steps,n", po::value<int64_t>(), "total number of updates T (default: the schedule's own, e.g. wsds)")
+      ("format,f", po::value<std::string>()->default_value("csv"), "table format: csv, tsv or json")
+      ("every", po::value<int64_t>()->default_value(1), "print every K-th step (the last step is always printed)")
+      ("at", po::value<int64_t>(), "print the learning rate at one step")
+      ("summary", "print peak, warmup end, decay start, final value, checkpoints and phases")
+      ("plot", "draw the curve in the terminal")
+      ("width", po::value<int>()->default_value(72), "plot width in characters")
+      ("height", po::value<int>()->default_value(16), "plot height in lines")
+      ("out,o", po::value<std::string>(), "also write the full table to this HDF5 file");
+  std::string spec;
+  const auto vm = parse_with_positional(args, options, spec, "schedule");
+  if (vm.count("help")) {
+    std::cout << kIntro << "\n" << options;
+    return kExitOk;
+  }
+  if (vm.count("list")) {
+    print_families(std::cout);
+    return kExitOk;
+  }
+  if (spec.empty()) throw UsageError("missing SPEC, e.g. lrkit schedule 'cosine(peak=1e-3)' --steps 1000");
+
+  std::optional<int64_t> steps;
+  if (vm.count("steps")) {
+    steps = vm["steps"].as<int64_t>();
+    if (*steps < 1) throw UsageError("--steps must be at least 1 (got " + std::to_string(*steps) + ")");
+  }
+  const int64_t every = vm["every"].as<int64_t>();
+  if (every < 1) throw UsageError("--every must be at least 1 (got " + std::to_string(every) + ")");
+  const int width = vm["width"].as<int>(), height = vm["height"].as<int>();
+  if (width < 8 || width > 1000 || height < 4 || height > 200)
+    throw UsageError("--width must be in [8, 1000] and --height in [4, 200]");
+  const TableFormat format = parse_format(vm["format"].as<std::string>());
+
+  schedules::Schedule schedule = [&] {
+    try {
+      return schedules::parse_schedule(spec, steps);
+    } catch (const schedules::SpecError& e) {
+      throw UsageError(e.what());
+    }
+  }();
+  if (!steps) {
+    if (!schedule.bounded())
+      throw UsageError("this schedule has no natural end: give --steps N");
+    steps = schedule.total();
+  }
+  if (*steps > 100'000'000) throw UsageError("--steps above 1e8 would print too much; use --every or --at");
+
+  if (vm.count("at")) {
+    const int64_t at = vm["at"].as<int64_t>();
+    if (at < 0) throw UsageError("--at must be >= 0 (got " + std::to_string(at) + ")");
+    std::cout << schedules::format_number(schedule(at)) << "\n";
+  } else if (vm.count("summary")) {
+    write_summary(std::cout, schedules::summarize(schedule, *steps), schedule.to_spec(), format == TableFormat::Json);
+  } else if (vm.count("plot")) {
+    write_plot(std::cout, schedule, *steps, width, height);
+  } else if (!vm.count("out")) {
+    write_table(std::cout, schedule, *steps, every, format);
+  }
+  if (vm.count("out")) {
+    try {
+      write_hdf5(vm["out"].as<std::string>(), schedule, *steps);
+    } catch (const h5::Error& e) {
+      throw UsageError(e.what());
+    }
+  }
+  return kExitOk;
+}
+
+}  // namespace lrkit::cli

@@ -1,0 +1,152 @@
+#include "schedule_output.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+#include "lrkit/h5/file.hpp"
+#include "lrkit/schedules/spec.hpp"
+
+namespace lrkit::cli {
+
+using schedules::format_number;
+
+namespace {
+
+std::string json_string(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+std::vector<int64_t> row_steps(int64_t steps, int64_t every) {
+  std::vector<int64_t> rows;
+  for (int64_t t = 0; t < steps; t += every) rows.push_back(t);
+  rows.push_back(steps);
+  return rows;
+}
+
+std::string short_number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", v);
+  return buf;
+}
+
+}  // namespace
+
+void write_table(std::ostream& out, const schedules::Schedule& schedule, int64_t steps, int64_t every,
+                 TableFormat format) {
+  const auto rows = row_steps(steps, every);
+  if (format == TableFormat::Json) {
+    out << "{\"spec\": " << json_string(schedule.to_spec()) << ", \"steps\": " << steps << ", \"step\": [";
+    for (size_t i = 0; i < rows.size(); ++i) out << (i ? ", " : "") << rows[i];
+    out << "], \"lr\": [";
+    for (size_t i = 0; i < rows.size(); ++i) out << (i ? ", " : "") << format_number(schedule(rows[i]));
+    out << "]}\n";
+    return;
+  }
+  const char sep = format == TableFormat::Csv ? ',' : '\t';
+  out << "step" << sep << "lr\n";
+  for (int64_t t : rows) out << t << sep << format_number(schedule(t)) << '\n';
+}
+
+void write_summary(std::ostream& out, const schedules::Summary& s, const std::string& spec, bool json) {
+  if (json) {
+    out << "{\"spec\": " << json_string(spec) << ", \"steps\": " << s.steps << ", \"peak\": " << format_number(s.peak)
+        << ", \"peak_step\": " << s.peak_step << ", \"warmup_end\": " << s.warmup_end << ", \"decay_start\": ";
+    if (s.decay_start) {
+      out << *s.decay_start;
+    } else {
+      out << "null";
+    }
+    out << ", \"final\": " << format_number(s.final_value) << ", \"checkpoints\": [";
+    for (size_t i = 0; i < s.checkpoints.size(); ++i) out << (i ? ", " : "") << s.checkpoints[i];
+    out << "], \"phases\": [";
+    for (size_t i = 0; i < s.phases.size(); ++i)
+      out << (i ? ", " : "") << "{\"kind\": \"" << schedules::phase_kind_name(s.phases[i].kind)
+          << "\", \"begin\": " << s.phases[i].begin << ", \"end\": " << s.phases[i].end << "}";
+    out << "]}\n";
+    return;
+  }
+  out << "spec         " << spec << "\n"
+      << "steps        " << s.steps << "\n"
+      << "peak         " << format_number(s.peak) << " at step " << s.peak_step << "\n"
+      << "warmup ends  " << s.warmup_end << "\n"
+      << "decay starts " << (s.decay_start ? std::to_string(*s.decay_start) : std::string("(no decay)")) << "\n"
+      << "final        " << format_number(s.final_value) << " at step " << s.steps << "\n";
+  if (!s.checkpoints.empty()) {
+    out << "checkpoints ";
+    for (int64_t c : s.checkpoints) out << " " << c;
+    out << "\n";
+  }
+  out << "phases      ";
+  for (const auto& p : s.phases)
+    out << " " << schedules::phase_kind_name(p.kind) << "[" << p.begin << "," << p.end << ")";
+  out << "\n";
+}
+
+void write_plot(std::ostream& out, const schedules::Schedule& schedule, int64_t steps, int width, int height) {
+  std::vector<double> column(static_cast<size_t>(width));
+  double top = 0.0;
+  for (int c = 0; c < width; ++c) {
+    const double t = static_cast<double>(steps) * c / std::max(width - 1, 1);
+    column[static_cast<size_t>(c)] = schedule.at(t);
+    top = std::max(top, column[static_cast<size_t>(c)]);
+  }
+  if (top <= 0) top = 1.0;
+  std::vector<std::string> grid(static_cast<size_t>(height), std::string(static_cast<size_t>(width), ' '));
+  for (int c = 0; c < width; ++c) {
+    const double frac = column[static_cast<size_t>(c)] / top;
+    const int row = height - 1 - static_cast<int>(std::lround(frac * (height - 1)));
+    grid[static_cast<size_t>(std::clamp(row, 0, height - 1))][static_cast<size_t>(c)] = '*';
+  }
+  const std::string top_label = short_number(top);
+  const size_t label_width = std::max<size_t>(top_label.size(), 1);
+  for (int r = 0; r < height; ++r) {
+    std::string label = r == 0 ? top_label : r == height - 1 ? "0" : "";
+    label.insert(0, label_width - label.size(), ' ');
+    out << label << " |" << grid[static_cast<size_t>(r)] << "\n";
+  }
+  std::string axis(static_cast<size_t>(width), '-');
+  for (int64_t c : schedule.checkpoints()) {
+    if (c > steps) continue;
+    const auto col = static_cast<size_t>(std::lround(static_cast<double>(c) / static_cast<double>(steps) * (width - 1)));
+    axis[std::min(col, axis.size() - 1)] = '^';
+  }
+  out << std::string(label_width, ' ') << " +" << axis << "\n";
+  const std::string right = std::to_string(steps);
+  out << std::string(label_width + 2, ' ') << "0" << std::string(static_cast<size_t>(std::max<int64_t>(
+                                                       width - 1 - static_cast<int64_t>(right.size()), 1)), ' ')
+      << right << (schedule.checkpoints().empty() ? "  (step)\n" : "  (step; ^ marks checkpoints)\n");
+}
+
+void write_hdf5(const std::string& path, const schedules::Schedule& schedule, int64_t steps) {
+  std::vector<int64_t> step(static_cast<size_t>(steps) + 1);
+  std::vector<double> lr(step.size());
+  for (int64_t t = 0; t <= steps; ++t) {
+    step[static_cast<size_t>(t)] = t;
+    lr[static_cast<size_t>(t)] = schedule(t);
+  }
+  h5::Writer writer(path);
+  writer.write_series("/schedule/step", step);
+  writer.write_series("/schedule/lr", lr);
+  writer.write_series("/schedule/checkpoints", schedule.checkpoints());
+  writer.set_attribute("/schedule", "spec", schedule.to_spec());
+  writer.set_attribute("/schedule", "steps", steps);
+  writer.set_attribute("/", "lrkit_version", std::string(LRKIT_VERSION));
+  writer.flush();
+}
+
+}  // namespace lrkit::cli

@@ -1,0 +1,242 @@
+// `lrkit sweep --config SWEEP.cfg`: a budgeted-iteration sweep (sweep_plan.hpp),
+// its runs started by sweep_runner, one summary HDF5 and a printed table.
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <limits>
+#include <map>
+
+#include "command.hpp"
+#include "sweep_runner.hpp"
+#include "lrkit/h5/file.hpp"
+#include "lrkit/cli/sweep_plan.hpp"
+#include "lrkit/train/run_files.hpp"
+#include "lrkit/train/train_config.hpp"
+
+namespace fs = std::filesystem;
+namespace po = boost::program_options;
+
+namespace lrkit::cli {
+
+namespace {
+
+// The metric's eval loss at `step` in a run's log (NaN when the run has none there).
+double eval_loss_at(const std::string& log, const std::string& metric, int64_t step) {
+  if (!h5::is_hdf5_file(log) || !h5::has_dataset(log, "/eval/" + metric + "/step")) return std::nan("");
+  const auto steps = h5::read_series(log, "/eval/" + metric + "/step");
+  const auto losses = h5::read_series(log, "/eval/" + metric + "/loss");
+  double loss = std::nan("");
+  for (size_t i = 0; i < steps.size() && i < losses.size(); ++i)
+    if (steps[i] == static_cast<double>(step)) loss = losses[i];
+  return loss;
+}
+
+double run_seconds(const std::string& log) {
+  if (!h5::is_hdf5_file(log) || !h5::has_dataset(log, "/train/wall_s")) return 0.0;
+  const auto wall = h5::read_series(log, "/train/wall_s");
+  return wall.empty() ? 0.0 : wall.back();
+}
+
+std::string format(double v, const char* pattern = "%.4f") {
+  if (std::isnan(v)) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, pattern, v);
+  return buf;
+}
+
+// Every `lrkit train` argument list must parse; the metric must be an eval set. Returns the runs' default seed.
+uint64_t check_runs(const SweepConfig& sweep) {
+  train::TrainConfig base;
+  std::string help;
+  std::vector<std::string> args;
+  if (!sweep.train_config.empty()) args = {"--config", sweep.train_config};
+  args.insert(args.end(), sweep.overrides.begin(), sweep.overrides.end());
+  try {
+    train::parse_train_config(args, base, help);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError("the runs' configuration: " + std::string(e.what()));
+  }
+  bool metric_found = false;
+  for (const auto& set : base.eval_sets()) metric_found |= set.name == sweep.metric;
+  if (!metric_found) throw UsageError("sweep.metric '" + sweep.metric + "' is not one of the runs' eval.sets ('" + base.eval.sets + "')");
+  for (const auto& source : base.data_sources())
+    if (!std::ifstream(source.path)) throw UsageError("the runs' data file '" + source.path + "' cannot be opened");
+  return base.train.seed;
+}
+
+void write_summary(const std::string& path, const SweepConfig& sweep, const SweepPlan& plan,
+                   const std::vector<double>& losses, const std::vector<double>& schedule_seconds) {
+  const std::string temporary = path + ".tmp";
+  {
+    h5::Writer out(temporary);
+    std::vector<int64_t> schedule, budget, seed, step, compute;
+    std::vector<double> peak;
+    for (const auto& r : plan.results) {
+      schedule.push_back(static_cast<int64_t>(r.schedule));
+      budget.push_back(r.budget);
+      peak.push_back(r.peak);
+      seed.push_back(static_cast<int64_t>(r.seed));
+      step.push_back(r.step);
+      compute.push_back(r.compute);
+    }
+    out.write_series("/results/schedule", schedule);
+    out.write_series("/results/budget", budget);
+    out.write_series("/results/peak", peak);
+    out.write_series("/results/seed", seed);
+    out.write_series("/results/step", step);
+    out.write_series("/results/compute", compute);
+    out.write_series("/results/loss", losses);
+    out.write_series("/schedules/trained_steps", plan.schedule_steps);
+    out.write_series("/schedules/separate_steps", plan.separate_steps);
+    out.write_series("/schedules/wall_s", schedule_seconds);
+    std::string names, modes, specs, runs;
+    for (const auto& s : sweep.schedules) {
+      names += (names.empty() ? "" : ",") + s.name;
+      modes += (modes.empty() ? "" : ",") + s.mode;
+      specs += s.spec + "\n";
+    }
+    for (const auto& r : plan.results) runs += plan.runs[r.run].name + "\n";
+    out.set_attribute("/schedules", "names", names);
+    out.set_attribute("/schedules", "modes", modes);
+    out.set_attribute("/schedules", "specs", specs);
+    out.set_attribute("/results", "runs", runs);
+    out.set_attribute("/", "metric", sweep.metric);
+    out.set_attribute("/", "sweep_config", sweep.text);
+    out.flush();
+  }
+  fs::rename(temporary, path);
+}
+
+void print_tables(std::ostream& os, const SweepConfig& sweep, const SweepPlan& plan, const std::vector<double>& losses,
+                  const std::vector<double>& schedule_seconds) {
+  // Per (schedule, budget): the best peak's mean loss over seeds.
+  std::map<std::pair<size_t, int64_t>, std::map<double, std::pair<double, int>>> by_peak;
+  for (size_t i = 0; i < plan.results.size(); ++i) {
+    const auto& r = plan.results[i];
+    auto& cell = by_peak[{r.schedule, r.budget}][std::isnan(r.peak) ? -1.0 : r.peak];
+    cell.first += losses[i];
+    cell.second += 1;
+  }
+  const bool several_peaks = sweep.peaks.size() > 1;
+  os << "\n" << sweep.metric << " loss per budget (mean over " << std::max<size_t>(sweep.seeds.size(), 1) << " seed(s)"
+     << (several_peaks ? ", best peak in brackets" : "") << "):\n| budget |";
+  for (const auto& s : sweep.schedules) os << " " << s.name << " |";
+  os << " best |\n| ---: |";
+  for (size_t k = 0; k < sweep.schedules.size(); ++k) os << " ---: |";
+  os << " --- |\n";
+  for (int64_t budget : sweep.budgets) {
+    os << "| " << budget << " |";
+    double best = std::numeric_limits<double>::infinity();
+    std::string best_name = "-";
+    for (size_t k = 0; k < sweep.schedules.size(); ++k) {
+      double loss = std::nan("");
+      double at_peak = 0;
+      for (const auto& [peak, cell] : by_peak[{k, budget}]) {
+        const double mean = cell.first / cell.second;
+        if (std::isnan(loss) || mean < loss) {
+          loss = mean;
+          at_peak = peak;
+        }
+      }
+      os << " " << format(loss) << (several_peaks && !std::isnan(loss) ? " (" + format(at_peak, "%.3g") + ")" : "") << " |";
+      if (loss < best) {
+        best = loss;
+        best_name = sweep.schedules[k].name;
+      }
+    }
+    os << " " << best_name << " |\n";
+  }
+  os << "\ncompute per schedule (optimizer steps, all peaks and seeds):\n"
+     << "| schedule | mode | steps trained | separate runs would train | ratio | wall s |\n"
+     << "| --- | --- | ---: | ---: | ---: | ---: |\n";
+  for (size_t k = 0; k < sweep.schedules.size(); ++k)
+    os << "| " << sweep.schedules[k].name << " | " << sweep.schedules[k].mode << " | " << plan.schedule_steps[k] << " | "
+       << plan.separate_steps[k] << " | "
+       << format(static_cast<double>(plan.schedule_steps[k]) / static_cast<double>(plan.separate_steps[k]), "%.3f") << " | "
+       << format(schedule_seconds[k], "%.0f") << " |\n";
+}
+
+}  // namespace
+
+int run_sweep_command(const std::vector<std::string>& args) {
+  po::options_description options("options");
+  std::string config_path;
+  int64_t jobs = 0;
+  options.add_options()("help,h", "show this help")("config,c", po::value(&config_path), "sweep file (INI)")(
+      "jobs,j", po::value(&jobs), "runs at a time (overrides sweep.jobs)")("dry-run", "print the planned runs and stop");
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(options).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw UsageError(std::string(e.what()) + " (see lrkit sweep --help)");
+  }
+  if (vm.count("help")) {
+    std::cout << "usage: lrkit sweep --config SWEEP.cfg [--jobs N] [--dry-run]\n\n"
+                 "Trains every schedule of the sweep file at every budget, peak and seed, resumably\n"
+                 "(finished runs are skipped), then writes OUT/summary.h5 and prints the loss per budget.\n"
+                 "Sweep file: [sweep] train_config, out, budgets, peaks, seeds, metric, jobs;\n"
+                 "[schedules] NAME = [separate|branching|single:] SPEC with {peak} {budget} {budgets} {seed};\n"
+                 "any `lrkit train` section ([train], [eval], ...) applies to every run.\n\n"
+              << options;
+    return kExitOk;
+  }
+  if (config_path.empty()) throw UsageError("--config SWEEP.cfg is required (see lrkit sweep --help)");
+  if (jobs < 0) throw UsageError("--jobs must be >= 1 (got " + std::to_string(jobs) + ")");
+  SweepConfig sweep;
+  SweepPlan plan;
+  try {
+    sweep = read_sweep_config(config_path);
+    if (jobs > 0) sweep.jobs = jobs;
+    plan = plan_sweep(sweep, check_runs(sweep));
+    for (const auto& run : plan.runs) {  // every run's arguments must parse before any starts
+      train::TrainConfig c;
+      std::string help;
+      train::parse_train_config(run.args, c, help);
+    }
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  if (vm.count("dry-run")) {
+    for (const auto& run : plan.runs) {
+      std::cout << run.name << ": steps " << run.start_step << ".." << run.steps << ", " << run.schedule_spec;
+      if (run.depends_on >= 0) std::cout << ", branches from " << plan.runs[static_cast<size_t>(run.depends_on)].name;
+      if (!run.milestones.empty()) {
+        std::cout << ", milestones";
+        for (auto m : run.milestones) std::cout << " " << m;
+      }
+      std::cout << "\n";
+    }
+    for (size_t k = 0; k < sweep.schedules.size(); ++k)
+      std::cout << sweep.schedules[k].name << " (" << sweep.schedules[k].mode << "): " << plan.schedule_steps[k]
+                << " steps, separate runs " << plan.separate_steps[k] << "\n";
+    return kExitOk;
+  }
+  const auto states = run_sweep(plan, sweep.out, sweep.jobs, std::cout);
+  std::vector<double> losses;
+  for (const auto& r : plan.results)
+    losses.push_back(eval_loss_at(train::run_log_path(run_directory(sweep.out, plan.runs[r.run].name)), sweep.metric, r.step));
+  std::vector<double> seconds(sweep.schedules.size(), 0.0);
+  std::vector<bool> counted(plan.runs.size(), false);
+  for (const auto& r : plan.results) {
+    for (int run = static_cast<int>(r.run); run >= 0 && !counted[static_cast<size_t>(run)]; run = plan.runs[static_cast<size_t>(run)].depends_on) {
+      counted[static_cast<size_t>(run)] = true;
+      seconds[r.schedule] += run_seconds(train::run_log_path(run_directory(sweep.out, plan.runs[static_cast<size_t>(run)].name)));
+    }
+  }
+  const std::string summary = (fs::path(sweep.out) / "summary.h5").string();
+  write_summary(summary, sweep, plan, losses, seconds);
+  print_tables(std::cout, sweep, plan, losses, seconds);
+  std::cout << "\nsummary: " << summary << std::endl;
+  size_t failed = 0;
+  for (auto s : states) failed += s == RunState::kFailed || s == RunState::kBlocked;
+  if (failed > 0) {
+    std::cerr << "lrkit sweep: " << failed << " run(s) failed or could not start; rerun to retry them" << std::endl;
+    return kExitFailure;
+  }
+  return kExitOk;
+}
+
+}  // namespace lrkit::cli

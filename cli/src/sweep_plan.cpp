@@ -1,0 +1,267 @@
+#include "lrkit/cli/sweep_plan.hpp"
+
+#include <boost/program_options.hpp>
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <type_traits>
+
+#include "lrkit/common/numbers.hpp"
+#include "lrkit/schedules/factory.hpp"
+#include "lrkit/schedules/spec.hpp"
+#include "lrkit/train/run_files.hpp"
+
+namespace po = boost::program_options;
+
+namespace lrkit::cli {
+
+namespace {
+
+using schedules::format_number;
+
+std::string trim(const std::string& s) {
+  const auto first = s.find_first_not_of(" \t");
+  if (first == std::string::npos) return "";
+  return s.substr(first, s.find_last_not_of(" \t") - first + 1);
+}
+
+template <typename T>
+std::vector<T> parse_list(const std::string& file, const std::string& key, const std::string& text) {
+  std::vector<T> values;
+  for (const auto& item : split_list(text)) {
+    std::optional<double> v;
+    if constexpr (std::is_integral_v<T>) {
+      const auto whole = parse_integer(item);
+      if (whole && (std::is_signed_v<T> || *whole >= 0)) v = static_cast<double>(*whole);
+    } else {
+      v = parse_number(item);
+    }
+    if (!v)
+      throw std::invalid_argument("sweep file '" + file + "': " + key + " entry '" + item + "' is not a " +
+                                  (std::is_integral_v<T> ? (std::is_signed_v<T> ? "whole number" : "whole number >= 0") : "number"));
+    values.push_back(static_cast<T>(*v));
+  }
+  return values;
+}
+
+void replace_all(std::string& s, const std::string& from, const std::string& to) {
+  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
+}
+
+// Adds `key=value` as the last argument of the spec's outer call.
+std::string add_argument(const std::string& spec, const std::string& key, const std::string& value) {
+  const auto open = spec.find('('), close = spec.rfind(')');
+  if (open == std::string::npos || close == std::string::npos || close < open)
+    throw std::invalid_argument("spec '" + spec + "' is not a call like family(key=value, ...)");
+  const bool empty = trim(spec.substr(open + 1, close - open - 1)).empty();
+  return spec.substr(0, close) + (empty ? "" : ", ") + key + "=" + value + spec.substr(close);
+}
+
+schedules::Schedule parse_for(const SweepSchedule& s, const std::string& spec, std::optional<int64_t> total) {
+  try {
+    return schedules::parse_schedule(spec, total);
+  } catch (const std::exception& e) {
+    throw std::invalid_argument("schedule '" + s.name + "' (" + spec + "): " + e.what());
+  }
+}
+
+}  // namespace
+
+SweepConfig read_sweep_config(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::invalid_argument("cannot open sweep file '" + path + "'");
+  SweepConfig c;
+  std::stringstream text;
+  text << in.rdbuf();
+  c.text = text.str();
+  std::string budgets, peaks, seeds;
+  po::options_description keys;
+  keys.add_options()("sweep.train_config", po::value(&c.train_config))("sweep.out", po::value(&c.out))(
+      "sweep.budgets", po::value(&budgets))("sweep.peaks", po::value(&peaks))("sweep.seeds", po::value(&seeds))(
+      "sweep.metric", po::value(&c.metric))("sweep.jobs", po::value(&c.jobs));
+  po::variables_map vm;
+  std::istringstream parse_from(c.text);
+  try {
+    const auto parsed = po::parse_config_file(parse_from, keys, true);
+    po::store(parsed, vm);
+    po::notify(vm);
+    for (const auto& option : parsed.options) {
+      if (!option.unregistered) continue;
+      const auto dot = option.string_key.find('.');
+      const std::string section = option.string_key.substr(0, dot == std::string::npos ? 0 : dot);
+      const std::string value = option.value.empty() ? "" : option.value.front();
+      if (section == "sweep" || section.empty())
+        throw std::invalid_argument("unknown key '" + option.string_key + "'");
+      if (section == "schedules") {
+        SweepSchedule s;
+        s.name = option.string_key.substr(dot + 1);
+        if (s.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") != std::string::npos)
+          throw std::invalid_argument("schedule name '" + s.name + "' must be letters, digits, '.', '_' and '-'");
+        const auto colon = value.find(':');
+        const auto paren = value.find('(');
+        s.spec = trim(value);
+        if (colon != std::string::npos && (paren == std::string::npos || colon < paren)) {
+          s.mode = trim(value.substr(0, colon));
+          s.spec = trim(value.substr(colon + 1));
+        }
+        if (s.mode != "separate" && s.mode != "branching" && s.mode != "single")
+          throw std::invalid_argument("schedule '" + s.name + "': mode '" + s.mode + "' must be separate, branching or single");
+        for (const auto& earlier : c.schedules)
+          if (earlier.name == s.name) throw std::invalid_argument("schedule '" + s.name + "' is defined twice");
+        c.schedules.push_back(s);
+        continue;
+      }
+      for (const char* owned : {"train.steps", "train.seed", "schedule.spec"})
+        if (option.string_key == owned)
+          throw std::invalid_argument("'" + option.string_key + "' is set by the sweep for every run (budgets, seeds, [schedules])");
+      c.overrides.push_back("--" + option.string_key + "=" + value);
+    }
+  } catch (const po::error& e) {
+    throw std::invalid_argument("sweep file '" + path + "': " + e.what());
+  } catch (const std::invalid_argument& e) {
+    const std::string what = e.what();
+    throw std::invalid_argument(what.rfind("sweep file", 0) == 0 ? what : "sweep file '" + path + "': " + what);
+  }
+  c.budgets = parse_list<int64_t>(path, "sweep.budgets", budgets);
+  if (!peaks.empty()) c.peaks = parse_list<double>(path, "sweep.peaks", peaks);
+  if (!seeds.empty()) c.seeds = parse_list<uint64_t>(path, "sweep.seeds", seeds);
+  const auto fail = [&](const std::string& message) { throw std::invalid_argument("sweep file '" + path + "': " + message); };
+  if (c.budgets.empty()) fail("sweep.budgets is required (e.g. 250, 500, 1000)");
+  for (size_t i = 0; i < c.budgets.size(); ++i)
+    if (c.budgets[i] < 1 || (i > 0 && c.budgets[i] <= c.budgets[i - 1]))
+      fail("sweep.budgets must be positive and increasing (entry " + std::to_string(i + 1) + " = " + std::to_string(c.budgets[i]) + ")");
+  for (double p : c.peaks)
+    if (!(p > 0) || !std::isfinite(p)) fail("sweep.peaks entries must be > 0 (got " + format_number(p) + ")");
+  if (c.schedules.empty()) fail("no schedules: add a [schedules] section with NAME = [MODE:] SPEC lines");
+  if (c.jobs < 1 || c.jobs > 256) fail("sweep.jobs must be in [1, 256] (got " + std::to_string(c.jobs) + ")");
+  if (c.out.empty()) fail("sweep.out is empty");
+  return c;
+}
+
+std::string instantiate_spec(const std::string& spec, int64_t budget, const std::vector<int64_t>& budgets, double peak,
+                             uint64_t seed) {
+  std::string out = spec;
+  std::string list = "[";
+  for (size_t i = 0; i < budgets.size(); ++i) list += (i ? ", " : "") + std::to_string(budgets[i]);
+  list += "]";
+  const bool has_peak_placeholder = out.find("{peak}") != std::string::npos;
+  if (!std::isnan(peak)) replace_all(out, "{peak}", format_number(peak));
+  replace_all(out, "{budget}", std::to_string(budget));
+  replace_all(out, "{budgets}", list);
+  replace_all(out, "{seed}", std::to_string(seed));
+  if (!std::isnan(peak) && !has_peak_placeholder) out = add_argument(out, "peak", format_number(peak));
+  return out;
+}
+
+SweepPlan plan_sweep(const SweepConfig& c, uint64_t default_seed) {
+  SweepPlan plan;
+  const auto runs_dir = std::filesystem::path(c.out) / "runs";
+  const std::vector<double> peaks = c.peaks.empty() ? std::vector<double>{std::numeric_limits<double>::quiet_NaN()} : c.peaks;
+  const std::vector<uint64_t> seeds = c.seeds.empty() ? std::vector<uint64_t>{default_seed} : c.seeds;
+  const int64_t largest = c.budgets.back();
+  auto add_run = [&](SweepRun run) {
+    run.args.clear();
+    if (!c.train_config.empty()) run.args = {"--config", c.train_config};
+    run.args.insert(run.args.end(), c.overrides.begin(), c.overrides.end());
+    run.args.push_back("--out=" + (runs_dir / run.name).string());
+    run.args.push_back("--train.steps=" + std::to_string(run.steps));
+    run.args.push_back("--train.seed=" + std::to_string(run.seed));
+    run.args.push_back("--schedule.spec=" + run.schedule_spec);
+    run.args.push_back("--resume=auto");
+    if (!run.milestones.empty()) {
+      std::string at;
+      for (auto m : run.milestones) at += (at.empty() ? "" : ",") + std::to_string(m);
+      run.args.push_back("--checkpoint.at=" + at);
+    }
+    if (run.depends_on >= 0)
+      run.args.push_back("--branch-from=" + train::checkpoint_path((runs_dir / plan.runs[static_cast<size_t>(run.depends_on)].name).string(), run.start_step));
+    plan.runs.push_back(run);
+    return plan.runs.size() - 1;
+  };
+  for (size_t k = 0; k < c.schedules.size(); ++k) {
+    const auto& s = c.schedules[k];
+    int64_t trained = 0, separate = 0;
+    for (double peak : peaks)
+      for (uint64_t seed : seeds) {
+        const std::string suffix = (std::isnan(peak) ? "" : "_p" + format_number(peak)) + "_s" + std::to_string(seed);
+        auto result = [&](int64_t budget, size_t run, int64_t step, int64_t compute) {
+          plan.results.push_back({k, budget, peak, seed, run, step, compute});
+          separate += budget;
+        };
+        if (s.mode == "separate") {
+          for (int64_t budget : c.budgets) {
+            const auto spec = instantiate_spec(s.spec, budget, c.budgets, peak, seed);
+            parse_for(s, spec, budget);
+            const auto run = add_run({s.name + "_B" + std::to_string(budget) + suffix, spec, budget, 0, seed, {}, -1, {}});
+            result(budget, run, budget, budget);
+            trained += budget;
+          }
+        } else if (s.mode == "branching") {
+          if (s.spec.find("total=") != std::string::npos)
+            throw std::invalid_argument("schedule '" + s.name + "' (branching): remove total=; each branch's length is its budget");
+          // The main run: the same schedule stretched so far that it has not started to decay at any fork.
+          const auto main_spec = add_argument(instantiate_spec(s.spec, largest, c.budgets, peak, seed), "total", std::to_string(1000 * largest));
+          const auto main = parse_for(s, main_spec, std::nullopt);
+          std::vector<std::pair<std::string, int64_t>> branches;  // spec, fork step
+          for (int64_t budget : c.budgets) {
+            const auto spec = instantiate_spec(s.spec, budget, c.budgets, peak, seed);
+            const auto branch = parse_for(s, spec, budget);
+            int64_t fork = 0;
+            while (fork < budget && branch(fork) == main(fork)) ++fork;
+            if (fork == budget)
+              throw std::invalid_argument("schedule '" + s.name + "' (branching): at budget " + std::to_string(budget) +
+                                          " it never departs from the main run (it does not decay); use mode separate");
+            branches.push_back({spec, fork});
+          }
+          std::set<int64_t> forks;
+          for (const auto& b : branches)
+            if (b.second > 0) forks.insert(b.second);
+          int main_run = -1;
+          if (!forks.empty()) {
+            main_run = static_cast<int>(add_run({s.name + "_main" + suffix, main_spec, *forks.rbegin(), 0, seed,
+                                                  std::vector<int64_t>(forks.begin(), forks.end()), -1, {}}));
+            trained += *forks.rbegin();
+          }
+          for (size_t i = 0; i < branches.size(); ++i) {
+            const auto [spec, fork] = branches[i];
+            const int64_t budget = c.budgets[i];
+            const auto run = add_run({s.name + "_B" + std::to_string(budget) + suffix, spec, budget, fork, seed, {},
+                                      fork > 0 ? main_run : -1, {}});
+            result(budget, run, budget, budget);
+            trained += budget - fork;
+          }
+        } else {  // single
+          const auto spec = instantiate_spec(s.spec, largest, c.budgets, peak, seed);
+          std::optional<schedules::Schedule> schedule;
+          try {
+            schedule.emplace(schedules::parse_schedule(spec));  // its own length (wsds), if it has one
+          } catch (const std::exception&) {
+            schedule.emplace(parse_for(s, spec, largest));
+          }
+          auto milestones = schedule->checkpoints();
+          if (milestones.empty()) milestones = c.budgets;
+          if (milestones.size() != c.budgets.size())
+            throw std::invalid_argument("schedule '" + s.name + "' (single): it has " + std::to_string(milestones.size()) +
+                                        " checkpoints for " + std::to_string(c.budgets.size()) + " budgets (use budgets={budgets})");
+          if (schedule->bounded() && schedule->total() < milestones.back())
+            throw std::invalid_argument("schedule '" + s.name + "' (single): it ends at step " + std::to_string(schedule->total()) +
+                                        ", before its last milestone " + std::to_string(milestones.back()));
+          const int64_t steps = schedule->bounded() ? schedule->total() : largest;
+          const auto run = add_run({s.name + suffix, spec, steps, 0, seed, milestones, -1, {}});
+          for (size_t i = 0; i < milestones.size(); ++i) result(c.budgets[i], run, milestones[i], milestones[i]);
+          trained += steps;
+        }
+      }
+    plan.schedule_steps.push_back(trained);
+    plan.separate_steps.push_back(separate);
+  }
+  return plan;
+}
+
+}  // namespace lrkit::cli

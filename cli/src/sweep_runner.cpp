@@ -1,0 +1,177 @@
+#include "sweep_runner.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "child_process.hpp"
+#include "command.hpp"
+#include "lrkit/train/run_files.hpp"
+
+namespace fs = std::filesystem;
+
+namespace lrkit::cli {
+
+namespace {
+
+volatile sig_atomic_t g_interrupted = 0;
+void on_interrupt(int) { g_interrupted = 1; }
+
+std::string joined(const std::vector<std::string>& args) {
+  std::string text;
+  for (const auto& a : args) text += a + "\n";
+  return text;
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void write_atomically(const fs::path& path, const std::string& text) {
+  const fs::path temporary = path.string() + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::trunc);
+    out << text;
+    if (!out) throw std::runtime_error("cannot write '" + temporary.string() + "'");
+  }
+  fs::rename(temporary, path);
+}
+
+pid_t start_run(const SweepRun& run, const fs::path& dir) {
+  const std::string log = (dir / "train.txt").string();
+  const auto output_to_log = [&] {
+    const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd >= 0) {
+      ::dup2(fd, STDOUT_FILENO);
+      ::dup2(fd, STDERR_FILENO);
+      ::close(fd);
+    }
+  };
+  return start_lrkit_train(run.args, output_to_log, "run " + run.name);
+}
+
+// SIGINT/SIGTERM interrupt waitpid (no SA_RESTART) instead of killing the sweep outright.
+struct InterruptHandlers {
+  struct sigaction old_int {}, old_term {};
+  InterruptHandlers() {
+    g_interrupted = 0;
+    struct sigaction action {};
+    action.sa_handler = on_interrupt;
+    sigemptyset(&action.sa_mask);
+    ::sigaction(SIGINT, &action, &old_int);
+    ::sigaction(SIGTERM, &action, &old_term);
+  }
+  ~InterruptHandlers() {
+    ::sigaction(SIGINT, &old_int, nullptr);
+    ::sigaction(SIGTERM, &old_term, nullptr);
+  }
+};
+
+}  // namespace
+
+std::string run_directory(const std::string& out, const std::string& name) { return (fs::path(out) / "runs" / name).string(); }
+
+std::vector<RunState> run_sweep(const SweepPlan& plan, const std::string& out, int64_t jobs, std::ostream& progress) {
+  const size_t n = plan.runs.size();
+  enum class Status { kPending, kRunning, kFinished, kSkipped, kFailed, kBlocked };
+  std::vector<Status> status(n, Status::kPending);
+  for (size_t i = 0; i < n; ++i) {  // every conflict is found before anything starts
+    const fs::path dir = run_directory(out, plan.runs[i].name);
+    const auto args_file = dir / "sweep_args.txt";
+    if (fs::exists(args_file) && read_file(args_file) != joined(plan.runs[i].args))
+      throw UsageError("run directory '" + dir.string() + "' was started with other settings (see its sweep_args.txt); "
+                       "delete it or choose another sweep.out");
+    // A run killed after its last checkpoint (evaluated before it was written) but before its marker is finished too.
+    if (fs::exists(dir / "sweep_done") || (fs::exists(args_file) && fs::exists(train::checkpoint_path(dir.string(), plan.runs[i].steps))))
+      status[i] = Status::kSkipped;
+  }
+  size_t skipped = 0;
+  for (auto s : status) skipped += s == Status::kSkipped;
+  progress << "sweep: " << n << " runs, " << skipped << " finished before, " << jobs << " at a time; logs in " << out << "/runs"
+           << std::endl;
+
+  InterruptHandlers handlers;
+  std::map<pid_t, size_t> running;
+  std::map<size_t, std::chrono::steady_clock::time_point> started;
+  size_t finished_now = 0;
+  auto done = [&](Status s) { return s == Status::kFinished || s == Status::kSkipped; };
+  auto stop_all = [&] {
+    for (const auto& [pid, index] : running) ::kill(pid, SIGTERM);
+    for (const auto& [pid, index] : running) {
+      int ignored = 0;
+      while (::waitpid(pid, &ignored, 0) < 0 && errno == EINTR) {
+      }
+    }
+  };
+  while (true) {
+    for (size_t i = 0; i < n && static_cast<int64_t>(running.size()) < jobs; ++i) {
+      if (status[i] != Status::kPending) continue;
+      const int dep = plan.runs[i].depends_on;
+      if (dep >= 0) {
+        const auto d = status[static_cast<size_t>(dep)];
+        if (d == Status::kFailed || d == Status::kBlocked) {
+          status[i] = Status::kBlocked;
+          progress << "sweep: " << plan.runs[i].name << " not started: " << plan.runs[static_cast<size_t>(dep)].name << " failed" << std::endl;
+          continue;
+        }
+        if (!done(d)) continue;
+      }
+      const fs::path dir = run_directory(out, plan.runs[i].name);
+      fs::create_directories(dir);
+      write_atomically(dir / "sweep_args.txt", joined(plan.runs[i].args));
+      running[start_run(plan.runs[i], dir)] = i;
+      started[i] = std::chrono::steady_clock::now();
+      status[i] = Status::kRunning;
+      progress << "sweep: started " << plan.runs[i].name << " (" << plan.runs[i].steps - plan.runs[i].start_step << " steps)" << std::endl;
+    }
+    if (running.empty()) break;
+    int wait_status = 0;
+    const pid_t pid = ::waitpid(-1, &wait_status, 0);
+    if (g_interrupted) {
+      stop_all();
+      throw std::runtime_error("interrupted; " + std::to_string(running.size()) +
+                               " running run(s) stopped (their checkpoints are kept); run the same command again to resume");
+    }
+    if (pid < 0) {
+      if (errno == EINTR) continue;
+      throw std::runtime_error("waitpid failed while running the sweep");
+    }
+    const auto it = running.find(pid);
+    if (it == running.end()) continue;
+    const size_t i = it->second;
+    running.erase(it);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started[i]).count();
+    const fs::path dir = run_directory(out, plan.runs[i].name);
+    const int code = exit_code(wait_status);
+    if (code == 0) {
+      write_atomically(dir / "sweep_done", "");
+      status[i] = Status::kFinished;
+      ++finished_now;
+      progress << "sweep: finished " << plan.runs[i].name << " in " << static_cast<int64_t>(seconds) << " s ("
+               << finished_now + skipped << "/" << n << ")" << std::endl;
+    } else {
+      status[i] = Status::kFailed;
+      progress << "sweep: " << plan.runs[i].name << " failed (exit " << code << "); see " << (dir / "train.txt").string() << std::endl;
+    }
+  }
+  std::vector<RunState> states;
+  for (auto s : status)
+    states.push_back(s == Status::kFinished  ? RunState::kFinished
+                     : s == Status::kSkipped ? RunState::kSkipped
+                     : s == Status::kFailed  ? RunState::kFailed
+                                             : RunState::kBlocked);
+  return states;
+}
+
+}  // namespace lrkit::cli

@@ -1,0 +1,26 @@
+// Runs a sweep's `lrkit train` processes, at most `jobs` at a time, each
+// branch after the run it forks from. A run directory records the arguments
+// it was started with (sweep_args.txt) and, once finished, a sweep_done
+// marker: finished runs are skipped, unfinished ones resume from their last
+// checkpoint, and a directory started with other arguments is an error.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "lrkit/cli/sweep_plan.hpp"
+
+namespace lrkit::cli {
+
+enum class RunState { kFinished, kSkipped, kFailed, kBlocked };
+
+// Throws UsageError when a run directory was started with other arguments;
+// std::runtime_error when interrupted (SIGINT/SIGTERM stop every child first).
+std::vector<RunState> run_sweep(const SweepPlan& plan, const std::string& out, int64_t jobs, std::ostream& progress);
+
+// The directory of run `name` of the sweep writing to `out`.
+std::string run_directory(const std::string& out, const std::string& name);
+
+}  // namespace lrkit::cli

@@ -1,0 +1,52 @@
+// `lrkit train`: trains the reference GPT on a byte corpus.
+#include <cstdlib>
+#include <iostream>
+
+#include "command.hpp"
+#include "local_launcher.hpp"
+#include "lrkit/h5/handle.hpp"
+#include "lrkit/schedules/spec_error.hpp"
+#include "lrkit/train/byte_corpus.hpp"
+#include "lrkit/train/checkpoint.hpp"
+#include "lrkit/train/trainer.hpp"
+
+namespace lrkit::cli {
+
+int run_train_command(const std::vector<std::string>& args) {
+  train::TrainConfig config;
+  train::TrainSummary summary;
+  bool lead = true;
+  try {
+    std::string help;
+    if (!train::parse_train_config(args, config, help)) {
+      std::cout << help;
+      return kExitOk;
+    }
+    if (config.nproc > 1 && std::getenv("RANK") == nullptr) return launch_local_workers(args, static_cast<int>(config.nproc));
+    const char* rank = std::getenv("RANK");
+    lead = rank == nullptr || std::string(rank) == "0";
+    summary = train::run_training(config, std::cout);
+  } catch (const schedules::SpecError& e) {
+    throw UsageError(std::string("schedule.spec: ") + e.what());
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  } catch (const train::CorpusError& e) {
+    throw UsageError(e.what());
+  } catch (const h5::Error& e) {
+    throw UsageError(e.what());
+  } catch (const train::CheckpointError& e) {
+    throw UsageError(e.what());
+  }
+  if (!lead) return kExitOk;
+  std::cout << "done: " << summary.steps << " steps in " << summary.seconds << " s, "
+            << static_cast<long long>(summary.tokens_per_second) << " tok/s; final train loss " << summary.final_loss;
+  if (summary.final_eval_losses.size() == 1) {
+    std::cout << ", held-out loss " << summary.final_eval_loss;
+  } else {
+    for (const auto& [set, loss] : summary.final_eval_losses) std::cout << ", " << set << " loss " << loss;
+  }
+  std::cout << "\nrun log: " << summary.log_path << "\ncheckpoint: " << summary.checkpoint << std::endl;
+  return kExitOk;
+}
+
+}  // namespace lrkit::cli

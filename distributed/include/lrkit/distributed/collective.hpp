@@ -1,0 +1,53 @@
+// The small collective interface the trainer (and later controllers and
+// diagnostics) need. Real runs use torch.distributed's c10d process groups
+// (Gloo on CPU, NCCL on CUDA) with a TCPStore rendezvous configured by the
+// torchrun variables; a single process gets the trivial implementation.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace lrkit::distributed {
+
+// RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT.
+struct DistributedEnv {
+  int rank = 0;
+  int world_size = 1;
+  int local_rank = 0;
+  int local_world_size = 1;
+  std::string master_addr = "127.0.0.1";
+  int master_port = 29500;
+};
+
+// Reads the torchrun variables (absent: a single process). Throws
+// std::invalid_argument naming the variable and its value when one is malformed.
+DistributedEnv distributed_env_from_environment();
+
+class Collective {
+ public:
+  virtual ~Collective() = default;
+  virtual int rank() const = 0;
+  virtual int world_size() const = 0;
+  // In place; throws std::runtime_error (naming the operation) on failure or timeout.
+  virtual void all_reduce_sum(torch::Tensor& tensor) = 0;
+  virtual void broadcast(torch::Tensor& tensor, int root) = 0;
+  // Every rank's `local` stacked along a new first dimension: [world_size, ...].
+  virtual torch::Tensor all_gather(const torch::Tensor& local) = 0;
+};
+
+std::unique_ptr<Collective> make_single_process_collective();
+// `ranks` collectives for threads of one process, one per thread (rank i uses
+// element i): a real group without sockets, for tests and in-process replicas.
+// Every rank must call the same operations in the same order.
+std::vector<std::unique_ptr<Collective>> make_thread_group(int ranks);
+// Rendezvous through c10d::TCPStore at master_addr:master_port (rank 0 hosts
+// it), then a Gloo (CPU) or NCCL (CUDA) process group. Every operation fails
+// after `timeout` instead of hanging when a peer dies.
+std::unique_ptr<Collective> make_c10d_collective(const DistributedEnv& env, const torch::Device& device,
+                                                 std::chrono::milliseconds timeout);
+
+}  // namespace lrkit::distributed

@@ -1,0 +1,41 @@
+// HDET as a drop-in scheduler for a LibTorch data-parallel trainer (one
+// replica per rank; ALGORITHMS.md section 6). After every optimizer step call
+// step(local_loss): it gathers every rank's loss, averages the parameters
+// across ranks every sync_every steps, runs the auto-LR meta-update, and
+// writes this rank's next learning rate into the optimizer.
+//
+//   lrkit::train::HdetScheduler hdet(config, lrkit::schedules::parse_schedule("cosine(peak=1e-3)", steps),
+//                                    optimizer, model->parameters(), collective);
+//   for (...) { loss.backward(); /* all-reduce gradients */ optimizer.step(); hdet.step(loss.item<double>()); }
+#pragma once
+
+#include <torch/torch.h>
+
+#include "lrkit/controllers/hdet.hpp"
+#include "lrkit/distributed/hdet_ensemble.hpp"
+#include "lrkit/schedules/schedule.hpp"
+#include "lrkit/distributed/collective.hpp"
+
+namespace lrkit::distributed {
+
+class HdetScheduler {
+ public:
+  // config.replicas must equal the collective's world size.
+  HdetScheduler(const controllers::HdetConfig& config, schedules::Schedule base, torch::optim::Optimizer& optimizer,
+                std::vector<torch::Tensor> parameters, Collective& collective);
+  void step(double local_loss);
+  double lr() const;       // this rank's rate for the next step
+  double base_lr() const;  // the corrected base rate for the next step
+  const controllers::HdetState& state() const { return ensemble_.state(0); }
+  void restore(const controllers::HdetState& state);  // from a checkpoint; sets the optimizer's rate
+
+ private:
+  void apply();
+  HdetEnsemble ensemble_;  // the learning rate only, one replica per rank
+  schedules::Schedule base_;
+  torch::optim::Optimizer& optimizer_;
+  std::vector<torch::Tensor> parameters_;
+  Collective& collective_;
+};
+
+}  // namespace lrkit::distributed

@@ -1,0 +1,28 @@
+// The one way scalar hyper-parameters enter a LibTorch optimizer (the trainer,
+// HDET's replicas and the drop-in scheduler all go through here).
+#pragma once
+
+#include <torch/torch.h>
+
+#include <stdexcept>
+
+namespace lrkit::distributed {
+
+// Every parameter group gets the rate.
+inline void set_learning_rate(torch::optim::Optimizer& optimizer, double lr) {
+  for (auto& group : optimizer.param_groups()) group.options().set_lr(lr);
+}
+
+// Weight decay of one parameter group (the trainer's group 0 holds the decayed matrices).
+inline void set_weight_decay(torch::optim::Optimizer& optimizer, size_t group, double weight_decay) {
+  auto& options = optimizer.param_groups().at(group).options();
+  if (auto* adamw = dynamic_cast<torch::optim::AdamWOptions*>(&options)) {
+    adamw->weight_decay(weight_decay);
+  } else if (auto* sgd = dynamic_cast<torch::optim::SGDOptions*>(&options)) {
+    sgd->weight_decay(weight_decay);
+  } else {
+    throw std::invalid_argument("set_weight_decay: only AdamW and SGD parameter groups are supported");
+  }
+}
+
+}  // namespace lrkit::distributed

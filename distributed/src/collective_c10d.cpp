@@ -1,0 +1,143 @@
+// The one file that talks to c10d (its C++ API differs between LibTorch 1.x
+// and 2.x; guard such differences here with TORCH_VERSION_MAJOR).
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#ifdef LRKIT_WITH_CUDA
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
+#endif
+
+#include <cstdlib>
+#include <stdexcept>
+
+#include "lrkit/distributed/collective.hpp"
+
+namespace lrkit::distributed {
+
+namespace {
+
+int int_from_env(const char* name, int fallback, int min_value) {
+  const char* text = std::getenv(name);
+  if (text == nullptr || *text == '\0') return fallback;
+  char* end = nullptr;
+  const long value = std::strtol(text, &end, 10);
+  if (*end != '\0' || value < min_value || value > 1 << 20)
+    throw std::invalid_argument(std::string("environment variable ") + name + "='" + text +
+                                "' is not an integer >= " + std::to_string(min_value));
+  return static_cast<int>(value);
+}
+
+class SingleProcess final : public Collective {
+ public:
+  int rank() const override { return 0; }
+  int world_size() const override { return 1; }
+  void all_reduce_sum(torch::Tensor&) override {}
+  void broadcast(torch::Tensor&, int) override {}
+  torch::Tensor all_gather(const torch::Tensor& local) override { return local.unsqueeze(0).clone(); }
+};
+
+class C10dCollective final : public Collective {
+ public:
+  C10dCollective(const DistributedEnv& env, const torch::Device& device, std::chrono::milliseconds timeout)
+      : rank_(env.rank), world_size_(env.world_size), timeout_(timeout) {
+    // Under torchrun the agent already hosts the store on MASTER_PORT: join it
+    // as a client under the prefix PyTorch's env:// rendezvous uses.
+    const char* agent_store = std::getenv("TORCHELASTIC_USE_AGENT_STORE");
+    const bool use_agent_store = agent_store != nullptr && std::string(agent_store) == "True";
+    c10d::TCPStoreOptions store_options;
+    store_options.port = static_cast<std::uint16_t>(env.master_port);
+    store_options.isServer = env.rank == 0 && !use_agent_store;
+    store_options.numWorkers = static_cast<std::size_t>(env.world_size);
+    store_options.waitWorkers = !use_agent_store;
+    store_options.timeout = timeout;
+    try {
+      c10::intrusive_ptr<c10d::Store> store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, store_options);
+      if (use_agent_store) {
+        const char* restarts = std::getenv("TORCHELASTIC_RESTART_COUNT");
+        store = c10::make_intrusive<c10d::PrefixStore>(
+            "/worker/attempt_" + std::string(restarts != nullptr ? restarts : "0"), store);
+      }
+#ifdef LRKIT_WITH_CUDA
+      if (device.is_cuda()) {
+        auto options = c10d::ProcessGroupNCCL::Options::create();
+        options->timeout = timeout;
+        group_ = c10::make_intrusive<c10d::ProcessGroupNCCL>(store, env.rank, env.world_size, options);
+        return;
+      }
+#else
+      if (device.is_cuda()) throw std::invalid_argument("this build has no NCCL: rebuild against a CUDA LibTorch");
+#endif
+      auto options = c10d::ProcessGroupGloo::Options::create(timeout);
+      options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+      group_ = c10::make_intrusive<c10d::ProcessGroupGloo>(store, env.rank, env.world_size, options);
+    } catch (const c10::Error& e) {
+      throw std::runtime_error("rank " + std::to_string(env.rank) + ": rendezvous at " + env.master_addr + ":" +
+                               std::to_string(env.master_port) + " with " + std::to_string(env.world_size) +
+                               " workers failed: " + e.what_without_backtrace());
+    }
+  }
+
+  int rank() const override { return rank_; }
+  int world_size() const override { return world_size_; }
+
+  void all_reduce_sum(torch::Tensor& tensor) override {
+    std::vector<torch::Tensor> tensors = {tensor};
+    wait(group_->allreduce(tensors), "all-reduce");
+  }
+
+  void broadcast(torch::Tensor& tensor, int root) override {
+    std::vector<torch::Tensor> tensors = {tensor};
+    c10d::BroadcastOptions options;
+    options.rootRank = root;
+    wait(group_->broadcast(tensors, options), "broadcast");
+  }
+
+  torch::Tensor all_gather(const torch::Tensor& local) override {
+    std::vector<torch::Tensor> input = {local.contiguous()};
+    std::vector<std::vector<torch::Tensor>> output(1);
+    for (int r = 0; r < world_size_; ++r) output[0].push_back(torch::empty_like(input[0]));
+    wait(group_->allgather(output, input), "all-gather");
+    return torch::stack(output[0]);
+  }
+
+ private:
+  void wait(const c10::intrusive_ptr<c10d::Work>& work, const char* what) {
+    try {
+      work->wait(timeout_);
+    } catch (const std::exception& e) {
+      throw std::runtime_error("rank " + std::to_string(rank_) + ": " + what + " across " +
+                               std::to_string(world_size_) + " workers failed (a peer died or hung for more than " +
+                               std::to_string(timeout_.count() / 1000) + " s): " + e.what());
+    }
+  }
+
+  int rank_, world_size_;
+  std::chrono::milliseconds timeout_;
+  c10::intrusive_ptr<c10d::ProcessGroup> group_;
+};
+
+}  // namespace
+
+DistributedEnv distributed_env_from_environment() {
+  DistributedEnv env;
+  env.world_size = int_from_env("WORLD_SIZE", 1, 1);
+  env.rank = int_from_env("RANK", 0, 0);
+  env.local_rank = int_from_env("LOCAL_RANK", env.rank, 0);
+  env.local_world_size = int_from_env("LOCAL_WORLD_SIZE", env.world_size, 1);
+  env.master_port = int_from_env("MASTER_PORT", 29500, 1);
+  if (const char* addr = std::getenv("MASTER_ADDR"); addr != nullptr && *addr != '\0') env.master_addr = addr;
+  if (env.rank >= env.world_size)
+    throw std::invalid_argument("RANK=" + std::to_string(env.rank) + " is not below WORLD_SIZE=" +
+                                std::to_string(env.world_size));
+  if (env.master_port > 65535) throw std::invalid_argument("MASTER_PORT=" + std::to_string(env.master_port) + " is not a port");
+  return env;
+}
+
+std::unique_ptr<Collective> make_single_process_collective() { return std::make_unique<SingleProcess>(); }
+
+std::unique_ptr<Collective> make_c10d_collective(const DistributedEnv& env, const torch::Device& device,
+                                                 std::chrono::milliseconds timeout) {
+  return std::make_unique<C10dCollective>(env, device, timeout);
+}
+
+}  // namespace lrkit::distributed

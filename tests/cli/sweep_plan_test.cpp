@@ -1,0 +1,179 @@
+// Sweep planning (sweep_plan.hpp): the sweep file, the runs each mode makes,
+// where WSD branches fork and where WSD-S checkpoints land (ALGORITHMS.md section 2).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "lrkit/schedules/factory.hpp"
+#include "lrkit/cli/sweep_plan.hpp"
+#include "test_files.hpp"
+
+namespace lrkit::cli {
+namespace {
+
+SweepConfig sweep_of(std::vector<SweepSchedule> schedules, std::vector<int64_t> budgets) {
+  SweepConfig c;
+  c.out = "out/s";
+  c.budgets = std::move(budgets);
+  c.peaks = {3e-3};
+  c.schedules = std::move(schedules);
+  return c;
+}
+
+bool has_arg(const SweepRun& run, const std::string& arg) { return std::find(run.args.begin(), run.args.end(), arg) != run.args.end(); }
+
+TEST(SweepConfigFile, SectionsModesAndOverrides) {
+  const auto path = lrkit::testing::write_text("sweep_ok.cfg",
+                                               "[sweep]\ntrain_config = base.cfg\nout = out/x\nbudgets = 100, 200\npeaks = 1e-3, 3e-3\n"
+                                               "seeds = 1, 2\nmetric = heldout\njobs = 3\n"
+                                               "[schedules]\nwsd = branching: wsd(warmup=10, decay=20%)\ncos = cosine(warmup=5%)\n"
+                                               "s = single : wsds(budgets={budgets})\n"
+                                               "[train]\nthreads = 1\n[eval]\nbatches = 2\n");
+  const auto c = read_sweep_config(path);
+  EXPECT_EQ(c.train_config, "base.cfg");
+  EXPECT_EQ(c.out, "out/x");
+  EXPECT_EQ(c.budgets, (std::vector<int64_t>{100, 200}));
+  EXPECT_EQ(c.peaks, (std::vector<double>{1e-3, 3e-3}));
+  EXPECT_EQ(c.seeds, (std::vector<uint64_t>{1, 2}));
+  EXPECT_EQ(c.jobs, 3);
+  ASSERT_EQ(c.schedules.size(), 3u);  // in file order
+  EXPECT_EQ(c.schedules[0].name, "wsd");
+  EXPECT_EQ(c.schedules[0].mode, "branching");
+  EXPECT_EQ(c.schedules[0].spec, "wsd(warmup=10, decay=20%)");
+  EXPECT_EQ(c.schedules[1].mode, "separate");
+  EXPECT_EQ(c.schedules[2].mode, "single");
+  EXPECT_EQ(c.overrides, (std::vector<std::string>{"--train.threads=1", "--eval.batches=2"}));
+}
+
+TEST(SweepConfigFile, BadFilesNameTheProblem) {
+  const std::string schedules = "[schedules]\na = cosine()\n";
+  for (const auto& [text, needle] : std::vector<std::pair<std::string, std::string>>{
+           {"[sweep]\nbudgets = 100\n", "no schedules"},
+           {"[sweep]\n" + schedules, "sweep.budgets is required"},
+           {"[sweep]\nbudgets = 200, 100\n" + schedules, "increasing (entry 2 = 100)"},
+           {"[sweep]\nbudgets = 100, x\n" + schedules, "sweep.budgets entry 'x'"},
+           {"[sweep]\nbudgets = 100\npeaks = -1\n" + schedules, "sweep.peaks entries must be > 0"},
+           {"[sweep]\nbudgets = 100\nbudget = 3\n" + schedules, "unknown key 'sweep.budget'"},
+           {"[sweep]\nbudgets = 100\njobs = 0\n" + schedules, "sweep.jobs must be in [1, 256]"},
+           {"[sweep]\nbudgets = 100\n[schedules]\na = fast: cosine()\n", "mode 'fast'"},
+           {"[sweep]\nbudgets = 100\n[schedules]\na = cosine()\na = linear()\n", "'a' is defined twice"},
+           {"[sweep]\nbudgets = 100\n" + schedules + "[train]\nsteps = 5\n", "'train.steps' is set by the sweep"},
+       }) {
+    const auto path = lrkit::testing::write_text("sweep_bad.cfg", text);
+    try {
+      read_sweep_config(path);
+      ADD_FAILURE() << "no error for: " << needle;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("sweep_bad.cfg"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW(read_sweep_config("/nonexistent/sweep.cfg"), std::invalid_argument);
+}
+
+TEST(SweepSpec, PlaceholdersAndThePeak) {
+  EXPECT_EQ(instantiate_spec("cosine(warmup=5%)", 100, {100, 200}, 3e-3, 7), "cosine(warmup=5%, peak=0.003)");
+  EXPECT_EQ(instantiate_spec("constant()", 100, {100}, 1e-3, 7), "constant(peak=0.001)");
+  EXPECT_EQ(instantiate_spec("join(cosine(peak={peak}), linear(peak={peak}), at=[{budget}])", 100, {100, 200}, 2e-3, 7),
+            "join(cosine(peak=0.002), linear(peak=0.002), at=[100])");
+  EXPECT_EQ(instantiate_spec("wsds(budgets={budgets}, peak=1)", 200, {100, 200}, std::nan(""), 7), "wsds(budgets=[100, 200], peak=1)");
+  EXPECT_EQ(instantiate_spec("refined(norms=r_s{seed}.h5)", 100, {100}, 1e-3, 42), "refined(norms=r_s42.h5, peak=0.001)");
+}
+
+TEST(SweepPlan, SeparateRunsOneRunPerBudgetPeakAndSeed) {
+  auto c = sweep_of({{"cos", "separate", "cosine(warmup=5%)"}}, {100, 300});
+  c.peaks = {1e-3, 3e-3};
+  c.seeds = {1, 2};
+  c.train_config = "base.cfg";
+  c.overrides = {"--train.threads=1"};
+  const auto plan = plan_sweep(c, 99);
+  ASSERT_EQ(plan.runs.size(), 8u);
+  ASSERT_EQ(plan.results.size(), 8u);
+  const auto& run = plan.runs.front();
+  EXPECT_EQ(run.name, "cos_B100_p0.001_s1");
+  EXPECT_EQ(std::vector<std::string>(run.args.begin(), run.args.begin() + 3), (std::vector<std::string>{"--config", "base.cfg", "--train.threads=1"}));
+  EXPECT_TRUE(has_arg(run, "--train.steps=100"));
+  EXPECT_TRUE(has_arg(run, "--train.seed=1"));
+  EXPECT_TRUE(has_arg(run, "--schedule.spec=cosine(warmup=5%, peak=0.001)"));
+  EXPECT_TRUE(has_arg(run, "--resume=auto"));
+  EXPECT_TRUE(has_arg(run, "--out=out/s/runs/cos_B100_p0.001_s1"));
+  for (const auto& r : plan.results) {
+    EXPECT_EQ(r.step, r.budget);
+    EXPECT_EQ(plan.runs[r.run].steps, r.budget);
+  }
+  EXPECT_EQ(plan.schedule_steps, (std::vector<int64_t>{4 * 400}));
+  EXPECT_EQ(plan.separate_steps, plan.schedule_steps);
+  EXPECT_EQ(plan_sweep(sweep_of({{"cos", "separate", "cosine()"}}, {100}), 99).runs[0].seed, 99u) << "default seed";
+}
+
+TEST(SweepPlan, WsdBranchesForkWhereTheirDecayStarts) {
+  const std::vector<int64_t> budgets = {1000, 2000, 4000};
+  const auto plan = plan_sweep(sweep_of({{"wsd", "branching", "wsd(warmup=100, decay=20%, shape=linear)"}}, budgets), 1);
+  ASSERT_EQ(plan.runs.size(), 4u);
+  const auto& main = plan.runs[0];
+  EXPECT_EQ(main.name, "wsd_main_p0.003_s1");
+  // Linear decay over D = 20 % of B starts at B - D with the peak itself, so the value first differs one step later.
+  EXPECT_EQ(main.milestones, (std::vector<int64_t>{801, 1601, 3201}));
+  EXPECT_EQ(main.steps, 3201);
+  for (size_t i = 0; i < budgets.size(); ++i) {
+    const auto& branch = plan.runs[i + 1];
+    EXPECT_EQ(branch.depends_on, 0);
+    EXPECT_EQ(branch.steps, budgets[i]);
+    EXPECT_EQ(branch.start_step, main.milestones[i]);
+    EXPECT_TRUE(has_arg(branch, "--branch-from=out/s/runs/wsd_main_p0.003_s1/checkpoints/step_" +
+                                    std::string(10 - std::to_string(main.milestones[i]).size(), '0') + std::to_string(main.milestones[i]) + ".pt"));
+    // The branch's schedule equals the main run's up to the fork, then decays.
+    const auto b = schedules::parse_schedule(branch.schedule_spec, budgets[i]);
+    const auto m = schedules::parse_schedule(main.schedule_spec);
+    for (int64_t t = 0; t < branch.start_step; ++t) ASSERT_EQ(b(t), m(t)) << t;
+    EXPECT_LT(b(branch.start_step), m(branch.start_step));
+    EXPECT_EQ(plan.results[i].step, budgets[i]);
+  }
+  // Compute: main to the last fork plus every branch's decay, against 7000 for separate runs.
+  EXPECT_EQ(plan.schedule_steps[0], 3201 + (1000 - 801) + (2000 - 1601) + (4000 - 3201));
+  EXPECT_EQ(plan.separate_steps[0], 7000);
+}
+
+TEST(SweepPlan, BranchingNeedsASchedulesThatDecays) {
+  EXPECT_THROW(plan_sweep(sweep_of({{"c", "branching", "constant(warmup=10)"}}, {100, 200}), 1), std::invalid_argument);
+  EXPECT_THROW(plan_sweep(sweep_of({{"w", "branching", "wsd(total=500)"}}, {100, 200}), 1), std::invalid_argument);
+  // A percentage warmup differs per budget from step 1: the branch forks at once, no main checkpoint is reused.
+  const auto early = plan_sweep(sweep_of({{"w", "branching", "wsd(warmup=10%, decay=20%)"}}, {100, 200}), 1);
+  EXPECT_EQ(early.runs[1].start_step, 1);
+}
+
+TEST(SweepPlan, WsdsCheckpointsLandAtEachBudgetPlusTheEarlierDecays) {
+  // ALGORITHMS.md's check: budgets 12500/25000/50000, f = 10 % -> checkpoints 12500, 26250, 53750.
+  const auto plan = plan_sweep(sweep_of({{"wsds", "single", "wsds(budgets={budgets}, decay=10%, shape=linear)"}}, {12500, 25000, 50000}), 1);
+  ASSERT_EQ(plan.runs.size(), 1u);
+  EXPECT_EQ(plan.runs[0].milestones, (std::vector<int64_t>{12500, 26250, 53750}));
+  EXPECT_EQ(plan.runs[0].steps, 53750);
+  EXPECT_TRUE(has_arg(plan.runs[0], "--checkpoint.at=12500,26250,53750"));
+  ASSERT_EQ(plan.results.size(), 3u);
+  EXPECT_EQ(plan.results[1].budget, 25000);
+  EXPECT_EQ(plan.results[1].step, 26250);
+  EXPECT_EQ(plan.schedule_steps[0], 53750);  // the compute of WSD with three branches
+  EXPECT_EQ(plan.separate_steps[0], 87500);
+}
+
+TEST(SweepPlan, SingleRunsWithoutCheckpointsAreReadAtTheBudgets) {
+  const auto plan = plan_sweep(sweep_of({{"cyc", "single", "cyclic(budgets={budgets}, rewarm=10)"},
+                                         {"cos", "single", "cosine(warmup=10)"}},
+                                        {100, 200, 400}),
+                               1);
+  ASSERT_EQ(plan.runs.size(), 2u);
+  EXPECT_EQ(plan.runs[0].milestones, (std::vector<int64_t>{100, 200, 400}));
+  EXPECT_EQ(plan.runs[1].milestones, (std::vector<int64_t>{100, 200, 400}));
+  EXPECT_EQ(plan.runs[1].steps, 400);
+  EXPECT_THROW(plan_sweep(sweep_of({{"w", "single", "wsds(budgets=[100, 200])"}}, {100, 200, 400}), 1), std::invalid_argument);
+  try {
+    plan_sweep(sweep_of({{"bad", "separate", "cosine(warmup=200%)"}}, {100}), 1);
+    ADD_FAILURE();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("schedule 'bad'"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace lrkit::cli

@@ -1,0 +1,23 @@
+// Where a run directory keeps its files: DIR/log.h5 and
+// DIR/checkpoints/step_<step, 10 digits>.pt (an HDET run's other replicas in
+// step_<step>.replica_<g>.pt beside it). Torch-free: sweeps, tools and
+// notebooks find a run's files without LibTorch.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace lrkit::train {
+
+std::string run_log_path(const std::string& run_dir);
+std::string checkpoint_dir(const std::string& run_dir);
+// The main checkpoint file's name (no directory) after `step` updates.
+std::string checkpoint_file_name(int64_t step);
+// The checkpoint after `step` updates of the run in run_dir.
+std::string checkpoint_path(const std::string& run_dir, int64_t step);
+// Replica `replica` of the checkpoint at `main_path`.
+std::string replica_checkpoint_path(const std::string& main_path, int64_t replica);
+// True for a replica file's name (not a main checkpoint).
+bool is_replica_checkpoint(const std::string& file_name);
+
+}  // namespace lrkit::train

@@ -1,0 +1,26 @@
+// Where a run starts: --resume (auto or a file), --branch-from or --init-from,
+// applied to every replica and to HDET's controllers.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <vector>
+
+#include "lrkit/distributed/hdet_ensemble.hpp"
+#include "lrkit/train/train_config.hpp"
+#include "replicas.hpp"
+
+namespace lrkit::train {
+
+struct Restored {
+  int64_t step = 0;
+  bool continues_log = false;  // resumed in place: the run log keeps its rows before `step`
+};
+
+// Throws std::invalid_argument when the checkpoint does not fit the config
+// (another schedule, past the end, HDET state missing or unexpected) and
+// CheckpointError naming a missing or corrupt file.
+Restored restore(const TrainConfig& config, std::vector<Replica>& replicas, distributed::HdetEnsemble* hdet,
+                 std::ostream& progress);
+
+}  // namespace lrkit::train

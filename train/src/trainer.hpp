@@ -1,0 +1,96 @@
+// The reference trainer's object: construction assembles the pieces (process
+// group, data, replicas, HDET, restore, run log, diagnostics, eval sets); run()
+// owns the loop and step() reads top to bottom: hyper-parameters ->
+// forward/backward -> gradient synchronization -> optimizer step -> record ->
+// HDET after the step -> progress -> evaluation and checkpoint.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "evaluation.hpp"
+#include "lrkit/distributed/collective.hpp"
+#include "lrkit/distributed/gradient_sync.hpp"
+#include "lrkit/distributed/hdet_ensemble.hpp"
+#include "lrkit/schedules/schedule.hpp"
+#include "lrkit/train/data_mixture.hpp"
+#include "lrkit/train/run_log.hpp"
+#include "lrkit/train/trainer.hpp"
+#include "progress_meter.hpp"
+#include "replicas.hpp"
+#include "run_plan.hpp"
+#include "sample_reweighting.hpp"
+#include "step_scalars.hpp"
+
+namespace lrkit::train {
+
+class Trainer {
+ public:
+  Trainer(const TrainConfig& config, std::ostream& progress);
+  TrainSummary run();
+
+ private:
+  // One step's hyper-parameters: the schedule's values, HDET's base and spread.
+  struct Hyperparameters {
+    double lr = 0;                               // the replicas' mean rate (the schedule's, corrected by HDET)
+    std::vector<double> scheduled;               // every spread hyper-parameter's scheduled value (lr first)
+    std::vector<std::vector<double>> spread;     // [spread index][global replica], HDET only
+  };
+  // What forward/backward left besides the gradients.
+  struct Losses {
+    torch::Tensor replicas;                      // this rank's replicas' losses, [replicas] float64
+    std::optional<BatchWeights> batch_weights;   // reweighting only
+    std::vector<double> sampling;                // the step's source distribution
+  };
+  struct Gradients {
+    distributed::GradientSyncResult sync;
+    torch::Tensor sketch;                        // this rank's gradient sketch, when due
+  };
+
+  void step(int64_t step);
+  Hyperparameters set_hyperparameters(int64_t step);
+  Losses forward_backward(int64_t step);
+  torch::Tensor replica_loss(Replica& replica, int64_t step, const std::vector<double>& sampling,
+                             std::optional<BatchWeights>& batch_weights);
+  Gradients synchronize(int64_t step);
+  void optimizer_step(int64_t step, double loss);
+  void record(int64_t step, const Hyperparameters& hyper, const StepScalars& scalars, const Losses& losses);
+  void hdet_after_step(int64_t step, const Hyperparameters& hyper, const StepScalars& scalars);
+  void evaluate_and_checkpoint(int64_t step);
+  void save_checkpoints(int64_t step);
+
+  const TrainConfig& c_;
+  std::ostream null_stream_{nullptr};
+  std::ostream* progress_ = nullptr;             // rank 0's progress, the others' null stream
+  schedules::Schedule schedule_;
+  distributed::DistributedEnv env_;
+  torch::Device device_;
+  std::unique_ptr<distributed::Collective> collective_;
+  std::unique_ptr<distributed::Collective> solo_;  // local mode: each replica's own gradient
+  int world_ = 1;
+  bool lead_ = true;
+  RunPlan plan_;
+  DataMixture data_;
+  std::vector<NamedTokens> eval_sets_;           // rank 0 only
+  std::vector<Replica> replicas_;
+  std::vector<std::vector<torch::Tensor>> replica_parameters_;
+  std::optional<distributed::HdetEnsemble> hdet_;
+  std::vector<Spread> spread_;                   // what HDET spreads (decided once)
+  std::optional<Gpt> mean_model_;                // evaluation sees the replicas' mean when they differ
+  int64_t start_step_ = 0;
+  std::unique_ptr<RunLog> log_;
+  distributed::GradientSyncOptions sync_options_;
+  std::optional<distributed::GradientSketch> sketch_;  // the same projection on every rank
+  int64_t micro_rows_ = 0;
+  double tokens_per_step_ = 0;
+  std::optional<ProgressMeter> meter_;
+  TrainSummary summary_;
+  std::string last_checkpoint_;
+};
+
+}  // namespace lrkit::train

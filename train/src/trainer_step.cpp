@@ -1,0 +1,175 @@
+// The named parts of Trainer::step(), in the order the step calls them.
+#include <cmath>
+#include <stdexcept>
+
+#include "autocast_scope.hpp"
+#include "lrkit/train/checkpoint.hpp"
+#include "lrkit/train/rank_streams.hpp"
+#include "trainer.hpp"
+
+namespace lrkit::train {
+
+namespace {
+constexpr double kHistogramMaxRelative = 4.0;  // the weight histogram spans N w in [0, 4] (1: uniform)
+}  // namespace
+
+Trainer::Hyperparameters Trainer::set_hyperparameters(int64_t step) {
+  const double scheduled_lr = schedule_(step);
+  Hyperparameters h;
+  h.lr = hdet_ ? hdet_->base(0, scheduled_lr) : scheduled_lr;
+  h.scheduled = hdet_ ? scheduled_values(c_, spread_, scheduled_lr) : std::vector<double>{scheduled_lr};
+  h.spread = apply_hyperparameters(hdet_ ? &*hdet_ : nullptr, spread_, replicas_, h.scheduled);
+  return h;
+}
+
+Trainer::Losses Trainer::forward_backward(int64_t step) {
+  Losses out;
+  out.sampling = data_.sampling(step);
+  std::vector<torch::Tensor> losses;
+  for (auto& replica : replicas_) losses.push_back(replica_loss(replica, step, out.sampling, out.batch_weights));
+  out.replicas = torch::cat(losses);
+  return out;
+}
+
+// One replica's forward and backward over its micro-batches; returns its loss, [1] float64.
+torch::Tensor Trainer::replica_loss(Replica& replica, int64_t step, const std::vector<double>& sampling,
+                                    std::optional<BatchWeights>& batch_weights) {
+  // Dropout masks are a function of (replica stream, step): a resumed run draws the same ones.
+  torch::manual_seed(derive_seed(replica.streams.dropout_seed, static_cast<uint64_t>(step)));
+  replica.optimizer->zero_grad();
+  // [micro_rows] per-sample mean token losses, and the upweighting factors p/q of their sources (or undefined).
+  auto micro_losses = [&](int64_t micro) -> std::pair<torch::Tensor, torch::Tensor> {
+    const MixedBatch m = data_.sample(replica.streams.first_row + micro * micro_rows_, micro_rows_, c_.model.context,
+                                      {replica.streams.data_seed, step, c_.data.locality}, sampling);
+    AutocastScope autocast(device_, plan_.bf16);
+    auto losses = replica.model->per_sequence_loss(m.batch.inputs.to(device_), m.batch.targets.to(device_));
+    if (!data_.upweighting()) return {losses, torch::Tensor()};
+    return {losses, torch::tensor(data_.row_weights(m.source, step), torch::kDouble).to(device_)};
+  };
+  const auto accumulation = static_cast<double>(c_.train.accumulation);
+  if (plan_.reweighting) {
+    // The weights need the whole global batch's losses: every micro-batch's graph is kept until then.
+    std::vector<torch::Tensor> parts;
+    for (int64_t micro = 0; micro < c_.train.accumulation; ++micro) parts.push_back(micro_losses(micro).first);
+    const auto losses = torch::cat(parts);
+    batch_weights = weigh_global_batch(*collective_, losses.detach(), c_.reweight, step);
+    (losses * batch_weights->local).sum().backward();
+    return losses.detach().to(torch::kDouble).mean().reshape({1});
+  }
+  torch::Tensor loss_sum = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(device_));
+  for (int64_t micro = 0; micro < c_.train.accumulation; ++micro) {
+    const auto [losses, upweights] = micro_losses(micro);
+    const auto loss = losses.mean() / accumulation;
+    // Upweighting: the gradient of sum_j (p_s/q_s) l_j / B; the log keeps the plain mean loss.
+    (upweights.defined() ? (losses.to(torch::kDouble) * upweights).mean() / accumulation : loss).backward();
+    loss_sum += loss.detach().to(torch::kDouble);
+  }
+  return loss_sum.reshape({1});
+}
+
+Trainer::Gradients Trainer::synchronize(int64_t step) {
+  Gradients g;
+  if (plan_.local_mode) {
+    g.sync = local_gradients(replicas_, *solo_, c_.optim.clip);
+    return g;
+  }
+  const auto& lead_parameters = replicas_.front().parameters;  // the rank's gradient is gathered here
+  distributed::mean_gradient_into_first(replica_parameters_);   // the rank's gradient: its replicas' mean
+  if (plan_.sketch_due(step)) g.sketch = (*sketch_)(lead_parameters);  // before the all-reduce
+  g.sync = distributed::synchronize_gradients(lead_parameters, *collective_, sync_options_);
+  distributed::clip_gradients(lead_parameters, g.sync.mean_l2, c_.optim.clip);
+  distributed::copy_gradient_from_first(replica_parameters_);
+  return g;
+}
+
+void Trainer::optimizer_step(int64_t step, double loss) {
+  if (std::isfinite(loss)) {
+    for (auto& replica : replicas_) replica.optimizer->step();
+    return;
+  }
+  if (plan_.stop_on_nonfinite) {
+    log_->flush();
+    throw std::runtime_error("non-finite training loss " + std::to_string(loss) + " at step " + std::to_string(step) +
+                             "; last good checkpoint: " + (last_checkpoint_.empty() ? std::string("none") : last_checkpoint_) +
+                             " (train.nonfinite=skip skips such updates)");
+  }
+  *progress_ << "step " << step << ": non-finite loss, update skipped" << std::endl;
+}
+
+void Trainer::record(int64_t step, const Hyperparameters& hyper, const StepScalars& scalars, const Losses& losses) {
+  std::optional<diagnostics::StepDispersion> dispersion;
+  if (plan_.diagnostics) {
+    dispersion = diagnostics::step_dispersion(scalars.ranks);
+    if (!scalars.sketches.empty()) {
+      const auto matrix = diagnostics::sketch_cosine_matrix(scalars.sketches, c_.diagnostics.sketch_dim, scalars.ranks.grad_norm);
+      if (plan_.sketch_pairwise) dispersion->cos_pairwise = diagnostics::mean_off_diagonal(matrix, world_);
+      if (plan_.matrix_due(step)) log_->record_cos_matrix(step + 1, matrix);
+    }
+  }
+  log_->record({step, hyper.lr, scalars.loss, scalars.ranks.mean_grad_norm, scalars.grad_norm_l1,
+                tokens_per_step_ * static_cast<double>(step + 1), meter_->seconds(), scalars.ranks.loss,
+                scalars.ranks.grad_norm, dispersion ? &*dispersion : nullptr});
+  if (plan_.several_sources) {
+    const auto rows = data_.rows_per_source(c_.train.batch, {replicas_.front().streams.data_seed, step, 0}, losses.sampling);
+    log_->record_data(data_.temperature(step), data_.target(step), std::vector<double>(rows.begin(), rows.end()));
+  }
+  if (losses.batch_weights) {
+    const auto& w = *losses.batch_weights;
+    log_->record_weights(step + 1, w.stats,
+                         plan_.histogram_due(step)
+                             ? reweight::relative_weight_histogram(w.weights, c_.reweight.histogram_bins, kHistogramMaxRelative)
+                             : std::vector<double>());
+  }
+}
+
+void Trainer::hdet_after_step(int64_t step, const Hyperparameters& hyper, const StepScalars& scalars) {
+  if (!hdet_) return;
+  hdet_->observe(scalars.replica_loss);
+  HdetRecord record{scalars.replica_loss, hdet_->window_mean_loss(), {}};
+  const bool sync_now = hdet_->sync_due();
+  // Converge at every sync, and at the end so the run's result is the replicas' mean.
+  if ((sync_now || plan_.last(step)) && !plan_.identical_replicas)
+    distributed::average_replicas(replica_parameters_, *collective_, c_.dist.bucket_mb);
+  if (sync_now) hdet_->sync(hyper.scheduled);
+  for (size_t i = 0; i < hdet_->size(); ++i) {
+    const auto& state = hdet_->state(i);
+    record.spread.push_back({hdet_->base(i, hyper.scheduled[i]), state.scale, state.delta, state.velocity, hyper.spread[i]});
+  }
+  log_->record_hdet(record);
+}
+
+// Evaluate before checkpointing: a checkpoint on disk means its step's evaluation is in the log.
+void Trainer::evaluate_and_checkpoint(int64_t step) {
+  if (plan_.eval_due(step)) {
+    Gpt& evaluated = mean_model_ ? *mean_model_ : replicas_.front().model;
+    if (mean_model_)
+      distributed::mean_of_replicas(replica_parameters_, (*mean_model_)->parameters(), *collective_, c_.dist.bucket_mb);
+    for (const auto& set : eval_sets_) {  // rank 0 only
+      const double loss = evaluate(evaluated, set.tokens, c_, device_);
+      log_->record_eval(set.name, step + 1, loss);
+      summary_.final_eval_losses[set.name] = loss;
+      if (!plan_.last(step)) *progress_ << "eval   step " << step + 1 << "  " << set.name << " loss " << loss << std::endl;
+    }
+  }
+  if (plan_.checkpoint_due(step)) save_checkpoints(step + 1);
+}
+
+void Trainer::save_checkpoints(int64_t steps_done) {
+  if (hdet_) {  // every replica's file first; rank 0's main file, written last, marks the set complete
+    for (auto& replica : replicas_)
+      if (replica.index != 0)
+        save_replica_checkpoint(c_.out, steps_done, replica.index, replica.model, *replica.optimizer, c_.schedule);
+    auto barrier = torch::zeros({1}, torch::TensorOptions().dtype(torch::kDouble).device(device_));
+    collective_->all_reduce_sum(barrier);
+  }
+  if (!lead_) return;
+  log_->record_checkpoint(steps_done);
+  log_->flush();  // the log never lags behind a checkpoint
+  last_checkpoint_ = save_checkpoint(c_.out, c_.checkpoint.keep, plan_.milestones, steps_done, replicas_.front().model,
+                                     *replicas_.front().optimizer, c_.schedule,
+                                     hdet_ ? hdet_->states() : std::vector<controllers::HdetState>());
+}
+
+TrainSummary run_training(const TrainConfig& config, std::ostream& progress) { return Trainer(config, progress).run(); }
+
+}  // namespace lrkit::train
