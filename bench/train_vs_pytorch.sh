@@ -4,6 +4,8 @@
 # batch, optimizer and corpus; alternated ROUNDS times, then the ratio of medians.
 # With NPROC > 1: `lrkit train --nproc NPROC` against PyTorch DistributedDataParallel
 # under Debian's torchrun, both over Gloo with one intra-op thread per worker.
+# With LRKIT_BASELINE=<another build's lrkit> each round also runs that build,
+# and the ratio of the two builds' medians is printed (a refactor's cost, side by side).
 # Usage: bench/train_vs_pytorch.sh [ROUNDS] [STEPS] [NPROC]   (needs a build and data/kjv.txt)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,14 +17,26 @@ pytorch=(/usr/bin/python3 bench/pytorch_loop.py)
 # --redirects/--tee 1: Debian's torch 1.13 launcher fails under Python 3.11 with its default 0.
 ((nproc > 1)) && pytorch=(/usr/bin/python3 -m torch.distributed.run --redirects 1 --tee 1 --nproc_per_node "$nproc"
                           --master_port 29731 bench/pytorch_loop.py)
-lrkit_rates=() torch_rates=()
+lrkit_tokens_per_second() {
+  "$1" train --config configs/quickstart.cfg --train.steps="$steps" --eval.every=0 --train.log_every="$steps" \
+    --nproc "$nproc" --out out/bench_train_vs_pytorch | grep '^done:' | sed -E 's/.* ([0-9]+) tok\/s.*/\1/'
+}
+lrkit_rates=() torch_rates=() baseline_rates=()
 for ((i = 0; i < rounds; i++)); do
-  line=$("$LRKIT" train --config configs/quickstart.cfg --train.steps="$steps" --eval.every=0 \
-           --train.log_every="$steps" --nproc "$nproc" | grep '^done:')
-  lrkit_rates+=("$(sed -E 's/.* ([0-9]+) tok\/s.*/\1/' <<<"$line")")
+  lrkit_rates+=("$(lrkit_tokens_per_second "$LRKIT")")
   torch_rates+=("$("${pytorch[@]}" --steps "$steps" | grep tokens_per_second | sed -E 's/.*tokens_per_second=([0-9]+).*/\1/')")
-  echo "round $((i + 1)): lrkit ${lrkit_rates[-1]} tok/s, pytorch ${torch_rates[-1]} tok/s"
+  line="round $((i + 1)): lrkit ${lrkit_rates[-1]} tok/s, pytorch ${torch_rates[-1]} tok/s"
+  if [ -n "${LRKIT_BASELINE:-}" ]; then
+    baseline_rates+=("$(lrkit_tokens_per_second "$LRKIT_BASELINE")")
+    line+=", baseline ${baseline_rates[-1]} tok/s"
+  fi
+  echo "$line"
 done
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR + 1) / 2)]}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
 l=$(median "${lrkit_rates[@]}") t=$(median "${torch_rates[@]}")
-echo "$nproc worker(s), median: lrkit $l tok/s, pytorch $t tok/s, ratio lrkit/pytorch $(awk -v l="$l" -v t="$t" 'BEGIN {printf "%.2f", l / t}')"
+echo "$nproc worker(s), median: lrkit $l tok/s, pytorch $t tok/s, ratio lrkit/pytorch $(ratio "$l" "$t")"
+if [ -n "${LRKIT_BASELINE:-}" ]; then
+  b=$(median "${baseline_rates[@]}")
+  echo "baseline $LRKIT_BASELINE: median $b tok/s, ratio lrkit/baseline $(ratio "$l" "$b")"
+fi
