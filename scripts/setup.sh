@@ -12,6 +12,7 @@ packages=(
   bible-kjv
   python3-torch python3-h5py python3-numpy python3-matplotlib python3-pandas
   jupyter-nbconvert python3-ipykernel
+  pybind11-dev python3-pybind11 python3-dev python3-pytest
 
 )
 

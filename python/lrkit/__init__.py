@@ -1,0 +1,23 @@
+"""lrkit: learning-rate schedules and training dynamics.
+
+The schedules are lrkit's C++ library (the same values as `lrkit schedule`, bit
+for bit); ``lrkit.torch`` puts them into PyTorch training loops.
+
+    >>> import lrkit
+    >>> s = lrkit.Schedule("wsd(peak=3e-4, warmup=2%, decay=20%)", total_steps=1000)
+    >>> s(500), s.values(range(3))
+"""
+from ._lrkit import (  # noqa: F401
+    Hdet,
+    HdetConfig,
+    HdetState,
+    Schedule,
+    SpecError,
+    __version__,
+    families,
+    refine_multipliers,
+)
+from .logs import RunLog, read_log  # noqa: F401
+
+__all__ = ["Schedule", "SpecError", "families", "refine_multipliers", "read_log", "RunLog",
+           "Hdet", "HdetConfig", "HdetState", "__version__"]

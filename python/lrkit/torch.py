@@ -1,0 +1,127 @@
+"""lrkit inside PyTorch training loops.
+
+- ``LRScheduler(optimizer, spec, total_steps)``: a torch.optim.lr_scheduler
+  scheduler whose first parameter group's rate is the lrkit schedule's value,
+  bit for bit (other groups keep their ratio to the first, as LambdaLR does);
+  ``state_dict`` resumes at the same step and refuses another schedule.
+- ``refine(log_or_norms, peak, total_steps)``: a schedule refined from a
+  finished run's gradient norms (Defazio et al. 2023), and ``GradNormRecorder``,
+  which records the norms a later refinement needs.
+"""
+import csv
+import math
+import os
+import tempfile
+
+import torch
+from torch.optim import lr_scheduler as _lr_scheduler
+
+from ._lrkit import Schedule
+
+_SchedulerBase = getattr(_lr_scheduler, "LRScheduler", None) or _lr_scheduler._LRScheduler
+
+
+class LRScheduler(_SchedulerBase):
+    """Sets every parameter group's learning rate from an lrkit schedule spec.
+
+    ``scheduler.step()`` after each ``optimizer.step()``, as with any PyTorch
+    scheduler. Group 0 gets ``schedule(step)`` exactly; group i gets it times
+    ``initial_lr_i / initial_lr_0`` (1 when group 0 starts at 0), so the rate
+    the optimizer was built with does not scale the schedule (LambdaLR's trap).
+    """
+
+    def __init__(self, optimizer, spec, total_steps=None, last_epoch=-1):
+        if not isinstance(optimizer, torch.optim.Optimizer):
+            raise TypeError(f"LRScheduler needs a torch.optim.Optimizer, got {type(optimizer).__name__}")
+        self.schedule = spec if isinstance(spec, Schedule) else Schedule(spec, total_steps)
+        own_end = max(self.schedule.checkpoints, default=0)
+        if total_steps is not None and own_end > total_steps:
+            raise ValueError(f"schedule '{self.schedule.spec}' keeps its last checkpoint at step {own_end}, "
+                             f"after total_steps = {total_steps}: its last decay would be cut off")
+        first = optimizer.param_groups[0].get("initial_lr", optimizer.param_groups[0]["lr"])
+        self.ratios = [1.0 if first == 0 else group.get("initial_lr", group["lr"]) / first
+                       for group in optimizer.param_groups]
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        rate = self.schedule(max(self.last_epoch, 0))
+        return [rate * ratio for ratio in self.ratios]
+
+    def state_dict(self):
+        return {"spec": self.schedule.spec, "total_steps": self.schedule.total_steps, "last_epoch": self.last_epoch,
+                "ratios": list(self.ratios), "_step_count": self._step_count,
+                "_last_lr": list(getattr(self, "_last_lr", []))}
+
+    def load_state_dict(self, state_dict):
+        spec, total = state_dict.get("spec"), state_dict.get("total_steps")
+        if spec != self.schedule.spec or total != self.schedule.total_steps:
+            raise ValueError(f"the checkpoint's scheduler ran schedule '{spec}' (total_steps={total}); "
+                             f"this one runs '{self.schedule.spec}' (total_steps={self.schedule.total_steps})")
+        self.last_epoch = state_dict["last_epoch"]
+        self.ratios = list(state_dict["ratios"])
+        self._step_count = state_dict.get("_step_count", self.last_epoch + 1)
+        rates = self.get_lr()
+        for group, rate in zip(self.optimizer.param_groups, rates):
+            group["lr"] = rate
+        self._last_lr = rates
+
+
+def refine(log_or_norms, peak, total_steps, norm="l1", tau=0.1, save_norms_to=None):
+    """A Schedule refined from a finished run's gradient norms.
+
+    ``log_or_norms``: an lrkit run log (.h5), a CSV written by GradNormRecorder,
+    or a sequence of per-step norms (saved to ``save_norms_to``, by default a
+    file in a fresh temporary directory, which the schedule's spec names).
+    ``norm``: "l1" (Adam-type, the gradient's l1 norms) or "l2" (SGD-type).
+    """
+    if norm not in ("l1", "l2"):
+        raise ValueError(f"norm must be 'l1' or 'l2' (got {norm!r})")
+    if isinstance(log_or_norms, (str, os.PathLike)):
+        path = os.fspath(log_or_norms)
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"refine: '{path}' does not exist")
+    else:
+        norms = [float(v) for v in log_or_norms]
+        if not norms:
+            raise ValueError("refine: no gradient norms given")
+        bad = next((i for i, v in enumerate(norms) if not (math.isfinite(v) and v > 0)), None)
+        if bad is not None:
+            raise ValueError(f"refine: norm {bad} is {norms[bad]}; norms must be finite and > 0")
+        path = save_norms_to or os.path.join(tempfile.mkdtemp(prefix="lrkit_norms_"), "norms.csv")
+        with open(path, "w", newline="") as f:
+            writer = csv.writer(f)
+            writer.writerow(["grad_norm_l1" if norm == "l1" else "grad_norm"])
+            writer.writerows([v] for v in norms)
+    return Schedule(f"refined(norms={path}, peak={peak!r}, norm={norm}, tau={tau!r})", total_steps)
+
+
+class GradNormRecorder:
+    """Records the gradient's l2 and l1 norms after each backward pass.
+
+    Call ``record()`` after ``loss.backward()`` (before clipping, where the
+    refinement wants them) and ``save(path)`` at the end: a CSV with columns
+    step, grad_norm, grad_norm_l1 that ``refine(path, ...)`` and the spec
+    ``refined(norms=path, ...)`` read.
+    """
+
+    def __init__(self, parameters):
+        self.parameters = [p for p in parameters]
+        self.l2, self.l1 = [], []
+
+    @torch.no_grad()
+    def record(self):
+        grads = [p.grad.detach() for p in self.parameters if p.grad is not None]
+        if not grads:
+            raise RuntimeError("GradNormRecorder.record: no parameter has a gradient (call it after backward)")
+        l2 = torch.stack([g.double().pow(2).sum() for g in grads]).sum().sqrt()
+        l1 = torch.stack([g.double().abs().sum() for g in grads]).sum()
+        pair = torch.stack([l2, l1]).cpu().tolist()
+        self.l2.append(pair[0])
+        self.l1.append(pair[1])
+
+    def save(self, path):
+        with open(path, "w", newline="") as f:
+            writer = csv.writer(f)
+            writer.writerow(["step", "grad_norm", "grad_norm_l1"])
+            writer.writerows([i, a, b] for i, (a, b) in enumerate(zip(self.l2, self.l1)))
+        return os.fspath(path)

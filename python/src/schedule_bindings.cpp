@@ -1,0 +1,139 @@
+// Schedule, families() and SpecError (a ValueError carrying the position,
+// token and rule) for Python. Values are the C++ schedule's, bit for bit.
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <cmath>
+#include <optional>
+#include <stdexcept>
+
+#include "bindings.hpp"
+#include "lrkit/schedules/factory.hpp"
+#include "lrkit/schedules/refine.hpp"
+#include "lrkit/schedules/schedule.hpp"
+#include "lrkit/schedules/spec_error.hpp"
+#include "lrkit/schedules/summary.hpp"
+
+namespace py = pybind11;
+
+namespace lrkit::python {
+
+namespace {
+
+using schedules::Schedule;
+
+py::dict phase_dict(const schedules::Phase& p) {
+  py::dict d;
+  d["begin"] = p.begin;
+  d["end"] = p.end;
+  d["kind"] = schedules::phase_kind_name(p.kind);
+  d["jumps_at_begin"] = p.jumps_at_begin;
+  return d;
+}
+
+py::list phase_list(const std::vector<schedules::Phase>& phases) {
+  py::list out;
+  for (const auto& p : phases) out.append(phase_dict(p));
+  return out;
+}
+
+std::optional<int64_t> total_or_none(const Schedule& s) { return s.bounded() ? std::optional<int64_t>(s.total()) : std::nullopt; }
+
+// Every element a whole step >= 0 (floats like 3.0 are accepted; 3.5 is not).
+py::array_t<double> values(const Schedule& s, const py::object& steps) {
+  const auto as_double = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(steps);
+  if (!as_double) throw py::type_error("Schedule.values: steps must be an array of numbers");
+  py::array_t<double> out(as_double.request().shape);
+  const double* in = as_double.data();
+  double* result = out.mutable_data();
+  const auto n = as_double.size();
+  for (py::ssize_t i = 0; i < n; ++i) {
+    const double step = in[i];
+    if (!(step >= 0) || step != std::floor(step) || step > 9e15)
+      throw py::value_error("Schedule.values: element " + std::to_string(i) + " is " + std::to_string(step) +
+                            "; steps must be whole numbers >= 0");
+    result[i] = s(static_cast<int64_t>(step));
+  }
+  return out;
+}
+
+py::dict summary(const Schedule& s, std::optional<int64_t> steps) {
+  if (!steps && !s.bounded()) throw py::value_error("Schedule.summary: this schedule has no end; give steps=N");
+  if (steps && *steps < 1) throw py::value_error("Schedule.summary: steps must be >= 1 (got " + std::to_string(*steps) + ")");
+  const auto sm = schedules::summarize(s, steps.value_or(s.total()));
+  py::dict d;
+  d["steps"] = sm.steps;
+  d["peak"] = sm.peak;
+  d["peak_step"] = sm.peak_step;
+  d["warmup_end"] = sm.warmup_end;
+  d["decay_start"] = sm.decay_start ? py::object(py::int_(*sm.decay_start)) : py::object(py::none());
+  d["final_value"] = sm.final_value;
+  d["checkpoints"] = sm.checkpoints;
+  d["phases"] = phase_list(sm.phases);
+  return d;
+}
+
+}  // namespace
+
+void bind_schedules(py::module_& m) {
+  static py::exception<schedules::SpecError> spec_error(m, "SpecError", PyExc_ValueError);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const schedules::SpecError& e) {
+      py::object error = py::reinterpret_borrow<py::object>(spec_error)(e.what());  // an instance, to carry attributes
+      error.attr("position") = e.position();
+      error.attr("token") = e.token();
+      error.attr("rule") = e.rule();
+      PyErr_SetObject(spec_error.ptr(), error.ptr());
+    }
+  });
+
+  py::class_<Schedule>(m, "Schedule",
+                       "An immutable learning-rate schedule built from a spec string, a pure function of the step.\n"
+                       "Schedule('wsd(peak=3e-4, warmup=2%, decay=20%)', total_steps=10000)")
+      .def(py::init([](const std::string& spec, std::optional<int64_t> total_steps) {
+             if (total_steps && *total_steps < 1)
+               throw py::value_error("total_steps must be >= 1 (got " + std::to_string(*total_steps) + ")");
+             return schedules::parse_schedule(spec, total_steps);
+           }),
+           py::arg("spec"), py::arg("total_steps") = py::none())
+      .def("__call__", [](const Schedule& s, int64_t step) { return s(step); }, py::arg("step"),
+           "the learning rate of update `step` (0-based); past the end, the end value")
+      .def("values", &values, py::arg("steps"), "the rates of an array of steps, as a float64 array of the same shape")
+      .def("at", &Schedule::at, py::arg("t"), "the value in continuous time t")
+      .def_property_readonly("spec", &Schedule::to_spec, "the canonical spec; Schedule(spec, total_steps) rebuilds it")
+      .def_property_readonly("total_steps", &total_or_none, "T, or None for a schedule without an end")
+      .def_property_readonly("phases", [](const Schedule& s) { return phase_list(s.phases()); })
+      .def_property_readonly("checkpoints", &Schedule::checkpoints, "steps where a budgeted run keeps a decayed checkpoint (WSD-S)")
+      .def("summary", &summary, py::arg("steps") = py::none(),
+           "peak, warmup end, decay start, final value, checkpoints and phases over `steps` (default: total_steps)")
+      .def("__repr__", [](const Schedule& s) {
+        return "Schedule('" + s.to_spec() + "'" + (s.bounded() ? ", total_steps=" + std::to_string(s.total()) : "") + ")";
+      });
+
+  m.def("families", [] {
+    py::list out;
+    for (const auto& f : schedules::schedule_families()) {
+      py::dict d;
+      d["name"] = f.name;
+      d["keys"] = f.keys;
+      d["takes_schedules"] = f.takes_schedules;
+      d["description"] = f.description;
+      out.append(d);
+    }
+    return out;
+  }, "every schedule family of the spec grammar: name, keys (positional order), description");
+
+  m.def("refine_multipliers",
+        [](const std::vector<double>& norms, int64_t total_steps, const std::string& norm, double tau) {
+          if (norm != "l1" && norm != "l2") throw py::value_error("norm must be 'l1' or 'l2' (got '" + norm + "')");
+          if (total_steps < 1) throw py::value_error("total_steps must be >= 1");
+          return schedules::refine_from_norms(norms, total_steps, norm == "l1" ? schedules::NormKind::L1 : schedules::NormKind::L2,
+                                              tau);
+        },
+        py::arg("norms"), py::arg("total_steps"), py::arg("norm") = "l1", py::arg("tau") = 0.1,
+        "Defazio et al.'s refined multipliers for updates 0..T (T + 1 values, max 1, last 0)");
+}
+
+}  // namespace lrkit::python

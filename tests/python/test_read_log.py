@@ -1,0 +1,30 @@
+"""lrkit.read_log on a real run log."""
+import subprocess
+
+import pytest
+
+pytest.importorskip("h5py", reason="h5py is not installed for this Python")
+pytest.importorskip("pandas", reason="pandas is not installed for this Python")
+import lrkit  # noqa: E402
+
+
+def test_a_run_log_as_arrays_frames_and_config(lrkit_binary, tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("In the beginning was the word, and the word was with God. " * 400)
+    subprocess.run([lrkit_binary, "train", f"--data.path={corpus}", "--model.layers=1", "--model.width=16",
+                    "--model.heads=2", "--model.context=16", "--train.steps=12", "--train.batch=4",
+                    "--eval.every=0", "--eval.batches=1", "--train.threads=1", "--schedule.spec=cosine(peak=1e-2)",
+                    f"--out={tmp_path / 'run'}"], check=True, capture_output=True)
+    log = lrkit.read_log(tmp_path / "run" / "log.h5")
+    train = log.frame("train")
+    assert len(train) == 12 and list(train["step"]) == list(range(12))
+    assert log.frame("ranks").columns.tolist() == ["cos_to_mean_0", "grad_norm_0", "loss_0"]
+    assert log.config["train.steps"] == "12" and log.config["schedule.spec"] == "cosine(peak=1e-2)"
+    assert log.attrs["schedule_spec"] == "cosine(peak=1e-2)"
+    s = lrkit.Schedule(log.config["schedule.spec"], int(log.config["train.steps"]))
+    assert train["lr"].tolist() == [s(t) for t in range(12)]
+    with pytest.raises(FileNotFoundError):
+        lrkit.read_log(tmp_path / "nothing.h5")
+    (tmp_path / "junk.h5").write_text("not hdf5")
+    with pytest.raises(ValueError, match="not a readable HDF5"):
+        lrkit.read_log(tmp_path / "junk.h5")

@@ -1,0 +1,79 @@
+"""lrkit.Schedule is the C++ schedule: the same values as `lrkit schedule`, bit for bit."""
+import numpy as np
+import pytest
+
+import lrkit
+from conftest import run
+
+SPECS = [
+    ("wsd(peak=3e-3, warmup=5%, decay=20%, shape=1-sqrt)", 1000),
+    ("wsds(peak=3e-3, budgets=[100, 200], decay=10%)", None),
+    ("uba(peak=1e-3, phi=0.5, warmup=20)", 400),
+    ("onecycle(peak=0.1)", 250),
+    ("join(linear(0, 1e-3, 200), cosine(1e-3, 1e-5), at=[200])", 1000),
+]
+
+
+@pytest.mark.parametrize("spec,total", SPECS)
+def test_values_equal_the_command_line_bit_for_bit(lrkit_binary, spec, total):
+    s = lrkit.Schedule(spec, total)
+    steps = s.total_steps
+    table = run(lrkit_binary, "schedule", spec, "--steps", str(steps), "--format", "csv").splitlines()[1:]
+    expected = np.array([float(line.split(",")[1]) for line in table])
+    assert np.array_equal(s.values(np.arange(steps + 1)), expected)
+    assert [s(t) for t in range(steps + 1)] == expected.tolist()
+
+
+def test_values_are_vectorized_over_any_shape():
+    s = lrkit.Schedule("cosine(peak=1, floor=0)", 100)
+    grid = np.arange(12).reshape(3, 4) * 9
+    out = s.values(grid)
+    assert out.shape == (3, 4) and out.dtype == np.float64
+    assert out[1, 2] == s(54)
+    with pytest.raises(ValueError, match="element 1 is 1.5"):
+        s.values([0, 1.5])
+    with pytest.raises(ValueError, match="element 0"):
+        s.values([-1])
+
+
+def test_canonical_spec_total_phases_checkpoints_and_summary():
+    s = lrkit.Schedule("wsds(peak=1e-3, budgets=[12500, 25000, 50000])")
+    assert s.total_steps == 53750
+    assert s.checkpoints == [12500, 26250, 53750]
+    assert lrkit.Schedule(s.spec, s.total_steps).values(np.arange(0, 53751, 50)).tolist() == \
+        s.values(np.arange(0, 53751, 50)).tolist()
+    kinds = [p["kind"] for p in s.phases]
+    assert kinds.count("decay") == 3
+    summary = s.summary()
+    assert summary["peak"] == 1e-3 and summary["checkpoints"] == [12500, 26250, 53750]
+    assert lrkit.Schedule("constant(peak=1e-3)").total_steps is None
+    with pytest.raises(ValueError, match="give steps=N"):
+        lrkit.Schedule("constant(peak=1e-3)").summary()
+    assert "wsds(" in repr(s)
+
+
+def test_spec_errors_are_value_errors_with_the_position():
+    with pytest.raises(lrkit.SpecError) as caught:
+        lrkit.Schedule("uba(peak=1e-3, phi=-1)", 100)
+    e = caught.value
+    assert isinstance(e, ValueError)
+    assert e.rule and "phi" in str(e) and e.position > 0 and e.token
+    with pytest.raises(lrkit.SpecError, match="total"):
+        lrkit.Schedule("cosine(peak=1e-3)")  # needs the run's length
+    with pytest.raises(ValueError, match="total_steps must be >= 1"):
+        lrkit.Schedule("cosine(peak=1e-3)", 0)
+
+
+def test_families_list_every_family_with_its_keys():
+    names = {f["name"]: f for f in lrkit.families()}
+    for name in ("wsd", "wsds", "uba", "cosine", "linear", "onecycle", "refined", "table", "join"):
+        assert name in names
+    assert "phi" in names["uba"]["keys"]
+
+
+def test_refined_multipliers_of_constant_norms_are_linear_decay():
+    m = lrkit.refine_multipliers([2.0] * 100, 100, norm="l2")
+    assert len(m) == 101 and m[0] == 1.0 and m[-1] == 0.0
+    assert np.allclose(m, 1 - np.arange(101) / 100)
+    with pytest.raises(ValueError):
+        lrkit.refine_multipliers([1.0, -1.0], 10)

@@ -1,0 +1,99 @@
+"""lrkit.torch.LRScheduler and refine() in a PyTorch loop."""
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="PyTorch is not installed for this Python")
+import lrkit  # noqa: E402
+import lrkit.torch as lt  # noqa: E402
+
+
+def model_and_optimizer(lr=0.05, groups=1):
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Linear(4, 1))
+    if groups == 1:
+        return model, torch.optim.AdamW(model.parameters(), lr=lr)
+    params = [{"params": model[0].parameters(), "lr": lr}, {"params": model[1].parameters(), "lr": lr / 10}]
+    return model, torch.optim.AdamW(params)
+
+
+def train(model, optimizer, scheduler, steps, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    rates = []
+    for _ in range(steps):
+        rates.append([group["lr"] for group in optimizer.param_groups])
+        x = torch.randn(8, 4, generator=g)
+        loss = model(x).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        scheduler.step()
+    return rates
+
+
+def test_rates_are_the_schedule_bit_for_bit_and_groups_keep_their_ratio():
+    spec = "wsds(peak=3e-3, budgets=[40, 80], decay=25%)"
+    schedule = lrkit.Schedule(spec)
+    model, optimizer = model_and_optimizer(lr=123.0, groups=2)  # the optimizer's lr does not scale the schedule
+    scheduler = lt.LRScheduler(optimizer, spec)
+    rates = train(model, optimizer, scheduler, schedule.total_steps)
+    assert [r[0] for r in rates] == schedule.values(np.arange(schedule.total_steps)).tolist()
+    assert all(abs(r[1] - r[0] / 10) <= 1e-18 + 1e-15 * r[0] for r in rates)
+    assert scheduler.get_last_lr()[0] == schedule(schedule.total_steps)
+
+
+def test_state_dict_resumes_the_same_rates_and_refuses_another_schedule():
+    spec, total = "wsd(peak=1e-2, warmup=5, decay=30%)", 50
+    model, optimizer = model_and_optimizer()
+    scheduler = lt.LRScheduler(optimizer, spec, total)
+    whole = train(model, optimizer, scheduler, total)
+
+    model, optimizer = model_and_optimizer()
+    scheduler = lt.LRScheduler(optimizer, spec, total)
+    first = train(model, optimizer, scheduler, 20)
+    state = {"optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict()}
+    torch.save(state, "/dev/null")  # the state pickles
+
+    model, optimizer = model_and_optimizer()
+    scheduler = lt.LRScheduler(optimizer, spec, total)
+    optimizer.load_state_dict(state["optimizer"])
+    scheduler.load_state_dict(state["scheduler"])
+    rest = train(model, optimizer, scheduler, total - 20, seed=1)
+    assert first + rest == whole
+
+    other = lt.LRScheduler(model_and_optimizer()[1], "cosine(peak=1e-2)", total)
+    with pytest.raises(ValueError, match="ran schedule 'wsd"):
+        other.load_state_dict(state["scheduler"])
+
+
+def test_bad_input_is_a_clear_python_exception():
+    model, optimizer = model_and_optimizer()
+    with pytest.raises(TypeError, match="torch.optim.Optimizer"):
+        lt.LRScheduler(model, "cosine(peak=1e-3)", 10)
+    with pytest.raises(lrkit.SpecError):
+        lt.LRScheduler(optimizer, "cosine(peak=1e-3", 10)
+    with pytest.raises(lrkit.SpecError, match="total"):
+        lt.LRScheduler(optimizer, "cosine(peak=1e-3)")  # total_steps missing where the spec needs it
+    with pytest.raises(ValueError, match="cut off"):
+        lt.LRScheduler(optimizer, "wsds(peak=1e-3, budgets=[100, 200])", 150)
+
+
+def test_refine_from_recorded_norms_and_from_an_array(tmp_path):
+    model, optimizer = model_and_optimizer()
+    recorder = lt.GradNormRecorder(model.parameters())
+    g = torch.Generator().manual_seed(3)
+    for _ in range(30):
+        loss = model(torch.randn(8, 4, generator=g)).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        recorder.record()
+        optimizer.step()
+    path = recorder.save(tmp_path / "norms.csv")
+    refined = lt.refine(path, peak=1e-3, total_steps=60)
+    expected = np.array(lrkit.refine_multipliers(recorder.l1, 60, norm="l1")) * 1e-3
+    assert np.allclose(refined.values(np.arange(61)), expected, rtol=1e-12, atol=0)
+    assert max(refined.values(np.arange(61))) == pytest.approx(1e-3) and refined(60) == 0
+    constant = lt.refine([1.0] * 10, peak=2.0, total_steps=10, norm="l2", save_norms_to=str(tmp_path / "c.csv"))
+    assert np.allclose(constant.values(np.arange(11)), 2.0 * (1 - np.arange(11) / 10))
+    with pytest.raises(ValueError, match="norm 1 is"):
+        lt.refine([1.0, float("nan")], peak=1.0, total_steps=10)
+    with pytest.raises(FileNotFoundError):
+        lt.refine(str(tmp_path / "missing.h5"), peak=1.0, total_steps=10)
