@@ -34,3 +34,14 @@ if(EXISTS "${WORK_DIR}/build/distributed_consumer")
 elseif(EXPECT_DISTRIBUTED)
   message(FATAL_ERROR "the install has LibTorch targets but the consumer built no distributed_consumer")
 endif()
+# The Python package from the install prefix (when this build made one).
+if(PYTHON AND PYTHON_INSTALL_DIR)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env "PYTHONPATH=${WORK_DIR}/prefix/${PYTHON_INSTALL_DIR}"
+                          ${PYTHON} "${CONSUMER_SOURCE}/use_from_python.py"
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  string(STRIP "${out}" out)
+  if(rc OR NOT out MATCHES "^0\\.0005 0\\.001 0\\.0005( 0\\.0005)?$")
+    message(FATAL_ERROR "use_from_python.py printed '${out}' (exit ${rc}); expected '0.0005 0.001 0.0005[ 0.0005]'\n${err}")
+  endif()
+  message(STATUS "use_from_python.py printed ${out}")
+endif()
