@@ -125,3 +125,7 @@ class GradNormRecorder:
             writer.writerow(["step", "grad_norm", "grad_norm_l1"])
             writer.writerows([i, a, b] for i, (a, b) in enumerate(zip(self.l2, self.l1)))
         return os.fspath(path)
+
+
+from .dispersion import DispersionHook  # noqa: E402,F401
+from .hdet import HDET  # noqa: E402,F401

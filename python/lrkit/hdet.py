@@ -1,0 +1,109 @@
+"""HDET in a torch.distributed (or DDP) loop (ALGORITHMS.md section 6): each
+rank trains at its own spread learning rate around the schedule's, the
+parameters are averaged every sync_every steps, and the auto-LR meta-update
+moves the base rate toward the ranks whose window loss was lowest. The
+controller is lrkit's C++ one (lrkit.Hdet); this class only feeds it.
+
+    hdet = HDET(optimizer, model, "cosine(peak=1e-3)", total_steps, alpha=1/9, sync_every=100)
+    for ...:
+        loss.backward()            # DDP all-reduces the gradients (the paper's shared-gradient mode)
+        optimizer.step()
+        hdet.step(loss)            # gathers the ranks' losses, averages, meta-updates, sets the next rate
+
+alpha = 0 reproduces the plain loop bit for bit: every rank then has the
+schedule's rate and identical parameters, so nothing is averaged.
+"""
+import torch
+
+from ._lrkit import Hdet, HdetConfig, HdetState, Schedule
+
+_STATE_FIELDS = ("step", "syncs", "scale", "offset", "velocity", "delta", "permutation", "window_loss", "window_steps")
+
+
+class HDET:
+    def __init__(self, optimizer, model, schedule, total_steps=None, *, alpha=1.0 / 9.0, sync_every=100, auto_lr=True,
+                 warmup_steps=0, sigma=0.1, standardize=False, beta=0.9, meta_lr=0.5, min_scale=0.05, max_scale=20.0,
+                 seed=0, process_group=None):
+        from .dispersion import _distributed
+
+        if not isinstance(optimizer, torch.optim.Optimizer):
+            raise TypeError(f"HDET needs a torch.optim.Optimizer, got {type(optimizer).__name__}")
+        if not isinstance(model, torch.nn.Module):
+            raise TypeError(f"HDET needs the model (a torch.nn.Module), got {type(model).__name__}")
+        self._dist = _distributed()
+        self.group = process_group
+        self.world = self._dist.get_world_size(process_group)
+        self.rank = self._dist.get_rank(process_group)
+        self.optimizer, self.model = optimizer, model
+        self.schedule = schedule if isinstance(schedule, Schedule) else Schedule(schedule, total_steps)
+        config = HdetConfig()
+        config.replicas = self.world
+        for key, value in dict(alpha=alpha, sync_every=sync_every, auto_lr=auto_lr, warmup_steps=warmup_steps, sigma=sigma,
+                               standardize=standardize, beta=beta, meta_lr=meta_lr, min_scale=min_scale,
+                               max_scale=max_scale, seed=seed).items():
+            setattr(config, key, value)
+        config.validate()
+        self.controller = Hdet(config)
+        self.state = self.controller.init()
+        first = optimizer.param_groups[0]["lr"]
+        self.ratios = [1.0 if first == 0 else group["lr"] / first for group in optimizer.param_groups]
+        self._agree_on_permutation()
+        self._apply()
+
+    def lr(self):
+        """This rank's rate for the next step."""
+        return self.controller.replica_value(self.state, self.rank, self.schedule(self.state.step))
+
+    def base_lr(self):
+        """The corrected base rate (the ranks' mean) for the next step."""
+        return self.controller.base_value(self.state, self.schedule(self.state.step))
+
+    def step(self, local_loss):
+        loss = local_loss.detach() if torch.is_tensor(local_loss) else torch.tensor(float(local_loss))
+        mine = loss.double().reshape(1)
+        gathered = [torch.empty_like(mine) for _ in range(self.world)]
+        self._dist.all_gather(gathered, mine, group=self.group)
+        self.state = self.controller.observe(self.state, torch.cat(gathered).cpu().tolist())
+        if self.controller.sync_due(self.state):
+            if self.controller.config.alpha > 0:  # alpha = 0: the ranks are identical already
+                self._average_parameters()
+            self.state = self.controller.sync(self.state, self.schedule(self.state.step - 1))
+            self._agree_on_permutation()
+        self._apply()
+
+    def _average_parameters(self):
+        with torch.no_grad():
+            for p in self.model.parameters():
+                self._dist.all_reduce(p.data, group=self.group)
+                p.data.div_(self.world)
+
+    def _agree_on_permutation(self):
+        # The permutation is a pure function of (seed, sync index); rank 0's is broadcast so ranks cannot disagree.
+        if self.world == 1:
+            return
+        permutation = torch.tensor(self.state.permutation, dtype=torch.long)
+        self._dist.broadcast(permutation, src=0, group=self.group)
+        self.state.permutation = permutation.tolist()
+
+    def _apply(self):
+        rate = self.lr()
+        for group, ratio in zip(self.optimizer.param_groups, self.ratios):
+            group["lr"] = rate * ratio
+
+    def state_dict(self):
+        return {"spec": self.schedule.spec, "total_steps": self.schedule.total_steps, "ratios": list(self.ratios),
+                "state": {k: getattr(self.state, k) for k in _STATE_FIELDS}}
+
+    def load_state_dict(self, state_dict):
+        if state_dict.get("spec") != self.schedule.spec or state_dict.get("total_steps") != self.schedule.total_steps:
+            raise ValueError(f"the checkpoint's HDET ran schedule '{state_dict.get('spec')}' "
+                             f"(total_steps={state_dict.get('total_steps')}); this one runs '{self.schedule.spec}'")
+        saved = state_dict["state"]
+        if len(saved["permutation"]) != self.world:
+            raise ValueError(f"the checkpoint's HDET had {len(saved['permutation'])} ranks; this run has {self.world}")
+        state = HdetState()
+        for key in _STATE_FIELDS:
+            setattr(state, key, saved[key])
+        self.state = state
+        self.ratios = list(state_dict["ratios"])
+        self._apply()

@@ -1,0 +1,106 @@
+"""One torchrun worker of the distributed tests (test_distributed.py): the
+DispersionHook against brute force, and HDET against the plain loop. Writes
+OUT/rank<r>.json."""
+import json
+import os
+import sys
+
+import torch
+import torch.distributed as dist
+
+import lrkit.torch as lt
+
+out = sys.argv[1]
+dist.init_process_group("gloo")
+rank, world = dist.get_rank(), dist.get_world_size()
+torch.set_num_threads(1)
+
+
+def make_model():
+    torch.manual_seed(0)  # the same initial weights on every rank
+    return torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.Tanh(), torch.nn.Linear(32, 8), torch.nn.Tanh(),
+                               torch.nn.Linear(8, 1))
+
+
+def batch(step):
+    g = torch.Generator().manual_seed(1000 * step + rank)  # each rank its own data
+    x = torch.randn(12, 16, generator=g)
+    return x, x.sum(1, keepdim=True).sin()
+
+
+def flat_grad(module):
+    return torch.cat([p.grad.flatten() for p in module.parameters()])
+
+
+# 1. The hook against brute force (every rank's local gradient gathered).
+model = make_model()
+reference = make_model()
+ddp = torch.nn.parallel.DistributedDataParallel(model, bucket_cap_mb=0.001)  # several buckets
+hook = lt.DispersionHook(log=os.path.join(out, "ranks.jsonl"), exact_pairwise=True)
+ddp.register_comm_hook(None, hook)
+optimizer = torch.optim.SGD(ddp.parameters(), lr=0.05)
+hook_rows, brute_rows = [], []
+for step in range(8):
+    x, y = batch(step)
+    reference.load_state_dict(model.state_dict())
+    reference.zero_grad()
+    torch.nn.functional.mse_loss(reference(x), y).backward()
+    local = flat_grad(reference).double()
+    every = [torch.empty_like(local) for _ in range(world)]
+    dist.all_gather(every, local)
+    g = torch.stack(every)
+    mean = g.mean(0)
+    units = g / g.norm(dim=1, keepdim=True)
+    pairwise = [(units[i] @ units[j]).item() for i in range(world) for j in range(world) if i < j]
+    brute_rows.append({"grad_norm": g.norm(dim=1).tolist(), "cos_to_mean": (g @ mean / (g.norm(dim=1) * mean.norm())).tolist(),
+                       "mean_grad_norm": mean.norm().item(), "cos_pairwise": sum(pairwise) / len(pairwise)})
+    optimizer.zero_grad()
+    loss = torch.nn.functional.mse_loss(ddp(x), y)
+    loss.backward()
+    optimizer.step()
+    metrics = hook.step(loss)
+    all_losses = [torch.zeros(1) for _ in range(world)]
+    dist.all_gather(all_losses, loss.detach().reshape(1))
+    brute_rows[-1]["loss"] = [v.item() for v in all_losses]
+    hook_rows.append(metrics)
+hook.close()
+
+
+# 2. HDET: alpha = 0 against the plain loop bit for bit; alpha > 0 spreads and averages.
+def run(make_controller, steps=9):
+    model = make_model()
+    ddp = torch.nn.parallel.DistributedDataParallel(model)
+    optimizer = torch.optim.AdamW(ddp.parameters(), lr=1.0)
+    controller = make_controller(optimizer, model)
+    rates, weights = [], []
+    for step in range(steps):
+        rates.append(optimizer.param_groups[0]["lr"])
+        x, y = batch(step)
+        optimizer.zero_grad()
+        loss = torch.nn.functional.mse_loss(ddp(x), y)
+        loss.backward()
+        optimizer.step()
+        controller.step(loss) if isinstance(controller, lt.HDET) else controller.step()
+        weights.append(torch.cat([p.detach().flatten() for p in model.parameters()]))
+    return rates, weights, controller
+
+
+spec, total = "wsd(peak=1e-2, warmup=2, decay=30%)", 9
+plain_rates, plain_weights, _ = run(lambda o, m: lt.LRScheduler(o, spec, total))
+zero_rates, zero_weights, _ = run(lambda o, m: lt.HDET(o, m, spec, total, alpha=0.0, sync_every=3))
+spread_rates, spread_weights, spread = run(lambda o, m: lt.HDET(o, m, spec, total, alpha=0.3, sync_every=3, sigma=0.01))
+after_sync = spread_weights[5]  # after the step that ends the second window (steps 3..5)
+everyone = [torch.empty_like(after_sync) for _ in range(world)]
+dist.all_gather(everyone, after_sync)
+between = spread_weights[4]
+everyone_between = [torch.empty_like(between) for _ in range(world)]
+dist.all_gather(everyone_between, between)
+
+with open(os.path.join(out, f"rank{rank}.json"), "w") as f:
+    json.dump({"hook": hook_rows, "brute": brute_rows,
+               "hdet_zero_equal": plain_rates == zero_rates and all(torch.equal(a, b) for a, b in zip(plain_weights, zero_weights)),
+               "spread_rates": spread_rates, "base_rates": [spread.base_lr()],
+               "synced_equal": all(torch.equal(w, everyone[0]) for w in everyone),
+               "between_equal": all(torch.equal(w, everyone_between[0]) for w in everyone_between),
+               "hdet_state": spread.state_dict()["state"]["syncs"]}, f)
+dist.destroy_process_group()

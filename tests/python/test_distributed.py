@@ -1,0 +1,69 @@
+"""DispersionHook and HDET under Debian's torchrun with 2 and 3 Gloo workers."""
+import json
+import math
+import os
+import socket
+import subprocess
+import sys
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="PyTorch is not installed for this Python")
+if not torch.distributed.is_available():
+    pytest.skip("this torch has no torch.distributed", allow_module_level=True)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def torchrun(workers, out):
+    # --redirects/--tee: Debian's torch 1.13 launcher fails under Python 3.11 with its default 0.
+    command = [sys.executable, "-m", "torch.distributed.run", "--redirects", "1", "--tee", "1", "--nproc_per_node",
+               str(workers), "--master_port", str(free_port()), os.path.join(HERE, "ddp_worker.py"), str(out)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return [json.load(open(out / f"rank{r}.json")) for r in range(workers)]
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_hook_equals_brute_force_and_hdet_alpha_zero_is_the_plain_loop(tmp_path, workers, request):
+    results = torchrun(workers, tmp_path)
+    for rank_result in results:
+        for hook, brute in zip(rank_result["hook"], rank_result["brute"]):
+            assert hook["loss"] == pytest.approx(brute["loss"], rel=1e-6)
+            assert hook["grad_norm"] == pytest.approx(brute["grad_norm"], rel=1e-5)
+            assert hook["cos_to_mean"] == pytest.approx(brute["cos_to_mean"], rel=1e-5, abs=1e-6)
+            assert hook["mean_grad_norm"] == pytest.approx(brute["mean_grad_norm"], rel=1e-5)
+            assert hook["cos_pairwise"] == pytest.approx(brute["cos_pairwise"], rel=1e-5, abs=1e-6)
+            n = workers
+            inner = (n * n * hook["mean_grad_norm"] ** 2 - sum(g * g for g in hook["grad_norm"])) / (n * (n - 1))
+            assert hook["inner_pairwise"] == pytest.approx(inner, rel=1e-9, abs=1e-12)
+        assert rank_result["hdet_zero_equal"], "HDET with alpha = 0 must be the plain loop bit for bit"
+        assert rank_result["synced_equal"] and not rank_result["between_equal"]
+        assert rank_result["hdet_state"] == 3
+    rates = [r["spread_rates"][4] for r in results]
+    assert len(set(rates)) == workers, "every rank its own rate"
+    assert sum(rates) / workers == pytest.approx(results[0]["spread_rates"][4], rel=0.5)
+    lines = [json.loads(line) for line in open(tmp_path / "ranks.jsonl")]
+    assert len(lines) == 8 * workers and {line["rank"] for line in lines} == set(range(workers))
+    binary = os.environ.get("LRKIT")
+    if binary and os.access(binary, os.X_OK):
+        report = subprocess.run([binary, "diagnose", str(tmp_path / "ranks.jsonl"), "--window", "4"], capture_output=True,
+                                text=True)
+        assert report.returncode == 0, report.stderr
+        assert f"{workers} rank(s), 8 steps" in report.stdout, report.stdout
+
+
+def test_without_a_process_group_the_hook_and_hdet_say_so():
+    import lrkit.torch as lt
+
+    with pytest.raises(RuntimeError, match="init_process_group"):
+        lt.DispersionHook()
+    model = torch.nn.Linear(2, 1)
+    with pytest.raises(RuntimeError, match="init_process_group"):
+        lt.HDET(torch.optim.SGD(model.parameters(), lr=0.1), model, "cosine(peak=0.1)", 10)
