@@ -10,7 +10,8 @@
 
 Each bucket's local gradient is kept until its all-reduce finishes, so
 ||g_k||, g_k . g_bar and ||g_bar|| come out of DDP's reduction with no extra
-collective per bucket. cos(g_k, g_bar) and the mean pairwise inner product
+collective per bucket (dot products in the gradients' dtype, accumulated in
+float64 across buckets). cos(g_k, g_bar) and the mean pairwise inner product
 (N^2 ||g_bar||^2 - sum_k ||g_k||^2) / (N (N - 1)) are exact. With
 exact_pairwise=True the mean pairwise cosine C is exact too, for one extra
 all-reduce of the normalized gradient per step. The log is the per-rank JSON
@@ -41,6 +42,7 @@ class DispersionHook:
         self.exact_pairwise = exact_pairwise
         self.__name__ = self.__qualname__ = "lrkit_dispersion_hook"  # DDP inspects the hook like a function
         self.steps = 0
+        self._copies = {}  # bucket index -> this rank's copy of its local gradient
         self._out = open(log, "a") if (log and self.rank == 0) else None
         self._reset()
 
@@ -54,8 +56,13 @@ class DispersionHook:
 
     def __call__(self, state, bucket):
         buffer = bucket.buffer() if hasattr(bucket, "buffer") else bucket.get_tensor()
-        local = buffer.detach().clone()  # the local gradient, kept until the all-reduce finishes
-        self._local_sq = self._add(self._local_sq, local.double().pow(2).sum())
+        # The local gradient, kept until the all-reduce finishes, in a copy reused every step (no allocation).
+        local = self._copies.get(bucket.index())
+        if local is None or local.shape != buffer.shape or local.dtype != buffer.dtype:
+            local = self._copies[bucket.index()] = torch.empty_like(buffer)
+        local.copy_(buffer)
+        flat = local.flatten()
+        self._local_sq = self._add(self._local_sq, torch.dot(flat, flat).double())  # one pass, no temporaries
         if self.exact_pairwise:
             self._kept.append(local)
         buffer.div_(self.world)
@@ -63,8 +70,9 @@ class DispersionHook:
 
         def measured(fut):
             mean = fut.value()[0]
-            self._dot = self._add(self._dot, (local.double() * mean.double()).sum())
-            self._mean_sq = self._add(self._mean_sq, mean.double().pow(2).sum())
+            flat_mean = mean.flatten()
+            self._dot = self._add(self._dot, torch.dot(flat, flat_mean).double())
+            self._mean_sq = self._add(self._mean_sq, torch.dot(flat_mean, flat_mean).double())
             return mean
 
         return future.then(measured)

@@ -67,3 +67,21 @@ def test_without_a_process_group_the_hook_and_hdet_say_so():
     model = torch.nn.Linear(2, 1)
     with pytest.raises(RuntimeError, match="init_process_group"):
         lt.HDET(torch.optim.SGD(model.parameters(), lr=0.1), model, "cosine(peak=0.1)", 10)
+
+
+def test_the_example_loop_trains_under_torchrun_and_lrkit_diagnose_reads_its_log(tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("In the beginning God created the heaven and the earth. And the earth was without form. " * 300)
+    example = os.path.join(HERE, "..", "..", "examples", "nanogpt_lrkit.py")
+    command = [sys.executable, "-m", "torch.distributed.run", "--redirects", "1", "--tee", "1", "--nproc_per_node", "2",
+               "--master_port", str(free_port()), example, str(tmp_path), "40"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300,
+                          env=dict(os.environ, OMP_NUM_THREADS="1", CORPUS=str(corpus), HDET="1"))
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    lines = [json.loads(line) for line in open(tmp_path / "ranks.jsonl")]
+    assert len(lines) == 2 * 44  # wsds(budgets=[20, 40], decay=20%) runs 40 + 20 % of 20 = 44 steps
+    binary = os.environ.get("LRKIT")
+    if binary and os.access(binary, os.X_OK):
+        report = subprocess.run([binary, "diagnose", str(tmp_path / "ranks.jsonl"), "--window", "8"],
+                                capture_output=True, text=True)
+        assert report.returncode == 0 and "verdict:" in report.stdout, report.stdout + report.stderr

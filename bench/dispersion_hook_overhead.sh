@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Step time of a 2-worker PyTorch DDP loop (Debian's torchrun, Gloo) with and
+# without lrkit.torch.DispersionHook, alternated ROUNDS times in one run; prints
+# the medians and the ratios to the plain loop (target: scalars under 3 %).
+# Usage: bench/dispersion_hook_overhead.sh [ROUNDS] [STEPS]   (needs a build with the Python package)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=${1:-3}
+steps=${2:-60}
+python=$(grep -m1 '^Python3_EXECUTABLE:' build/CMakeCache.txt | cut -d= -f2)
+[ -x "$python" ] || { echo "no Python package in build/ (configure with pybind11 and a Python with torch)" >&2; exit 2; }
+export PYTHONPATH=$PWD/build/python OMP_NUM_THREADS=1
+declare -A times
+for ((i = 0; i < rounds; i++)); do
+  for mode in plain hook exact; do
+    ms=$("$python" -m torch.distributed.run --redirects 1 --tee 1 --nproc_per_node 2 --master_port 29741 \
+           bench/ddp_hook_loop.py "$mode" "$steps" 2>/dev/null | sed -nE 's/.*ms_per_step=([0-9.]+).*/\1/p')
+    times[$mode]+="$ms "
+    echo "round $((i + 1)) $mode: $ms ms/step"
+  done
+done
+median() { printf '%s\n' $1 | sort -n | awk '{a[NR]=$1} END {print a[int((NR + 1) / 2)]}'; }
+plain=$(median "${times[plain]}")
+for mode in hook exact; do
+  m=$(median "${times[$mode]}")
+  echo "$mode: median $m ms/step vs plain $plain: ratio $(awk -v a="$m" -v b="$plain" 'BEGIN {printf "%.3f", a / b}')"
+done
