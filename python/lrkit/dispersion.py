@@ -15,7 +15,10 @@ float64 across buckets). cos(g_k, g_bar) and the mean pairwise inner product
 (N^2 ||g_bar||^2 - sum_k ||g_k||^2) / (N (N - 1)) are exact. With
 exact_pairwise=True the mean pairwise cosine C is exact too, for one extra
 all-reduce of the normalized gradient per step. The log is the per-rank JSON
-lines `lrkit diagnose` reads (step, rank, loss, grad_norm, cos_to_mean).
+lines `lrkit diagnose` reads (step, rank, loss, grad_norm, cos_to_mean), or,
+for a path ending in .h5, an HDF5 file in the run-log layout (/train/step,
+/train/loss, /train/grad_norm, /ranks/{loss,grad_norm,cos_to_mean},
+/diagnostics/...), written in SWMR mode and flushed every `flush_every` steps.
 """
 import json
 import math
@@ -34,7 +37,7 @@ def _distributed():
 
 
 class DispersionHook:
-    def __init__(self, process_group=None, log=None, exact_pairwise=False):
+    def __init__(self, process_group=None, log=None, exact_pairwise=False, flush_every=10):
         self._dist = _distributed()
         self.group = process_group
         self.world = self._dist.get_world_size(process_group)
@@ -43,7 +46,7 @@ class DispersionHook:
         self.__name__ = self.__qualname__ = "lrkit_dispersion_hook"  # DDP inspects the hook like a function
         self.steps = 0
         self._copies = {}  # bucket index -> this rank's copy of its local gradient
-        self._out = open(log, "a") if (log and self.rank == 0) else None
+        self._out = _open_rank_log(log, self.world, exact_pairwise, flush_every) if (log and self.rank == 0) else None
         self._reset()
 
     def _reset(self):
@@ -100,10 +103,7 @@ class DispersionHook:
         if self.exact_pairwise:
             metrics["cos_pairwise"] = self._exact_pairwise(norms[self.rank])
         if self._out:
-            for r in range(n):
-                row = {"step": self.steps, "rank": r, "loss": losses[r], "grad_norm": norms[r], "cos_to_mean": cos[r]}
-                self._out.write(json.dumps(row) + "\n")
-            self._out.flush()
+            self._out.write(metrics)
         self.steps += 1
         self._reset()
         return metrics
@@ -117,9 +117,91 @@ class DispersionHook:
         return (normalized.pow(2).sum().item() - n) / (n * (n - 1))
 
     def close(self):
+        """Writes what is buffered and closes the log (rank 0)."""
         if self._out:
             self._out.close()
             self._out = None
+
+
+def _open_rank_log(path, world, exact_pairwise, flush_every):
+    path = str(path)
+    if path.endswith(".h5"):
+        return _Hdf5RankLog(path, world, exact_pairwise, flush_every)
+    if path.endswith((".jsonl", ".json")):
+        return _JsonRankLog(path)
+    raise ValueError(f"DispersionHook log '{path}' must end in .jsonl (JSON lines) or .h5 (HDF5)")
+
+
+class _JsonRankLog:
+    def __init__(self, path):
+        self.file = open(path, "a")
+
+    def write(self, m):
+        for r in range(len(m["loss"])):
+            row = {"step": m["step"], "rank": r, "loss": m["loss"][r], "grad_norm": m["grad_norm"][r],
+                   "cos_to_mean": m["cos_to_mean"][r]}
+            self.file.write(json.dumps(row) + "\n")
+        self.file.flush()
+
+    def close(self):
+        self.file.close()
+
+
+class _Hdf5RankLog:
+    """The run log's layout, so `lrkit diagnose` and lrkit.read_log read it like lrkit's own."""
+
+    def __init__(self, path, world, exact_pairwise, flush_every):
+        import h5py
+
+        self.file = h5py.File(path, "w", libver="latest")
+        self.flush_every, self.rows = max(int(flush_every), 1), 0
+        self.series = {}
+        scalars = ["/train/step", "/train/loss", "/train/grad_norm", "/diagnostics/loss_std",
+                   "/diagnostics/grad_norm_std", "/diagnostics/inner_pairwise"]
+        if exact_pairwise:
+            scalars.append("/diagnostics/cos_pairwise")
+        for name in scalars:
+            self.series[name] = self.file.create_dataset(name, shape=(0,), maxshape=(None,), chunks=(256,), dtype="f8")
+        for name in ("/ranks/loss", "/ranks/grad_norm", "/ranks/cos_to_mean"):
+            self.series[name] = self.file.create_dataset(name, shape=(0, world), maxshape=(None, world),
+                                                         chunks=(256, world), dtype="f8")
+        self.file.attrs["world_size"] = str(world)
+        self.file.attrs["source"] = "lrkit.torch.DispersionHook"
+        self.file.swmr_mode = True  # readable while training runs
+        self.pending = []
+
+    def write(self, m):
+        self.pending.append(m)
+        if len(self.pending) >= self.flush_every:
+            self.flush()
+
+    def flush(self):
+        if not self.pending:
+            return
+        columns = {
+            "/train/step": [m["step"] for m in self.pending],
+            "/train/loss": [sum(m["loss"]) / len(m["loss"]) for m in self.pending],
+            "/train/grad_norm": [m["mean_grad_norm"] for m in self.pending],
+            "/diagnostics/loss_std": [m["loss_std"] for m in self.pending],
+            "/diagnostics/grad_norm_std": [m["grad_norm_std"] for m in self.pending],
+            "/diagnostics/inner_pairwise": [m["inner_pairwise"] for m in self.pending],
+            "/ranks/loss": [m["loss"] for m in self.pending],
+            "/ranks/grad_norm": [m["grad_norm"] for m in self.pending],
+            "/ranks/cos_to_mean": [m["cos_to_mean"] for m in self.pending],
+        }
+        if "/diagnostics/cos_pairwise" in self.series:
+            columns["/diagnostics/cos_pairwise"] = [m["cos_pairwise"] for m in self.pending]
+        for name, rows in columns.items():
+            dataset = self.series[name]
+            dataset.resize(self.rows + len(rows), axis=0)
+            dataset[self.rows:] = rows
+        self.rows += len(self.pending)
+        self.pending = []
+        self.file.flush()
+
+    def close(self):
+        self.flush()
+        self.file.close()
 
 
 def _population_std(values):

@@ -11,6 +11,7 @@ import torch.distributed as dist
 import lrkit.torch as lt
 
 out = sys.argv[1]
+log_name = sys.argv[2] if len(sys.argv) > 2 else "ranks.jsonl"  # .jsonl or .h5
 dist.init_process_group("gloo")
 rank, world = dist.get_rank(), dist.get_world_size()
 torch.set_num_threads(1)
@@ -36,7 +37,7 @@ def flat_grad(module):
 model = make_model()
 reference = make_model()
 ddp = torch.nn.parallel.DistributedDataParallel(model, bucket_cap_mb=0.001)  # several buckets
-hook = lt.DispersionHook(log=os.path.join(out, "ranks.jsonl"), exact_pairwise=True)
+hook = lt.DispersionHook(log=os.path.join(out, log_name), exact_pairwise=True, flush_every=3)
 ddp.register_comm_hook(None, hook)
 optimizer = torch.optim.SGD(ddp.parameters(), lr=0.05)
 hook_rows, brute_rows = [], []

@@ -21,18 +21,18 @@ def free_port():
         return s.getsockname()[1]
 
 
-def torchrun(workers, out):
+def torchrun(workers, out, log_name):
     # --redirects/--tee: Debian's torch 1.13 launcher fails under Python 3.11 with its default 0.
     command = [sys.executable, "-m", "torch.distributed.run", "--redirects", "1", "--tee", "1", "--nproc_per_node",
-               str(workers), "--master_port", str(free_port()), os.path.join(HERE, "ddp_worker.py"), str(out)]
+               str(workers), "--master_port", str(free_port()), os.path.join(HERE, "ddp_worker.py"), str(out), log_name]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, env=dict(os.environ, OMP_NUM_THREADS="1"))
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return [json.load(open(out / f"rank{r}.json")) for r in range(workers)]
 
 
-@pytest.mark.parametrize("workers", [2, 3])
-def test_hook_equals_brute_force_and_hdet_alpha_zero_is_the_plain_loop(tmp_path, workers, request):
-    results = torchrun(workers, tmp_path)
+@pytest.mark.parametrize("workers,log_name", [(2, "ranks.jsonl"), (3, "ranks.h5")])
+def test_hook_equals_brute_force_and_hdet_alpha_zero_is_the_plain_loop(tmp_path, workers, log_name):
+    results = torchrun(workers, tmp_path, log_name)
     for rank_result in results:
         for hook, brute in zip(rank_result["hook"], rank_result["brute"]):
             assert hook["loss"] == pytest.approx(brute["loss"], rel=1e-6)
@@ -49,11 +49,21 @@ def test_hook_equals_brute_force_and_hdet_alpha_zero_is_the_plain_loop(tmp_path,
     rates = [r["spread_rates"][4] for r in results]
     assert len(set(rates)) == workers, "every rank its own rate"
     assert sum(rates) / workers == pytest.approx(results[0]["spread_rates"][4], rel=0.5)
-    lines = [json.loads(line) for line in open(tmp_path / "ranks.jsonl")]
-    assert len(lines) == 8 * workers and {line["rank"] for line in lines} == set(range(workers))
+    if log_name.endswith(".jsonl"):
+        lines = [json.loads(line) for line in open(tmp_path / log_name)]
+        assert len(lines) == 8 * workers and {line["rank"] for line in lines} == set(range(workers))
+    else:
+        pytest.importorskip("h5py", reason="h5py is not installed for this Python")
+        import lrkit
+
+        log = lrkit.read_log(tmp_path / log_name)
+        assert log.arrays["/ranks/grad_norm"].shape == (8, workers)
+        hook_rows = results[0]["hook"]
+        assert log.arrays["/ranks/grad_norm"].tolist() == [row["grad_norm"] for row in hook_rows]
+        assert log.arrays["/diagnostics/cos_pairwise"].tolist() == [row["cos_pairwise"] for row in hook_rows]
     binary = os.environ.get("LRKIT")
     if binary and os.access(binary, os.X_OK):
-        report = subprocess.run([binary, "diagnose", str(tmp_path / "ranks.jsonl"), "--window", "4"], capture_output=True,
+        report = subprocess.run([binary, "diagnose", str(tmp_path / log_name), "--window", "4"], capture_output=True,
                                 text=True)
         assert report.returncode == 0, report.stderr
         assert f"{workers} rank(s), 8 steps" in report.stdout, report.stdout
