@@ -1,4 +1,4 @@
-"""Readers and plots shared by the lrkit notebooks (h5py + matplotlib).
+"""Readers and plots shared by the lrkit notebooks (lrkit.read_log, h5py for sweep summaries, matplotlib).
 
 Run logs follow the layout in README.md "Training" and "Diagnostics"; schedule
 tables are what `lrkit schedule SPEC --out FILE.h5` writes (/schedule/{step,lr,checkpoints}).
@@ -7,6 +7,8 @@ Needs Debian's python3-h5py and python3-matplotlib: run under /usr/bin/python3.
 import json
 import os
 import subprocess
+
+import sys
 
 import h5py
 import matplotlib.pyplot as plt
@@ -20,14 +22,24 @@ def lrkit_binary():
     return os.environ.get("LRKIT", os.path.join(HERE, "..", "build", "bin", "lrkit"))
 
 
+def _lrkit_package():
+    """The lrkit Python package: installed, or the build's (build/python beside the executable)."""
+    try:
+        import lrkit
+    except ImportError:
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(lrkit_binary()))), "python"))
+        import lrkit
+    return lrkit
+
+
 def open_log(path):
-    """Opens a run log read-only; SWMR mode works while the run is still writing it."""
-    return h5py.File(path, "r", swmr=True)
+    """A run log read by lrkit.read_log (also while the run is still writing it): .arrays, .attrs, .group_attrs."""
+    return _lrkit_package().read_log(path)
 
 
 def read(log, name):
     """A dataset as a numpy array, or None when the log does not have it."""
-    return log[name][()] if name in log else None
+    return log.get(name)
 
 
 def schedule_table(path):
@@ -48,7 +60,7 @@ def plot_schedule(ax, path, label=None, **style):
 
 
 def eval_sets(log):
-    return sorted(log["/eval"].keys()) if "/eval" in log else []
+    return log.children("/eval")
 
 
 def checkpoint_steps(log):
@@ -181,7 +193,7 @@ def hdet_dashboard(path, *others):
         base, scale = read(log, "/hdet/lr/base"), read(log, "/hdet/lr/scale")
         rates, windows = read(log, "/hdet/lr/replica"), read(log, "/hdet/window_loss")
         delta, velocity = read(log, "/hdet/lr/delta"), read(log, "/hdet/lr/velocity")
-        sync_every = int(_text(log["/hdet"].attrs["sync_every"]))
+        sync_every = int(log.group_attrs["/hdet"]["sync_every"])
         replicas = rates.shape[1]
         fig, axes = plt.subplots(2, 2, figsize=(12, 7), sharex=True)
         ax = axes[0, 0]
@@ -212,7 +224,7 @@ def hdet_dashboard(path, *others):
                 ax.axvline(s, color="grey", lw=0.3, ls=":")
         for ax in axes[1]:
             ax.set_xlabel("step")
-        fig.suptitle(f"{path}: HDET, {replicas} replicas ({_text(log['/hdet'].attrs['mode'])}), "
+        fig.suptitle(f"{path}: HDET, {replicas} replicas ({log.group_attrs['/hdet']['mode']}), "
                      f"sync every {sync_every} steps; final correction x{scale[-1]:.3f}")
         fig.tight_layout()
         return fig
@@ -319,7 +331,7 @@ def sweep_learning_rates(path, budget=None):
         run = s["runs"][i]
         with open_log(os.path.join(s["run_dir"], run, "log.h5")) as log:
             step, lr = read(log, "/train/step"), read(log, "/train/lr")
-            branched = _text(log.attrs.get("branched_from", b""))
+            branched = log.attrs.get("branched_from", "")
         if branched:  # <sweep out>/runs/<main run>/checkpoints/step_N.pt, found beside this run
             main = os.path.join(s["run_dir"], os.path.basename(os.path.dirname(os.path.dirname(branched))), "log.h5")
             with open_log(main) as log:

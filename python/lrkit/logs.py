@@ -21,6 +21,27 @@ class RunLog:
         self.attrs = attrs
         self.group_attrs = group_attrs
 
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def __contains__(self, name):
+        """A dataset or a group (of datasets or attributes) at this path."""
+        name = "/" + name.strip("/")
+        return name in self.arrays or name in self.group_attrs or any(n.startswith(name + "/") for n in self.arrays)
+
+    def get(self, name, default=None):
+        """The dataset at `name` as a NumPy array, or `default`."""
+        return self.arrays.get("/" + name.strip("/"), default)
+
+    def children(self, group):
+        """The names directly below a group: log.children("/eval") lists the evaluation sets."""
+        prefix = "/" + group.strip("/") + "/"
+        return sorted({n[len(prefix):].split("/", 1)[0] for n in list(self.arrays) + list(self.group_attrs)
+                       if n.startswith(prefix)})
+
     @property
     def config(self):
         return dict(self.group_attrs.get("/config", {}))
