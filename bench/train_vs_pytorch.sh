@@ -19,7 +19,7 @@ pytorch=(/usr/bin/python3 bench/pytorch_loop.py)
                           --master_port 29731 bench/pytorch_loop.py)
 lrkit_tokens_per_second() {
   "$1" train --config configs/quickstart.cfg --train.steps="$steps" --eval.every=0 --train.log_every="$steps" \
-    --nproc "$nproc" --out out/bench_train_vs_pytorch | grep '^done:' | sed -E 's/.* ([0-9]+) tok\/s.*/\1/'
+    --nproc "$nproc" --overwrite --out out/bench_train_vs_pytorch | grep '^done:' | sed -E 's/.* ([0-9]+) tok\/s.*/\1/'
 }
 lrkit_rates=() torch_rates=() baseline_rates=()
 for ((i = 0; i < rounds; i++)); do

@@ -25,7 +25,7 @@ order=(plain_good plain_high hdet4_high hdet8_high hdet4_good)
 mkdir -p out/hdet
 for run in "${order[@]}"; do
   echo "== $run" >&2
-  eval "$lrkit train --config configs/quickstart.cfg --eval.every=0 ${runs[$run]} $* --out out/hdet/$run" \
+  eval "$lrkit train --config configs/quickstart.cfg --eval.every=0 ${runs[$run]} $* --overwrite --out out/hdet/$run" \
     | tee "out/hdet/$run.txt" >&2
 done
 /usr/bin/python3 - "${order[@]}" <<'PY'

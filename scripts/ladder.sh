@@ -20,7 +20,7 @@ mkdir -p out/ladder
 for setting in "${order[@]}"; do
   echo "== $setting" >&2
   # shellcheck disable=SC2086
-  "$lrkit" train --config configs/ladder.cfg --nproc "$workers" ${knobs[$setting]} "$@" --out "out/ladder/$setting" \
+  "$lrkit" train --config configs/ladder.cfg --nproc "$workers" ${knobs[$setting]} "$@" --overwrite --out "out/ladder/$setting" \
     | tee "out/ladder/$setting.txt" >&2
   "$lrkit" diagnose "out/ladder/$setting/log.h5" --json --skip 20 > "out/ladder/$setting/diagnose.json"
 done

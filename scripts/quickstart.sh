@@ -9,6 +9,6 @@ bash scripts/build.sh
 source scripts/lrkit_binary.sh
 bash scripts/prepare_data.sh
 "$LRKIT" schedule "$(sed -n 's/^spec = //p' configs/quickstart.cfg)" --steps 1000 --summary
-"$LRKIT" train --config configs/quickstart.cfg --nproc 2 --out out/quickstart
+"$LRKIT" train --config configs/quickstart.cfg --nproc 2 --overwrite --out out/quickstart
 # The worker-dispersion verdict for the run just made (full report: lrkit diagnose out/quickstart/log.h5).
 "$LRKIT" diagnose out/quickstart/log.h5 | tail -n 1

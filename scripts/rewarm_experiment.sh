@@ -18,7 +18,7 @@ mkdir -p out/rewarm
 common=(--config configs/quickstart.cfg --train.log_every=100 "$@")
 if [ ! -s out/rewarm/base/checkpoints/step_0000001000.pt ]; then
   echo "== base (old data)" >&2
-  "$lrkit" train "${common[@]}" --eval.every=0 --out out/rewarm/base >&2
+  "$lrkit" train "${common[@]}" --eval.every=0 --overwrite --out out/rewarm/base >&2
 fi
 base=out/rewarm/base/checkpoints/step_0000001000.pt
 final=$(printf 'step_%010d.pt' "$steps")
@@ -28,7 +28,7 @@ train_once() {  # NAME ARGS...: skipped when its final checkpoint exists
   runs+=("$name")
   [ -s "out/rewarm/$name/checkpoints/$final" ] && return 0
   echo "== $name" >&2
-  "$lrkit" train "${common[@]}" --train.steps="$steps" --eval.every=$((steps / 12)) "$@" --out "out/rewarm/$name" >&2
+  "$lrkit" train "${common[@]}" --train.steps="$steps" --eval.every=$((steps / 12)) "$@" --overwrite --out "out/rewarm/$name" >&2
 }
 new=(--data.path=data/sotu.txt --eval.sets="heldout, old=data/kjv.txt")
 runs=()

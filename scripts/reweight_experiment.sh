@@ -14,7 +14,7 @@ mkdir -p out/reweight
 for strategy in "${order[@]}"; do
   echo "== $strategy" >&2
   "$lrkit" train --config configs/quickstart.cfg --eval.every=0 --reweight.strategy="$strategy" \
-    --reweight.strength=1.0 --reweight.warmup=100 "$@" --out "out/reweight/$strategy" | tee "out/reweight/$strategy.txt" >&2
+    --reweight.strength=1.0 --reweight.warmup=100 "$@" --overwrite --out "out/reweight/$strategy" | tee "out/reweight/$strategy.txt" >&2
 done
 /usr/bin/python3 - "${order[@]}" <<'PY'
 import re, sys

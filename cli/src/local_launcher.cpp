@@ -9,7 +9,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <iostream>
 #include <optional>
 #include <stdexcept>
@@ -36,11 +38,32 @@ int free_loopback_port() {
   return ntohs(addr.sin_port);
 }
 
+volatile sig_atomic_t g_stop_signal = 0;
+void on_stop_signal(int signal) { g_stop_signal = signal; }
+
+// SIGTERM, SIGINT and SIGHUP to the launcher (a job scheduler's or `kill PID`)
+// are forwarded to the workers instead of ending the launcher alone.
+struct StopSignals {
+  static constexpr int kSignals[] = {SIGTERM, SIGINT, SIGHUP};
+  struct sigaction old[3] {};
+  StopSignals() {
+    g_stop_signal = 0;
+    struct sigaction action {};
+    action.sa_handler = on_stop_signal;
+    sigemptyset(&action.sa_mask);
+    for (int i = 0; i < 3; ++i) sigaction(kSignals[i], &action, &old[i]);
+  }
+  ~StopSignals() {
+    for (int i = 0; i < 3; ++i) sigaction(kSignals[i], &old[i], nullptr);
+  }
+};
+
 }  // namespace
 
 int launch_local_workers(const std::vector<std::string>& command_args, int workers) {
   const std::string port = std::to_string(free_loopback_port());
   std::vector<pid_t> pids;
+  const StopSignals stop_signals;
   for (int rank = 0; rank < workers; ++rank) {
     const auto torchrun_variables = [&] {
       ::setenv("RANK", std::to_string(rank).c_str(), 1);
@@ -49,23 +72,40 @@ int launch_local_workers(const std::vector<std::string>& command_args, int worke
       ::setenv("LOCAL_WORLD_SIZE", std::to_string(workers).c_str(), 1);
       ::setenv("MASTER_ADDR", "127.0.0.1", 1);
       ::setenv("MASTER_PORT", port.c_str(), 1);
+      ::setenv("LRKIT_RUN_LOCKED", "1", 1);  // the launcher holds the run directory's lock
     };
     pids.push_back(start_lrkit_train(command_args, torchrun_variables, "worker " + std::to_string(rank)));
   }
 
-  // After the first failure the others get SIGTERM (and SIGCONT, so a stopped
-  // worker can act on it), then SIGKILL once the grace period is over: a hung
-  // worker never keeps the launcher waiting.
+  // After the first failure (or a stop signal to the launcher) the others get
+  // SIGTERM (and SIGCONT, so a stopped worker can act on it), then SIGKILL once
+  // the grace period is over: a hung worker never keeps the launcher waiting.
   constexpr auto kGrace = std::chrono::seconds(5);
   int result = 0;
   size_t running = pids.size();
   std::optional<std::chrono::steady_clock::time_point> kill_at;
+  const auto stop_the_others = [&](int signal) {
+    for (pid_t other : pids)
+      if (other > 0) {
+        ::kill(other, signal);
+        ::kill(other, SIGCONT);
+      }
+    if (!kill_at) kill_at = std::chrono::steady_clock::now() + kGrace;
+  };
+  bool forwarded = false;
   while (running > 0) {
+    if (g_stop_signal != 0 && !forwarded) {
+      forwarded = true;
+      result = 128 + g_stop_signal;
+      std::cerr << "lrkit train: " << strsignal(g_stop_signal) << "; stopping the workers (their checkpoints are kept)"
+                << std::endl;
+      stop_the_others(g_stop_signal);
+    }
     int status = 0;
-    const pid_t done = ::waitpid(-1, &status, kill_at ? WNOHANG : 0);
-    if (done < 0) break;
-    if (done == 0) {
-      if (std::chrono::steady_clock::now() >= *kill_at)
+    const pid_t done = ::waitpid(-1, &status, WNOHANG);  // polled: a signal between checks is never missed
+    if (done < 0 && errno != EINTR) break;
+    if (done <= 0) {
+      if (kill_at && std::chrono::steady_clock::now() >= *kill_at)
         for (pid_t other : pids)
           if (other > 0) ::kill(other, SIGKILL);
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -79,15 +119,11 @@ int launch_local_workers(const std::vector<std::string>& command_args, int worke
         result = exit_code(status);
         std::cerr << "lrkit train: worker " << rank << " failed (exit " << result
                   << "); stopping the other workers" << std::endl;
-        for (pid_t other : pids)
-          if (other > 0) {
-            ::kill(other, SIGTERM);
-            ::kill(other, SIGCONT);
-          }
-        kill_at = std::chrono::steady_clock::now() + kGrace;
+        stop_the_others(SIGTERM);
       }
     }
   }
+  if (forwarded) return result;
   return result == 2 ? 2 : (result != 0 ? 1 : 0);
 }
 

@@ -1,9 +1,11 @@
 // `lrkit train`: trains the reference GPT on a byte corpus.
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 
 #include "command.hpp"
 #include "local_launcher.hpp"
+#include "run_directory.hpp"
 #include "lrkit/h5/handle.hpp"
 #include "lrkit/schedules/spec_error.hpp"
 #include "lrkit/train/byte_corpus.hpp"
@@ -22,9 +24,18 @@ int run_train_command(const std::vector<std::string>& args) {
       std::cout << help;
       return kExitOk;
     }
-    if (config.nproc > 1 && std::getenv("RANK") == nullptr) return launch_local_workers(args, static_cast<int>(config.nproc));
     const char* rank = std::getenv("RANK");
     lead = rank == nullptr || std::string(rank) == "0";
+    // The owner of the run directory: this process, or the launcher whose workers inherit its lock.
+    std::optional<RunDirectoryLock> lock;
+    if (std::getenv("LRKIT_RUN_LOCKED") == nullptr && lead) {
+      bool finished = false;
+      lock = own_run_directory(config, std::cout, finished);
+      if (finished) return kExitOk;
+    } else if (std::getenv("LRKIT_RUN_LOCKED") == nullptr && run_finished(config)) {
+      return kExitOk;  // another torchrun rank: rank 0 says so
+    }
+    if (config.nproc > 1 && rank == nullptr) return launch_local_workers(args, static_cast<int>(config.nproc));
     summary = train::run_training(config, std::cout);
   } catch (const schedules::SpecError& e) {
     throw UsageError(std::string("schedule.spec: ") + e.what());

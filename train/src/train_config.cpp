@@ -172,7 +172,8 @@ bool parse_train_config(const std::vector<std::string>& args, TrainConfig& c, st
       "resume", po::value(&c.resume), "auto (newest checkpoint in the run directory) or a checkpoint file")(
       "init-from", po::value(&c.init_from), "start from this checkpoint's weights (new optimizer, step 0)")(
       "branch-from", po::value(&c.branch_from), "continue this checkpoint (weights, optimizer, step) under this run's schedule")(
-      "nproc", po::value(&c.nproc)->default_value(c.nproc), "start N local data-parallel workers (Gloo)");
+      "nproc", po::value(&c.nproc)->default_value(c.nproc), "start N local data-parallel workers (Gloo)")(
+      "overwrite", po::bool_switch(&c.overwrite), "move a run directory holding an earlier run aside (DIR.old-<time>) and start afresh");
   po::options_description all;
   all.add(command).add(keys);
 

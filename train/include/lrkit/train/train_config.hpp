@@ -179,6 +179,7 @@ struct TrainConfig {
   // directory under this config's schedule: a decay branch forked from a main run.
   // A checkpoint already in `out` (with resume = auto) takes precedence.
   std::string branch_from;
+  bool overwrite = false;  // `lrkit train`: move a run directory holding an earlier run aside instead of refusing
   std::string schedule = "wsd(peak=1e-3, warmup=5%, decay=20%)";
   std::string out = "out/run";
   std::string config_text;   // the file's content, kept for provenance

@@ -1,0 +1,95 @@
+#include "run_directory.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+
+#include "command.hpp"
+#include "lrkit/train/checkpoint.hpp"
+#include "lrkit/train/run_files.hpp"
+
+namespace lrkit::cli {
+
+namespace fs = std::filesystem;
+
+RunDirectoryLock::RunDirectoryLock(const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw UsageError("cannot create run directory '" + dir + "': " + ec.message());
+  const std::string path = (fs::path(dir) / "lrkit.lock").string();
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT, 0644);  // inherited by the workers on purpose
+  if (fd_ < 0) throw UsageError("cannot open '" + path + "': " + std::strerror(errno));
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    std::string holder;
+    std::ifstream(path) >> holder;
+    ::close(fd_);
+    fd_ = -1;
+    throw UsageError("run directory '" + dir + "' is in use by another lrkit train" +
+                     (holder.empty() ? std::string() : " (pid " + holder + ")") + "; wait for it or choose another --out");
+  }
+  const std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size()))
+    throw UsageError("cannot write '" + path + "': " + std::strerror(errno));
+}
+
+RunDirectoryLock::~RunDirectoryLock() {
+  if (fd_ >= 0) ::close(fd_);  // closing the last descriptor releases the lock
+}
+
+namespace {
+
+bool holds_a_run(const std::string& dir) {
+  if (fs::exists(train::run_log_path(dir))) return true;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(train::checkpoint_dir(dir), ec))
+    if (entry.path().extension() == ".pt") return true;
+  return false;
+}
+
+std::string utc_stamp() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", std::gmtime(&now));
+  return buf;
+}
+
+}  // namespace
+
+bool run_finished(const train::TrainConfig& c) {
+  if (c.resume.empty()) return false;
+  const auto path = c.resume == "auto" ? train::latest_checkpoint(c.out) : std::optional<std::string>(c.resume);
+  if (!path || !fs::exists(*path)) return false;
+  const auto info = train::read_checkpoint_info(*path);
+  return info.step == c.train.steps && info.schedule_spec == c.schedule;
+}
+
+std::optional<RunDirectoryLock> own_run_directory(const train::TrainConfig& c, std::ostream& out, bool& finished) {
+  std::optional<RunDirectoryLock> lock;
+  lock.emplace(c.out);
+  finished = run_finished(c);
+  if (finished) {
+    out << "the run in " << c.out << " finished at step " << c.train.steps << " already; nothing to do" << std::endl;
+    return std::nullopt;
+  }
+  if (!c.resume.empty() || !holds_a_run(c.out)) return lock;
+  if (!c.overwrite)
+    throw UsageError("run directory '" + c.out + "' holds an earlier run (log.h5 or checkpoints); continue it with "
+                     "--resume auto, move it aside with --overwrite, or choose another --out");
+  const std::string aside = c.out + ".old-" + utc_stamp();
+  lock.reset();
+  std::error_code ec;
+  fs::rename(c.out, aside, ec);
+  if (ec) throw UsageError("cannot move '" + c.out + "' aside to '" + aside + "': " + ec.message());
+  out << "moved the earlier run in " << c.out << " to " << aside << std::endl;
+  lock.emplace(c.out);
+  return lock;
+}
+
+}  // namespace lrkit::cli

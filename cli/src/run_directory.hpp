@@ -1,0 +1,43 @@
+// A run directory has one owner. `lrkit train` takes DIR/lrkit.lock (flock,
+// holding the owner's PID) for the whole run: the --nproc launcher takes it and
+// its workers inherit it, so a second `lrkit train` on the same --out is refused
+// naming the holder, also while orphaned workers of a killed launcher write.
+// A directory holding an earlier run is continued only with --resume, moved
+// aside with --overwrite, and otherwise refused; a run that finished already
+// makes --resume a successful no-op.
+#pragma once
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <utility>
+
+#include "lrkit/train/train_config.hpp"
+
+namespace lrkit::cli {
+
+class RunDirectoryLock {
+ public:
+  // Creates the directory when needed; throws UsageError when another process holds it.
+  explicit RunDirectoryLock(const std::string& dir);
+  ~RunDirectoryLock();
+  RunDirectoryLock(RunDirectoryLock&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
+  RunDirectoryLock& operator=(RunDirectoryLock&& other) noexcept {
+    std::swap(fd_, other.fd_);
+    return *this;
+  }
+  RunDirectoryLock(const RunDirectoryLock&) = delete;
+  RunDirectoryLock& operator=(const RunDirectoryLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+// The owner's checks before training (the lock is taken inside): returns the
+// lock, or nothing when the run finished already (a message says so).
+std::optional<RunDirectoryLock> own_run_directory(const train::TrainConfig& config, std::ostream& out, bool& finished);
+
+// True when --resume finds the run complete: its newest checkpoint is at train.steps.
+bool run_finished(const train::TrainConfig& config);
+
+}  // namespace lrkit::cli
