@@ -1,19 +1,28 @@
 #!/usr/bin/env bash
 # Makes fresh logs with the built lrkit and executes every notebook headless
-# with Debian's jupyter-nbconvert under /usr/bin/python3 (the interpreter with
-# h5py and matplotlib); exits non-zero when any cell fails. Executed copies go
+# with jupyter-nbconvert under the first python3 that has nbconvert, h5py and
+# matplotlib (exit 77: none); exits non-zero when any cell fails. Executed copies go
 # to OUT_DIR/executed/ (outputs are never committed).
 # Usage: notebooks/run_all.sh LRKIT_BINARY OUT_DIR
 set -euo pipefail
 lrkit=$(realpath "$1")
 out=$(realpath -m "$2")
 here=$(cd "$(dirname "$0")" && pwd)
+# The first python3 on the PATH (or the system's) that has nbconvert, h5py and matplotlib.
+python=""
+for candidate in $(type -ap python3) /usr/bin/python3; do
+  if "$candidate" -c "import nbconvert, h5py, matplotlib" 2>/dev/null; then python=$candidate; break; fi
+done
+if [ -z "$python" ]; then
+  echo "skipped: no python3 with nbconvert, h5py and matplotlib (Debian: jupyter-nbconvert python3-h5py python3-matplotlib)"
+  exit 77
+fi
 rm -rf "$out"
 bash "$here/make_logs.sh" "$lrkit" "$out"
 export LRKIT="$lrkit" LRKIT_SCHEDULES="$out/schedules" LRKIT_RUN="$out/run/log.h5" LRKIT_HDET="$out/hdet/log.h5" LRKIT_SWEEP="$out/sweep/summary.h5" MPLBACKEND=Agg
 for notebook in "$here"/*.ipynb; do
   echo "executing $(basename "$notebook")"
-  (cd "$here" && /usr/bin/python3 -m nbconvert --to notebook --execute --ExecutePreprocessor.timeout=300 \
+  (cd "$here" && "$python" -m nbconvert --to notebook --execute --ExecutePreprocessor.timeout=300 \
      --output-dir "$out/executed" "$notebook" >/dev/null 2>"$out/$(basename "$notebook").log") ||
     { cat "$out/$(basename "$notebook").log" >&2; echo "notebook $(basename "$notebook") failed" >&2; exit 1; }
 done

@@ -1,9 +1,12 @@
-# Regenerates the golden file with Debian's python3-torch and compares it to the committed one.
+# Regenerates the golden values with PyTorch (PYTHON imports torch) and compares
+# them to the committed ones: every row, not the generator's "# ..." line
+# (which names the torch version).
 execute_process(COMMAND ${PYTHON} ${SCRIPT} ${FRESH} RESULT_VARIABLE rc ERROR_VARIABLE err)
 if(rc)
-  message(FATAL_ERROR "make_golden.py failed (is python3-torch installed?):\n${err}")
+  message(FATAL_ERROR "make_golden.py failed under ${PYTHON}:\n${err}")
 endif()
-execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files ${COMMITTED} ${FRESH} RESULT_VARIABLE differ)
-if(differ)
-  message(FATAL_ERROR "tests/golden/schedules.tsv is stale: run /usr/bin/python3 tests/golden/make_golden.py")
+file(STRINGS ${COMMITTED} committed REGEX "^[^#]")
+file(STRINGS ${FRESH} fresh REGEX "^[^#]")
+if(NOT committed STREQUAL fresh)
+  message(FATAL_ERROR "tests/golden/schedules.tsv differs from what PyTorch gives now: run ${PYTHON} ${SCRIPT}")
 endif()

@@ -1,8 +1,8 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Regenerates tests/golden/schedules.tsv from PyTorch's own LR schedulers.
 
-Run with Debian's interpreter (it has python3-torch):
-    /usr/bin/python3 tests/golden/make_golden.py [OUTPUT]   (default: beside this script)
+Run with a Python that imports torch (on Debian, the system interpreter with python3-torch):
+    python3 tests/golden/make_golden.py [OUTPUT]   (default: beside this script)
 Each row: case name, lrkit spec, total steps T, then the learning rate PyTorch
 uses for updates 0..T-1 (read from the optimizer before each step, the way a
 training loop sees it). The Hugging Face WSD rows transcribe the formula of
