@@ -21,7 +21,7 @@ table linear "linear(peak=1e-3, warmup=2%)"
 table onecycle "onecycle(peak=1e-3)"
 table restarts "restarts(peak=1e-3, period=200, mult=2)"
 table step "multistep(peak=1e-3, milestones=[500, 800])"
-table wsds "wsds(peak=1e-3, budgets=[250, 500, 1000], decay=10%, warmup=20)"
+table wsds "wsds(peak=1e-3, budgets=[250, 500, 925], decay=10%, warmup=20)"  # ends at 925 + 25 + 50 = 1000
 table rewarm "rewarm(peak=1e-3)"
 table infinite "infinite(peak=1e-3, const=40%, warmup=1%)"
 

@@ -12,7 +12,7 @@ specs=(
   "cosine(peak=1e-3, floor=1e-5, warmup=2%)"
   "wsd(peak=1e-3, warmup=2%, decay=20%, shape=1-sqrt)"
   "uba(peak=1e-3, phi=0.5, warmup=2%)"
-  "wsds(peak=1e-3, budgets=[2500, 5000, 10000], decay=10%, warmup=100)"
+  "wsds(peak=1e-3, budgets=[2500, 5000, 9250], decay=10%, warmup=100)"  # ends at 9250 + 250 + 500 = 10000
   "onecycle(peak=1e-3)"
   "infinite(peak=1e-3, const=40%, warmup=1%)"
 )

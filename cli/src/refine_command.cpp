@@ -44,6 +44,9 @@ int run_refine_command(const std::vector<std::string>& args) {
   const std::string extension = std::filesystem::path(out).extension().string();
   if (extension != ".h5" && extension != ".csv")
     throw UsageError("--out '" + out + "' must end in .h5 or .csv");
+  std::error_code same_error;
+  if (std::filesystem::equivalent(run, out, same_error))
+    throw UsageError("--out '" + out + "' is the run log itself; write the refined schedule to another file");
   try {
     if (steps == 0) steps = static_cast<int64_t>(h5::read_series(run, "/train/step").size());
   } catch (const h5::Error& e) {

@@ -107,6 +107,7 @@ Series read_text(const std::string& path, const std::string& values_dataset, con
 Series read_series_file(const std::string& path, const std::string& values_name, const std::string& steps_name) {
   Series series = h5::is_hdf5_file(path) ? read_hdf5(path, values_name, steps_name)
                                          : read_text(path, values_name, steps_name);
+  if (series.values.empty()) throw SeriesFileError("'" + path + "': " + values_name + " holds no rows");
   if (series.steps.empty()) {
     series.steps.resize(series.values.size());
     for (size_t i = 0; i < series.steps.size(); ++i) series.steps[i] = static_cast<double>(i);

@@ -52,3 +52,18 @@ TEST(RefineCommand, BadInputExitsTwoWithOneLine) {
 }
 
 }  // namespace
+
+TEST(RefineCommand, RefusesToWriteIntoItsOwnInput) {
+  const auto dir = out_dir("refine_self");
+  std::filesystem::create_directories(dir);
+  const auto log = dir + "/log.h5";
+  {
+    lrkit::h5::Writer writer(log);
+    writer.write_series("/train/step", std::vector<double>{0, 1, 2, 3});
+    writer.write_series("/train/grad_norm_l1", std::vector<double>{4, 3, 2, 1});
+  }
+  const auto r = run_lrkit("refine " + log + " --peak 1e-3 --out " + dir + "/../refine_self/log.h5");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("is the run log itself"), std::string::npos) << r.out;
+  EXPECT_EQ(lrkit::h5::read_series(log, "/train/grad_norm_l1").size(), 4u) << "the input is untouched";
+}

@@ -83,3 +83,26 @@ TEST(ScheduleCommand, HelpAndListSucceed) {
 }
 
 }  // namespace
+
+TEST(ScheduleCommand, EmptyTablesAndAWsdsCutShortAreRefused) {
+  const auto empty_log = (lrkit::testing::scratch_dir() / "empty_table.h5").string();
+  {
+    lrkit::h5::Writer writer(empty_log);
+    writer.write_series("/train/step", std::vector<double>{});
+    writer.write_series("/train/lr", std::vector<double>{});
+  }
+  const auto empty_csv = lrkit::testing::write_text("empty_table.csv", "");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"schedule 'table(file=" + empty_log + ")' --steps 10", "/train/lr holds no rows"},
+      {"schedule 'table(file=" + empty_csv + ")' --steps 10", "holds no"},
+      {"schedule 'wsds(peak=1e-3, budgets=[800, 1000], decay=10%)' --steps 1000",
+       "ends before the schedule's last checkpoint at step 1080"},
+  };
+  for (const auto& [args, expected] : cases) {
+    const auto r = run(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
+    EXPECT_NE(r.out.find(expected), std::string::npos) << args << "\n" << r.out;
+    EXPECT_EQ(lines(r.out), 1) << args << "\n" << r.out;
+  }
+  EXPECT_EQ(run("schedule 'wsds(peak=1e-3, budgets=[800, 1000], decay=10%)' --steps 1080 --summary").code, 0);
+}
