@@ -1,7 +1,6 @@
 #include "trainer.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <stdexcept>
 #include <thread>
 
