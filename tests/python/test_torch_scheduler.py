@@ -97,3 +97,19 @@ def test_refine_from_recorded_norms_and_from_an_array(tmp_path):
         lt.refine([1.0, float("nan")], peak=1.0, total_steps=10)
     with pytest.raises(FileNotFoundError):
         lt.refine(str(tmp_path / "missing.h5"), peak=1.0, total_steps=10)
+
+
+def test_the_readme_shows_the_examples_the_tests_run():
+    import os
+    import subprocess
+    import sys
+
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    readme = open(os.path.join(root, "README.md")).read()
+    for example in ("schedule_in_pytorch.py", "nanogpt_lrkit.py"):
+        text = open(os.path.join(root, "examples", example)).read()
+        assert "```python\n" + text + "```" in readme, f"README.md does not show examples/{example} verbatim"
+    done = subprocess.run([sys.executable, os.path.join(root, "examples", "schedule_in_pytorch.py")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("220 [100, 220] 0.003")

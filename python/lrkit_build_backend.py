@@ -1,0 +1,61 @@
+"""The PEP 517 build backend of `pip install .`: standard library only (no
+setuptools to download, so it works without network). It configures this
+repository with CMake for the interpreter running pip (the torch-free
+libraries and the pybind11 module only), builds lrkit._lrkit, and packs it with
+the package's Python files into a wheel. Needs cmake, a C++17 compiler,
+pybind11 (Debian pybind11-dev) and HDF5 (libhdf5-dev), as the CMake build does.
+"""
+import base64
+import hashlib
+import os
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import zipfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+NAME, VERSION = "lrkit", "0.1.0"
+
+
+def _tag():
+    python = f"cp{sys.version_info.major}{sys.version_info.minor}"
+    return f"{python}-{python}{sys.abiflags}-{sysconfig.get_platform().replace('-', '_').replace('.', '_')}"
+
+
+def get_requires_for_build_wheel(config_settings=None):
+    return []
+
+
+def _build_package(build_dir):
+    configure = ["cmake", "-S", ROOT, "-B", build_dir, "-DCMAKE_BUILD_TYPE=Release", "-DLRKIT_WITH_TORCH=OFF",
+                 "-DLRKIT_BUILD_TESTS=OFF", "-DLRKIT_BUILD_BENCH=OFF", "-DLRKIT_PYTHON=ON",
+                 f"-DPython3_EXECUTABLE={sys.executable}"]
+    subprocess.run(configure, check=True, stdout=sys.stderr)
+    subprocess.run(["cmake", "--build", build_dir, "--target", "lrkit_python", "--parallel", str(os.cpu_count() or 1)],
+                   check=True, stdout=sys.stderr)
+    return os.path.join(build_dir, "python", NAME)
+
+
+def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    dist_info = f"{NAME}-{VERSION}.dist-info"
+    wheel_name = f"{NAME}-{VERSION}-{_tag()}.whl"
+    with tempfile.TemporaryDirectory(prefix="lrkit_wheel_") as build_dir:
+        package = _build_package(build_dir)
+        files = {f"{NAME}/{name}": open(os.path.join(package, name), "rb").read() for name in sorted(os.listdir(package))
+                 if name.endswith((".py", ".so"))}
+    files[f"{dist_info}/METADATA"] = (f"Metadata-Version: 2.1\nName: {NAME}\nVersion: {VERSION}\n"
+                                      "Summary: Learning-rate schedules and training dynamics (C++ core, PyTorch integration)\n"
+                                      "Requires-Python: >=3.9\n").encode()
+    files[f"{dist_info}/WHEEL"] = (f"Wheel-Version: 1.0\nGenerator: lrkit_build_backend\nRoot-Is-Purelib: false\n"
+                                   f"Tag: {_tag()}\n").encode()
+    record = []
+    for path, data in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        record.append(f"{path},sha256={digest},{len(data)}")
+    record.append(f"{dist_info}/RECORD,,")
+    files[f"{dist_info}/RECORD"] = ("\n".join(record) + "\n").encode()
+    with zipfile.ZipFile(os.path.join(wheel_directory, wheel_name), "w", zipfile.ZIP_DEFLATED) as wheel:
+        for path, data in files.items():
+            wheel.writestr(path, data)
+    return wheel_name
