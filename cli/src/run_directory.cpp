@@ -39,8 +39,11 @@ RunDirectoryLock::RunDirectoryLock(const std::string& dir) {
     throw UsageError("cannot write '" + path + "': " + std::strerror(errno));
 }
 
-RunDirectoryLock::~RunDirectoryLock() {
+RunDirectoryLock::~RunDirectoryLock() { release(); }
+
+void RunDirectoryLock::release() {
   if (fd_ >= 0) ::close(fd_);  // closing the last descriptor releases the lock
+  fd_ = -1;
 }
 
 namespace {
@@ -70,26 +73,19 @@ bool run_finished(const train::TrainConfig& c) {
   return info.step == c.train.steps && info.schedule_spec == c.schedule;
 }
 
-std::optional<RunDirectoryLock> own_run_directory(const train::TrainConfig& c, std::ostream& out, bool& finished) {
-  std::optional<RunDirectoryLock> lock;
-  lock.emplace(c.out);
-  finished = run_finished(c);
-  if (finished) {
-    out << "the run in " << c.out << " finished at step " << c.train.steps << " already; nothing to do" << std::endl;
-    return std::nullopt;
-  }
+RunDirectoryLock own_run_directory(const train::TrainConfig& c, std::ostream& out) {
+  RunDirectoryLock lock(c.out);
   if (!c.resume.empty() || !holds_a_run(c.out)) return lock;
   if (!c.overwrite)
     throw UsageError("run directory '" + c.out + "' holds an earlier run (log.h5 or checkpoints); continue it with "
                      "--resume auto, move it aside with --overwrite, or choose another --out");
   const std::string aside = c.out + ".old-" + utc_stamp();
-  lock.reset();
+  lock.release();  // the old directory's lock goes with it
   std::error_code ec;
   fs::rename(c.out, aside, ec);
   if (ec) throw UsageError("cannot move '" + c.out + "' aside to '" + aside + "': " + ec.message());
   out << "moved the earlier run in " << c.out << " to " << aside << std::endl;
-  lock.emplace(c.out);
-  return lock;
+  return RunDirectoryLock(c.out);
 }
 
 }  // namespace lrkit::cli

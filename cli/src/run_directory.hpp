@@ -7,7 +7,6 @@
 // makes --resume a successful no-op.
 #pragma once
 
-#include <optional>
 #include <ostream>
 #include <string>
 #include <utility>
@@ -21,6 +20,7 @@ class RunDirectoryLock {
   // Creates the directory when needed; throws UsageError when another process holds it.
   explicit RunDirectoryLock(const std::string& dir);
   ~RunDirectoryLock();
+  void release();
   RunDirectoryLock(RunDirectoryLock&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
   RunDirectoryLock& operator=(RunDirectoryLock&& other) noexcept {
     std::swap(fd_, other.fd_);
@@ -33,9 +33,9 @@ class RunDirectoryLock {
   int fd_ = -1;
 };
 
-// The owner's checks before training (the lock is taken inside): returns the
-// lock, or nothing when the run finished already (a message says so).
-std::optional<RunDirectoryLock> own_run_directory(const train::TrainConfig& config, std::ostream& out, bool& finished);
+// The owner's lock on config.out, after refusing a directory that holds an
+// earlier run (no --resume) or moving it aside (--overwrite, said on `out`).
+RunDirectoryLock own_run_directory(const train::TrainConfig& config, std::ostream& out);
 
 // True when --resume finds the run complete: its newest checkpoint is at train.steps.
 bool run_finished(const train::TrainConfig& config);

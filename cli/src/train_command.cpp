@@ -26,14 +26,16 @@ int run_train_command(const std::vector<std::string>& args) {
     }
     const char* rank = std::getenv("RANK");
     lead = rank == nullptr || std::string(rank) == "0";
-    // The owner of the run directory: this process, or the launcher whose workers inherit its lock.
+    // Our launcher's workers inherit its lock and its checks; any other process
+    // checks, and rank 0 owns the run directory.
     std::optional<RunDirectoryLock> lock;
-    if (std::getenv("LRKIT_RUN_LOCKED") == nullptr && lead) {
-      bool finished = false;
-      lock = own_run_directory(config, std::cout, finished);
-      if (finished) return kExitOk;
-    } else if (std::getenv("LRKIT_RUN_LOCKED") == nullptr && run_finished(config)) {
-      return kExitOk;  // another torchrun rank: rank 0 says so
+    if (std::getenv("LRKIT_RUN_LOCKED") == nullptr) {
+      if (run_finished(config)) {
+        if (lead) std::cout << "the run in " << config.out << " finished at step " << config.train.steps
+                            << " already; nothing to do" << std::endl;
+        return kExitOk;
+      }
+      if (lead) lock.emplace(own_run_directory(config, std::cout));
     }
     if (config.nproc > 1 && rank == nullptr) return launch_local_workers(args, static_cast<int>(config.nproc));
     summary = train::run_training(config, std::cout);

@@ -25,20 +25,12 @@ import math
 
 import torch
 
-
-def _distributed():
-    import torch.distributed as dist
-
-    if not dist.is_available():
-        raise RuntimeError("this torch has no torch.distributed; DispersionHook needs it")
-    if not dist.is_initialized():
-        raise RuntimeError("DispersionHook: call torch.distributed.init_process_group first")
-    return dist
+from ._torch_common import distributed
 
 
 class DispersionHook:
     def __init__(self, process_group=None, log=None, exact_pairwise=False, flush_every=10):
-        self._dist = _distributed()
+        self._dist = distributed()
         self.group = process_group
         self.world = self._dist.get_world_size(process_group)
         self.rank = self._dist.get_rank(process_group)

@@ -15,7 +15,8 @@ schedule's rate and identical parameters, so nothing is averaged.
 """
 import torch
 
-from ._lrkit import Hdet, HdetConfig, HdetState, Schedule
+from ._lrkit import Hdet, HdetConfig, HdetState
+from ._torch_common import check_same_schedule, distributed, group_ratios, loop_schedule, require_optimizer
 
 _STATE_FIELDS = ("step", "syncs", "scale", "offset", "velocity", "delta", "permutation", "window_loss", "window_steps")
 
@@ -24,18 +25,15 @@ class HDET:
     def __init__(self, optimizer, model, schedule, total_steps=None, *, alpha=1.0 / 9.0, sync_every=100, auto_lr=True,
                  warmup_steps=0, sigma=0.1, standardize=False, beta=0.9, meta_lr=0.5, min_scale=0.05, max_scale=20.0,
                  seed=0, process_group=None):
-        from .dispersion import _distributed
-
-        if not isinstance(optimizer, torch.optim.Optimizer):
-            raise TypeError(f"HDET needs a torch.optim.Optimizer, got {type(optimizer).__name__}")
+        require_optimizer(optimizer, "HDET")
         if not isinstance(model, torch.nn.Module):
             raise TypeError(f"HDET needs the model (a torch.nn.Module), got {type(model).__name__}")
-        self._dist = _distributed()
+        self._dist = distributed()
         self.group = process_group
         self.world = self._dist.get_world_size(process_group)
         self.rank = self._dist.get_rank(process_group)
         self.optimizer, self.model = optimizer, model
-        self.schedule = schedule if isinstance(schedule, Schedule) else Schedule(schedule, total_steps)
+        self.schedule = loop_schedule(schedule, total_steps)
         config = HdetConfig()
         config.replicas = self.world
         for key, value in dict(alpha=alpha, sync_every=sync_every, auto_lr=auto_lr, warmup_steps=warmup_steps, sigma=sigma,
@@ -45,8 +43,7 @@ class HDET:
         config.validate()
         self.controller = Hdet(config)
         self.state = self.controller.init()
-        first = optimizer.param_groups[0]["lr"]
-        self.ratios = [1.0 if first == 0 else group["lr"] / first for group in optimizer.param_groups]
+        self.ratios = group_ratios(optimizer)
         self._agree_on_permutation()
         self._apply()
 
@@ -95,9 +92,7 @@ class HDET:
                 "state": {k: getattr(self.state, k) for k in _STATE_FIELDS}}
 
     def load_state_dict(self, state_dict):
-        if state_dict.get("spec") != self.schedule.spec or state_dict.get("total_steps") != self.schedule.total_steps:
-            raise ValueError(f"the checkpoint's HDET ran schedule '{state_dict.get('spec')}' "
-                             f"(total_steps={state_dict.get('total_steps')}); this one runs '{self.schedule.spec}'")
+        check_same_schedule(state_dict, self.schedule, "HDET")
         saved = state_dict["state"]
         if len(saved["permutation"]) != self.world:
             raise ValueError(f"the checkpoint's HDET had {len(saved['permutation'])} ranks; this run has {self.world}")

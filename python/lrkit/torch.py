@@ -17,6 +17,7 @@ import torch
 from torch.optim import lr_scheduler as _lr_scheduler
 
 from ._lrkit import Schedule
+from ._torch_common import check_same_schedule, group_ratios, loop_schedule, require_optimizer
 
 _SchedulerBase = getattr(_lr_scheduler, "LRScheduler", None) or _lr_scheduler._LRScheduler
 
@@ -31,16 +32,9 @@ class LRScheduler(_SchedulerBase):
     """
 
     def __init__(self, optimizer, spec, total_steps=None, last_epoch=-1):
-        if not isinstance(optimizer, torch.optim.Optimizer):
-            raise TypeError(f"LRScheduler needs a torch.optim.Optimizer, got {type(optimizer).__name__}")
-        self.schedule = spec if isinstance(spec, Schedule) else Schedule(spec, total_steps)
-        own_end = max(self.schedule.checkpoints, default=0)
-        if total_steps is not None and own_end > total_steps:
-            raise ValueError(f"schedule '{self.schedule.spec}' keeps its last checkpoint at step {own_end}, "
-                             f"after total_steps = {total_steps}: its last decay would be cut off")
-        first = optimizer.param_groups[0].get("initial_lr", optimizer.param_groups[0]["lr"])
-        self.ratios = [1.0 if first == 0 else group.get("initial_lr", group["lr"]) / first
-                       for group in optimizer.param_groups]
+        require_optimizer(optimizer, "LRScheduler")
+        self.schedule = loop_schedule(spec, total_steps)
+        self.ratios = group_ratios(optimizer)
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
@@ -53,10 +47,7 @@ class LRScheduler(_SchedulerBase):
                 "_last_lr": list(getattr(self, "_last_lr", []))}
 
     def load_state_dict(self, state_dict):
-        spec, total = state_dict.get("spec"), state_dict.get("total_steps")
-        if spec != self.schedule.spec or total != self.schedule.total_steps:
-            raise ValueError(f"the checkpoint's scheduler ran schedule '{spec}' (total_steps={total}); "
-                             f"this one runs '{self.schedule.spec}' (total_steps={self.schedule.total_steps})")
+        check_same_schedule(state_dict, self.schedule, "scheduler")
         self.last_epoch = state_dict["last_epoch"]
         self.ratios = list(state_dict["ratios"])
         self._step_count = state_dict.get("_step_count", self.last_epoch + 1)

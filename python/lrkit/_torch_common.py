@@ -1,0 +1,48 @@
+"""What lrkit's PyTorch integrations (LRScheduler, HDET, DispersionHook) share:
+the schedule a loop runs, the parameter groups' rate ratios, checkpoint
+compatibility and the process group's presence, each checked one way."""
+import torch
+
+from ._lrkit import Schedule
+
+
+def distributed():
+    """torch.distributed, once a process group exists; a clear RuntimeError otherwise."""
+    import torch.distributed as dist
+
+    if not dist.is_available():
+        raise RuntimeError("this torch has no torch.distributed; lrkit's distributed tools need it")
+    if not dist.is_initialized():
+        raise RuntimeError("call torch.distributed.init_process_group first")
+    return dist
+
+
+def require_optimizer(optimizer, who):
+    if not isinstance(optimizer, torch.optim.Optimizer):
+        raise TypeError(f"{who} needs a torch.optim.Optimizer, got {type(optimizer).__name__}")
+
+
+def loop_schedule(spec, total_steps):
+    """The Schedule a training loop runs; a WSD-S whose last checkpoint lies past total_steps is refused."""
+    schedule = spec if isinstance(spec, Schedule) else Schedule(spec, total_steps)
+    own_end = max(schedule.checkpoints, default=0)
+    if total_steps is not None and own_end > total_steps:
+        raise ValueError(f"schedule '{schedule.spec}' keeps its last checkpoint at step {own_end}, "
+                         f"after total_steps = {total_steps}: its last decay would be cut off")
+    return schedule
+
+
+def group_ratios(optimizer):
+    """Each parameter group's initial rate over the first group's (all 1 when the first is 0), as LambdaLR keeps them."""
+    def initial(group):
+        return group.get("initial_lr", group["lr"])
+
+    first = initial(optimizer.param_groups[0])
+    return [1.0 if first == 0 else initial(group) / first for group in optimizer.param_groups]
+
+
+def check_same_schedule(state_dict, schedule, who):
+    spec, total = state_dict.get("spec"), state_dict.get("total_steps")
+    if spec != schedule.spec or total != schedule.total_steps:
+        raise ValueError(f"the checkpoint's {who} ran schedule '{spec}' (total_steps={total}); "
+                         f"this one runs '{schedule.spec}' (total_steps={schedule.total_steps})")
