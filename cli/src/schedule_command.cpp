@@ -103,10 +103,6 @@ int run_schedule_command(const std::vector<std::string>& args) {
     steps = schedule.total();
   }
   if (*steps > 100'000'000) throw UsageError("--steps above 1e8 would print too much; use --every or --at");
-  const auto checkpoints = schedule.checkpoints();
-  if (!checkpoints.empty() && checkpoints.back() > *steps)
-    throw UsageError("--steps " + std::to_string(*steps) + " ends before the schedule's last checkpoint at step " +
-                     std::to_string(checkpoints.back()) + ": its last decay would be cut off (drop --steps to use its own length)");
 
   if (vm.count("at")) {
     const int64_t at = vm["at"].as<int64_t>();

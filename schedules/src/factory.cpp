@@ -48,7 +48,15 @@ Schedule parse_schedule(const std::string& spec, std::optional<int64_t> total) {
   if (total && *total < 1)
     throw SpecError(spec, 0, "", "the total number of steps must be at least 1 (got " + std::to_string(*total) + ")");
   const SpecCall call = parse_spec(spec);
-  return Schedule(detail::build_call(spec, call, total));
+  Schedule schedule(detail::build_call(spec, call, total));
+  // A schedule with its own length (WSD-S) run for fewer steps would lose its last decay without a word.
+  const auto checkpoints = schedule.checkpoints();
+  if (total && !checkpoints.empty() && checkpoints.back() > *total)
+    throw SpecError(spec, call.position, call.name,
+                    "the run of " + std::to_string(*total) + " steps ends before the schedule's last checkpoint at step " +
+                        std::to_string(checkpoints.back()) + ": its last decay would be cut off (run at least " +
+                        std::to_string(checkpoints.back()) + " steps, or give no total to use its own length)");
+  return schedule;
 }
 
 std::vector<FamilyInfo> schedule_families() {

@@ -70,3 +70,22 @@ TEST(WsdsSchedule, WarmupStaysInsideTheFirstPlateauAndKeepsCheckpoints) {
 
 }  // namespace
 }  // namespace lrkit::schedules
+
+namespace lrkit::schedules {
+namespace {
+
+TEST(WsdsSchedule, ARunShorterThanItsOwnLengthIsRefusedNotCut) {
+  const std::string spec = "wsds(peak=1e-3, budgets=[800, 1000], decay=10%)";  // checkpoints 800, 1080
+  EXPECT_EQ(parse_schedule(spec, 1080).total(), 1080);
+  EXPECT_EQ(parse_schedule(spec, 2000).checkpoints().back(), 1080);  // longer runs keep the end value
+  try {
+    parse_schedule(spec, 1000);
+    FAIL() << "a 1000-step run of a schedule that ends at 1080 was accepted";
+  } catch (const SpecError& e) {
+    EXPECT_NE(std::string(e.what()).find("ends before the schedule's last checkpoint at step 1080"), std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace lrkit::schedules

@@ -1,7 +1,8 @@
 // Builds schedules from spec strings, the single way to make one:
 //   parse_schedule("wsd(peak=3e-4, warmup=2%, decay=20%, shape=1-sqrt)", 10000)
 // `total` is the run's number of updates T; families that need it and get
-// neither it nor a total= key throw SpecError, as does every invalid spec.
+// neither it nor a total= key throw SpecError, as does every invalid spec, and
+// so does a `total` that ends before the schedule's own last checkpoint (WSD-S).
 #pragma once
 
 #include <cstdint>
