@@ -112,7 +112,11 @@ FailedRun fail_worker_one(const std::string& name, Action to_rank_1) {
     workers = run_command("pgrep -P " + std::to_string(launcher)).out;
   }
   EXPECT_EQ(std::count(workers.begin(), workers.end(), '\n'), 2) << workers;
-  std::this_thread::sleep_for(std::chrono::seconds(2));
+  // Training has begun once rank 0 wrote its log (after the rendezvous): a loaded machine can take
+  // longer than any fixed pause to get there.
+  for (int i = 0; i < 600 && !std::filesystem::exists(dir + "/log.h5"); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::this_thread::sleep_for(std::chrono::seconds(1));
   const pid_t second = std::stoi(workers.substr(workers.find('\n') + 1));
   to_rank_1(second);
   const auto start = std::chrono::steady_clock::now();
