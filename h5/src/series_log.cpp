@@ -37,16 +37,22 @@ SeriesLog::SeriesLog(const std::string& path, const std::vector<Column>& columns
                                "cannot create dataset '" + column.path + "' in run log '" + path + "'");
     series_.emplace(column.path, std::move(s));
   }
+  write_attributes(attributes);
+  if (H5Fstart_swmr_write(file_.get()) < 0) throw Error("cannot start SWMR writing on run log '" + path + "'");
+}
+
+void SeriesLog::write_attributes(const std::vector<Attribute>& attributes) {
+  Handle lcpl = plist_handle(H5Pcreate(H5P_LINK_CREATE), "H5Pcreate failed");
+  H5Pset_create_intermediate_group(lcpl.get(), 1);
   for (const Attribute& a : attributes) {
     if (H5Lexists(file_.get(), a.object.c_str(), H5P_DEFAULT) <= 0 && a.object != "/") {  // a group of attributes only
       Handle group(H5Gcreate2(file_.get(), a.object.c_str(), lcpl.get(), H5P_DEFAULT, H5P_DEFAULT), H5Gclose);
-      if (!group) throw Error("cannot create group '" + a.object + "' in run log '" + path + "'");
+      if (!group) throw Error("cannot create group '" + a.object + "' in run log '" + path_ + "'");
     }
     Handle obj(H5Oopen(file_.get(), a.object.c_str(), H5P_DEFAULT), H5Oclose);
-    if (!obj) throw Error("run log '" + path + "' has no object '" + a.object + "' for attribute '" + a.name + "'");
-    write_string_attribute(obj.get(), a.name, a.value, "run log '" + path + "' (" + a.object + ")");
+    if (!obj) throw Error("run log '" + path_ + "' has no object '" + a.object + "' for attribute '" + a.name + "'");
+    write_string_attribute(obj.get(), a.name, a.value, "run log '" + path_ + "' (" + a.object + ")");
   }
-  if (H5Fstart_swmr_write(file_.get()) < 0) throw Error("cannot start SWMR writing on run log '" + path + "'");
 }
 
 SeriesLog::SeriesLog(const std::string& path, const std::vector<Column>& columns, const Continue& how)
@@ -86,6 +92,7 @@ SeriesLog::SeriesLog(const std::string& path, const std::vector<Column>& columns
     s.rows_written = dims[0];
     series_.emplace(column.path, std::move(s));
   }
+  write_attributes(how.attributes);
   if (H5Fstart_swmr_write(file_.get()) < 0) throw Error("cannot start SWMR writing on run log '" + path + "'");
 }
 

@@ -55,7 +55,7 @@ TEST(SeriesLog, AKilledWriterLeavesEveryFlushedRow) {
   for (size_t i = 0; i < steps.size(); ++i) ASSERT_EQ(steps[i], static_cast<double>(i));
   // The killed writer left the file marked open for writing; a resumed run continues it anyway.
   {
-    SeriesLog log(path, {{"/train/step", 1}}, SeriesLog::Continue{{{"/train/step", 600}}});
+    SeriesLog log(path, {{"/train/step", 1}}, SeriesLog::Continue{{{"/train/step", 600}}, {}});
     log.append("/train/step", 600);
   }
   const auto resumed = read_series(path, "/train/step");
@@ -73,7 +73,7 @@ TEST(SeriesLog, ContinuesAnExistingLogAfterTruncatingIt) {
     }
   }
   {
-    SeriesLog log(path, {{"/a", 1}, {"/b", 2}}, SeriesLog::Continue{{{"/a", 4}}});
+    SeriesLog log(path, {{"/a", 1}, {"/b", 2}}, SeriesLog::Continue{{{"/a", 4}}, {}});
     log.append("/a", 99);
   }
   EXPECT_EQ(read_series(path, "/a"), (std::vector<double>{0, 1, 2, 3, 99}));

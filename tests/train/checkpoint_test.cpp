@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <functional>
 #include <sstream>
 
 #include "lrkit/h5/file.hpp"
@@ -135,6 +137,74 @@ TEST(Checkpoint, KeepsOnlyTheNewestAndRejectsBadFiles) {
   other.train.steps = 30;
   other.schedule = "cosine(peak=1e-2)";
   EXPECT_THROW(run_training(other, out), std::invalid_argument);  // a different schedule cannot resume exactly
+}
+
+// Inverts 64 bytes in the middle of a copy of `file` (or of the file itself); returns the copy.
+std::string damaged_copy(const std::string& file, const std::string& copy) {
+  if (copy != file) fs::copy_file(file, copy, fs::copy_options::overwrite_existing);
+  std::fstream f(copy, std::ios::in | std::ios::out | std::ios::binary);
+  const auto middle = static_cast<std::streamoff>(fs::file_size(copy) / 2);
+  std::string bytes(64, '\0');
+  f.seekg(middle);
+  f.read(bytes.data(), 64);
+  for (char& b : bytes) b = static_cast<char>(~b);
+  f.seekp(middle);
+  f.write(bytes.data(), 64);
+  return copy;
+}
+
+std::string thrown_message(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "(nothing thrown)";
+}
+
+TEST(Checkpoint, AFlippedByteIsRefusedOnResumeInitAndBranchAndTheLogRecordsChecksums) {
+  std::ostringstream out;
+  TrainConfig c = resumable_config("checksum_run");
+  const auto run = run_training(c, out);
+  const auto crcs = lrkit::h5::read_series(run.log_path, "/checkpoints/crc32");
+  ASSERT_EQ(lrkit::h5::read_series(run.log_path, "/checkpoints/step"), (std::vector<double>{10, 20}));
+  Gpt model(c.model);
+  EXPECT_EQ(crcs.back(), static_cast<double>(load_checkpoint(run.checkpoint, model, nullptr).crc32));
+  EXPECT_EQ(lrkit::h5::read_string_attributes(run.log_path, "/start").at("kind"), "fresh");
+
+  // A good start is recorded: the file and its checksum.
+  TrainConfig good = resumable_config("checksum_good_init");
+  good.init_from = run.checkpoint;
+  good.train.steps = 2;
+  good.schedule = "constant(1e-4)";
+  const auto started = run_training(good, out);
+  const auto start = lrkit::h5::read_string_attributes(started.log_path, "/start");
+  EXPECT_EQ(start.at("kind"), "init");
+  EXPECT_EQ(start.at("checkpoint"), run.checkpoint);
+  EXPECT_EQ(start.at("checksum"), format_checksum(static_cast<uint32_t>(crcs.back())));
+
+  const std::string ten = c.out + "/checkpoints/step_0000000010.pt";
+  const std::string bad = damaged_copy(ten, c.out + "/damaged.pt");
+  const auto refuses = [&](TrainConfig attempt) {
+    const std::string message = thrown_message([&] { run_training(attempt, out); });
+    EXPECT_NE(message.find("checkpoint '" + bad + "' is damaged"), std::string::npos) << message;
+    EXPECT_NE(message.find("crc32:"), std::string::npos) << message;
+  };
+  TrainConfig resume = c;
+  resume.resume = bad;
+  refuses(resume);
+  TrainConfig init = resumable_config("checksum_init");
+  init.init_from = bad;
+  refuses(init);
+  TrainConfig branch = resumable_config("checksum_branch");
+  branch.branch_from = bad;
+  refuses(branch);
+  damaged_copy(ten, ten);  // --resume auto finds the damaged one too
+  fs::remove(c.out + "/checkpoints/step_0000000020.pt");
+  TrainConfig automatic = c;
+  automatic.resume = "auto";
+  EXPECT_THROW(run_training(automatic, out), CheckpointError);
+
 }
 
 TEST(Checkpoint, InitFromStartsANewRunFromTheWeights) {

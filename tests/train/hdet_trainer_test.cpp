@@ -103,7 +103,9 @@ TEST(HdetTrainer, TheLogHoldsTheSpreadTheWindowsAndTheBase) {
       for (int64_t k = first; k <= t; ++k) sum += replica_loss.at(k, r);
       EXPECT_NEAR(window.at(t, r), sum / static_cast<double>(t - first + 1), 1e-12) << t;
     }
-    if ((t + 1) % 4 != 0) EXPECT_EQ(scale[static_cast<size_t>(t)], running_scale) << "only syncs move the base";
+    if ((t + 1) % 4 != 0) {
+      EXPECT_EQ(scale[static_cast<size_t>(t)], running_scale) << "only syncs move the base";
+    }
     running_scale = scale[static_cast<size_t>(t)];
     EXPECT_DOUBLE_EQ(base[static_cast<size_t>(t)], schedule(t) * running_scale);
   }

@@ -1,12 +1,11 @@
 #include "lrkit/train/checkpoint.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cstdio>
 #include <filesystem>
+#include <sstream>
 #include <vector>
+
+#include "checkpoint_file.hpp"
 
 namespace lrkit::train {
 
@@ -14,16 +13,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr int64_t kFormatVersion = 1;
+constexpr int64_t kFormatVersion = 2;  // 2: the payload behind a checksummed header
 constexpr int64_t kMaxHdetControllers = 16;  // lr, weight decay, dropout today
-
-void fsync_path(const fs::path& path, int flags) {
-  const int fd = ::open(path.c_str(), flags);
-  if (fd < 0) throw CheckpointError("cannot open '" + path.string() + "' to sync it");
-  const int rc = ::fsync(fd);
-  ::close(fd);
-  if (rc != 0) throw CheckpointError("fsync of '" + path.string() + "' failed");
-}
 
 // Main checkpoint files only (not replica files), oldest first.
 std::vector<fs::path> checkpoints_oldest_first(const std::string& run_dir) {
@@ -99,23 +90,15 @@ std::vector<controllers::HdetState> read_hdet_states(torch::serialize::InputArch
   return states;
 }
 
-// Writes the archive atomically as dir/name.
-std::string write_atomically(torch::serialize::OutputArchive& archive, const fs::path& dir, const std::string& name) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) throw CheckpointError("cannot create checkpoint directory '" + dir.string() + "': " + ec.message());
-  const fs::path final_path = dir / name;
-  const fs::path temporary = dir / ("." + name + ".tmp");
+SavedCheckpoint write_archive(torch::serialize::OutputArchive& archive, const fs::path& dir, const std::string& name) {
+  std::ostringstream payload;
   try {
-    archive.save_to(temporary.string());
+    archive.save_to(payload);
   } catch (const c10::Error& e) {
-    throw CheckpointError("cannot write checkpoint '" + temporary.string() + "': " + e.what_without_backtrace());
+    throw CheckpointError("cannot serialize checkpoint '" + (dir / name).string() + "': " + e.what_without_backtrace());
   }
-  fsync_path(temporary, O_RDONLY);
-  fs::rename(temporary, final_path, ec);
-  if (ec) throw CheckpointError("cannot rename '" + temporary.string() + "': " + ec.message());
-  fsync_path(dir, O_RDONLY | O_DIRECTORY);
-  return final_path.string();
+  const uint32_t crc = write_checkpoint_file(dir, name, payload.str());
+  return {(dir / name).string(), crc};
 }
 
 void write_training_state(torch::serialize::OutputArchive& archive, int64_t step, Gpt& model,
@@ -133,13 +116,13 @@ void write_training_state(torch::serialize::OutputArchive& archive, int64_t step
 
 }  // namespace
 
-std::string save_checkpoint(const std::string& run_dir, int64_t keep, const std::vector<int64_t>& pinned, int64_t step, Gpt& model,
+SavedCheckpoint save_checkpoint(const std::string& run_dir, int64_t keep, const std::vector<int64_t>& pinned, int64_t step, Gpt& model,
                             torch::optim::Optimizer& optimizer, const std::string& schedule_spec,
                             const std::vector<controllers::HdetState>& hdet) {
   torch::serialize::OutputArchive archive;
   write_training_state(archive, step, model, optimizer, schedule_spec);
   if (!hdet.empty()) write_hdet_states(archive, hdet);
-  const std::string written = write_atomically(archive, checkpoint_dir(run_dir), checkpoint_file_name(step));
+  const SavedCheckpoint written = write_archive(archive, checkpoint_dir(run_dir), checkpoint_file_name(step));
   std::vector<fs::path> prunable;
   for (const auto& file : checkpoints_oldest_first(run_dir)) {
     const bool is_pinned = std::any_of(pinned.begin(), pinned.end(), [&](int64_t s) { return file.filename() == checkpoint_file_name(s); });
@@ -149,11 +132,11 @@ std::string save_checkpoint(const std::string& run_dir, int64_t keep, const std:
   return written;
 }
 
-std::string save_replica_checkpoint(const std::string& run_dir, int64_t step, int64_t replica, Gpt& model,
+SavedCheckpoint save_replica_checkpoint(const std::string& run_dir, int64_t step, int64_t replica, Gpt& model,
                                     torch::optim::Optimizer& optimizer, const std::string& schedule_spec) {
   torch::serialize::OutputArchive archive;
   write_training_state(archive, step, model, optimizer, schedule_spec);
-  return write_atomically(archive, checkpoint_dir(run_dir),
+  return write_archive(archive, checkpoint_dir(run_dir),
                           fs::path(replica_checkpoint_path(checkpoint_path(run_dir, step), replica)).filename().string());
 }
 
@@ -169,11 +152,12 @@ namespace {
 // `then` reads more from it. Every failure names the file.
 template <typename Then>
 CheckpointInfo read_checkpoint(const std::string& path, Then then) {
-  if (!fs::exists(path)) throw CheckpointError("checkpoint '" + path + "' does not exist");
+  const CheckpointPayload payload = read_checkpoint_file(path);
   CheckpointInfo info;
+  info.crc32 = payload.crc32;
   try {
     torch::serialize::InputArchive archive;
-    archive.load_from(path);
+    archive.load_from(payload.bytes.data(), payload.bytes.size());
     c10::IValue value;
     archive.read("format", value);
     if (value.toInt() != kFormatVersion)

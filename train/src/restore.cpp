@@ -10,9 +10,10 @@ namespace lrkit::train {
 
 Restored restore(const TrainConfig& c, std::vector<Replica>& replicas, distributed::HdetEnsemble* hdet, std::ostream& progress) {
   if (!c.init_from.empty()) {
-    for (auto& r : replicas) load_checkpoint(c.init_from, r.model, nullptr);
-    progress << "initialized weights from " << c.init_from << std::endl;
-    return {};
+    uint32_t crc32 = 0;
+    for (auto& r : replicas) crc32 = load_checkpoint(c.init_from, r.model, nullptr).crc32;
+    progress << "initialized weights from " << c.init_from << " (" << format_checksum(crc32) << ")" << std::endl;
+    return {{"init", c.init_from, format_checksum(crc32), 0}, false};
   }
   std::optional<std::string> path;
   if (!c.resume.empty()) {
@@ -40,8 +41,9 @@ Restored restore(const TrainConfig& c, std::vector<Replica>& replicas, distribut
   // Plain data parallel: every rank's weights and optimizer state equal rank 0's. HDET: each replica has its file.
   for (auto& r : replicas)
     load_checkpoint(r.index == 0 || !hdet ? *path : replica_checkpoint_path(*path, r.index), r.model, r.optimizer.get());
-  progress << (branching ? "branched from " : "resumed from ") << *path << " at step " << info.step << std::endl;
-  return {info.step, !branching};
+  progress << (branching ? "branched from " : "resumed from ") << *path << " at step " << info.step << " ("
+           << format_checksum(info.crc32) << ")" << std::endl;
+  return {{branching ? "branch" : "resume", *path, format_checksum(info.crc32), info.step}, !branching};
 }
 
 }  // namespace lrkit::train

@@ -7,19 +7,20 @@
 #include <vector>
 
 #include "lrkit/distributed/hdet_ensemble.hpp"
+#include "lrkit/train/run_log.hpp"
 #include "lrkit/train/train_config.hpp"
 #include "replicas.hpp"
 
 namespace lrkit::train {
 
 struct Restored {
-  int64_t step = 0;
-  bool continues_log = false;  // resumed in place: the run log keeps its rows before `step`
+  RunStart start;              // what was read (kind, file, checksum) and the first step to train
+  bool continues_log = false;  // resumed in place: the run log keeps its rows before start.step
 };
 
 // Throws std::invalid_argument when the checkpoint does not fit the config
 // (another schedule, past the end, HDET state missing or unexpected) and
-// CheckpointError naming a missing or corrupt file.
+// CheckpointError naming a missing, damaged (checksum) or corrupt file.
 Restored restore(const TrainConfig& config, std::vector<Replica>& replicas, distributed::HdetEnsemble* hdet,
                  std::ostream& progress);
 

@@ -65,7 +65,7 @@ Layout layout(const TrainConfig& c, int64_t world_size) {
   }
   for (const auto& set : c.eval_sets())
     l.events.push_back({"/eval/" + set.name + "/step", {{"/eval/" + set.name + "/loss", 1}}});
-  l.events.push_back({"/checkpoints/step", {}});
+  l.events.push_back({"/checkpoints/step", {{"/checkpoints/crc32", 1}}});
   return l;
 }
 
@@ -110,7 +110,7 @@ std::vector<h5::SeriesLog::Attribute> provenance(const TrainConfig& c, int64_t w
 
 class Hdf5RunLog final : public RunLog {
  public:
-  Hdf5RunLog(const TrainConfig& c, int64_t world_size, int64_t resume_step);
+  Hdf5RunLog(const TrainConfig& c, int64_t world_size, const RunStart& start, bool continues);
   void record(const StepRecord& row) override;
   void end_step() override;
   void record_hdet(const HdetRecord& row) override;
@@ -118,7 +118,7 @@ class Hdf5RunLog final : public RunLog {
   void record_data(double temperature, const std::vector<double>& probability, const std::vector<double>& rows) override;
   void record_eval(const std::string& set, int64_t step, double loss) override;
   void record_cos_matrix(int64_t step, const std::vector<double>& matrix) override;
-  void record_checkpoint(int64_t step) override;
+  void record_checkpoint(int64_t step, uint32_t crc32) override;
   void flush() override { log_->flush(); }
   std::string path() const override { return log_->path(); }
 
@@ -130,7 +130,7 @@ class Hdf5RunLog final : public RunLog {
   std::unique_ptr<h5::SeriesLog> log_;
 };
 
-Hdf5RunLog::Hdf5RunLog(const TrainConfig& c, int64_t world_size, int64_t resume_step)
+Hdf5RunLog::Hdf5RunLog(const TrainConfig& c, int64_t world_size, const RunStart& start, bool continues)
     : diagnostics_(c.diagnostics.enabled),
       hdet_spread_(c.hdet.enabled ? c.hdet_spread() : std::vector<std::string>()),
       flush_every_(c.log.flush_every) {
@@ -144,13 +144,23 @@ Hdf5RunLog::Hdf5RunLog(const TrainConfig& c, int64_t world_size, int64_t resume_
     columns.insert(columns.end(), values.begin(), values.end());
   }
   const std::string path = run_log_path(c.out);
-  if (resume_step == 0) {
-    log_ = std::make_unique<h5::SeriesLog>(path, columns, provenance(c, world_size));
+  const std::vector<h5::SeriesLog::Attribute> start_attributes = {
+      {"/start", "kind", start.kind},
+      {"/start", "checkpoint", start.checkpoint},
+      {"/start", "checksum", start.checksum},
+      {"/start", "step", std::to_string(start.step)},
+  };
+  if (!continues) {
+    auto attributes = provenance(c, world_size);
+    attributes.insert(attributes.end(), start_attributes.begin(), start_attributes.end());
+    log_ = std::make_unique<h5::SeriesLog>(path, columns, attributes);
     return;
   }
+  const int64_t resume_step = start.step;
   // Per-step rows of the updates before the resume step (a branch's log starts
   // at its fork step); events up to and including the resume step.
   h5::SeriesLog::Continue keep;
+  keep.attributes = start_attributes;
   const auto logged = h5::read_series(path, "/train/step");
   const auto kept_steps = std::count_if(logged.begin(), logged.end(), [&](double s) { return s < static_cast<double>(resume_step); });
   for (const auto& column : l.per_step) keep.keep_rows[column.path] = kept_steps;
@@ -227,12 +237,15 @@ void Hdf5RunLog::record_cos_matrix(int64_t step, const std::vector<double>& matr
   log_->append("/diagnostics/cos_matrix", matrix);
 }
 
-void Hdf5RunLog::record_checkpoint(int64_t step) { log_->append("/checkpoints/step", static_cast<double>(step)); }
+void Hdf5RunLog::record_checkpoint(int64_t step, uint32_t crc32) {
+  log_->append("/checkpoints/step", static_cast<double>(step));
+  log_->append("/checkpoints/crc32", static_cast<double>(crc32));  // exact: 32 bits fit a double
+}
 
 }  // namespace
 
-std::unique_ptr<RunLog> open_run_log(const TrainConfig& config, int64_t world_size, int64_t resume_step) {
-  return std::make_unique<Hdf5RunLog>(config, world_size, resume_step);
+std::unique_ptr<RunLog> open_run_log(const TrainConfig& config, int64_t world_size, const RunStart& start, bool continues) {
+  return std::make_unique<Hdf5RunLog>(config, world_size, start, continues);
 }
 
 }  // namespace lrkit::train

@@ -65,8 +65,8 @@ Trainer::Trainer(const TrainConfig& config, std::ostream& progress)
     (*mean_model_)->to(device_);
   }
   const Restored restored = restore(c_, replicas_, hdet_ ? &*hdet_ : nullptr, *progress_);
-  start_step_ = restored.step;
-  log_ = lead_ ? open_run_log(c_, world_, restored.continues_log ? start_step_ : 0) : std::make_unique<RunLog>();
+  start_step_ = restored.start.step;
+  log_ = lead_ ? open_run_log(c_, world_, restored.start, restored.continues_log) : std::make_unique<RunLog>();
   if (lead_) *progress_ << "run log: " << log_->path() << std::endl;
   sync_options_ = {c_.dist.bucket_mb, plan_.diagnostics, plan_.exact_pairwise};
   if (plan_.sketching)

@@ -163,11 +163,13 @@ void Trainer::save_checkpoints(int64_t steps_done) {
     collective_->all_reduce_sum(barrier);
   }
   if (!lead_) return;
-  log_->record_checkpoint(steps_done);
   log_->flush();  // the log never lags behind a checkpoint
-  last_checkpoint_ = save_checkpoint(c_.out, c_.checkpoint.keep, plan_.milestones, steps_done, replicas_.front().model,
-                                     *replicas_.front().optimizer, c_.schedule,
-                                     hdet_ ? hdet_->states() : std::vector<controllers::HdetState>());
+  const SavedCheckpoint saved =
+      save_checkpoint(c_.out, c_.checkpoint.keep, plan_.milestones, steps_done, replicas_.front().model,
+                      *replicas_.front().optimizer, c_.schedule, hdet_ ? hdet_->states() : std::vector<controllers::HdetState>());
+  last_checkpoint_ = saved.path;
+  log_->record_checkpoint(steps_done, saved.crc32);  // only a checkpoint that exists is listed
+  log_->flush();
 }
 
 TrainSummary run_training(const TrainConfig& config, std::ostream& progress) { return Trainer(config, progress).run(); }

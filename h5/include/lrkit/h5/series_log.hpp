@@ -31,9 +31,12 @@ class SeriesLog {
   SeriesLog(const std::string& path, const std::vector<Column>& columns,
             const std::vector<Attribute>& attributes = std::vector<Attribute>());
   // Reopens an existing log to continue it (a resumed run): each series keeps
-  // only its first `keep_rows[path]` rows (all when absent); every column must exist.
+  // only its first `keep_rows[path]` rows (all when absent); every column must
+  // exist. `attributes` are written (replacing any of the same name) before
+  // SWMR writing starts.
   struct Continue {
     std::map<std::string, int64_t> keep_rows;
+    std::vector<Attribute> attributes;
   };
   SeriesLog(const std::string& path, const std::vector<Column>& columns, const Continue& how);
   SeriesLog(const SeriesLog&) = delete;
@@ -56,6 +59,8 @@ class SeriesLog {
     hsize_t rows_written = 0;
     std::vector<double> pending;
   };
+
+  void write_attributes(const std::vector<Attribute>& attributes);
 
   std::string path_;
   Handle file_;

@@ -1,7 +1,8 @@
 // Checkpoints: model, optimizer state, step, CPU RNG state, the schedule spec
-// and HDET's controller states in one LibTorch archive, written atomically
-// (temporary file, fsync, rename, fsync of the directory) as
-// DIR/checkpoints/step_<step>.pt; the last `keep` are kept. Data position
+// and HDET's controller states in one LibTorch archive, behind a header with
+// its size and CRC-32 (verified on every read: a damaged file is an error
+// naming it), written atomically (temporary file, fsync, rename, fsync of the
+// directory) as DIR/checkpoints/step_<step>.pt; the last `keep` are kept. Data position
 // needs no state: batches are a function of the step. An HDET run's replicas
 // other than replica 0 go to step_<step>.replica_<g>.pt, written before the
 // main file, so a main file on disk means its replicas are complete.
@@ -27,19 +28,29 @@ class CheckpointError : public std::runtime_error {
 
 struct CheckpointInfo {
   int64_t step = 0;
+  uint32_t crc32 = 0;  // of the payload, verified
   std::string schedule_spec;
   std::vector<controllers::HdetState> hdet;  // empty: not an HDET run
 };
 
-// Saves after `step` completed updates; returns the file written. Removes the
-// oldest checkpoints (and their replica files) beyond the newest `keep`,
-// except those at the `pinned` steps (a sweep's fork and budget points).
-std::string save_checkpoint(const std::string& run_dir, int64_t keep, const std::vector<int64_t>& pinned, int64_t step, Gpt& model,
+struct SavedCheckpoint {
+  std::string path;
+  uint32_t crc32 = 0;
+};
+
+// "crc32:0123abcd", how a checkpoint's checksum is shown and logged.
+std::string format_checksum(uint32_t crc32);
+
+// Saves after `step` completed updates. Removes the oldest checkpoints (and
+// their replica files) beyond the newest `keep`, except those at the `pinned`
+// steps (a sweep's fork and budget points). A write failure (disk full, ...)
+// throws CheckpointError naming the file and errno and leaves nothing behind.
+SavedCheckpoint save_checkpoint(const std::string& run_dir, int64_t keep, const std::vector<int64_t>& pinned, int64_t step, Gpt& model,
                             torch::optim::Optimizer& optimizer, const std::string& schedule_spec,
                             const std::vector<controllers::HdetState>& hdet = {});
 
-// Replica `replica` (>= 1) of an HDET run at `step`; returns the file written.
-std::string save_replica_checkpoint(const std::string& run_dir, int64_t step, int64_t replica, Gpt& model,
+// Replica `replica` (>= 1) of an HDET run at `step`.
+SavedCheckpoint save_replica_checkpoint(const std::string& run_dir, int64_t step, int64_t replica, Gpt& model,
                                     torch::optim::Optimizer& optimizer, const std::string& schedule_spec);
 
 // The newest checkpoint under run_dir/checkpoints, if any.
@@ -49,7 +60,8 @@ std::optional<std::string> latest_checkpoint(const std::string& run_dir);
 CheckpointInfo read_checkpoint_info(const std::string& path);
 
 // Restores the model and, when given, the optimizer and the CPU RNG. Throws
-// CheckpointError naming the file when it is missing, truncated or corrupt.
+// CheckpointError naming the file when it is missing, truncated, damaged
+// (checksum) or not a checkpoint.
 CheckpointInfo load_checkpoint(const std::string& path, Gpt& model, torch::optim::Optimizer* optimizer);
 
 }  // namespace lrkit::train

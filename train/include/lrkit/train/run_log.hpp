@@ -31,6 +31,15 @@ struct HdetRecord {
   std::vector<Spread> spread;        // one per TrainConfig::hdet_spread() entry
 };
 
+// Where this session of a run started: /start's attributes (kind, checkpoint,
+// checksum, step), replaced by each resumed session.
+struct RunStart {
+  std::string kind = "fresh";  // fresh | resume | branch | init
+  std::string checkpoint;      // the file it started from, if any
+  std::string checksum;        // that file's format_checksum()
+  int64_t step = 0;            // the first step this session trains
+};
+
 // Where a step's records go. This base records nothing: every rank but 0 gets
 // one, so the loop never asks whether it logs.
 class RunLog {
@@ -51,15 +60,17 @@ class RunLog {
   virtual void record_eval(const std::string& /*set*/, int64_t /*step*/, double /*loss*/) {}
   // Row-major [world, world] pairwise cosine estimates after `step` updates.
   virtual void record_cos_matrix(int64_t /*step*/, const std::vector<double>& /*matrix*/) {}
-  virtual void record_checkpoint(int64_t /*step*/) {}
+  // After the checkpoint at `step` is on disk: /checkpoints/{step, crc32}.
+  virtual void record_checkpoint(int64_t /*step*/, uint32_t /*crc32*/) {}
   virtual void flush() {}
   virtual std::string path() const { return ""; }
 };
 
 // Rank 0's log: creates DIR (and parents) and DIR/log.h5 with provenance
 // attributes, /config holding every key's effective value (config_values()),
-// or, when resuming at `resume_step` > 0, continues DIR/log.h5 keeping the
-// rows before that step. Throws h5::Error naming the path.
-std::unique_ptr<RunLog> open_run_log(const TrainConfig& config, int64_t world_size, int64_t resume_step = 0);
+// or, when `continues` (resumed in place), continues DIR/log.h5 keeping the
+// rows before start.step. Throws h5::Error naming the path.
+std::unique_ptr<RunLog> open_run_log(const TrainConfig& config, int64_t world_size, const RunStart& start = RunStart(),
+                                     bool continues = false);
 
 }  // namespace lrkit::train
