@@ -103,13 +103,19 @@ int run_schedule_command(const std::vector<std::string>& args) {
     steps = schedule.total();
   }
   if (*steps > 100'000'000) throw UsageError("--steps above 1e8 would print too much; use --every or --at");
+  const schedules::Summary summary = schedules::summarize(schedule, *steps);
+  if (summary.peak > schedules::kHighestUsualRate)
+    std::cerr << "lrkit schedule: warning: the schedule peaks at " << schedules::format_number(summary.peak) << " (step "
+              << summary.peak_step << "); learning rates above 10 rarely train\n";
 
   if (vm.count("at")) {
     const int64_t at = vm["at"].as<int64_t>();
     if (at < 0) throw UsageError("--at must be >= 0 (got " + std::to_string(at) + ")");
+    if (at > *steps)
+      throw UsageError("--at " + std::to_string(at) + " is past the schedule's end: its steps run 0.." + std::to_string(*steps));
     std::cout << schedules::format_number(schedule(at)) << "\n";
   } else if (vm.count("summary")) {
-    write_summary(std::cout, schedules::summarize(schedule, *steps), schedule.to_spec(), format == TableFormat::Json);
+    write_summary(std::cout, summary, schedule.to_spec(), format == TableFormat::Json);
   } else if (vm.count("plot")) {
     write_plot(std::cout, schedule, *steps, width, height);
   } else if (!vm.count("out")) {

@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "lrkit/common/input_file.hpp"
 #include "lrkit/common/numbers.hpp"
 #include "lrkit/schedules/factory.hpp"
 #include "lrkit/schedules/spec.hpp"
@@ -74,6 +75,7 @@ schedules::Schedule parse_for(const SweepSchedule& s, const std::string& spec, s
 }  // namespace
 
 SweepConfig read_sweep_config(const std::string& path) {
+  if (const auto problem = input_file_problem(path)) throw std::invalid_argument("sweep file " + *problem);
   std::ifstream in(path);
   if (!in) throw std::invalid_argument("cannot open sweep file '" + path + "'");
   SweepConfig c;
@@ -136,6 +138,9 @@ SweepConfig read_sweep_config(const std::string& path) {
   for (size_t i = 0; i < c.budgets.size(); ++i)
     if (c.budgets[i] < 1 || (i > 0 && c.budgets[i] <= c.budgets[i - 1]))
       fail("sweep.budgets must be positive and increasing (entry " + std::to_string(i + 1) + " = " + std::to_string(c.budgets[i]) + ")");
+  if (c.budgets.back() > kMaxSweepBudget)
+    fail("sweep.budgets entry " + std::to_string(c.budgets.back()) + " is above " + std::to_string(kMaxSweepBudget) +
+         " steps, the most a sweep plans (branching finds each fork step by step)");
   for (double p : c.peaks)
     if (!(p > 0) || !std::isfinite(p)) fail("sweep.peaks entries must be > 0 (got " + format_number(p) + ")");
   if (c.schedules.empty()) fail("no schedules: add a [schedules] section with NAME = [MODE:] SPEC lines");

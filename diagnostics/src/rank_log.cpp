@@ -8,6 +8,7 @@
 #include <map>
 #include <sstream>
 
+#include "lrkit/common/input_file.hpp"
 #include "lrkit/h5/file.hpp"
 
 namespace lrkit::diagnostics {
@@ -210,6 +211,7 @@ RankLog read_json_lines(const std::string& path, std::istream& in) {
 }  // namespace
 
 RankLog read_rank_log(const std::string& path) {
+  if (const auto problem = input_file_problem(path)) throw RankLogError(*problem);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw RankLogError("cannot open '" + path + "'");
   if (h5::is_hdf5_file(path)) return read_run_log(path);

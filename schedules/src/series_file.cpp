@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "lrkit/common/input_file.hpp"
 #include "lrkit/h5/file.hpp"
 
 namespace lrkit::schedules {
@@ -105,6 +106,7 @@ Series read_text(const std::string& path, const std::string& values_dataset, con
 }  // namespace
 
 Series read_series_file(const std::string& path, const std::string& values_name, const std::string& steps_name) {
+  if (const auto problem = input_file_problem(path)) throw SeriesFileError(*problem);
   Series series = h5::is_hdf5_file(path) ? read_hdf5(path, values_name, steps_name)
                                          : read_text(path, values_name, steps_name);
   if (series.values.empty()) throw SeriesFileError("'" + path + "': " + values_name + " holds no rows");

@@ -35,6 +35,16 @@ TEST(ScheduleCommand, AtSummaryAndPlot) {
   EXPECT_NE(r.out.find('*'), std::string::npos);
 }
 
+TEST(ScheduleCommand, AtPastTheEndIsRefusedAndAnAbsurdPeakIsNamed) {
+  EXPECT_EQ(run("schedule 'cosine(peak=1e-3)' --steps 10 --at 10").out, "0\n");
+  auto r = run("schedule 'cosine(peak=1e-3)' --steps 10 --at 1000000000");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.out, "lrkit schedule: --at 1000000000 is past the schedule's end: its steps run 0..10\n");
+  r = run("schedule 'cosine(peak=1e308)' --steps 4 --at 0");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_EQ(r.out, "lrkit schedule: warning: the schedule peaks at 1e+308 (step 0); learning rates above 10 rarely train\n1e+308\n");
+}
+
 TEST(ScheduleCommand, WritesAnHdf5Table) {
   const auto path = (lrkit::testing::scratch_dir() / "s.h5").string();
   const auto r = run("schedule 'wsds(peak=1, budgets=[10, 20])' --out " + path);

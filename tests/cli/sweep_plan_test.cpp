@@ -56,6 +56,8 @@ TEST(SweepConfigFile, BadFilesNameTheProblem) {
            {"[sweep]\nbudgets = 100\npeaks = -1\n" + schedules, "sweep.peaks entries must be > 0"},
            {"[sweep]\nbudgets = 100\nbudget = 3\n" + schedules, "unknown key 'sweep.budget'"},
            {"[sweep]\nbudgets = 100\njobs = 0\n" + schedules, "sweep.jobs must be in [1, 256]"},
+           {"[sweep]\nbudgets = 100, 1000000000000\n" + schedules,
+            "entry 1000000000000 is above 100000000 steps, the most a sweep plans"},
            {"[sweep]\nbudgets = 100\n[schedules]\na = fast: cosine()\n", "mode 'fast'"},
            {"[sweep]\nbudgets = 100\n[schedules]\na = cosine()\na = linear()\n", "'a' is defined twice"},
            {"[sweep]\nbudgets = 100\n" + schedules + "[train]\nsteps = 5\n", "'train.steps' is set by the sweep"},
@@ -70,6 +72,7 @@ TEST(SweepConfigFile, BadFilesNameTheProblem) {
     }
   }
   EXPECT_THROW(read_sweep_config("/nonexistent/sweep.cfg"), std::invalid_argument);
+  EXPECT_THROW(read_sweep_config("/dev/zero"), std::invalid_argument);
 }
 
 TEST(SweepSpec, PlaceholdersAndThePeak) {

@@ -50,8 +50,9 @@ TEST(RankLog, BadFilesNameTheProblem) {
       {write_text("f.jsonl", "{\"step\": 0, \"rank\": 0, \"loss\": 1, \"grad_norm\": 1}\n{\"step\": 0, \"rank\": 1, \"lo"), "line 2: not a JSON object"},
       {write_text("g.jsonl", "{\"step\": 0, \"rank\": 0, \"loss\": 1}\n"), "line 1: no field 'grad_norm'"},
       {write_text("h.txt", "whatever"), "neither an HDF5 run log nor a .csv / .jsonl"},
-      {"/nonexistent/ranks.csv", "cannot open '/nonexistent/ranks.csv'"},
+      {"/nonexistent/ranks.csv", "'/nonexistent/ranks.csv' does not exist"},
       {write_text("i.csv", ""), "empty file"},
+      {"/dev/zero", "'/dev/zero' is not a regular file (a device or pipe may never end)"},
   };
   for (const auto& [path, expected] : cases) EXPECT_NE(error_of(path).find(expected), std::string::npos) << error_of(path);
 }

@@ -34,6 +34,14 @@ TEST(SeriesFile, ErrorsNameFileAndLine) {
     EXPECT_NE(std::string(e.what()).find("bad.csv' line 3: 'abc' is not a finite number"), std::string::npos) << e.what();
   }
   EXPECT_THROW(read_series_file("/nonexistent/x.csv", "lr", "step"), SeriesFileError);
+  for (const char* endless : {"/dev/zero", "/dev/urandom"}) {  // a device never ends: refused, not read
+    try {
+      read_series_file(endless, "lr", "step");
+      FAIL() << endless;
+    } catch (const SeriesFileError& e) {
+      EXPECT_EQ(std::string(e.what()), "'" + std::string(endless) + "' is not a regular file (a device or pipe may never end)");
+    }
+  }
   EXPECT_THROW(read_series_file(write_text("nocol.csv", "a,b\n1,2\n"), "lr", "step"), SeriesFileError);
   EXPECT_THROW(read_series_file(write_text("empty.csv", "lr\n"), "lr", "step"), SeriesFileError);
   EXPECT_THROW(read_series_file(write_text("order.csv", "2,1\n1,1\n"), "lr", "step"), SeriesFileError);

@@ -12,6 +12,16 @@ std::vector<uint8_t> counting_tokens(size_t n) {
   return t;
 }
 
+TEST(ByteCorpus, ADeviceOrDirectoryIsRefusedNotReadForever) {
+  try {
+    ByteCorpus::load("/dev/zero", 0.1, 16);
+    FAIL();
+  } catch (const CorpusError& e) {
+    EXPECT_EQ(std::string(e.what()), "data file '/dev/zero' is not a regular file (a device or pipe may never end)");
+  }
+  EXPECT_THROW(ByteCorpus::load("/tmp", 0.1, 16), CorpusError);
+}
+
 TEST(ByteCorpus, RowsArePureFunctionsOfSeedStepAndIndex) {
   const auto tokens = counting_tokens(100000);
   const auto whole = sample_batch(tokens, 0, 8, 16, {7, 3});

@@ -87,7 +87,9 @@ TEST(TrainConfigSchema, ValuesOutsideTheirRuleAreOneLineErrors) {
   EXPECT_EQ(parse_error({"--train.steps=1e3"}), "train.steps must be a whole number (got '1e3')");
   EXPECT_EQ(parse_error({"--hdet.enabled=maybe"}), "hdet.enabled must be true or false (got 'maybe')");
   EXPECT_EQ(parse_error({"--config", lrkit::testing::scratch_dir().string()}),
-            "config file '" + lrkit::testing::scratch_dir().string() + "' is a directory");
+            "config file '" + lrkit::testing::scratch_dir().string() + "' is a directory, not a file");
+  EXPECT_EQ(parse_error({"--config", "/dev/zero"}),
+            "config file '/dev/zero' is not a regular file (a device or pipe may never end)");
 }
 
 TEST(TrainConfigSchema, HelpListsEveryKeyWithItsDefault) {

@@ -1,8 +1,10 @@
 #include "lrkit/train/byte_corpus.hpp"
 
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
+#include "lrkit/common/input_file.hpp"
 #include "lrkit/train/rank_streams.hpp"
 
 namespace lrkit::train {
@@ -40,8 +42,11 @@ Batch token_windows(const std::vector<const std::vector<uint8_t>*>& tokens, cons
 ByteCorpus ByteCorpus::load(const std::string& path, double heldout_fraction, int64_t context) {
   if (!(heldout_fraction > 0.0 && heldout_fraction < 0.5))
     throw CorpusError("data.heldout must be in (0, 0.5) (got " + std::to_string(heldout_fraction) + ")");
+  if (const auto problem = input_file_problem(path))
+    throw CorpusError("data file " + *problem +
+                      (std::filesystem::exists(path) ? "" : " (prepare the default corpus with scripts/prepare_data.sh)"));
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw CorpusError("cannot open data file '" + path + "' (prepare the default corpus with scripts/prepare_data.sh)");
+  if (!in) throw CorpusError("cannot open data file '" + path + "'");
   std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const auto held = static_cast<size_t>(static_cast<double>(bytes.size()) * heldout_fraction);
   const auto needed = static_cast<size_t>(context + 2);

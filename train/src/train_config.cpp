@@ -8,6 +8,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "lrkit/common/input_file.hpp"
 #include "lrkit/common/check.hpp"
 #include "lrkit/common/numbers.hpp"
 #include "lrkit/schedules/factory.hpp"
@@ -193,7 +194,7 @@ bool parse_train_config(const std::vector<std::string>& args, TrainConfig& c, st
     }
     if (vm.count("config")) {
       const std::string file = vm["config"].as<std::string>();
-      if (std::filesystem::is_directory(file)) throw std::invalid_argument("config file '" + file + "' is a directory");
+      if (const auto problem = input_file_problem(file)) throw std::invalid_argument("config file " + *problem);
       std::ifstream in(file);
       if (!in) throw std::invalid_argument("cannot open config file '" + file + "'");
       std::stringstream text;

@@ -23,4 +23,8 @@ struct Summary {
 
 Summary summarize(const Schedule& schedule, int64_t steps);
 
+// Above this peak lrkit warns (schedule, train): no optimizer it drives trains
+// there, so such a value is most likely a typo (1e3 for 1e-3); peaks of 1 or 2 draw unit-scale shapes.
+constexpr double kHighestUsualRate = 10.0;
+
 }  // namespace lrkit::schedules
