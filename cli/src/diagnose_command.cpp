@@ -1,7 +1,12 @@
-// `lrkit diagnose FILE`: the silent-inconsistency report for an lrkit run log
-// or a per-rank CSV / JSON-lines log from another trainer.
+// `lrkit diagnose FILE...`: the silent-inconsistency report for an lrkit run
+// log, a per-rank CSV / JSON-lines log from another trainer, or one such file
+// per rank (several paths or a quoted glob).
+#include <glob.h>
+
 #include <boost/program_options.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <iostream>
 
 #include "command.hpp"
@@ -12,27 +17,86 @@ namespace po = boost::program_options;
 
 namespace lrkit::cli {
 
+namespace {
+
+bool has_glob_characters(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
+
+// The files a pattern names, in natural order (rank10 after rank9).
+std::vector<std::string> expand(const std::string& pattern) {
+  glob_t found{};
+  const int rc = ::glob(pattern.c_str(), 0, nullptr, &found);
+  std::vector<std::string> paths(found.gl_pathv, found.gl_pathv + found.gl_pathc);
+  ::globfree(&found);
+  if (rc != 0 || paths.empty()) throw UsageError("no file matches '" + pattern + "'");
+  const auto natural_less = [](const std::string& a, const std::string& b) {
+    size_t i = 0, j = 0;
+    while (i < a.size() && j < b.size()) {
+      if (std::isdigit(static_cast<unsigned char>(a[i])) && std::isdigit(static_cast<unsigned char>(b[j]))) {
+        size_t ie = i, je = j;
+        while (ie < a.size() && std::isdigit(static_cast<unsigned char>(a[ie]))) ++ie;
+        while (je < b.size() && std::isdigit(static_cast<unsigned char>(b[je]))) ++je;
+        const auto x = std::stoull(a.substr(i, std::min<size_t>(ie - i, 18))), y = std::stoull(b.substr(j, std::min<size_t>(je - j, 18)));
+        if (x != y) return x < y;
+        i = ie;
+        j = je;
+      } else {
+        if (a[i] != b[j]) return a[i] < b[j];
+        ++i;
+        ++j;
+      }
+    }
+    return a.size() - i < b.size() - j;
+  };
+  std::sort(paths.begin(), paths.end(), natural_less);
+  return paths;
+}
+
+}  // namespace
+
 int run_diagnose_command(const std::vector<std::string>& args) {
   diagnostics::ReportOptions options;
-  std::string path;
+  std::vector<std::string> inputs;
+  std::string columns;
   po::options_description visible("options");
   visible.add_options()("help,h", "show this help")("json", "print the report as one JSON object")(
+      "columns", po::value(&columns), "CSV / JSON-lines names of the fields, e.g. loss=train/loss,step=global_step")(
       "window", po::value(&options.window)->default_value(options.window), "trailing window of the robust z-scores (steps)")(
       "jump-z", po::value(&options.jump_z)->default_value(options.jump_z), "flag a dispersion jump / consistency drop beyond this robust z")(
       "spike-z", po::value(&options.spike_z)->default_value(options.spike_z), "flag a loss / gradient-norm spike above this robust z")(
       "outlier-z", po::value(&options.outlier_z)->default_value(options.outlier_z), "flag a rank whose extreme-count binomial z exceeds this")(
-      "skip", po::value(&options.skip)->default_value(options.skip), "ignore the first N steps");
-  const auto vm = parse_with_positional(args, visible, path, "diagnose");
+      "skip", po::value<int64_t>()->notifier([&](int64_t v) { options.skip = v; }), "ignore the first N steps (default: the first 10 %, warmup transients)");
+  po::options_description all;
+  all.add(visible).add_options()("input", po::value(&inputs));
+  po::positional_options_description positional;
+  positional.add("input", -1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw UsageError(std::string(e.what()) + " (see lrkit diagnose --help)");
+  }
   if (vm.count("help")) {
-    std::cout << "usage: lrkit diagnose RUN.h5 | RANKS.csv | RANKS.jsonl [--json] [options]\n\n"
+    std::cout << "usage: lrkit diagnose RUN.h5 | RANKS.csv | RANKS.jsonl | 'rank*.csv' [--json] [options]\n\n"
                  "Per-rank CSV / JSON lines: one row per (step, rank) with step, rank, loss, grad_norm\n"
-                 "and optionally cos_to_mean (see the README for a PyTorch DDP snippet).\n\n"
+                 "and optionally cos_to_mean (see the README for a PyTorch DDP snippet); or one file per\n"
+                 "rank (several paths or a quoted glob, ranks in natural order) without the rank field.\n"
+                 "A step missing some rank's row is skipped with a warning.\n\n"
               << visible;
     return kExitOk;
   }
-  if (path.empty()) throw UsageError("no log given (usage: lrkit diagnose RUN.h5 [--json])");
+  if (inputs.empty()) throw UsageError("no log given (usage: lrkit diagnose RUN.h5 [--json])");
   try {
-    const auto report = diagnostics::analyze(diagnostics::read_rank_log(path), options);
+    diagnostics::ReadOptions read;
+    if (vm.count("columns")) read.columns = diagnostics::parse_column_mapping(columns);
+    std::vector<std::string> paths;
+    for (const auto& input : inputs) {
+      const auto expanded = has_glob_characters(input) ? expand(input) : std::vector<std::string>{input};
+      paths.insert(paths.end(), expanded.begin(), expanded.end());
+    }
+    const auto log = diagnostics::read_rank_logs(paths, read);
+    for (const auto& warning : log.warnings) std::cerr << "lrkit diagnose: warning: " << warning << "\n";
+    const auto report = diagnostics::analyze(log, options);
     std::cout << (vm.count("json") ? diagnostics::format_json(report) : diagnostics::format_text(report));
   } catch (const diagnostics::RankLogError& e) {
     throw UsageError(e.what());

@@ -3,6 +3,7 @@
 #include <boost/property_tree/json_parser.hpp>
 #include <boost/property_tree/ptree.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -65,56 +66,83 @@ RankLog read_run_log(const std::string& path) {
   return log;
 }
 
+const char* const kFields[] = {"step", "rank", "loss", "grad_norm", "cos_to_mean"};
+
+// The file's name for each field.
+struct Names {
+  std::map<std::string, std::string> of;
+  explicit Names(const ReadOptions& o) {
+    for (const char* field : kFields) of[field] = field;
+    for (const auto& [field, name] : o.columns) of[field] = name;
+  }
+  const std::string& operator[](const std::string& field) const { return of.at(field); }
+};
+
 struct Row {
   double step = 0;
   int64_t rank = 0;
   double loss = 0, grad_norm = 0, cos_to_mean = std::nan("");
   bool has_cos = false;
+  size_t file = 0;  // index into the sources
+  size_t line = 0;
 };
 
-// Rows of every (step, rank) pair into the [step, rank] layout; the pairs must form a full grid.
-RankLog assemble(const std::string& source, const std::vector<Row>& rows, const std::vector<size_t>& lines) {
+// Rows of every (step, rank) pair into the [step, rank] layout. A step without
+// a row for every rank is skipped with a warning; a pair given twice is an error.
+RankLog assemble(const std::vector<std::string>& sources, const std::vector<Row>& rows) {
+  std::string source = sources.front();
+  if (sources.size() > 1) source += " and " + std::to_string(sources.size() - 1) + " more file(s), one per rank";
   if (rows.empty()) throw RankLogError(source + ": no rows");
+  const auto where = [&](const Row& r) { return sources[r.file] + " line " + std::to_string(r.line); };
   std::map<double, std::map<int64_t, size_t>> grid;
   int64_t ranks = 0;
   for (size_t i = 0; i < rows.size(); ++i) {
     const auto& r = rows[i];
-    if (r.rank < 0 || r.rank > 65535)
-      throw RankLogError(source + " line " + std::to_string(lines[i]) + ": rank " + std::to_string(r.rank) + " is out of range");
+    if (r.rank < 0 || r.rank > 65535) throw RankLogError(where(r) + ": rank " + std::to_string(r.rank) + " is out of range");
     if (!grid[r.step].emplace(r.rank, i).second)
-      throw RankLogError(source + " line " + std::to_string(lines[i]) + ": step " + std::to_string(static_cast<long long>(r.step)) +
-                         " rank " + std::to_string(r.rank) + " appears twice");
+      throw RankLogError(where(r) + ": step " + std::to_string(static_cast<long long>(r.step)) + " rank " +
+                         std::to_string(r.rank) + " appears twice");
     ranks = std::max(ranks, r.rank + 1);
   }
   const bool has_cos = rows.front().has_cos;
   RankLog log;
   log.source = source;
   log.ranks = ranks;
+  std::vector<std::string> skipped;
   for (const auto& [step, by_rank] : grid) {
     if (static_cast<int64_t>(by_rank.size()) != ranks) {
       int64_t missing = 0;
       while (by_rank.count(missing)) ++missing;
-      throw RankLogError(source + ": step " + std::to_string(static_cast<long long>(step)) + " has no row for rank " +
-                         std::to_string(missing) + " (" + std::to_string(ranks) + " ranks appear in the file)");
+      skipped.push_back("step " + std::to_string(static_cast<long long>(step)) + " (no row for rank " + std::to_string(missing) + ")");
+      continue;
     }
     log.steps.push_back(step);
     for (const auto& [rank, index] : by_rank) {
       const auto& r = rows[index];
-      if (r.has_cos != has_cos)
-        throw RankLogError(source + " line " + std::to_string(lines[index]) + ": cos_to_mean must be given on every row or none");
+      if (r.has_cos != has_cos) throw RankLogError(where(r) + ": cos_to_mean must be given on every row or none");
       log.loss.push_back(r.loss);
       log.grad_norm.push_back(r.grad_norm);
       if (has_cos) log.cos_to_mean.push_back(r.cos_to_mean);
     }
   }
+  if (log.steps.empty()) throw RankLogError(source + ": no step has a row for every one of its " + std::to_string(ranks) + " ranks");
+  if (!skipped.empty()) {
+    std::string listed;
+    for (size_t i = 0; i < skipped.size() && i < 5; ++i) listed += (i ? ", " : "") + skipped[i];
+    if (skipped.size() > 5) listed += ", ...";
+    log.warnings.push_back(source + ": skipped " + std::to_string(skipped.size()) + " step(s) missing a rank's row: " + listed);
+  }
   return log;
 }
 
+// NaN and Inf are accepted: a diverged rank is what the report looks for.
 double parse_number(const std::string& text, const std::string& where) {
   size_t used = 0;
   double value = 0;
   try {
     value = std::stod(text, &used);
+  } catch (const std::out_of_range&) {
+    throw RankLogError(where + ": '" + text + "' is out of the range of a double");
   } catch (const std::exception&) {
     used = 0;
   }
@@ -123,10 +151,21 @@ double parse_number(const std::string& text, const std::string& where) {
   return value;
 }
 
-RankLog read_csv(const std::string& path, std::istream& in) {
-  const std::string source = path + " (CSV)";
+int64_t parse_rank(const std::string& text, const std::string& where) {
+  const double value = parse_number(text, where);
+  if (!(value >= 0 && value <= 65535) || value != std::floor(value))
+    throw RankLogError(where + ": '" + text + "' is not a rank (a whole number in [0, 65535])");
+  return static_cast<int64_t>(value);
+}
+
+// The rows of one CSV file; `fixed_rank` >= 0: a per-rank file (no rank column needed).
+void read_csv(const std::string& source, std::istream& in, const Names& names, int64_t fixed_rank, size_t file,
+              std::vector<Row>& rows) {
   std::string line;
-  if (!std::getline(in, line)) throw RankLogError(source + ": empty file (expected a header step,rank,loss,grad_norm)");
+  if (!std::getline(in, line))
+    throw RankLogError(source + ": empty file (expected a header with " + names["step"] + ", " +
+                       (fixed_rank < 0 ? names["rank"] + ", " : "") + names["loss"] + ", " + names["grad_norm"] + ")");
+  if (!line.empty() && line.back() == '\r') line.pop_back();
   std::map<std::string, size_t> column;
   std::vector<std::string> header;
   {
@@ -139,11 +178,14 @@ RankLog read_csv(const std::string& path, std::istream& in) {
       header.push_back(name);
     }
   }
-  for (const char* required : {"step", "rank", "loss", "grad_norm"})
-    if (!column.count(required)) throw RankLogError(source + " header: no column '" + required + "' (have: " + line + ")");
-  const bool has_cos = column.count("cos_to_mean") > 0;
-  std::vector<Row> rows;
-  std::vector<size_t> lines;
+  for (const char* required : {"step", "rank", "loss", "grad_norm"}) {
+    if (fixed_rank >= 0 && std::string(required) == "rank") continue;
+    if (!column.count(names[required]))
+      throw RankLogError(source + " header: no column '" + names[required] + "'" +
+                         (names[required] != required ? std::string(" (mapped from ") + required + ")" : "") + " (have: " + line +
+                         "; map other names with --columns " + required + "=NAME)");
+  }
+  const bool has_cos = column.count(names["cos_to_mean"]) > 0;
   for (size_t number = 2; std::getline(in, line); ++number) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty()) continue;
@@ -151,32 +193,31 @@ RankLog read_csv(const std::string& path, std::istream& in) {
     std::istringstream split(line);
     std::string field;
     while (std::getline(split, field, ',')) fields.push_back(field);
+    if (!line.empty() && line.back() == ',') fields.push_back("");
+    const std::string where = source + " line " + std::to_string(number);
     if (fields.size() != header.size())
-      throw RankLogError(source + " line " + std::to_string(number) + ": " + std::to_string(fields.size()) +
-                         " fields, the header has " + std::to_string(header.size()) + " (truncated file?)");
-    auto value = [&](const char* name) {
-      return parse_number(fields[column[name]], source + " line " + std::to_string(number) + " column " + name);
-    };
+      throw RankLogError(where + ": " + std::to_string(fields.size()) + " fields, the header has " +
+                         std::to_string(header.size()) + " (truncated file?)");
+    const auto text = [&](const char* f) -> const std::string& { return fields[column[names[f]]]; };
+    const auto value = [&](const char* f) { return parse_number(text(f), where + " column " + names[f]); };
     Row r;
     r.step = value("step");
-    r.rank = static_cast<int64_t>(value("rank"));
+    r.rank = fixed_rank >= 0 ? fixed_rank : parse_rank(text("rank"), where + " column " + names["rank"]);
     r.loss = value("loss");
     r.grad_norm = value("grad_norm");
     if (has_cos) {
       r.cos_to_mean = value("cos_to_mean");
       r.has_cos = true;
     }
+    r.file = file;
+    r.line = number;
     rows.push_back(r);
-    lines.push_back(number);
   }
-  return assemble(source, rows, lines);
 }
 
-RankLog read_json_lines(const std::string& path, std::istream& in) {
+void read_json_lines(const std::string& source, std::istream& in, const Names& names, int64_t fixed_rank, size_t file,
+                     std::vector<Row>& rows) {
   namespace pt = boost::property_tree;
-  const std::string source = path + " (JSON lines)";
-  std::vector<Row> rows;
-  std::vector<size_t> lines;
   std::string line;
   for (size_t number = 1; std::getline(in, line); ++number) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
@@ -188,36 +229,86 @@ RankLog read_json_lines(const std::string& path, std::istream& in) {
     } catch (const pt::json_parser_error& e) {
       throw RankLogError(where + ": not a JSON object (" + e.message() + "; truncated file?)");
     }
-    auto value = [&](const char* name) {
-      const auto child = object.get_optional<std::string>(name);
-      if (!child) throw RankLogError(where + ": no field '" + name + "'");
-      return parse_number(*child, where + " field " + name);
+    // Names are looked up whole: "train/loss" is one key, not a path.
+    const auto find = [&](const char* f) { return object.find(names[f]); };
+    const auto text = [&](const char* f) {
+      const auto child = find(f);
+      if (child == object.not_found())
+        throw RankLogError(where + ": no field '" + names[f] + "'" +
+                           (names[f] != f ? std::string(" (mapped from ") + f + ")" : std::string()));
+      return child->second.data();
     };
+    const auto value = [&](const char* f) { return parse_number(text(f), where + " field " + names[f]); };
     Row r;
     r.step = value("step");
-    r.rank = static_cast<int64_t>(value("rank"));
+    r.rank = fixed_rank >= 0 ? fixed_rank : parse_rank(text("rank"), where + " field " + names["rank"]);
     r.loss = value("loss");
     r.grad_norm = value("grad_norm");
-    if (object.get_optional<std::string>("cos_to_mean")) {
+    if (find("cos_to_mean") != object.not_found()) {
       r.cos_to_mean = value("cos_to_mean");
       r.has_cos = true;
     }
+    r.file = file;
+    r.line = number;
     rows.push_back(r);
-    lines.push_back(number);
   }
-  return assemble(source, rows, lines);
+}
+
+// Appends one text log's rows; returns its source name.
+std::string read_text_rows(const std::string& path, const Names& names, int64_t fixed_rank, size_t file, std::vector<Row>& rows) {
+  if (const auto problem = input_file_problem(path)) throw RankLogError(*problem);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw RankLogError("cannot open '" + path + "'");
+  if (ends_with(path, ".csv")) {
+    read_csv(path + " (CSV)", in, names, fixed_rank, file, rows);
+    return path + " (CSV)";
+  }
+  if (ends_with(path, ".jsonl") || ends_with(path, ".json")) {
+    read_json_lines(path + " (JSON lines)", in, names, fixed_rank, file, rows);
+    return path + " (JSON lines)";
+  }
+  throw RankLogError("'" + path + "' is neither an HDF5 run log nor a .csv / .jsonl per-rank log");
 }
 
 }  // namespace
 
-RankLog read_rank_log(const std::string& path) {
+std::map<std::string, std::string> parse_column_mapping(const std::string& text) {
+  std::map<std::string, std::string> mapping;
+  std::istringstream entries(text);
+  std::string entry;
+  while (std::getline(entries, entry, ',')) {
+    const auto eq = entry.find('=');
+    const std::string field = entry.substr(0, eq);
+    if (eq == std::string::npos || eq == 0 || eq + 1 == entry.size())
+      throw RankLogError("--columns: '" + entry + "' is not FIELD=NAME (e.g. loss=train/loss)");
+    if (std::find(std::begin(kFields), std::end(kFields), field) == std::end(kFields))
+      throw RankLogError("--columns: unknown field '" + field + "' (fields: step, rank, loss, grad_norm, cos_to_mean)");
+    if (!mapping.emplace(field, entry.substr(eq + 1)).second) throw RankLogError("--columns: '" + field + "' is mapped twice");
+  }
+  if (mapping.empty()) throw RankLogError("--columns is empty (e.g. --columns loss=train/loss,step=global_step)");
+  return mapping;
+}
+
+RankLog read_rank_log(const std::string& path, const ReadOptions& options) {
   if (const auto problem = input_file_problem(path)) throw RankLogError(*problem);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw RankLogError("cannot open '" + path + "'");
   if (h5::is_hdf5_file(path)) return read_run_log(path);
-  if (ends_with(path, ".csv")) return read_csv(path, in);
-  if (ends_with(path, ".jsonl") || ends_with(path, ".json")) return read_json_lines(path, in);
-  throw RankLogError("'" + path + "' is neither an HDF5 run log nor a .csv / .jsonl per-rank log");
+  std::vector<Row> rows;
+  const std::string source = read_text_rows(path, Names(options), -1, 0, rows);
+  return assemble({source}, rows);
+}
+
+RankLog read_rank_logs(const std::vector<std::string>& paths, const ReadOptions& options) {
+  if (paths.empty()) throw RankLogError("no per-rank files given");
+  if (paths.size() == 1) return read_rank_log(paths.front(), options);
+  const Names names(options);
+  std::vector<Row> rows;
+  std::vector<std::string> sources;
+  for (size_t rank = 0; rank < paths.size(); ++rank) {
+    if (h5::is_hdf5_file(paths[rank]))
+      throw RankLogError("'" + paths[rank] + "' is an HDF5 run log: it holds every rank already; give it alone");
+    sources.push_back(read_text_rows(paths[rank], names, static_cast<int64_t>(rank), rank, rows));
+  }
+  return assemble(sources, rows);
 }
 
 }  // namespace lrkit::diagnostics

@@ -65,6 +65,8 @@ void find_outliers(const RankLog& log, size_t first, const std::vector<double>& 
                    const ReportOptions& o, std::vector<OutlierRank>& out) {
   if (m.empty() || log.ranks < 2) return;
   std::vector<double> counts(static_cast<size_t>(log.ranks), 0.0);
+  std::vector<int64_t> extreme;  // per counted step: the most extreme rank
+  std::vector<double> counted_steps;
   double steps = 0;
   for (size_t t = first; t < log.size(); ++t) {
     int64_t best = 0;
@@ -79,13 +81,39 @@ void find_outliers(const RankLog& log, size_t first, const std::vector<double>& 
     if (std::isnan(lo) || std::isnan(hi) || hi - lo <= 1e-6 * (std::fabs(hi) + std::fabs(lo))) continue;
     counts[static_cast<size_t>(best)] += 1;
     steps += 1;
+    extreme.push_back(best);
+    counted_steps.push_back(log.steps[t]);
   }
   if (steps < 10) return;
   const double p = 1.0 / static_cast<double>(log.ranks);
+  const auto binomial_z = [&](double c, double n) { return (c - n * p) / std::sqrt(n * p * (1 - p)); };
   for (int64_t r = 0; r < log.ranks; ++r) {
     const double c = counts[static_cast<size_t>(r)];
-    const double z = (c - steps * p) / std::sqrt(steps * p * (1 - p));
-    if (z > o.outlier_z) out.push_back({r, metric, c / steps, p, z});
+    const double z = binomial_z(c, steps);
+    if (z <= o.outlier_z) continue;
+    // Where it starts: the suffix of the run on which this rank's count is most anomalous.
+    double suffix = 0, best_z = -1e300, start = counted_steps.front();
+    for (size_t i = extreme.size(); i-- > 0;) {
+      suffix += extreme[i] == r ? 1.0 : 0.0;
+      const double n = static_cast<double>(extreme.size() - i);
+      if (n >= 10 && binomial_z(suffix, n) >= best_z) {
+        best_z = binomial_z(suffix, n);
+        start = counted_steps[i];
+      }
+    }
+    out.push_back({r, log.ranks == 2, start, metric, c / steps, p, z});
+  }
+}
+
+// NaN / Inf per rank and series, with the first step.
+void find_non_finite(const RankLog& log, size_t first, const std::vector<double>& m, const std::string& series,
+                     std::vector<NonFinite>& out) {
+  if (m.empty()) return;
+  for (int64_t r = 0; r < log.ranks; ++r) {
+    NonFinite found{series, r, 0, 0};
+    for (size_t t = first; t < log.size(); ++t)
+      if (!std::isfinite(log.at(m, t, r)) && found.count++ == 0) found.first_step = log.steps[t];
+    if (found.count > 0) out.push_back(found);
   }
 }
 
@@ -118,48 +146,75 @@ std::string json_string(const std::string& s) {
   return out + "\"";
 }
 
+std::string step_text(double step) { return "step " + number(step, "%.0f"); }
+
 std::string verdict(const Report& r) {
   std::vector<std::string> findings;
+  for (const auto& f : r.non_finite)
+    findings.push_back("rank " + std::to_string(f.rank) + "'s " + f.series + " is NaN/Inf from " + step_text(f.first_step) +
+                       " (" + std::to_string(f.count) + " step(s))");
   int jumps = 0, drops = 0;
   for (const auto& w : r.windows) (w.metric == "consistency" ? drops : jumps) += 1;
   const bool smooth = !std::isnan(r.loss.roughness) && r.loss.roughness < 0.02;
   if (jumps + drops > 0) {
-    std::string what = std::to_string(jumps) + " dispersion jump(s) and " + std::to_string(drops) + " consistency drop(s)";
+    std::string what = std::to_string(jumps) + " dispersion jump(s) and " + std::to_string(drops) +
+                       " consistency drop(s), the first from " + step_text(r.windows.front().first_step) + " (" +
+                       r.windows.front().metric + ")";
     findings.push_back(smooth ? "silent inconsistency: " + what + " while the global loss stayed smooth (roughness " +
                                     number(100 * r.loss.roughness, "%.2f") + " %)"
                               : what);
   }
-  std::map<int64_t, std::vector<std::string>> by_rank;
-  for (const auto& o : r.outliers) by_rank[o.rank].push_back(o.metric);
-  for (const auto& [rank, metrics] : by_rank) {
+  std::map<int64_t, std::vector<const OutlierRank*>> by_rank;
+  for (const auto& o : r.outliers) by_rank[o.rank].push_back(&o);
+  for (const auto& [rank, found] : by_rank) {
     std::string list;
-    for (const auto& m : metrics) list += (list.empty() ? "" : ", ") + m;
-    findings.push_back("rank " + std::to_string(rank) + " is a persistent outlier (" + list + ")");
+    for (const auto* o : found) list += (list.empty() ? "" : ", ") + o->metric + " from " + step_text(o->first_step);
+    findings.push_back(found.front()->pair ? "one of ranks 0 and 1 is a persistent outlier (rank " + std::to_string(rank) +
+                                                 " the more extreme: " + list + "; with 2 ranks either may be the odd one)"
+                                           : "rank " + std::to_string(rank) + " is a persistent outlier (" + list + ")");
   }
   int loss_spikes = 0, norm_spikes = 0;
   for (const auto& s : r.spikes) (s.series == "loss" ? loss_spikes : norm_spikes) += 1;
   if (loss_spikes + norm_spikes > 0)
-    findings.push_back(std::to_string(loss_spikes) + " loss spike(s), " + std::to_string(norm_spikes) + " gradient-norm spike(s)");
-  if (findings.empty()) return "consistent: no dispersion jumps, no consistency drops, no outlier ranks, no spikes";
+    findings.push_back(std::to_string(loss_spikes) + " loss spike(s), " + std::to_string(norm_spikes) +
+                       " gradient-norm spike(s), the first at " + step_text(r.spikes.front().step));
   std::string line;
   for (const auto& f : findings) line += (line.empty() ? "" : "; ") + f;
-  return line;
+  if (!line.empty()) return line;
+  if (r.ranks < 2) return "no worker dispersion to assess with 1 rank; the global loss and gradient norm have no spikes or NaN/Inf";
+  if (r.window == 0) return "too few steps for trailing statistics; no NaN/Inf and no outlier ranks";
+  return "consistent: no dispersion jumps, no consistency drops, no outlier ranks, no spikes, no NaN/Inf";
 }
 
 }  // namespace
 
 Report analyze(const RankLog& log, const ReportOptions& o) {
-  if (o.window < 4 || o.skip < 0 || !(o.jump_z > 0) || !(o.spike_z > 0) || !(o.outlier_z > 0))
+  if (o.window < 4 || o.skip.value_or(0) < 0 || !(o.jump_z > 0) || !(o.spike_z > 0) || !(o.outlier_z > 0))
     throw RankLogError("diagnose options: window must be >= 4, skip >= 0 and every threshold > 0");
-  const auto first = static_cast<size_t>(o.skip);
-  if (log.size() < first + static_cast<size_t>(o.window))
-    throw RankLogError(log.source + ": " + std::to_string(log.size()) + " steps, too few for --skip " +
-                       std::to_string(o.skip) + " and a window of " + std::to_string(o.window) + " steps");
+  const auto logged = static_cast<int64_t>(log.size());
+  const int64_t skip = o.skip.value_or(logged / 10);
+  if (skip >= logged)
+    throw RankLogError(log.source + ": --skip " + std::to_string(skip) + " leaves none of its " + std::to_string(logged) + " steps");
+  const auto first = static_cast<size_t>(skip);
   Report r;
   r.source = log.source;
   r.ranks = log.ranks;
-  r.steps = static_cast<int64_t>(log.size() - first);
+  r.steps = logged - skip;
   r.options = o;
+  r.skip = skip;
+  r.window = std::min(o.window, r.steps / 2);
+  if (r.window < 4) {
+    r.window = 0;
+    r.notes.push_back(std::to_string(r.steps) + " steps analysed: too few for trailing statistics (no jumps, drops or spikes "
+                      "are looked for); NaN/Inf and outlier ranks are");
+  } else if (r.window < o.window) {
+    r.notes.push_back(std::to_string(r.steps) + " steps are analysed: the window is shrunk to " +
+                      std::to_string(r.window) + " steps (from " + std::to_string(o.window) + ")");
+  }
+  if (log.ranks < 2)
+    r.notes.push_back("1 rank: no worker dispersion, consistency or outlier ranks to assess; spikes and NaN/Inf are looked for");
+  ReportOptions applied = o;
+  applied.window = std::max<int64_t>(r.window, 4);
 
   std::vector<double> steps(log.steps.begin() + static_cast<std::ptrdiff_t>(first), log.steps.end());
   std::vector<double> loss, loss_std, loss_cv, norm_std, consistency, global_norm;
@@ -187,14 +242,14 @@ Report analyze(const RankLog& log, const ReportOptions& o) {
   }
   r.consistency_metric = !log.cos_pairwise.empty() ? "mean pairwise cosine" : !log.cos_to_mean.empty() ? "mean cos_to_mean" : "";
 
-  r.loss = summarize("loss", loss, o.window);
+  r.loss = summarize("loss", loss, applied.window);
   std::vector<Series> series = {{"loss_std", loss_std}, {"loss_cv", loss_cv}, {"grad_norm_std", norm_std}};
   if (!consistency.empty()) series.push_back({"consistency", consistency, true});
   for (const auto& s : series) {
-    r.dispersion.push_back(summarize(s.name, s.values, o.window));
-    if (n < 2) continue;  // one worker: nothing disperses
+    r.dispersion.push_back(summarize(s.name, s.values, applied.window));
+    if (n < 2 || r.window == 0) continue;  // one worker: nothing disperses
     if (s.name == "loss_cv") continue;  // loss_std already covers it; flagging both doubles every window
-    const auto w = flag_windows(s, steps, o);
+    const auto w = flag_windows(s, steps, applied);
     r.windows.insert(r.windows.end(), w.begin(), w.end());
   }
   std::sort(r.windows.begin(), r.windows.end(),
@@ -204,9 +259,14 @@ Report analyze(const RankLog& log, const ReportOptions& o) {
   find_outliers(log, first, log.grad_norm, "grad_norm", false, o, r.outliers);
   find_outliers(log, first, log.cos_to_mean, "cos_to_mean", true, o, r.outliers);
 
+  find_non_finite(log, first, log.loss, "loss", r.non_finite);
+  find_non_finite(log, first, log.grad_norm, "grad_norm", r.non_finite);
+  find_non_finite(log, first, log.cos_to_mean, "cos_to_mean", r.non_finite);
+
   for (const auto& [name, x] : {std::pair<std::string, const std::vector<double>*>{"loss", &loss}, {"grad_norm", &global_norm}}) {
+    if (r.window == 0) break;
     const double level = std::fabs(median(*x));
-    const auto z = trailing_robust_z(*x, o.window, o.window / 2, 1e-3 * (level > 0 ? level : 1.0));
+    const auto z = trailing_robust_z(*x, applied.window, applied.window / 2, 1e-3 * (level > 0 ? level : 1.0));
     for (size_t t = 0; t < z.size(); ++t)
       if (!std::isnan(z[t]) && z[t] > o.spike_z) r.spikes.push_back({name, steps[t], (*x)[t], z[t]});
   }
@@ -217,14 +277,16 @@ Report analyze(const RankLog& log, const ReportOptions& o) {
 std::string format_text(const Report& r) {
   std::ostringstream out;
   out << "lrkit diagnose: " << r.source << "\n"
-      << r.ranks << " rank(s), " << r.steps << " steps analysed (first " << r.options.skip << " skipped)\n\n";
+      << r.ranks << " rank(s), " << r.steps << " steps analysed (first " << r.skip << " skipped)\n";
+  for (const auto& note : r.notes) out << "note: " << note << "\n";
+  out << "\n";
   out << "global loss: mean " << number(r.loss.mean) << ", first quarter " << number(r.loss.early) << ", last quarter "
       << number(r.loss.late) << ", roughness " << number(100 * r.loss.roughness, "%.2f") << " %\n";
   out << "worker dispersion (mean / first quarter -> last quarter / roughness):\n";
   for (const auto& m : r.dispersion)
     out << "  " << m.name << (m.name == "consistency" ? " (" + r.consistency_metric + ")" : "") << ": " << number(m.mean)
         << " / " << number(m.early) << " -> " << number(m.late) << " / " << number(100 * m.roughness, "%.1f") << " %\n";
-  out << "\nthresholds: robust z over the trailing " << r.options.window << " steps (median, 1.4826 MAD); jump or drop |z| > "
+  out << "\nthresholds: robust z over the trailing " << r.window << " steps (median, 1.4826 MAD); jump or drop |z| > "
       << r.options.jump_z << ", spike z > " << r.options.spike_z << ", outlier rank binomial z > " << r.options.outlier_z << "\n";
   out << "flagged windows: " << (r.windows.empty() ? "none" : "") << "\n";
   for (const auto& w : r.windows)
@@ -233,8 +295,12 @@ std::string format_text(const Report& r) {
         << number(w.peak_step, "%.0f") << "\n";
   out << "outlier ranks: " << (r.outliers.empty() ? "none" : "") << "\n";
   for (const auto& o : r.outliers)
-    out << "  rank " << o.rank << ": most extreme " << o.metric << " on " << number(100 * o.fraction, "%.0f") << " % of steps (chance "
+    out << "  rank " << o.rank << (o.pair ? " (or rank " + std::to_string(1 - o.rank) + ": 2 ranks mirror each other)" : "")
+        << " from step " << number(o.first_step, "%.0f") << ": most extreme " << o.metric << " on " << number(100 * o.fraction, "%.0f") << " % of steps (chance "
         << number(100 * o.expected, "%.0f") << " %), z " << number(o.z, "%.1f") << "\n";
+  out << "NaN/Inf: " << (r.non_finite.empty() ? "none" : "") << "\n";
+  for (const auto& f : r.non_finite)
+    out << "  rank " << f.rank << " " << f.series << ": from step " << number(f.first_step, "%.0f") << ", " << f.count << " step(s)\n";
   out << "spikes: " << (r.spikes.empty() ? "none" : "") << "\n";
   for (const auto& s : r.spikes)
     out << "  step " << number(s.step, "%.0f") << ": " << s.series << " " << number(s.value) << " (z " << number(s.z, "%.1f") << ")\n";
@@ -249,9 +315,9 @@ std::string format_json(const Report& r) {
         << ", \"late\": " << json_number(m.late) << ", \"roughness\": " << json_number(m.roughness) << "}";
   };
   out << "{\"source\": " << json_string(r.source) << ", \"ranks\": " << r.ranks << ", \"steps\": " << r.steps
-      << ", \"thresholds\": {\"window\": " << r.options.window << ", \"jump_z\": " << json_number(r.options.jump_z)
+      << ", \"thresholds\": {\"window\": " << r.window << ", \"jump_z\": " << json_number(r.options.jump_z)
       << ", \"spike_z\": " << json_number(r.options.spike_z) << ", \"outlier_z\": " << json_number(r.options.outlier_z)
-      << ", \"skip\": " << r.options.skip << "}, \"consistency_metric\": " << json_string(r.consistency_metric)
+      << ", \"skip\": " << r.skip << "}, \"consistency_metric\": " << json_string(r.consistency_metric)
       << ", \"loss\": ";
   metric(r.loss);
   out << ", \"dispersion\": [";
@@ -269,7 +335,8 @@ std::string format_json(const Report& r) {
   out << "], \"outliers\": [";
   for (size_t i = 0; i < r.outliers.size(); ++i) {
     const auto& o = r.outliers[i];
-    out << (i ? ", " : "") << "{\"rank\": " << o.rank << ", \"metric\": " << json_string(o.metric)
+    out << (i ? ", " : "") << "{\"rank\": " << o.rank << ", \"pair\": " << (o.pair ? "true" : "false")
+        << ", \"first_step\": " << json_number(o.first_step) << ", \"metric\": " << json_string(o.metric)
         << ", \"fraction\": " << json_number(o.fraction) << ", \"expected\": " << json_number(o.expected)
         << ", \"z\": " << json_number(o.z) << "}";
   }
@@ -279,6 +346,14 @@ std::string format_json(const Report& r) {
     out << (i ? ", " : "") << "{\"series\": " << json_string(s.series) << ", \"step\": " << json_number(s.step)
         << ", \"value\": " << json_number(s.value) << ", \"z\": " << json_number(s.z) << "}";
   }
+  out << "], \"non_finite\": [";
+  for (size_t i = 0; i < r.non_finite.size(); ++i) {
+    const auto& f = r.non_finite[i];
+    out << (i ? ", " : "") << "{\"series\": " << json_string(f.series) << ", \"rank\": " << f.rank
+        << ", \"first_step\": " << json_number(f.first_step) << ", \"count\": " << f.count << "}";
+  }
+  out << "], \"notes\": [";
+  for (size_t i = 0; i < r.notes.size(); ++i) out << (i ? ", " : "") << json_string(r.notes[i]);
   out << "], \"verdict\": " << json_string(r.verdict) << "}\n";
   return out.str();
 }

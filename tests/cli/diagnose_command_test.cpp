@@ -2,6 +2,9 @@
 // plain PyTorch DDP loop writes (examples/ddp_rank_log.py under torchrun), and on bad input.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include <unistd.h>
 
 #include <filesystem>
@@ -26,7 +29,7 @@ TEST(DiagnoseCommand, ReadsThePerRankLogOfAPyTorchDdpLoop) {
   EXPECT_EQ(lrkit::testing::count_lines(run_command("cat " + log).out), 240);
   const auto text = run_lrkit("diagnose " + log);
   ASSERT_EQ(text.code, 0) << text.out;
-  EXPECT_NE(text.out.find("2 rank(s), 120 steps"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("2 rank(s), 108 steps analysed (first 12 skipped)"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("consistency (mean cos_to_mean)"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("verdict: "), std::string::npos) << text.out;
   const auto json = run_lrkit("diagnose " + log + " --json --window 30");
@@ -36,10 +39,27 @@ TEST(DiagnoseCommand, ReadsThePerRankLogOfAPyTorchDdpLoop) {
 #endif
 }
 
+TEST(DiagnoseCommand, PerRankFilesByGlobWithMappedColumnsAndAMissingRow) {
+  const auto dir = lrkit::testing::scratch_dir() / "per_rank";
+  std::filesystem::create_directories(dir);
+  for (int rank = 0; rank < 3; ++rank) {
+    std::string text = "global_step,train/loss,grad_norm\n";
+    for (int step = 0; step < 60; ++step)
+      if (!(rank == 2 && step == 30)) text += std::to_string(step) + "," + std::to_string(2.0 + 0.01 * ((step * 7 + rank * 3) % 5)) + ",1\n";
+    std::ofstream((dir / ("rank" + std::to_string(rank) + ".csv")).string()) << text;
+  }
+  const auto r = run_lrkit("diagnose '" + (dir / "rank*.csv").string() + "' --columns loss=train/loss,step=global_step");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("lrkit diagnose: warning: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("skipped 1 step(s) missing a rank's row: step 30 (no row for rank 2)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("3 rank(s), 54 steps analysed (first 5 skipped)"), std::string::npos) << r.out;
+}
+
 TEST(DiagnoseCommand, BadInputExitsTwoWithOneLine) {
   const auto few = lrkit::testing::write_text("few.csv", "step,rank,loss,grad_norm\n0,0,1,1\n0,1,1,1\n");
   const auto bad = lrkit::testing::write_text("bad.csv", "step,rank,loss,grad_norm\n0,0,1,1\n0,0,1,1\n");
-  for (const std::string& args : std::vector<std::string>{"diagnose", "diagnose /nonexistent.h5", "diagnose " + few, "diagnose " + bad,
+  for (const std::string& args : std::vector<std::string>{"diagnose", "diagnose /nonexistent.h5", "diagnose " + few + " --skip 1",
+                                 "diagnose " + bad, "diagnose '/nonexistent/rank*.csv'", "diagnose " + few + " --columns loss",
                                  "diagnose " + few + " --window=x", "diagnose " + few + " --frobnicate"}) {
     const auto r = run_lrkit(args);
     EXPECT_EQ(r.code, 2) << args << "\n" << r.out;

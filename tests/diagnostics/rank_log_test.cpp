@@ -40,11 +40,56 @@ TEST(RankLog, CsvAndJsonLinesGiveTheSameGrid) {
   EXPECT_TRUE(no_cos.cos_to_mean.empty());
 }
 
+TEST(RankLog, AStepMissingARanksRowIsSkippedWithAWarning) {
+  const auto log = read_rank_log(write_text("gap.csv", "step,rank,loss,grad_norm\n0,0,1,1\n0,1,2,2\n1,1,3,3\n2,0,4,4\n2,1,5,5\n"));
+  EXPECT_EQ(log.steps, (std::vector<double>{0, 2}));
+  EXPECT_EQ(log.loss, (std::vector<double>{1, 2, 4, 5}));
+  ASSERT_EQ(log.warnings.size(), 1u);
+  EXPECT_NE(log.warnings[0].find("skipped 1 step(s) missing a rank's row: step 1 (no row for rank 0)"), std::string::npos)
+      << log.warnings[0];
+}
+
+TEST(RankLog, ColumnsAreMappedAndOneFilePerRankIsJoined) {
+  const auto mapping = parse_column_mapping("loss=train/loss,step=global_step,grad_norm=gn");
+  EXPECT_EQ(mapping.at("loss"), "train/loss");
+  const auto csv = read_rank_log(write_text("mapped.csv", "global_step,rank,train/loss,gn\n0,0,2.4,1.4\n0,1,2.5,1.5\n"),
+                                 ReadOptions{mapping});
+  EXPECT_EQ(csv.loss, (std::vector<double>{2.4, 2.5}));
+  const auto jsonl = read_rank_log(write_text("mapped.jsonl", "{\"global_step\": 0, \"rank\": 0, \"train/loss\": 2.4, \"gn\": 1.4}\n"),
+                                   ReadOptions{mapping});
+  EXPECT_EQ(jsonl.loss, (std::vector<double>{2.4}));
+  // One file per rank: the rank is the file's position; no rank column needed.
+  const auto per_rank = read_rank_logs({write_text("rank0.csv", "step,loss,grad_norm\n0,2.4,1.4\n1,2.3,1.3\n"),
+                                        write_text("rank1.jsonl", "{\"step\": 0, \"loss\": 2.5, \"grad_norm\": 1.5}\n"
+                                                                  "{\"step\": 1, \"loss\": 2.2, \"grad_norm\": 1.2}\n")});
+  EXPECT_EQ(per_rank.ranks, 2);
+  EXPECT_EQ(per_rank.loss, (std::vector<double>{2.4, 2.5, 2.3, 2.2}));
+  for (const auto& [text, expected] : std::vector<std::pair<std::string, std::string>>{
+           {"loss", "'loss' is not FIELD=NAME"},
+           {"los=x", "unknown field 'los'"},
+           {"loss=a,loss=b", "'loss' is mapped twice"}}) {
+    try {
+      parse_column_mapping(text);
+      ADD_FAILURE() << text;
+    } catch (const RankLogError& e) {
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+    }
+  }
+  try {
+    read_rank_log(write_text("unmapped.csv", "global_step,rank,train/loss,gn\n0,0,2.4,1.4\n"));
+    ADD_FAILURE();
+  } catch (const RankLogError& e) {
+    EXPECT_NE(std::string(e.what()).find("no column 'step'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--columns step=NAME"), std::string::npos) << e.what();
+  }
+}
+
 TEST(RankLog, BadFilesNameTheProblem) {
   const std::pair<std::string, std::string> cases[] = {
       {write_text("a.csv", "step,rank,loss\n0,0,1\n"), "no column 'grad_norm'"},
       {write_text("b.csv", "step,rank,loss,grad_norm\n0,0,1,1\n0,0,1,1\n"), "line 3: step 0 rank 0 appears twice"},
-      {write_text("c.csv", "step,rank,loss,grad_norm\n0,0,1,1\n0,1,1,1\n1,1,1,1\n"), "step 1 has no row for rank 0"},
+      {write_text("c.csv", "step,rank,loss,grad_norm\n1,1,1,1\n"), "no step has a row for every one of its 2 ranks"},
+      {write_text("r.csv", "step,rank,loss,grad_norm\n0,1.5,1,1\n"), "line 2 column rank: '1.5' is not a rank"},
       {write_text("d.csv", "step,rank,loss,grad_norm\n0,0,1,1\n0,1,1"), "line 3: 3 fields, the header has 4 (truncated file?)"},
       {write_text("e.csv", "step,rank,loss,grad_norm\n0,0,abc,1\n"), "line 2 column loss: 'abc' is not a number"},
       {write_text("f.jsonl", "{\"step\": 0, \"rank\": 0, \"loss\": 1, \"grad_norm\": 1}\n{\"step\": 0, \"rank\": 1, \"lo"), "line 2: not a JSON object"},

@@ -65,6 +65,7 @@ TEST(Report, ADispersionJumpUnderASmoothGlobalLossIsASilentInconsistency) {
   EXPECT_TRUE(jump && drop) << format_text(r);
   EXPECT_TRUE(r.spikes.empty()) << "the global loss did not move";
   EXPECT_EQ(r.verdict.rfind("silent inconsistency", 0), 0u) << r.verdict;
+  EXPECT_NE(r.verdict.find("the first from step 300 (loss_std)"), std::string::npos) << r.verdict;
 }
 
 TEST(Report, APersistentlyWorseRankIsNamed) {
@@ -75,7 +76,7 @@ TEST(Report, APersistentlyWorseRankIsNamed) {
   EXPECT_EQ(r.outliers[0].rank, 2);
   EXPECT_EQ(r.outliers[0].metric, "loss");
   EXPECT_GT(r.outliers[0].fraction, 0.5);
-  EXPECT_NE(r.verdict.find("rank 2 is a persistent outlier (loss)"), std::string::npos) << r.verdict;
+  EXPECT_NE(r.verdict.find("rank 2 is a persistent outlier (loss from step 40)"), std::string::npos) << r.verdict;  // 10 % skipped
 }
 
 TEST(Report, LossAndGradientNormSpikesAreFound) {
@@ -105,10 +106,47 @@ TEST(Report, IdenticalRanksHaveZeroDispersionAndNoFindings) {
   EXPECT_TRUE(r.outliers.empty()) << format_text(r);
 }
 
-TEST(Report, JsonCarriesEverythingAndTooShortLogsAreErrors) {
+TEST(Report, AnOutlierSaysWhereItStartsAndTwoRanksAreNamedAsAPair) {
+  auto log = synthetic(4, 400);
+  for (int64_t t = 200; t < 400; ++t) cell(log, log.loss, t, 3) += 0.04;
+  auto r = analyze(log);
+  ASSERT_EQ(r.outliers.size(), 1u) << format_text(r);
+  EXPECT_NEAR(r.outliers[0].first_step, 200, 15) << format_text(r);
+  EXPECT_FALSE(r.outliers[0].pair);
+
+  auto pair = synthetic(2, 400);
+  for (int64_t t = 0; t < 400; ++t) cell(pair, pair.loss, t, 1) += 0.03;
+  r = analyze(pair);
+  ASSERT_EQ(r.outliers.size(), 1u) << format_text(r);
+  EXPECT_TRUE(r.outliers[0].pair);
+  EXPECT_EQ(r.verdict.rfind("one of ranks 0 and 1 is a persistent outlier (rank 1 the more extreme: loss from step 40;", 0), 0u)
+      << r.verdict;
+}
+
+TEST(Report, NanOrInfIsAFindingWithItsFirstStep) {
+  auto log = synthetic(4, 300);
+  for (int64_t t = 200; t < 205; ++t) cell(log, log.loss, t, 1) = std::nan("");
+  cell(log, log.grad_norm, 250, 2) = INFINITY;
+  const auto r = analyze(log);
+  ASSERT_EQ(r.non_finite.size(), 2u) << format_text(r);
+  EXPECT_EQ(r.verdict.rfind("rank 1's loss is NaN/Inf from step 200 (5 step(s)); rank 2's grad_norm is NaN/Inf from step 250 (1 step(s))", 0), 0u)
+      << r.verdict;
+  EXPECT_NE(format_text(r).find("NaN/Inf: \n  rank 1 loss: from step 200, 5 step(s)"), std::string::npos) << format_text(r);
+}
+
+TEST(Report, OneRankOrFewStepsSayWhatCanStillBeAnalysed) {
+  auto one = analyze(synthetic(1, 300));
+  EXPECT_EQ(one.verdict.rfind("no worker dispersion to assess with 1 rank", 0), 0u) << one.verdict;
+  ASSERT_FALSE(one.notes.empty());
+  const auto few = analyze(synthetic(3, 6));
+  EXPECT_EQ(few.window, 0);
+  EXPECT_EQ(few.verdict.rfind("too few steps for trailing statistics", 0), 0u) << few.verdict;
+}
+
+TEST(Report, JsonCarriesEverythingAndShortLogsShrinkTheWindow) {
   auto log = synthetic(2, 200);
   for (int64_t k = 0; k < 2; ++k) cell(log, log.loss, 150, k) += 1.0;
-  const auto r = analyze(log, ReportOptions{40, 5.0, 6.0, 4.0, 10});
+  const auto r = analyze(log, ReportOptions{40, 5.0, 6.0, 4.0, int64_t{10}});
   std::istringstream text(format_json(r));
   boost::property_tree::ptree json;
   ASSERT_NO_THROW(boost::property_tree::read_json(text, json)) << format_json(r);
@@ -118,8 +156,11 @@ TEST(Report, JsonCarriesEverythingAndTooShortLogsAreErrors) {
   EXPECT_EQ(json.get_child("spikes").size(), 1u);
   EXPECT_EQ(json.get<std::string>("verdict"), r.verdict);
   EXPECT_NE(format_text(r).find("robust z over the trailing 40 steps"), std::string::npos);
-  EXPECT_THROW(analyze(synthetic(2, 30)), RankLogError);
-  EXPECT_THROW(analyze(synthetic(2, 100), ReportOptions{2, 5, 6, 4, 0}), RankLogError);
+  const auto short_log = analyze(synthetic(2, 30));  // 27 steps after the default skip: a window of 13
+  EXPECT_EQ(short_log.window, 13);
+  EXPECT_NE(short_log.notes.at(0).find("the window is shrunk to 13 steps (from 50)"), std::string::npos) << short_log.notes[0];
+  EXPECT_THROW(analyze(synthetic(2, 100), ReportOptions{2, 5, 6, 4, int64_t{0}}), RankLogError);
+  EXPECT_THROW(analyze(synthetic(2, 100), ReportOptions{50, 5, 6, 4, int64_t{100}}), RankLogError);
 }
 
 TEST(Robust, MedianMadAndTrailingZ) {

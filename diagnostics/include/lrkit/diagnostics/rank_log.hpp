@@ -1,9 +1,11 @@
 // Per-rank training signals read back for offline diagnosis: an lrkit run log
 // (HDF5), or a per-rank log another trainer exported as CSV or JSON lines with
-// the fields step, rank, loss, grad_norm and optionally cos_to_mean.
+// the fields step, rank, loss, grad_norm and optionally cos_to_mean (other
+// names mapped with ReadOptions::columns), in one file or one file per rank.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -23,6 +25,7 @@ struct RankLog {
   std::vector<double> loss, grad_norm, cos_to_mean;  // cos_to_mean empty when not logged
   std::vector<double> global_grad_norm;  // ||g_bar|| per step; empty when not logged
   std::vector<double> cos_pairwise;      // exact or sketched mean pairwise cosine; empty when not logged
+  std::vector<std::string> warnings;     // what the reader skipped (a step missing a rank's row)
 
   double at(const std::vector<double>& m, size_t step, int64_t rank) const {
     return m[step * static_cast<size_t>(ranks) + static_cast<size_t>(rank)];
@@ -30,10 +33,25 @@ struct RankLog {
   size_t size() const { return steps.size(); }
 };
 
+struct ReadOptions {
+  // The file's name for a field (step, rank, loss, grad_norm, cos_to_mean),
+  // e.g. {"loss", "train/loss"}; unmapped fields keep their own names.
+  std::map<std::string, std::string> columns;
+};
+
+// "loss=train/loss,step=global_step" -> ReadOptions::columns; throws
+// RankLogError naming an unknown field or a malformed entry.
+std::map<std::string, std::string> parse_column_mapping(const std::string& text);
+
 // Reads by content: HDF5 files by signature, else `.csv` or JSON lines
 // (`.jsonl`/`.json`). Throws RankLogError naming the file, line or dataset on
-// missing fields, duplicate or missing (step, rank) pairs, mismatched lengths
-// and truncated or unreadable files.
-RankLog read_rank_log(const std::string& path);
+// missing fields, duplicate (step, rank) pairs, mismatched lengths and
+// truncated or unreadable files. A step that lacks some rank's row is skipped
+// with a warning (RankLog::warnings).
+RankLog read_rank_log(const std::string& path, const ReadOptions& options = ReadOptions());
+
+// One CSV / JSON-lines file per rank, ranks in the order given (no rank
+// column needed); steps are joined across the files as in one file.
+RankLog read_rank_logs(const std::vector<std::string>& paths, const ReadOptions& options = ReadOptions());
 
 }  // namespace lrkit::diagnostics

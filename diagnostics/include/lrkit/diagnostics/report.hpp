@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,7 +19,7 @@ struct ReportOptions {
   double jump_z = 5.0;        // a dispersion jump / consistency drop: robust z beyond this
   double spike_z = 6.0;       // a loss or gradient-norm spike: robust z above this
   double outlier_z = 4.0;     // a persistent outlier: binomial z of "most extreme rank" counts above this
-  int64_t skip = 0;           // steps ignored at the start (warmup transients)
+  std::optional<int64_t> skip;  // steps ignored at the start (warmup transients); default: the first 10 %
 };
 
 // A per-step series the report looks at, summarized.
@@ -36,6 +37,8 @@ struct FlaggedWindow {
 
 struct OutlierRank {
   int64_t rank = 0;
+  bool pair = false;         // 2 ranks: either may be the odd one (the deviations mirror each other)
+  double first_step = 0;     // where the run of extreme counts starts (the most anomalous suffix)
   std::string metric;        // loss (highest), grad_norm (highest) or cos_to_mean (lowest)
   double fraction = 0;       // of steps on which it was the most extreme rank
   double expected = 0;       // 1 / ranks
@@ -47,20 +50,33 @@ struct Spike {
   double step = 0, value = 0, z = 0;
 };
 
+// NaN or Inf in a rank's series: always a finding.
+struct NonFinite {
+  std::string series;  // loss, grad_norm or cos_to_mean
+  int64_t rank = 0;
+  double first_step = 0;
+  int64_t count = 0;   // steps with a non-finite value
+};
+
 struct Report {
   std::string source;
   int64_t ranks = 0, steps = 0;
   ReportOptions options;
+  int64_t skip = 0, window = 0;    // as applied: the default skip resolved, the window shrunk for a short log
+  std::vector<std::string> notes;  // what could not be analysed and why (one rank, too few steps)
   std::string consistency_metric;  // what "consistency" means for this log (or empty)
   MetricSummary loss;              // global loss (mean over ranks)
   std::vector<MetricSummary> dispersion;  // loss_std, loss_cv, grad_norm_std, consistency
   std::vector<FlaggedWindow> windows;
   std::vector<OutlierRank> outliers;
   std::vector<Spike> spikes;
+  std::vector<NonFinite> non_finite;
   std::string verdict;
 };
 
-// Throws RankLogError when the log is too short for the window.
+// A log shorter than twice the window is analysed with a window of half its
+// length (said in notes); under 8 steps only the non-finite check and the
+// outlier counts run. Throws RankLogError for invalid options.
 Report analyze(const RankLog& log, const ReportOptions& options = ReportOptions());
 
 std::string format_text(const Report& report);
