@@ -235,9 +235,9 @@ def sweep_summary(path):
     with h5py.File(path, "r") as f:
         r, sch = f["/results"], f["/schedules"]
         out = {name: r[name][()] for name in ("schedule", "budget", "peak", "seed", "step", "compute", "loss")}
-        out["runs"] = _text(r.attrs["runs"]).split()
-        out["names"] = _text(sch.attrs["names"]).split(",")
-        out["modes"] = _text(sch.attrs["modes"]).split(",")
+        out["runs"] = [_text(x) for x in r.attrs["runs"]]
+        out["names"] = [_text(x) for x in sch.attrs["names"]]
+        out["modes"] = [_text(x) for x in sch.attrs["modes"]]
         for name in ("trained_steps", "separate_steps", "wall_s"):
             out[name] = sch[name][()]
         out["metric"] = _text(f.attrs["metric"])

@@ -62,7 +62,9 @@ int run_diagnose_command(const std::vector<std::string>& args) {
       "columns", po::value(&columns), "CSV / JSON-lines names of the fields, e.g. loss=train/loss,step=global_step")(
       "window", po::value(&options.window)->default_value(options.window), "trailing window of the robust z-scores (steps)")(
       "jump-z", po::value(&options.jump_z)->default_value(options.jump_z), "flag a dispersion jump / consistency drop beyond this robust z")(
-      "spike-z", po::value(&options.spike_z)->default_value(options.spike_z), "flag a loss / gradient-norm spike above this robust z")(
+      "spike-z", po::value(&options.spike_z)->default_value(options.spike_z), "flag a loss spike above this robust z")(
+      "grad-spike-z", po::value(&options.grad_spike_z)->default_value(options.grad_spike_z),
+      "flag a gradient-norm spike above this robust z (gradient norms are heavy-tailed)")(
       "outlier-z", po::value(&options.outlier_z)->default_value(options.outlier_z), "flag a rank whose extreme-count binomial z exceeds this")(
       "skip", po::value<int64_t>()->notifier([&](int64_t v) { options.skip = v; }), "ignore the first N steps (default: the first 10 %, warmup transients)");
   po::options_description all;

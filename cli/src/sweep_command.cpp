@@ -91,13 +91,13 @@ void write_summary(const std::string& path, const SweepConfig& sweep, const Swee
     out.write_series("/schedules/trained_steps", plan.schedule_steps);
     out.write_series("/schedules/separate_steps", plan.separate_steps);
     out.write_series("/schedules/wall_s", schedule_seconds);
-    std::string names, modes, specs, runs;
+    std::vector<std::string> names, modes, specs, runs;  // one entry per schedule / per result row
     for (const auto& s : sweep.schedules) {
-      names += (names.empty() ? "" : ",") + s.name;
-      modes += (modes.empty() ? "" : ",") + s.mode;
-      specs += s.spec + "\n";
+      names.push_back(s.name);
+      modes.push_back(s.mode);
+      specs.push_back(s.spec);
     }
-    for (const auto& r : plan.results) runs += plan.runs[r.run].name + "\n";
+    for (const auto& r : plan.results) runs.push_back(plan.runs[r.run].name);
     out.set_attribute("/schedules", "names", names);
     out.set_attribute("/schedules", "modes", modes);
     out.set_attribute("/schedules", "specs", specs);

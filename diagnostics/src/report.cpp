@@ -12,6 +12,8 @@ namespace lrkit::diagnostics {
 
 namespace {
 
+constexpr size_t kSmoothingSteps = 5;
+
 struct Series {
   std::string name;
   std::vector<double> values;
@@ -32,14 +34,30 @@ MetricSummary summarize(const std::string& name, const std::vector<double>& x, i
           median(std::vector<double>(x.end() - static_cast<std::ptrdiff_t>(quarter), x.end())), roughness(x, window)};
 }
 
+// The centered median of `width` steps: a change that lasts at least
+// width / 2 + 1 steps passes from its first step on; a one-step blip does not.
+std::vector<double> centered_median(const std::vector<double>& x, size_t width) {
+  std::vector<double> out(x.size());
+  const size_t half = width / 2;
+  for (size_t t = 0; t < x.size(); ++t) {
+    const size_t lo = t >= half ? t - half : 0, hi = std::min(x.size(), t + half + 1);
+    out[t] = median(std::vector<double>(x.begin() + static_cast<std::ptrdiff_t>(lo), x.begin() + static_cast<std::ptrdiff_t>(hi)));
+  }
+  return out;
+}
+
 // Steps whose z passes the threshold, merged into windows when closer than
 // window / 5. Dispersions are positive and right-skewed (a std of a few
 // samples), so they are scored on a log scale; a jump is then a jump in ratio.
+// A dispersion of a few ranks is noisy from step to step: what is scored is
+// its centered 5-step median (the report is offline, so it may look ahead),
+// so a finding is a change that lasts, and it still starts at its first step.
 // Scale floors: 0.05 in log (5 %) for dispersions, 0.01 for cosines.
 std::vector<FlaggedWindow> flag_windows(const Series& s, const std::vector<double>& steps, const ReportOptions& o) {
   std::vector<double> scored = s.values;
   if (!s.low_is_bad)
     for (auto& x : scored) x = x > 0 ? std::log(x) : NAN;  // exactly 0 (identical ranks): nothing to score
+  scored = centered_median(scored, kSmoothingSteps);
   const auto z = trailing_robust_z(scored, o.window, o.window / 2, s.low_is_bad ? 0.01 : 0.05);
   std::vector<FlaggedWindow> windows;
   const auto gap = static_cast<size_t>(std::max<int64_t>(1, o.window / 5));
@@ -47,15 +65,18 @@ std::vector<FlaggedWindow> flag_windows(const Series& s, const std::vector<doubl
   for (size_t t = 0; t < z.size(); ++t) {
     const double signed_z = s.low_is_bad ? -z[t] : z[t];
     if (std::isnan(signed_z) || signed_z <= o.jump_z) continue;
-    if (windows.empty() || t - last_flag > gap) windows.push_back({s.name, steps[t], steps[t], steps[t], z[t]});
+    if (windows.empty() || t - last_flag > gap) windows.push_back({s.name, steps[t], steps[t], steps[t], z[t], 0});
     auto& w = windows.back();
     w.last_step = steps[t];
+    w.flagged_steps += 1;
     if (std::fabs(z[t]) > std::fabs(w.peak_z)) {
       w.peak_z = z[t];
       w.peak_step = steps[t];
     }
     last_flag = t;
   }
+  windows.erase(std::remove_if(windows.begin(), windows.end(), [](const FlaggedWindow& w) { return w.flagged_steps < kMinFlaggedSteps; }),
+                windows.end());
   return windows;
 }
 
@@ -189,7 +210,7 @@ std::string verdict(const Report& r) {
 }  // namespace
 
 Report analyze(const RankLog& log, const ReportOptions& o) {
-  if (o.window < 4 || o.skip.value_or(0) < 0 || !(o.jump_z > 0) || !(o.spike_z > 0) || !(o.outlier_z > 0))
+  if (o.window < 4 || o.skip.value_or(0) < 0 || !(o.jump_z > 0) || !(o.spike_z > 0) || !(o.grad_spike_z > 0) || !(o.outlier_z > 0))
     throw RankLogError("diagnose options: window must be >= 4, skip >= 0 and every threshold > 0");
   const auto logged = static_cast<int64_t>(log.size());
   const int64_t skip = o.skip.value_or(logged / 10);
@@ -268,7 +289,7 @@ Report analyze(const RankLog& log, const ReportOptions& o) {
     const double level = std::fabs(median(*x));
     const auto z = trailing_robust_z(*x, applied.window, applied.window / 2, 1e-3 * (level > 0 ? level : 1.0));
     for (size_t t = 0; t < z.size(); ++t)
-      if (!std::isnan(z[t]) && z[t] > o.spike_z) r.spikes.push_back({name, steps[t], (*x)[t], z[t]});
+      if (!std::isnan(z[t]) && z[t] > (name == "loss" ? o.spike_z : o.grad_spike_z)) r.spikes.push_back({name, steps[t], (*x)[t], z[t]});
   }
   r.verdict = verdict(r);
   return r;
@@ -287,7 +308,8 @@ std::string format_text(const Report& r) {
     out << "  " << m.name << (m.name == "consistency" ? " (" + r.consistency_metric + ")" : "") << ": " << number(m.mean)
         << " / " << number(m.early) << " -> " << number(m.late) << " / " << number(100 * m.roughness, "%.1f") << " %\n";
   out << "\nthresholds: robust z over the trailing " << r.window << " steps (median, 1.4826 MAD); jump or drop |z| > "
-      << r.options.jump_z << ", spike z > " << r.options.spike_z << ", outlier rank binomial z > " << r.options.outlier_z << "\n";
+      << r.options.jump_z << ", loss spike z > " << r.options.spike_z << ", gradient-norm spike z > " << r.options.grad_spike_z
+      << ", outlier rank binomial z > " << r.options.outlier_z << "\n";
   out << "flagged windows: " << (r.windows.empty() ? "none" : "") << "\n";
   for (const auto& w : r.windows)
     out << "  steps " << number(w.first_step, "%.0f") << "-" << number(w.last_step, "%.0f") << ": " << w.metric
@@ -316,7 +338,8 @@ std::string format_json(const Report& r) {
   };
   out << "{\"source\": " << json_string(r.source) << ", \"ranks\": " << r.ranks << ", \"steps\": " << r.steps
       << ", \"thresholds\": {\"window\": " << r.window << ", \"jump_z\": " << json_number(r.options.jump_z)
-      << ", \"spike_z\": " << json_number(r.options.spike_z) << ", \"outlier_z\": " << json_number(r.options.outlier_z)
+      << ", \"spike_z\": " << json_number(r.options.spike_z) << ", \"grad_spike_z\": " << json_number(r.options.grad_spike_z)
+      << ", \"outlier_z\": " << json_number(r.options.outlier_z)
       << ", \"skip\": " << r.skip << "}, \"consistency_metric\": " << json_string(r.consistency_metric)
       << ", \"loss\": ";
   metric(r.loss);
@@ -330,7 +353,7 @@ std::string format_json(const Report& r) {
     const auto& w = r.windows[i];
     out << (i ? ", " : "") << "{\"metric\": " << json_string(w.metric) << ", \"first_step\": " << json_number(w.first_step)
         << ", \"last_step\": " << json_number(w.last_step) << ", \"peak_step\": " << json_number(w.peak_step)
-        << ", \"peak_z\": " << json_number(w.peak_z) << "}";
+        << ", \"peak_z\": " << json_number(w.peak_z) << ", \"flagged_steps\": " << w.flagged_steps << "}";
   }
   out << "], \"outliers\": [";
   for (size_t i = 0; i < r.outliers.size(); ++i) {

@@ -13,16 +13,29 @@ std::string where(const std::string& path, const std::string& object) {
 
 }  // namespace
 
-void write_string_attribute(hid_t object, const std::string& name, const std::string& value, const std::string& where) {
+namespace {
+
+// Variable-length UTF-8: h5py reads these as str (fixed-length strings come back as bytes).
+void write_strings(hid_t object, const std::string& name, const std::vector<std::string>& values, bool scalar,
+                   const std::string& where) {
   QuietErrors quiet;
   if (H5Aexists(object, name.c_str()) > 0) H5Adelete(object, name.c_str());
   Handle type = datatype_handle(H5Tcopy(H5T_C_S1), "H5Tcopy failed");
-  H5Tset_size(type.get(), value.empty() ? 1 : value.size());
+  H5Tset_size(type.get(), H5T_VARIABLE);
   H5Tset_cset(type.get(), H5T_CSET_UTF8);
-  Handle space = dataspace_handle(H5Screate(H5S_SCALAR), "H5Screate failed");
+  const hsize_t count = values.size();
+  Handle space = dataspace_handle(scalar ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &count, nullptr), "H5Screate failed");
   Handle attr = attribute_handle(H5Acreate2(object, name.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT),
                                  "cannot create attribute '" + name + "' on " + where);
-  if (H5Awrite(attr.get(), type.get(), value.c_str()) < 0) throw Error("cannot write attribute '" + name + "' on " + where);
+  std::vector<const char*> pointers;
+  for (const auto& v : values) pointers.push_back(v.c_str());
+  if (H5Awrite(attr.get(), type.get(), pointers.data()) < 0) throw Error("cannot write attribute '" + name + "' on " + where);
+}
+
+}  // namespace
+
+void write_string_attribute(hid_t object, const std::string& name, const std::string& value, const std::string& where) {
+  write_strings(object, name, {value}, true, where);
 }
 
 bool is_hdf5_file(const std::string& path) {
@@ -171,6 +184,13 @@ void Writer::set_attribute(const std::string& object, const std::string& name, c
   Handle obj = open_object(object);
   if (!obj) throw Error("no object " + where(path_, object) + " to attach attribute '" + name + "' to");
   write_string_attribute(obj.get(), name, value, where(path_, object));
+}
+
+void Writer::set_attribute(const std::string& object, const std::string& name, const std::vector<std::string>& values) {
+  QuietErrors quiet;
+  Handle obj = open_object(object);
+  if (!obj) throw Error("no object " + where(path_, object) + " to attach attribute '" + name + "' to");
+  write_strings(obj.get(), name, values, false, where(path_, object));
 }
 
 void Writer::set_attribute(const std::string& object, const std::string& name, double value) {

@@ -123,6 +123,17 @@ TEST(Report, AnOutlierSaysWhereItStartsAndTwoRanksAreNamedAsAPair) {
       << r.verdict;
 }
 
+TEST(Report, AOneStepBlipIsNotAFindingButAFiveStepDivergenceIs) {
+  auto log = synthetic(4, 600);
+  for (int64_t k = 0; k < 4; ++k) cell(log, log.loss, 300, k) += (k % 2 == 0 ? 0.3 : -0.3);  // one step
+  EXPECT_TRUE(analyze(log).windows.empty()) << format_text(analyze(log));
+  for (int64_t t = 450; t < 455; ++t)
+    for (int64_t k = 0; k < 4; ++k) cell(log, log.loss, t, k) += (k % 2 == 0 ? 0.3 : -0.3);  // five steps
+  const auto r = analyze(log);
+  ASSERT_EQ(r.windows.size(), 1u) << format_text(r);
+  EXPECT_EQ(r.windows[0].first_step, 450);
+}
+
 TEST(Report, NanOrInfIsAFindingWithItsFirstStep) {
   auto log = synthetic(4, 300);
   for (int64_t t = 200; t < 205; ++t) cell(log, log.loss, t, 1) = std::nan("");

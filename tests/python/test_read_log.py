@@ -28,3 +28,27 @@ def test_a_run_log_as_arrays_frames_and_config(lrkit_binary, tmp_path):
     (tmp_path / "junk.h5").write_text("not hdf5")
     with pytest.raises(ValueError, match="not a readable HDF5"):
         lrkit.read_log(tmp_path / "junk.h5")
+
+
+def test_strings_in_run_logs_and_sweep_summaries_read_as_str(lrkit_binary, tmp_path):
+    import h5py
+    import pandas as pd
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("In the beginning was the word, and the word was with God. " * 400)
+    train = tmp_path / "train.cfg"
+    train.write_text(f"[model]\nlayers = 1\nheads = 2\nwidth = 16\ncontext = 16\n[data]\npath = {corpus}\n"
+                     "[train]\nbatch = 4\nthreads = 1\n[eval]\nevery = 0\nbatches = 1\n")
+    sweep = tmp_path / "sweep.cfg"
+    sweep.write_text(f"[sweep]\ntrain_config = {train}\nout = {tmp_path / 'sweep'}\nbudgets = 4, 6\npeaks = 0.01\n"
+                     "[schedules]\ncos = cosine()\nlin = linear()\n")
+    subprocess.run([lrkit_binary, "sweep", "--config", str(sweep)], check=True, capture_output=True)
+    with h5py.File(tmp_path / "sweep" / "summary.h5", "r") as f:
+        names = list(f["/schedules"].attrs["names"])
+        assert names == ["cos", "lin"] and all(type(n) is str for n in names)
+        frame = pd.DataFrame({"run": f["/results"].attrs["runs"], "loss": f["/results/loss"][()]})
+        assert frame["run"].tolist()[0] == "cos_B4_p0.01_s1234"
+        assert type(f.attrs["metric"]) is str
+    with h5py.File(tmp_path / "sweep" / "runs" / "cos_B4_p0.01_s1234" / "log.h5", "r", swmr=True) as f:
+        assert f.attrs["schedule_spec"] == "cosine(peak=0.01)"
+        assert type(f["/config"].attrs["train.steps"]) is str

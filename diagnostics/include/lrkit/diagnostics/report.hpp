@@ -14,12 +14,18 @@
 
 namespace lrkit::diagnostics {
 
+// Defaults calibrated on healthy runs (bench/diagnose_false_alarms.sh: the
+// quickstart with 2 and 4 workers and the ladder setting, 4 seeds each, none
+// perturbed): no jump or drop of 3+ steps reached z 6 (one reached 5), no loss
+// spike z 3, gradient-norm spikes reached z 13 (gradient norms are
+// heavy-tailed), outlier z 3.0. Planted anomalies score z 12-40.
 struct ReportOptions {
-  int64_t window = 50;        // trailing window of the robust z-scores (steps)
-  double jump_z = 5.0;        // a dispersion jump / consistency drop: robust z beyond this
-  double spike_z = 6.0;       // a loss or gradient-norm spike: robust z above this
-  double outlier_z = 4.0;     // a persistent outlier: binomial z of "most extreme rank" counts above this
+  int64_t window = 50;         // trailing window of the robust z-scores (steps)
+  double jump_z = 6.0;         // a dispersion jump / consistency drop: robust z beyond this
+  double spike_z = 6.0;        // a loss spike: robust z above this
+  double outlier_z = 5.0;      // a persistent outlier: binomial z of "most extreme rank" counts above this
   std::optional<int64_t> skip;  // steps ignored at the start (warmup transients); default: the first 10 %
+  double grad_spike_z = 20.0;   // a gradient-norm spike: robust z above this
 };
 
 // A per-step series the report looks at, summarized.
@@ -33,7 +39,12 @@ struct FlaggedWindow {
   std::string metric;  // e.g. loss_std (a jump) or consistency (a drop)
   double first_step = 0, last_step = 0, peak_step = 0;
   double peak_z = 0;
+  int64_t flagged_steps = 0;  // steps past the threshold (a finding needs kMinFlaggedSteps)
 };
+
+// A jump or drop is a finding when this many steps of its window pass the
+// threshold: silent inconsistency is a divergence that lasts.
+constexpr int64_t kMinFlaggedSteps = 3;
 
 struct OutlierRank {
   int64_t rank = 0;

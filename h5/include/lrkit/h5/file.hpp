@@ -48,7 +48,9 @@ class Writer {
   void write_series(const std::string& dataset, const std::vector<double>& values);
   void write_series(const std::string& dataset, const std::vector<int64_t>& values);
   // `object` is "/" or an existing group/dataset path.
+  // Strings are variable-length UTF-8 (h5py reads them as str); a vector is a 1-D array of them.
   void set_attribute(const std::string& object, const std::string& name, const std::string& value);
+  void set_attribute(const std::string& object, const std::string& name, const std::vector<std::string>& values);
   void set_attribute(const std::string& object, const std::string& name, double value);
   void set_attribute(const std::string& object, const std::string& name, int64_t value);
   void flush();
