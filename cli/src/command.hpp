@@ -47,5 +47,6 @@ int run_train_command(const std::vector<std::string>& args);
 int run_diagnose_command(const std::vector<std::string>& args);
 int run_refine_command(const std::vector<std::string>& args);
 int run_sweep_command(const std::vector<std::string>& args);
+int run_log_command(const std::vector<std::string>& args);
 
 }  // namespace lrkit::cli

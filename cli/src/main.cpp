@@ -18,6 +18,7 @@ constexpr const char* kUsage =
     "  diagnose LOG    worker dispersion report for a run log or a per-rank CSV/JSON-lines log\n"
     "  refine RUN.h5   a refined schedule from a finished run's gradient norms\n"
     "  sweep           train schedules x budgets x peaks x seeds and compare them\n"
+    "  log check|repair LOG  validate a run log / clear a killed writer's mark\n"
     "\n"
     "Run 'lrkit <command> --help' for a command's options.\n";
 
@@ -32,6 +33,7 @@ const Command kCommands[] = {
     {"diagnose", lrkit::cli::run_diagnose_command},
     {"refine", lrkit::cli::run_refine_command},
     {"sweep", lrkit::cli::run_sweep_command},
+    {"log", lrkit::cli::run_log_command},
 };
 
 }  // namespace

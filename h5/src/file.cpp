@@ -53,6 +53,54 @@ bool has_dataset(const std::string& path, const std::string& dataset) {
   return H5Lexists(file.get(), dataset.c_str(), H5P_DEFAULT) > 0;
 }
 
+bool has_writer_mark(const std::string& path) {
+  QuietErrors quiet;
+  if (!is_hdf5_file(path)) throw Error("'" + path + "' is not an HDF5 file (or is truncated)");
+  const hid_t plain = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (plain >= 0) {
+    H5Fclose(plain);
+    return false;
+  }
+  Handle swmr = file_handle(H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, H5P_DEFAULT),
+                            "cannot open HDF5 file '" + path + "' even for SWMR reading");
+  return true;
+}
+
+void clear_writer_mark(const std::string& path) {
+  QuietErrors quiet;
+  Handle fapl = plist_handle(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate failed");
+  H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_LATEST, H5F_LIBVER_LATEST);
+  hbool_t clear = true;
+  if (H5Pexist(fapl.get(), "clear_status_flags") <= 0 || H5Pset(fapl.get(), "clear_status_flags", &clear) < 0)
+    throw Error("this HDF5 library cannot clear a writer's mark (use h5clear -s '" + path + "')");
+  Handle file = file_handle(H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl.get()), "cannot open '" + path + "' to clear its writer's mark");
+}
+
+std::vector<DatasetShape> list_datasets(const std::string& path) {
+  QuietErrors quiet;
+  Handle file = file_handle(H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, H5P_DEFAULT),
+                            "cannot open HDF5 file '" + path + "'");
+  struct Visit {
+    hid_t file;
+    std::vector<DatasetShape> out;
+  } visit{file.get(), {}};
+  const auto callback = [](hid_t, const char* name, const H5O_info_t* info, void* data) -> herr_t {
+    auto* v = static_cast<Visit*>(data);
+    if (info->type != H5O_TYPE_DATASET) return 0;
+    const std::string object = std::string("/") + name;
+    Handle dataset = dataset_handle(H5Dopen2(v->file, object.c_str(), H5P_DEFAULT), "cannot open " + object);
+    Handle space = dataspace_handle(H5Dget_space(dataset.get()), "H5Dget_space failed");
+    const int rank = H5Sget_simple_extent_ndims(space.get());
+    std::vector<hsize_t> dims(static_cast<size_t>(std::max(rank, 0)));
+    H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
+    v->out.push_back({object, std::vector<int64_t>(dims.begin(), dims.end())});
+    return 0;
+  };
+  if (H5Ovisit(file.get(), H5_INDEX_NAME, H5_ITER_INC, callback, &visit) < 0)
+    throw Error("cannot list the datasets of '" + path + "' (damaged file?)");
+  return visit.out;
+}
+
 namespace {
 
 // Reads a numeric dataset of rank `rank` as doubles; `dims` receives its shape.

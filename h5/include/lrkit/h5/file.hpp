@@ -27,6 +27,20 @@ bool has_dataset(const std::string& path, const std::string& dataset);
 // dataset is not 1-D or not numeric.
 std::vector<double> read_series(const std::string& path, const std::string& dataset);
 
+// A writer killed in SWMR mode leaves the superblock marked "open for
+// writing": SWMR readers (h5py with swmr=True, lrkit) still open the file,
+// other HDF5 tools refuse it until the mark is cleared (as `h5clear -s` does).
+bool has_writer_mark(const std::string& path);
+// Clears the mark. Only for a file no process writes (the caller checks).
+void clear_writer_mark(const std::string& path);
+
+// Every dataset in the file with its shape, in visiting order.
+struct DatasetShape {
+  std::string path;
+  std::vector<int64_t> dims;
+};
+std::vector<DatasetShape> list_datasets(const std::string& path);
+
 // Every string attribute of `object` ("/" or a group/dataset path), by name.
 // Throws Error naming the file and object when either is missing.
 std::map<std::string, std::string> read_string_attributes(const std::string& path, const std::string& object);
