@@ -6,6 +6,7 @@
 #include "command.hpp"
 #include "local_launcher.hpp"
 #include "run_directory.hpp"
+#include "lrkit/distributed/collective.hpp"
 #include "lrkit/h5/handle.hpp"
 #include "lrkit/schedules/spec_error.hpp"
 #include "lrkit/train/byte_corpus.hpp"
@@ -24,8 +25,8 @@ int run_train_command(const std::vector<std::string>& args) {
       std::cout << help;
       return kExitOk;
     }
-    const char* rank = std::getenv("RANK");
-    lead = rank == nullptr || std::string(rank) == "0";
+    const auto env = distributed::distributed_env_from_environment();  // torchrun's or SLURM's variables
+    lead = env.rank == 0;
     // Our launcher's workers inherit its lock and its checks; any other process
     // checks, and rank 0 owns the run directory.
     std::optional<RunDirectoryLock> lock;
@@ -37,7 +38,7 @@ int run_train_command(const std::vector<std::string>& args) {
       }
       if (lead) lock.emplace(own_run_directory(config, std::cout));
     }
-    if (config.nproc > 1 && rank == nullptr) return launch_local_workers(args, static_cast<int>(config.nproc));
+    if (config.nproc > 1 && env.launcher.empty()) return launch_local_workers(args, static_cast<int>(config.nproc));
     summary = train::run_training(config, std::cout);
   } catch (const schedules::SpecError& e) {
     throw UsageError(std::string("schedule.spec: ") + e.what());

@@ -118,12 +118,46 @@ class C10dCollective final : public Collective {
 
 }  // namespace
 
+namespace {
+
+bool has_env(const char* name) {
+  const char* text = std::getenv(name);
+  return text != nullptr && *text != '\0';
+}
+
+// SLURM_TASKS_PER_NODE reads like "4(x2),3": this node's count is not knowable
+// from it alone, so only a uniform first entry is taken.
+int slurm_tasks_per_node(int world_size) {
+  if (has_env("SLURM_NTASKS_PER_NODE")) return int_from_env("SLURM_NTASKS_PER_NODE", world_size, 1);
+  if (!has_env("SLURM_TASKS_PER_NODE")) return world_size;
+  const std::string text = std::getenv("SLURM_TASKS_PER_NODE");
+  char* end = nullptr;
+  const long value = std::strtol(text.c_str(), &end, 10);
+  if (end == text.c_str() || value < 1) throw std::invalid_argument("environment variable SLURM_TASKS_PER_NODE='" + text + "' is malformed");
+  return static_cast<int>(value);
+}
+
+}  // namespace
+
 DistributedEnv distributed_env_from_environment() {
   DistributedEnv env;
-  env.world_size = int_from_env("WORLD_SIZE", 1, 1);
-  env.rank = int_from_env("RANK", 0, 0);
-  env.local_rank = int_from_env("LOCAL_RANK", env.rank, 0);
-  env.local_world_size = int_from_env("LOCAL_WORLD_SIZE", env.world_size, 1);
+  if (!has_env("RANK") && has_env("SLURM_PROCID")) {  // srun: one task per worker
+    env.launcher = "slurm";
+    env.world_size = int_from_env("SLURM_NTASKS", 1, 1);
+    env.rank = int_from_env("SLURM_PROCID", 0, 0);
+    env.local_rank = int_from_env("SLURM_LOCALID", 0, 0);
+    env.local_world_size = slurm_tasks_per_node(env.world_size);
+    if (env.world_size > 1 && !has_env("MASTER_ADDR"))
+      throw std::invalid_argument("SLURM_NTASKS=" + std::to_string(env.world_size) +
+                                  " but MASTER_ADDR is unset: export MASTER_ADDR=$(scontrol show hostnames "
+                                  "\"$SLURM_JOB_NODELIST\" | head -n1) in the batch script");
+  } else {
+    env.launcher = has_env("RANK") ? "torchrun" : "";
+    env.world_size = int_from_env("WORLD_SIZE", 1, 1);
+    env.rank = int_from_env("RANK", 0, 0);
+    env.local_rank = int_from_env("LOCAL_RANK", env.rank, 0);
+    env.local_world_size = int_from_env("LOCAL_WORLD_SIZE", env.world_size, 1);
+  }
   env.master_port = int_from_env("MASTER_PORT", 29500, 1);
   if (const char* addr = std::getenv("MASTER_ADDR"); addr != nullptr && *addr != '\0') env.master_addr = addr;
   if (env.rank >= env.world_size)

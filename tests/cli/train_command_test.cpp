@@ -84,6 +84,50 @@ TEST(TrainCommand, RunsUnderTheRealTorchrunLauncher) {
 #endif
 }
 
+// Two commands at once (two agents, two SLURM tasks); fails when either does.
+lrkit::testing::CommandResult run_both(const std::string& a, const std::string& b) {
+  return run_command("sh -c '(" + a + ") > both_a.txt 2>&1 & a=$!; (" + b + ") > both_b.txt 2>&1 & b=$!; "
+                     "wait $a; ra=$?; wait $b; rb=$?; cat both_a.txt both_b.txt; [ $ra = 0 ] && [ $rb = 0 ]'");
+}
+
+TEST(TrainCommand, TwoTorchrunAgentsWithNnodes2RunOneJobEqualToNproc4) {
+#ifndef LRKIT_TORCH_PYTHON
+  GTEST_SKIP() << "no Python that imports torch was found at configure time (Debian: python3-torch)";
+#else
+  const auto local = out_dir("agents_nproc4"), agents = out_dir("agents_two");
+  ASSERT_EQ(run_lrkit("train --config " + tiny_config() + " --nproc 4 --out " + local).code, 0);
+  // Two agents (two "nodes" on loopback) meet at a c10d rendezvous and start 2 workers each.
+  const std::string agent = std::string(LRKIT_TORCH_PYTHON) +
+                            " -m torch.distributed.run --redirects 1 --tee 1 --nnodes 2 --nproc_per_node 2"
+                            " --rdzv_backend c10d --rdzv_id lrkit_test --rdzv_endpoint 127.0.0.1:" +
+                            std::to_string(29900 + getpid() % 90) + " --no_python " + LRKIT_BINARY +
+                            " train --config " + tiny_config() + " --out " + agents;
+  const auto r = run_both("cd " + lrkit::testing::scratch_dir().string() + " && " + agent,
+                          "cd " + lrkit::testing::scratch_dir().string() + " && " + agent);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(lrkit::h5::read_string_attributes(agents + "/log.h5", "/").at("world_size"), "4");
+  expect_same_losses(local + "/log.h5", agents + "/log.h5");
+#endif
+}
+
+TEST(TrainCommand, SlurmVariablesStartTheWorkersWhenTorchrunsAreAbsent) {
+  const auto local = out_dir("slurm_nproc2"), slurm = out_dir("slurm_tasks");
+  ASSERT_EQ(run_lrkit("train --config " + tiny_config() + " --nproc 2 --out " + local).code, 0);
+  const std::string port = std::to_string(29990 + getpid() % 9);
+  const auto task = [&](int id) {
+    return "env -u RANK -u WORLD_SIZE SLURM_PROCID=" + std::to_string(id) + " SLURM_LOCALID=" + std::to_string(id) +
+           " SLURM_NTASKS=2 SLURM_TASKS_PER_NODE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + port + " " + LRKIT_BINARY +
+           " train --config " + tiny_config() + " --out " + slurm;
+  };
+  const auto r = run_both(task(0), task(1));
+  ASSERT_EQ(r.code, 0) << r.out;
+  expect_same_losses(local + "/log.h5", slurm + "/log.h5");
+  const auto missing = run_command("env -u RANK SLURM_PROCID=0 SLURM_NTASKS=2 " + std::string(LRKIT_BINARY) +
+                                   " train --config " + tiny_config() + " --out " + out_dir("slurm_no_master"));
+  EXPECT_EQ(missing.code, 2) << missing.out;
+  EXPECT_NE(missing.out.find("SLURM_NTASKS=2 but MASTER_ADDR is unset"), std::string::npos) << missing.out;
+}
+
 // Starts `lrkit train --nproc 2` on a long run in the background, waits until
 // both workers are training, does `to_rank_1` to worker 1 and returns how
 // long the launcher took to exit, its status and its output.

@@ -21,10 +21,15 @@ struct DistributedEnv {
   int local_world_size = 1;
   std::string master_addr = "127.0.0.1";
   int master_port = 29500;
+  std::string launcher;  // "torchrun" (RANK set), "slurm" (SLURM_PROCID set, RANK not) or "" (one process)
 };
 
-// Reads the torchrun variables (absent: a single process). Throws
-// std::invalid_argument naming the variable and its value when one is malformed.
+// Reads torchrun's variables (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,
+// MASTER_ADDR, MASTER_PORT), else SLURM's (SLURM_PROCID, SLURM_NTASKS,
+// SLURM_LOCALID, SLURM_NTASKS_PER_NODE or SLURM_TASKS_PER_NODE; MASTER_ADDR
+// is then required when SLURM_NTASKS > 1, MASTER_PORT defaults to 29500);
+// none: a single process. Throws std::invalid_argument naming the variable
+// and its value when one is malformed or missing.
 DistributedEnv distributed_env_from_environment();
 
 class Collective {
