@@ -307,7 +307,8 @@ std::string format_text(const Report& r) {
   for (const auto& m : r.dispersion)
     out << "  " << m.name << (m.name == "consistency" ? " (" + r.consistency_metric + ")" : "") << ": " << number(m.mean)
         << " / " << number(m.early) << " -> " << number(m.late) << " / " << number(100 * m.roughness, "%.1f") << " %\n";
-  out << "\nthresholds: robust z over the trailing " << r.window << " steps (median, 1.4826 MAD); jump or drop |z| > "
+  out << "\nthresholds: " << (r.window > 0 ? "robust z over the trailing " + std::to_string(r.window) + " steps" : std::string("(no trailing statistics)"))
+      << " (median, 1.4826 MAD); jump or drop |z| > "
       << r.options.jump_z << ", loss spike z > " << r.options.spike_z << ", gradient-norm spike z > " << r.options.grad_spike_z
       << ", outlier rank binomial z > " << r.options.outlier_z << "\n";
   out << "flagged windows: " << (r.windows.empty() ? "none" : "") << "\n";

@@ -34,6 +34,21 @@ void write_strings(hid_t object, const std::string& name, const std::vector<std:
 
 }  // namespace
 
+namespace {
+
+// A SWMR reader retries a metadata read whose checksum fails (a writer may be
+// mid-flush) 100 times by default, backing off each time: on a damaged file
+// that is minutes of waiting. A few attempts still ride out a live writer.
+constexpr unsigned kMetadataReadAttempts = 5;
+
+hid_t open_swmr_reader(const std::string& path) {
+  Handle fapl = plist_handle(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate failed");
+  H5Pset_metadata_read_attempts(fapl.get(), kMetadataReadAttempts);
+  return H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, fapl.get());
+}
+
+}  // namespace
+
 void write_string_attribute(hid_t object, const std::string& name, const std::string& value, const std::string& where) {
   write_strings(object, name, {value}, true, where);
 }
@@ -48,7 +63,7 @@ bool is_hdf5_file(const std::string& path) {
 bool has_dataset(const std::string& path, const std::string& dataset) {
   QuietErrors quiet;
   if (!is_hdf5_file(path)) return false;
-  Handle file = file_handle(H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, H5P_DEFAULT),
+  Handle file = file_handle(open_swmr_reader(path),
                             "cannot open HDF5 file '" + path + "'");
   return H5Lexists(file.get(), dataset.c_str(), H5P_DEFAULT) > 0;
 }
@@ -61,7 +76,7 @@ bool has_writer_mark(const std::string& path) {
     H5Fclose(plain);
     return false;
   }
-  Handle swmr = file_handle(H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, H5P_DEFAULT),
+  Handle swmr = file_handle(open_swmr_reader(path),
                             "cannot open HDF5 file '" + path + "' even for SWMR reading");
   return true;
 }
@@ -78,7 +93,7 @@ void clear_writer_mark(const std::string& path) {
 
 std::vector<DatasetShape> list_datasets(const std::string& path) {
   QuietErrors quiet;
-  Handle file = file_handle(H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, H5P_DEFAULT),
+  Handle file = file_handle(open_swmr_reader(path),
                             "cannot open HDF5 file '" + path + "'");
   struct Visit {
     hid_t file;
@@ -108,7 +123,7 @@ std::vector<double> read_numeric(const std::string& path, const std::string& dat
   QuietErrors quiet;
   if (!std::ifstream(path)) throw Error("cannot open HDF5 file '" + path + "': no such file");
   if (H5Fis_hdf5(path.c_str()) <= 0) throw Error("'" + path + "' is not an HDF5 file (or is truncated)");
-  Handle file = file_handle(H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, H5P_DEFAULT),
+  Handle file = file_handle(open_swmr_reader(path),
                             "cannot open HDF5 file '" + path + "'");
   if (H5Lexists(file.get(), dataset.c_str(), H5P_DEFAULT) <= 0)
     throw Error("HDF5 file '" + path + "' has no dataset '" + dataset + "'");
@@ -140,7 +155,7 @@ std::map<std::string, std::string> read_string_attributes(const std::string& pat
   QuietErrors quiet;
   if (!std::ifstream(path)) throw Error("cannot open HDF5 file '" + path + "': no such file");
   if (H5Fis_hdf5(path.c_str()) <= 0) throw Error("'" + path + "' is not an HDF5 file (or is truncated)");
-  Handle file = file_handle(H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, H5P_DEFAULT),
+  Handle file = file_handle(open_swmr_reader(path),
                             "cannot open HDF5 file '" + path + "'");
   if (object != "/" && H5Lexists(file.get(), object.c_str(), H5P_DEFAULT) <= 0)
     throw Error("HDF5 file '" + path + "' has no object '" + object + "'");

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Fuzzes the `lrkit` command line: random token soup and mutations of valid
+# schedule specs through `lrkit schedule`, and byte-mutated or truncated run
+# logs, checkpoints, configs and tables through the commands that read them.
+# Every run must end with exit 0, 1 or 2 within its time limit: a signal
+# (exit >= 128) or a hang (timeout) fails, and the input is printed.
+# Reproducible: the mutations come from bash's RANDOM seeded with SEED.
+#
+# usage: cli_fuzz.sh LRKIT SCRATCH [SPECS] [FILES] [SEED]
+# (the suite runs a few hundred inputs; the closing-note run used 3000 specs and 100 files of each kind)
+set -uo pipefail
+lrkit=$1
+scratch=$2
+specs=${3:-400}
+files=${4:-10}
+RANDOM=${5:-7}
+limit=20  # seconds per command
+rm -rf "$scratch" && mkdir -p "$scratch"
+failures=0 runs=0
+declare -A exits=()
+
+attempt() {  # attempt WHAT COMMAND...: runs it and judges its exit status
+  local what=$1
+  shift
+  timeout -s KILL "$limit" "$@" >/dev/null 2>"$scratch/stderr"
+  local status=$?
+  runs=$((runs + 1))
+  exits[$status]=$((${exits[$status]:-0} + 1))
+  if ((status != 0 && status != 1 && status != 2)); then
+    failures=$((failures + 1))
+    echo "FAIL (exit $status$( ((status == 137)) && echo ', killed after '$limit' s: a hang')): $what"
+    echo "  command: $*"
+    head -c 600 "$scratch/stderr" | sed 's/^/  stderr: /'
+  fi
+}
+
+fragments=(cosine wsd wsds uba join warmup floor scale onecycle restarts step multistep exponential invsqrt infinite
+           rewarm constant linear polynomial table refined "(" ")" "[" "]" "," "=" '"' "%" " " peak floor warmup
+           decay shape phi budgets total at gamma every milestones period mult 1-sqrt inverse exp 0 1 -1 1e-3 1e308
+           1e-320 50% 100% 250% 0.5 1e15 99999999999 nan inf true "\\" length min by norms file /dev/zero
+           "$scratch/table.csv" "$scratch/log.h5")
+valid=("wsd(peak=3e-4, warmup=2%, decay=20%, shape=1-sqrt, floor=0)"
+       "join(linear(0, 1e-3, 200), cosine(1e-3, 1e-5), at=[200])"
+       "wsds(peak=1e-3, budgets=[100, 200, 400], decay=10%)"
+       "uba(peak=1e-3, phi=1.5, warmup=20)"
+       "onecycle(peak=0.1, three_phase=true)"
+       "scale(floor(restarts(1, period=7, mult=2), min=0.1), by=2)"
+       "table(file=$scratch/table.csv)"
+       "refined(norms=$scratch/log.h5, peak=1e-3)")
+chars='()[],=%"0123456789.-e abcdefghijklmnopqrstuvwxyz_/'
+
+mutate_text() {  # mutate_text TEXT: 1-4 random character edits
+  local s=$1 n=$((1 + RANDOM % 4)) i pos c
+  for ((i = 0; i < n; i++)); do
+    pos=$((RANDOM % (${#s} + 1)))
+    c=${chars:$((RANDOM % ${#chars})):1}
+    case $((RANDOM % 3)) in
+      0) s="${s:0:pos}$c${s:pos}" ;;
+      1) s="${s:0:pos}${s:pos+1}" ;;
+      2) s="${s:0:pos}$c${s:pos+1}" ;;
+    esac
+  done
+  printf '%s' "$s"
+}
+
+mutate_file() {  # mutate_file SOURCE DEST: overwrite 1-8 random bytes, or truncate
+  local size n i
+  cp "$1" "$2"
+  size=$(stat -c %s "$2")
+  if ((RANDOM % 4 == 0)); then
+    truncate -s $(((RANDOM * 32768 + RANDOM) % (size + 1))) "$2"
+    return
+  fi
+  n=$((1 + RANDOM % 8))
+  for ((i = 0; i < n; i++)); do
+    printf "\\x$(printf %02x $((RANDOM % 256)))" |
+      dd of="$2" bs=1 seek=$(((RANDOM * 32768 + RANDOM) % size)) conv=notrunc status=none
+  done
+}
+
+# Seeds: a table, a tiny run (log, checkpoint, config).
+printf 'step,lr\n0,0\n10,1e-3\n100,1e-4\n' >"$scratch/table.csv"
+for i in $(seq 1 300); do echo "And God said, Let there be light: and there was light. $i"; done >"$scratch/corpus.txt"
+printf '[model]\nlayers = 1\nheads = 2\nwidth = 16\ncontext = 16\n[data]\npath = %s\n[train]\nsteps = 4\nbatch = 4\nlog_every = 4\nthreads = 1\n[eval]\nevery = 0\nbatches = 1\n[checkpoint]\nevery = 4\n[schedule]\nspec = cosine(peak=1e-3)\n' \
+  "$scratch/corpus.txt" >"$scratch/tiny.cfg"
+"$lrkit" train --config "$scratch/tiny.cfg" --out "$scratch/seed_run" >/dev/null || { echo "FAIL: the seed run did not train"; exit 1; }
+cp "$scratch/seed_run/log.h5" "$scratch/log.h5"
+checkpoint="$scratch/seed_run/checkpoints/step_0000000004.pt"
+
+for ((k = 0; k < specs; k++)); do
+  if ((k % 2 == 0)); then
+    spec=""
+    for ((j = 0; j < 1 + RANDOM % 12; j++)); do spec+=${fragments[$((RANDOM % ${#fragments[@]}))]}; done
+  else
+    spec=$(mutate_text "${valid[$((RANDOM % ${#valid[@]}))]}")
+  fi
+  steps=(--steps $((1 + RANDOM % 2000)))
+  ((RANDOM % 3 == 0)) && steps=()
+  attempt "spec #$k" "$lrkit" schedule "$spec" "${steps[@]}" --every 97
+done
+
+for ((k = 0; k < files; k++)); do
+  mutate_file "$scratch/log.h5" "$scratch/m_log.h5"
+  attempt "mutated log #$k (diagnose)" "$lrkit" diagnose "$scratch/m_log.h5"
+  attempt "mutated log #$k (log check)" "$lrkit" log check "$scratch/m_log.h5"
+  attempt "mutated log #$k (refine)" "$lrkit" refine "$scratch/m_log.h5" --peak 1e-3 --out "$scratch/m_refined.csv"
+  attempt "mutated log #$k (table)" "$lrkit" schedule "table(file=$scratch/m_log.h5, values=/train/lr)" --steps 10
+  mutate_file "$checkpoint" "$scratch/m_ckpt.pt"
+  attempt "mutated checkpoint #$k" "$lrkit" train --config "$scratch/tiny.cfg" --train.steps=1 --init-from "$scratch/m_ckpt.pt" \
+    --overwrite --out "$scratch/m_init"
+  mutate_file "$scratch/tiny.cfg" "$scratch/m_tiny.cfg"
+  attempt "mutated config #$k" "$lrkit" train --config "$scratch/m_tiny.cfg" --train.steps=2 --overwrite --out "$scratch/m_config"
+  mutate_file "$scratch/table.csv" "$scratch/m_table.csv"
+  attempt "mutated table #$k" "$lrkit" schedule "table(file=$scratch/m_table.csv)" --steps 50
+done
+
+summary=""
+for status in "${!exits[@]}"; do summary+=" exit $status: ${exits[$status]};"; done
+echo "$runs commands ($specs specs, $files mutated files of each kind):$summary $failures failure(s)"
+((failures == 0))
