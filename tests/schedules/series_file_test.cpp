@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "lrkit/h5/file.hpp"
+#include "lrkit/h5/series_log.hpp"
 #include "lrkit/schedules/factory.hpp"
 #include "test_files.hpp"
 
@@ -97,6 +98,18 @@ TEST(RefinedSchedule, ReadsNormsFromARunLogOrCsv) {
     FAIL();
   } catch (const SpecError& e) {
     EXPECT_NE(e.rule().find("grad_norm_l1"), std::string::npos) << e.what();
+  }
+  // A dataset of the wrong shape ([steps, ranks] instead of one value per step) builds nothing.
+  const auto matrix = (lrkit::testing::scratch_dir() / "norms_matrix.h5").string();
+  {
+    h5::SeriesLog log(matrix, {{"/train/grad_norm", 3, true}});
+    for (int i = 0; i < 10; ++i) log.append("/train/grad_norm", {1.0, 2.0, 3.0});
+  }
+  try {
+    parse_schedule("refined(norms=" + matrix + ", peak=1e-3)", 10);
+    FAIL();
+  } catch (const SpecError& e) {
+    EXPECT_NE(std::string(e.what()).find("is not 1-dimensional"), std::string::npos) << e.what();
   }
   EXPECT_THROW(parse_schedule("refined(norms=/nonexistent.h5, peak=1)", 100), SpecError);
 }
