@@ -16,8 +16,8 @@ std::string where(const std::string& path, const std::string& object) {
 namespace {
 
 // Variable-length UTF-8: h5py reads these as str (fixed-length strings come back as bytes).
-void write_strings(hid_t object, const std::string& name, const std::vector<std::string>& values, bool scalar,
-                   const std::string& where) {
+void write_variable_strings(hid_t object, const std::string& name, const std::vector<std::string>& values, bool scalar,
+                            const std::string& where) {
   QuietErrors quiet;
   if (H5Aexists(object, name.c_str()) > 0) H5Adelete(object, name.c_str());
   Handle type = datatype_handle(H5Tcopy(H5T_C_S1), "H5Tcopy failed");
@@ -49,8 +49,19 @@ hid_t open_swmr_reader(const std::string& path) {
 
 }  // namespace
 
+// Fixed-length: the text lives in the object header, which carries a checksum, so a damaged
+// run log is an error when read; variable-length strings live in the global heap, which has
+// none, and HDF5 1.10 reads a damaged heap length unchecked (a crash, found by the CLI fuzz run).
 void write_string_attribute(hid_t object, const std::string& name, const std::string& value, const std::string& where) {
-  write_strings(object, name, {value}, true, where);
+  QuietErrors quiet;
+  if (H5Aexists(object, name.c_str()) > 0) H5Adelete(object, name.c_str());
+  Handle type = datatype_handle(H5Tcopy(H5T_C_S1), "H5Tcopy failed");
+  H5Tset_size(type.get(), value.empty() ? 1 : value.size());
+  H5Tset_cset(type.get(), H5T_CSET_UTF8);
+  Handle space = dataspace_handle(H5Screate(H5S_SCALAR), "H5Screate failed");
+  Handle attr = attribute_handle(H5Acreate2(object, name.c_str(), type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT),
+                                 "cannot create attribute '" + name + "' on " + where);
+  if (H5Awrite(attr.get(), type.get(), value.c_str()) < 0) throw Error("cannot write attribute '" + name + "' on " + where);
 }
 
 bool is_hdf5_file(const std::string& path) {
@@ -246,14 +257,14 @@ void Writer::set_attribute(const std::string& object, const std::string& name, c
   QuietErrors quiet;
   Handle obj = open_object(object);
   if (!obj) throw Error("no object " + where(path_, object) + " to attach attribute '" + name + "' to");
-  write_string_attribute(obj.get(), name, value, where(path_, object));
+  write_variable_strings(obj.get(), name, {value}, true, where(path_, object));
 }
 
 void Writer::set_attribute(const std::string& object, const std::string& name, const std::vector<std::string>& values) {
   QuietErrors quiet;
   Handle obj = open_object(object);
   if (!obj) throw Error("no object " + where(path_, object) + " to attach attribute '" + name + "' to");
-  write_strings(obj.get(), name, values, false, where(path_, object));
+  write_variable_strings(obj.get(), name, values, false, where(path_, object));
 }
 
 void Writer::set_attribute(const std::string& object, const std::string& name, double value) {

@@ -12,8 +12,9 @@
 
 namespace lrkit::h5 {
 
-// Writes (replaces) a UTF-8 string attribute on an open object; `where`
-// names the file and object in the error.
+// Writes (replaces) a fixed-length UTF-8 string attribute on an open object
+// (the run log's: kept in the checksummed object header, so damage is an
+// error when read, never a crash); `where` names the file and object in the error.
 void write_string_attribute(hid_t object, const std::string& name, const std::string& value, const std::string& where);
 
 // True when `path` exists and carries the HDF5 signature.
@@ -62,7 +63,8 @@ class Writer {
   void write_series(const std::string& dataset, const std::vector<double>& values);
   void write_series(const std::string& dataset, const std::vector<int64_t>& values);
   // `object` is "/" or an existing group/dataset path.
-  // Strings are variable-length UTF-8 (h5py reads them as str); a vector is a 1-D array of them.
+  // Strings are variable-length UTF-8 (h5py reads them as str: summaries and tables meant for
+  // pandas); a vector is a 1-D array of them.
   void set_attribute(const std::string& object, const std::string& name, const std::string& value);
   void set_attribute(const std::string& object, const std::string& name, const std::vector<std::string>& values);
   void set_attribute(const std::string& object, const std::string& name, double value);
