@@ -104,9 +104,8 @@ int run_schedule_command(const std::vector<std::string>& args) {
   }
   if (*steps > 100'000'000) throw UsageError("--steps above 1e8 would print too much; use --every or --at");
   const schedules::Summary summary = schedules::summarize(schedule, *steps);
-  if (summary.peak > schedules::kHighestUsualRate)
-    std::cerr << "lrkit schedule: warning: the schedule peaks at " << schedules::format_number(summary.peak) << " (step "
-              << summary.peak_step << "); learning rates above 10 rarely train\n";
+  if (const std::string warning = schedules::peak_warning(summary); !warning.empty())
+    std::cerr << "lrkit schedule: warning: " << warning << "\n";
 
   if (vm.count("at")) {
     const int64_t at = vm["at"].as<int64_t>();

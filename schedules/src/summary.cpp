@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "lrkit/schedules/spec.hpp"
+
 namespace lrkit::schedules {
 
 Summary summarize(const Schedule& schedule, int64_t steps) {
@@ -26,6 +28,12 @@ Summary summarize(const Schedule& schedule, int64_t steps) {
   for (int64_t c : schedule.checkpoints())
     if (c <= steps) s.checkpoints.push_back(c);
   return s;
+}
+
+std::string peak_warning(const Summary& summary) {
+  if (!(summary.peak > kHighestUsualRate)) return "";
+  return "the schedule peaks at " + format_number(summary.peak) + " (step " + std::to_string(summary.peak_step) +
+         "); learning rates above " + format_number(kHighestUsualRate) + " rarely train";
 }
 
 }  // namespace lrkit::schedules

@@ -50,14 +50,35 @@ struct Fd {
   }
 };
 
-void write_all(int fd, const char* data, size_t size) {
+// 0, or the errno of the first write that failed (a zero-byte write means no room).
+int write_all(int fd, const std::string& bytes) {
+  const char* data = bytes.data();
+  size_t size = bytes.size();
   while (size > 0) {
     const ssize_t n = ::write(fd, data, size);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw errno == 0 ? ENOSPC : errno;  // a zero-byte write means no room
+    if (n <= 0) return n == 0 ? ENOSPC : errno;
     data += n;
     size -= static_cast<size_t>(n);
   }
+  return 0;
+}
+
+// Writes header + payload to `path`, synced and closed; 0 or the errno of what failed.
+int write_synced(const fs::path& path, const std::string& header, const std::string& payload) {
+  Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (fd.fd < 0) return errno;
+  if (const int error = write_all(fd.fd, header)) return error;
+  if (const int error = write_all(fd.fd, payload)) return error;
+  if (::fsync(fd.fd) != 0) return errno;
+  if (::close(fd.release()) != 0) return errno;  // NFS and quotas report late
+  return 0;
+}
+
+std::string hex8(uint32_t value) {
+  char text[16];
+  std::snprintf(text, sizeof text, "%08x", value);
+  return text;
 }
 
 void sync_directory(const fs::path& dir) {
@@ -68,11 +89,7 @@ void sync_directory(const fs::path& dir) {
 
 }  // namespace
 
-std::string format_checksum(uint32_t crc32) {
-  char text[16];
-  std::snprintf(text, sizeof text, "%08x", crc32);
-  return std::string("crc32:") + text;
-}
+std::string format_checksum(uint32_t crc32) { return "crc32:" + hex8(crc32); }
 
 uint32_t write_checkpoint_file(const fs::path& dir, const std::string& name, const std::string& payload) {
   std::error_code ec;
@@ -81,18 +98,10 @@ uint32_t write_checkpoint_file(const fs::path& dir, const std::string& name, con
   const fs::path final_path = dir / name;
   const fs::path temporary = dir / ("." + name + ".tmp");
   const uint32_t crc = crc32_of(payload);
-  char checksum[16];
-  std::snprintf(checksum, sizeof checksum, "%08x", crc);
-  const std::string header = std::string(kMagic) + "crc32=" + checksum + " bytes=" + std::to_string(payload.size()) + "\n";
-  try {
-    Fd fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-    if (fd.fd < 0) throw errno;
-    write_all(fd.fd, header.data(), header.size());
-    write_all(fd.fd, payload.data(), payload.size());
-    if (::fsync(fd.fd) != 0) throw errno;
-    if (::close(fd.release()) != 0) throw errno;  // NFS and quotas report late
-    if (::rename(temporary.c_str(), final_path.c_str()) != 0) throw errno;
-  } catch (int error) {
+  const std::string header = std::string(kMagic) + "crc32=" + hex8(crc) + " bytes=" + std::to_string(payload.size()) + "\n";
+  int error = write_synced(temporary, header, payload);
+  if (error == 0 && ::rename(temporary.c_str(), final_path.c_str()) != 0) error = errno;
+  if (error != 0) {
     ::unlink(temporary.c_str());
     throw CheckpointError("cannot write checkpoint '" + final_path.string() + "': " + errno_text(error));
   }

@@ -81,10 +81,8 @@ TrainSummary Trainer::run() {
   *progress_ << "training on " << data_.describe() << " with " << world_ << " worker(s)";
   if (hdet_) *progress_ << ", HDET " << hdet_->replicas() << " replicas (" << c_.hdet.mode.text() << ")";
   *progress_ << ": steps " << start_step_ << ".." << c_.train.steps << ", schedule " << c_.schedule << std::endl;
-  const schedules::Summary planned = schedules::summarize(schedule_, c_.train.steps);
-  if (planned.peak > schedules::kHighestUsualRate)
-    *progress_ << "warning: the schedule peaks at " << planned.peak << " (step " << planned.peak_step
-               << "); learning rates above 10 rarely train" << std::endl;
+  if (const std::string warning = schedules::peak_warning(schedules::summarize(schedule_, c_.train.steps)); !warning.empty())
+    *progress_ << "warning: " << warning << std::endl;
   for (int64_t step = start_step_; step < c_.train.steps; ++step) this->step(step);
 
   summary_.steps = c_.train.steps;

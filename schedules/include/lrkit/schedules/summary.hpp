@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "lrkit/schedules/schedule.hpp"
@@ -26,5 +27,9 @@ Summary summarize(const Schedule& schedule, int64_t steps);
 // Above this peak lrkit warns (schedule, train): no optimizer it drives trains
 // there, so such a value is most likely a typo (1e3 for 1e-3); peaks of 1 or 2 draw unit-scale shapes.
 constexpr double kHighestUsualRate = 10.0;
+
+// "the schedule peaks at 1e+308 (step 0); learning rates above 10 rarely train"
+// when the summary's peak is above kHighestUsualRate, else empty.
+std::string peak_warning(const Summary& summary);
 
 }  // namespace lrkit::schedules
