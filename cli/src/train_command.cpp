@@ -12,6 +12,7 @@
 #include "lrkit/train/byte_corpus.hpp"
 #include "lrkit/train/checkpoint.hpp"
 #include "lrkit/train/trainer.hpp"
+#include "lrkit/train/worker_placement.hpp"
 
 namespace lrkit::cli {
 
@@ -27,6 +28,9 @@ int run_train_command(const std::vector<std::string>& args) {
     }
     const auto env = distributed::distributed_env_from_environment();  // torchrun's or SLURM's variables
     lead = env.rank == 0;
+    const bool launching = config.nproc > 1 && env.launcher.empty();
+    // Devices and backend first: a worker count NCCL cannot serve is refused before the run directory is touched.
+    train::place_worker(config, env.local_rank, launching ? static_cast<int>(config.nproc) : env.local_world_size);
     // Our launcher's workers inherit its lock and its checks; any other process
     // checks, and rank 0 owns the run directory.
     std::optional<RunDirectoryLock> lock;
@@ -38,7 +42,7 @@ int run_train_command(const std::vector<std::string>& args) {
       }
       if (lead) lock.emplace(own_run_directory(config, std::cout));
     }
-    if (config.nproc > 1 && env.launcher.empty()) return launch_local_workers(args, static_cast<int>(config.nproc));
+    if (launching) return launch_local_workers(args, static_cast<int>(config.nproc));
     summary = train::run_training(config, std::cout);
   } catch (const schedules::SpecError& e) {
     throw UsageError(std::string("schedule.spec: ") + e.what());

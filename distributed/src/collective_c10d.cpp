@@ -1,5 +1,6 @@
 // The one file that talks to c10d (its C++ API differs between LibTorch 1.x
 // and 2.x; guard such differences here with TORCH_VERSION_MAJOR).
+#include <torch/version.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
@@ -10,11 +11,22 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "device_check.hpp"
 #include "lrkit/distributed/collective.hpp"
 
 namespace lrkit::distributed {
 
 namespace {
+
+// LibTorch 2 split the process group into a dispatching ProcessGroup and the
+// per-backend c10d::Backend that ProcessGroupGloo and ProcessGroupNCCL derive
+// from; 1.x's backends derive from ProcessGroup itself. Both expose the same
+// allreduce, broadcast and allgather.
+#if TORCH_VERSION_MAJOR >= 2
+using BackendGroup = c10d::Backend;
+#else
+using BackendGroup = c10d::ProcessGroup;
+#endif
 
 int int_from_env(const char* name, int fallback, int min_value) {
   const char* text = std::getenv(name);
@@ -29,17 +41,29 @@ int int_from_env(const char* name, int fallback, int min_value) {
 
 class SingleProcess final : public Collective {
  public:
+  explicit SingleProcess(torch::Device device) : device_(device) {}
   int rank() const override { return 0; }
   int world_size() const override { return 1; }
+  torch::Device device() const override { return device_; }
   void all_reduce_sum(torch::Tensor&) override {}
   void broadcast(torch::Tensor&, int) override {}
   torch::Tensor all_gather(const torch::Tensor& local) override { return local.unsqueeze(0).clone(); }
+
+ private:
+  torch::Device device_;
 };
 
 class C10dCollective final : public Collective {
  public:
-  C10dCollective(const DistributedEnv& env, const torch::Device& device, std::chrono::milliseconds timeout)
-      : rank_(env.rank), world_size_(env.world_size), timeout_(timeout) {
+  C10dCollective(const DistributedEnv& env, Backend backend, const torch::Device& device, std::chrono::milliseconds timeout)
+      : rank_(env.rank), world_size_(env.world_size), device_(device), timeout_(timeout) {
+    if (backend == Backend::nccl && !device.is_cuda())
+      throw std::invalid_argument("the NCCL backend needs CUDA tensors (train.device=cuda); on the CPU use gloo");
+#ifndef LRKIT_WITH_CUDA
+    if (backend == Backend::nccl)
+      throw std::invalid_argument("this lrkit was built without CUDA, so without NCCL: rebuild against a CUDA LibTorch "
+                                  "(LRKIT_WITH_CUDA) or use dist.backend=gloo");
+#endif
     // Under torchrun the agent already hosts the store on MASTER_PORT: join it
     // as a client under the prefix PyTorch's env:// rendezvous uses.
     const char* agent_store = std::getenv("TORCHELASTIC_USE_AGENT_STORE");
@@ -58,15 +82,14 @@ class C10dCollective final : public Collective {
             "/worker/attempt_" + std::string(restarts != nullptr ? restarts : "0"), store);
       }
 #ifdef LRKIT_WITH_CUDA
-      if (device.is_cuda()) {
+      if (backend == Backend::nccl) {
         auto options = c10d::ProcessGroupNCCL::Options::create();
         options->timeout = timeout;
         group_ = c10::make_intrusive<c10d::ProcessGroupNCCL>(store, env.rank, env.world_size, options);
         return;
       }
-#else
-      if (device.is_cuda()) throw std::invalid_argument("this build has no NCCL: rebuild against a CUDA LibTorch");
 #endif
+      // Gloo reduces CUDA tensors too (staged through host memory), so several workers may share one GPU.
       auto options = c10d::ProcessGroupGloo::Options::create(timeout);
       options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
       group_ = c10::make_intrusive<c10d::ProcessGroupGloo>(store, env.rank, env.world_size, options);
@@ -79,13 +102,16 @@ class C10dCollective final : public Collective {
 
   int rank() const override { return rank_; }
   int world_size() const override { return world_size_; }
+  torch::Device device() const override { return device_; }
 
   void all_reduce_sum(torch::Tensor& tensor) override {
+    check_device(*this, tensor, "all-reduce");
     std::vector<torch::Tensor> tensors = {tensor};
     wait(group_->allreduce(tensors), "all-reduce");
   }
 
   void broadcast(torch::Tensor& tensor, int root) override {
+    check_device(*this, tensor, "broadcast");
     std::vector<torch::Tensor> tensors = {tensor};
     c10d::BroadcastOptions options;
     options.rootRank = root;
@@ -93,6 +119,7 @@ class C10dCollective final : public Collective {
   }
 
   torch::Tensor all_gather(const torch::Tensor& local) override {
+    check_device(*this, local, "all-gather");
     std::vector<torch::Tensor> input = {local.contiguous()};
     std::vector<std::vector<torch::Tensor>> output(1);
     for (int r = 0; r < world_size_; ++r) output[0].push_back(torch::empty_like(input[0]));
@@ -112,8 +139,9 @@ class C10dCollective final : public Collective {
   }
 
   int rank_, world_size_;
+  torch::Device device_;
   std::chrono::milliseconds timeout_;
-  c10::intrusive_ptr<c10d::ProcessGroup> group_;
+  c10::intrusive_ptr<BackendGroup> group_;
 };
 
 }  // namespace
@@ -167,11 +195,15 @@ DistributedEnv distributed_env_from_environment() {
   return env;
 }
 
-std::unique_ptr<Collective> make_single_process_collective() { return std::make_unique<SingleProcess>(); }
+const char* backend_name(Backend backend) { return backend == Backend::nccl ? "nccl" : "gloo"; }
 
-std::unique_ptr<Collective> make_c10d_collective(const DistributedEnv& env, const torch::Device& device,
+std::unique_ptr<Collective> make_single_process_collective(torch::Device device) {
+  return std::make_unique<SingleProcess>(device);
+}
+
+std::unique_ptr<Collective> make_c10d_collective(const DistributedEnv& env, Backend backend, const torch::Device& device,
                                                  std::chrono::milliseconds timeout) {
-  return std::make_unique<C10dCollective>(env, device, timeout);
+  return std::make_unique<C10dCollective>(env, backend, device, timeout);
 }
 
 }  // namespace lrkit::distributed

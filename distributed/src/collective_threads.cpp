@@ -4,6 +4,7 @@
 #include <condition_variable>
 #include <mutex>
 
+#include "device_check.hpp"
 #include "lrkit/distributed/collective.hpp"
 
 namespace lrkit::distributed {
@@ -52,12 +53,14 @@ class Rendezvous {
 
 class ThreadRank final : public Collective {
  public:
-  ThreadRank(std::shared_ptr<Rendezvous> rendezvous, int rank, int world)
-      : rendezvous_(std::move(rendezvous)), rank_(rank), world_(world) {}
+  ThreadRank(std::shared_ptr<Rendezvous> rendezvous, int rank, int world, torch::Device device)
+      : rendezvous_(std::move(rendezvous)), rank_(rank), world_(world), device_(device) {}
   int rank() const override { return rank_; }
   int world_size() const override { return world_; }
+  torch::Device device() const override { return device_; }
 
   void all_reduce_sum(torch::Tensor& tensor) override {
+    check_device(*this, tensor, "all-reduce");
     const auto sum = rendezvous_->exchange(rank_, tensor.clone(), [](const std::vector<torch::Tensor>& all) {
       auto total = all[0].clone();
       for (size_t i = 1; i < all.size(); ++i) total += all[i];  // rank order: deterministic
@@ -67,6 +70,7 @@ class ThreadRank final : public Collective {
   }
 
   void broadcast(torch::Tensor& tensor, int root) override {
+    check_device(*this, tensor, "broadcast");
     const auto value = rendezvous_->exchange(rank_, tensor.clone(), [root](const std::vector<torch::Tensor>& all) {
       return all[static_cast<size_t>(root)].clone();
     });
@@ -74,6 +78,7 @@ class ThreadRank final : public Collective {
   }
 
   torch::Tensor all_gather(const torch::Tensor& local) override {
+    check_device(*this, local, "all-gather");
     return rendezvous_->exchange(rank_, local.clone(), [](const std::vector<torch::Tensor>& all) {
       return torch::stack(all);
     }).clone();
@@ -82,15 +87,16 @@ class ThreadRank final : public Collective {
  private:
   std::shared_ptr<Rendezvous> rendezvous_;
   int rank_, world_;
+  torch::Device device_;
 };
 
 }  // namespace
 
-std::vector<std::unique_ptr<Collective>> make_thread_group(int ranks) {
+std::vector<std::unique_ptr<Collective>> make_thread_group(int ranks, torch::Device device) {
   if (ranks < 1) throw std::invalid_argument("a thread group needs at least one rank (got " + std::to_string(ranks) + ")");
   auto rendezvous = std::make_shared<Rendezvous>(ranks);
   std::vector<std::unique_ptr<Collective>> group;
-  for (int r = 0; r < ranks; ++r) group.push_back(std::make_unique<ThreadRank>(rendezvous, r, ranks));
+  for (int r = 0; r < ranks; ++r) group.push_back(std::make_unique<ThreadRank>(rendezvous, r, ranks, device));
   return group;
 }
 

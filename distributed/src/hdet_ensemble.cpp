@@ -30,8 +30,9 @@ void HdetEnsemble::agree_on_permutations() {
   if (collective_.world_size() == 1) return;
   std::vector<int64_t> all;
   for (const auto& s : states_) all.insert(all.end(), s.permutation.begin(), s.permutation.end());
-  auto tensor = torch::tensor(all, torch::kLong);
+  auto tensor = torch::tensor(all, torch::kLong).to(collective_.device());
   collective_.broadcast(tensor, 0);
+  tensor = tensor.to(torch::kCPU);
   const int64_t* p = tensor.data_ptr<int64_t>();
   for (auto& s : states_) {
     s.permutation.assign(p, p + replicas_);

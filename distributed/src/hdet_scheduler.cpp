@@ -18,7 +18,8 @@ HdetScheduler::HdetScheduler(const controllers::HdetConfig& config, schedules::S
 }
 
 void HdetScheduler::step(double local_loss) {
-  const auto losses = collective_.all_gather(torch::tensor({local_loss}, torch::kDouble)).reshape({-1}).contiguous();
+  const auto mine = torch::tensor({local_loss}, torch::kDouble).to(collective_.device());
+  const auto losses = collective_.all_gather(mine).reshape({-1}).to(torch::kCPU).contiguous();
   ensemble_.observe(std::vector<double>(losses.data_ptr<double>(), losses.data_ptr<double>() + losses.numel()));
   if (ensemble_.sync_due()) {
     // Converge: every replica's parameters become their mean. Optimizer state is not averaged.

@@ -1,5 +1,7 @@
 #include "lrkit/train/gpt.hpp"
 
+#include <torch/version.h>
+
 #include <cmath>
 #include <stdexcept>
 
@@ -7,7 +9,11 @@ namespace lrkit::train {
 
 namespace F = torch::nn::functional;
 
-CausalSelfAttentionImpl::CausalSelfAttentionImpl(const GptConfig& c) : heads_(c.heads) {
+bool fused_attention(const GptConfig& c) {
+  return c.attention == Attention::fused || (c.attention == Attention::auto_ && TORCH_VERSION_MAJOR >= 2);
+}
+
+CausalSelfAttentionImpl::CausalSelfAttentionImpl(const GptConfig& c) : heads_(c.heads), fused_(fused_attention(c)) {
   qkv_ = register_module("qkv", torch::nn::Linear(c.width, 3 * c.width));
   proj_ = register_module("proj", torch::nn::Linear(c.width, c.width));
   attn_dropout_ = register_module("attn_dropout", torch::nn::Dropout(c.dropout));
@@ -20,12 +26,26 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x) {
   auto parts = qkv_->forward(x).split(width, 2);
   auto shape = [&](const torch::Tensor& t) { return t.view({batch, time, heads_, head_width}).transpose(1, 2); };
   const auto q = shape(parts[0]), k = shape(parts[1]), v = shape(parts[2]);
-  auto scores = torch::matmul(q, k.transpose(-2, -1)) / std::sqrt(static_cast<double>(head_width));
+  const auto y = (fused_ ? fused(q, k, v) : explicit_scores(q, k, v)).transpose(1, 2).contiguous().view({batch, time, width});
+  return out_dropout_->forward(proj_->forward(y));
+}
+
+torch::Tensor CausalSelfAttentionImpl::explicit_scores(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v) {
+  const int64_t time = q.size(2);
+  auto scores = torch::matmul(q, k.transpose(-2, -1)) / std::sqrt(static_cast<double>(q.size(3)));
   scores = scores.masked_fill(mask_.index({torch::indexing::Slice(0, time), torch::indexing::Slice(0, time)}),
                               -std::numeric_limits<float>::infinity());
-  const auto attention = attn_dropout_->forward(torch::softmax(scores, -1));
-  const auto y = torch::matmul(attention, v).transpose(1, 2).contiguous().view({batch, time, width});
-  return out_dropout_->forward(proj_->forward(y));
+  return torch::matmul(attn_dropout_->forward(torch::softmax(scores, -1)), v);
+}
+
+torch::Tensor CausalSelfAttentionImpl::fused(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v) {
+  const double dropout = is_training() ? attn_dropout_->options.p() : 0.0;
+#if TORCH_VERSION_MAJOR >= 2
+  return at::scaled_dot_product_attention(q, k, v, /*attn_mask=*/{}, dropout, /*is_causal=*/true);
+#else
+  return std::get<0>(at::_scaled_dot_product_attention(q, k, v, /*attn_mask=*/{}, dropout, /*need_attn_weights=*/false,
+                                                       /*is_causal=*/true));
+#endif
 }
 
 BlockImpl::BlockImpl(const GptConfig& c) {

@@ -15,6 +15,7 @@ void GptConfig::validate() const {
           "model.width (" + std::to_string(width) + ") must be a positive multiple of model.heads (" +
               std::to_string(heads) + ")");
   require(dropout >= 0.0 && dropout < 1.0, "model.dropout must be in [0, 1) (got " + std::to_string(dropout) + ")");
+  require(attention.valid(), "model.attention must be auto, fused or explicit (got '" + attention.text() + "')");
 }
 
 }  // namespace lrkit::train

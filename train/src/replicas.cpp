@@ -1,6 +1,7 @@
 #include "replicas.hpp"
 
 #include "lrkit/distributed/hyperparameters.hpp"
+#include "lrkit/train/multi_tensor_adamw.hpp"
 
 namespace lrkit::train {
 
@@ -18,7 +19,7 @@ std::unique_ptr<torch::optim::Optimizer> grouped(Gpt& model, const Options& opti
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(Gpt& model, const OptimConfig& o) {
   if (o.name == OptimizerName::sgd)
     return grouped<torch::optim::SGD>(model, torch::optim::SGDOptions(0.0).momentum(o.momentum), o.weight_decay);
-  return grouped<torch::optim::AdamW>(
+  return grouped<MultiTensorAdamW>(
       model, torch::optim::AdamWOptions(0.0).betas({o.beta1, o.beta2}).eps(o.eps), o.weight_decay);
 }
 

@@ -26,6 +26,8 @@ void TrainConfig::validate() const {
   require(resume.empty() || init_from.empty(), "--resume and --init-from exclude each other");
   require(branch_from.empty() || init_from.empty(), "--branch-from and --init-from exclude each other");
   require(nproc >= 1 && nproc <= 64, "--nproc must be in [1, 64] (got " + std::to_string(nproc) + ")");
+  require(!(dist.backend == DistBackend::nccl && train.device == DeviceKind::cpu),
+          "dist.backend=nccl needs train.device=cuda (NCCL reduces GPU tensors only); on the CPU use gloo");
   checkpoint_steps();
   desynced_ranks(1);  // syntax only; ranks beyond the world are checked when it is known
   require(diagnostics.enabled || diagnostics.pairwise == Pairwise::off, "diagnostics.pairwise needs diagnostics.enabled = true");

@@ -7,6 +7,7 @@
 #include "lrkit/schedules/factory.hpp"
 #include "lrkit/schedules/summary.hpp"
 #include "lrkit/train/rank_streams.hpp"
+#include "cuda_device.hpp"
 #include "restore.hpp"
 
 namespace lrkit::train {
@@ -20,10 +21,9 @@ const TrainConfig& validated(const TrainConfig& c) {
   return c;
 }
 
-// Checks what needs the world, then gives this worker its share of the cores (or they thrash).
-torch::Device prepare_worker(const TrainConfig& c, const distributed::DistributedEnv& env) {
-  if (c.train.device == DeviceKind::cuda && !torch::cuda::is_available())
-    throw std::invalid_argument("train.device=cuda but no CUDA device is available to this LibTorch");
+// Checks what needs the world, places the worker, then gives it its share of the cores (or they thrash).
+WorkerPlacement prepare_worker(const TrainConfig& c, const distributed::DistributedEnv& env) {
+  const WorkerPlacement placement = place_worker(c, env.local_rank, env.local_world_size);
   const int64_t per_rank = c.replicas_per_rank();
   if (c.train.batch % (env.world_size * per_rank * c.train.accumulation) != 0)
     throw std::invalid_argument("train.batch (" + std::to_string(c.train.batch) + ") must be a multiple of workers (" +
@@ -32,14 +32,14 @@ torch::Device prepare_worker(const TrainConfig& c, const distributed::Distribute
   c.desynced_ranks(env.world_size * per_rank);  // names a rank beyond the world before anything starts
   const auto cores = static_cast<int64_t>(std::max(1u, std::thread::hardware_concurrency()));
   torch::set_num_threads(static_cast<int>(c.train.threads > 0 ? c.train.threads : std::max<int64_t>(1, cores / env.local_world_size)));
-  if (c.train.device == DeviceKind::cuda) return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(env.local_rank));
-  return torch::Device(torch::kCPU);
+  if (placement.device.is_cuda()) use_cuda_device(placement.device, c.train.tf32);
+  return placement;
 }
 
 std::unique_ptr<distributed::Collective> make_collective(const TrainConfig& c, const distributed::DistributedEnv& env,
-                                                         const torch::Device& device) {
-  if (env.world_size == 1) return distributed::make_single_process_collective();
-  return distributed::make_c10d_collective(env, device, std::chrono::seconds(c.dist.timeout_s));
+                                                         const WorkerPlacement& placement) {
+  if (env.world_size == 1) return distributed::make_single_process_collective(placement.device);
+  return distributed::make_c10d_collective(env, placement.backend, placement.device, std::chrono::seconds(c.dist.timeout_s));
 }
 
 }  // namespace
@@ -48,9 +48,10 @@ Trainer::Trainer(const TrainConfig& config, std::ostream& progress)
     : c_(validated(config)),
       schedule_(schedules::parse_schedule(c_.schedule, c_.train.steps)),
       env_(distributed::distributed_env_from_environment()),
-      device_(prepare_worker(c_, env_)),
-      collective_(make_collective(c_, env_, device_)),
-      solo_(distributed::make_single_process_collective()),
+      placement_(prepare_worker(c_, env_)),
+      device_(placement_.device),
+      collective_(make_collective(c_, env_, placement_)),
+      solo_(distributed::make_single_process_collective(device_)),
       world_(collective_->world_size()),
       lead_(collective_->rank() == 0),
       plan_(c_, world_),

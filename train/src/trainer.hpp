@@ -21,6 +21,7 @@
 #include "lrkit/train/data_mixture.hpp"
 #include "lrkit/train/run_log.hpp"
 #include "lrkit/train/trainer.hpp"
+#include "lrkit/train/worker_placement.hpp"
 #include "progress_meter.hpp"
 #include "replicas.hpp"
 #include "run_plan.hpp"
@@ -69,6 +70,7 @@ class Trainer {
   std::ostream* progress_ = nullptr;             // rank 0's progress, the others' null stream
   schedules::Schedule schedule_;
   distributed::DistributedEnv env_;
+  WorkerPlacement placement_;
   torch::Device device_;
   std::unique_ptr<distributed::Collective> collective_;
   std::unique_ptr<distributed::Collective> solo_;  // local mode: each replica's own gradient

@@ -1,7 +1,9 @@
-// The small collective interface the trainer (and later controllers and
-// diagnostics) need. Real runs use torch.distributed's c10d process groups
-// (Gloo on CPU, NCCL on CUDA) with a TCPStore rendezvous configured by the
+// The small collective interface the trainer, HDET, the diagnostics and the
+// reweighting need. Real runs use torch.distributed's c10d process groups
+// (Gloo, or NCCL on CUDA) with a TCPStore rendezvous configured by the
 // torchrun variables; a single process gets the trivial implementation.
+// Every tensor handed to a collective lives on its device() (NCCL refuses
+// host tensors; Gloo takes CUDA tensors too, so workers may share a GPU).
 #pragma once
 
 #include <torch/torch.h>
@@ -32,11 +34,17 @@ struct DistributedEnv {
 // and its value when one is malformed or missing.
 DistributedEnv distributed_env_from_environment();
 
+// The c10d backend of a process group.
+enum class Backend { gloo, nccl };
+const char* backend_name(Backend backend);
+
 class Collective {
  public:
   virtual ~Collective() = default;
   virtual int rank() const = 0;
   virtual int world_size() const = 0;
+  // Where the tensors of this group's operations must live.
+  virtual torch::Device device() const = 0;
   // In place; throws std::runtime_error (naming the operation) on failure or timeout.
   virtual void all_reduce_sum(torch::Tensor& tensor) = 0;
   virtual void broadcast(torch::Tensor& tensor, int root) = 0;
@@ -44,15 +52,17 @@ class Collective {
   virtual torch::Tensor all_gather(const torch::Tensor& local) = 0;
 };
 
-std::unique_ptr<Collective> make_single_process_collective();
+std::unique_ptr<Collective> make_single_process_collective(torch::Device device = torch::kCPU);
 // `ranks` collectives for threads of one process, one per thread (rank i uses
 // element i): a real group without sockets, for tests and in-process replicas.
 // Every rank must call the same operations in the same order.
-std::vector<std::unique_ptr<Collective>> make_thread_group(int ranks);
+std::vector<std::unique_ptr<Collective>> make_thread_group(int ranks, torch::Device device = torch::kCPU);
 // Rendezvous through c10d::TCPStore at master_addr:master_port (rank 0 hosts
-// it), then a Gloo (CPU) or NCCL (CUDA) process group. Every operation fails
-// after `timeout` instead of hanging when a peer dies.
-std::unique_ptr<Collective> make_c10d_collective(const DistributedEnv& env, const torch::Device& device,
+// it), then a Gloo or NCCL process group over tensors on `device` (NCCL: a
+// CUDA device of this worker's own; throws std::invalid_argument for NCCL on
+// the CPU or in a build without CUDA). Every operation fails after `timeout`
+// instead of hanging when a peer dies.
+std::unique_ptr<Collective> make_c10d_collective(const DistributedEnv& env, Backend backend, const torch::Device& device,
                                                  std::chrono::milliseconds timeout);
 
 }  // namespace lrkit::distributed

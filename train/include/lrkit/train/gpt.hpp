@@ -12,16 +12,24 @@
 
 namespace lrkit::train {
 
+// Whether `config` computes attention with the fused kernel (model.attention, auto resolved).
+bool fused_attention(const GptConfig& config);
+
 class CausalSelfAttentionImpl : public torch::nn::Module {
  public:
   explicit CausalSelfAttentionImpl(const GptConfig& config);
   torch::Tensor forward(const torch::Tensor& x);
 
  private:
+  // q, k, v: [batch, heads, T, head width] -> [batch, heads, T, head width]
+  torch::Tensor explicit_scores(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v);
+  torch::Tensor fused(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v);
+
   int64_t heads_;
+  bool fused_;
   torch::nn::Linear qkv_{nullptr}, proj_{nullptr};
   torch::nn::Dropout attn_dropout_{nullptr}, out_dropout_{nullptr};
-  torch::Tensor mask_;
+  torch::Tensor mask_;  // the explicit form's; kept with fused attention too, so checkpoints load either way
 };
 TORCH_MODULE(CausalSelfAttention);
 

@@ -4,7 +4,20 @@
 
 #include <cstdint>
 
+#include "lrkit/train/config_choice.hpp"
+
 namespace lrkit::train {
+
+// How attention is computed; the parameters are the same either way.
+// fused: scaled_dot_product_attention with the causal flag (FlashAttention or
+// memory-efficient kernels on CUDA; LibTorch 1.13's private math form
+// elsewhere); explicit: the materialized [batch, heads, T, T] scores;
+// auto: fused where LibTorch has it publicly (2.0 on), else explicit.
+enum class Attention { auto_, fused, explicit_ };
+template <> struct ChoiceNames<Attention> {
+  static constexpr std::pair<Attention, const char*> values[] = {
+      {Attention::auto_, "auto"}, {Attention::fused, "fused"}, {Attention::explicit_, "explicit"}};
+};
 
 struct GptConfig {
   int64_t vocab = 256;
@@ -13,6 +26,7 @@ struct GptConfig {
   int64_t heads = 4;
   int64_t width = 128;
   double dropout = 0.0;
+  Choice<Attention> attention = Attention::auto_;
 
   // Throws std::invalid_argument naming the bad field (e.g. width not divisible by heads).
   void validate() const;

@@ -26,6 +26,7 @@ enum class DataSplit { sharded, identical };
 enum class DropoutSeed { per_rank, shared };
 enum class Pairwise { off, exact, sketch };
 enum class HdetMode { shared, local };
+enum class DistBackend { auto_, nccl, gloo };
 
 template <> struct ChoiceNames<Mixing> {
   static constexpr std::pair<Mixing, const char*> values[] = {
@@ -52,6 +53,10 @@ template <> struct ChoiceNames<DropoutSeed> {
 template <> struct ChoiceNames<Pairwise> {
   static constexpr std::pair<Pairwise, const char*> values[] = {
       {Pairwise::off, "off"}, {Pairwise::exact, "exact"}, {Pairwise::sketch, "sketch"}};
+};
+template <> struct ChoiceNames<DistBackend> {
+  static constexpr std::pair<DistBackend, const char*> values[] = {
+      {DistBackend::auto_, "auto"}, {DistBackend::nccl, "nccl"}, {DistBackend::gloo, "gloo"}};
 };
 template <> struct ChoiceNames<HdetMode> {
   static constexpr std::pair<HdetMode, const char*> values[] = {{HdetMode::shared, "shared"}, {HdetMode::local, "local"}};
@@ -96,9 +101,11 @@ struct LoopConfig {
   int64_t threads = 0;         // LibTorch intra-op threads; 0: all cores
   Choice<NonFinite> nonfinite = NonFinite::stop;  // a non-finite loss: stop (keep the last checkpoint) or skip the update
   Choice<Precision> precision = Precision::fp32;  // bf16: autocast of the forward pass; weights and optimizer stay fp32
+  bool tf32 = true;            // CUDA: fp32 matmuls in TF32 (torch.set_float32_matmul_precision("high"))
 };
 
 struct DistConfig {
+  Choice<DistBackend> backend = DistBackend::auto_;  // auto: NCCL on CUDA, Gloo on the CPU
   int64_t timeout_s = 60;   // a collective waiting longer than this fails the run
   double bucket_mb = 25.0;  // gradient all-reduce bucket size
   // Knobs that deliberately desynchronize ranks (ALGORITHMS.md section 7):
