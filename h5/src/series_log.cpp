@@ -1,6 +1,7 @@
 #include "lrkit/h5/series_log.hpp"
 
 #include <array>
+#include <limits>
 
 #include "lrkit/h5/file.hpp"
 
@@ -18,27 +19,29 @@ SeriesLog::SeriesLog(const std::string& path, const std::vector<Column>& columns
   H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_LATEST, H5F_LIBVER_LATEST);  // required for SWMR
   file_ = file_handle(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
                       "cannot create run log '" + path + "'");
-  Handle lcpl = plist_handle(H5Pcreate(H5P_LINK_CREATE), "H5Pcreate failed");
-  H5Pset_create_intermediate_group(lcpl.get(), 1);
-  for (const Column& column : columns) {
-    if (column.width < 1) throw Error("run log column '" + column.path + "' needs width >= 1");
-    const int rank = column.width == 1 && !column.matrix ? 1 : 2;
-    const std::array<hsize_t, 2> dims = {0, static_cast<hsize_t>(column.width)};
-    const std::array<hsize_t, 2> max_dims = {H5S_UNLIMITED, static_cast<hsize_t>(column.width)};
-    const std::array<hsize_t, 2> chunk = {kChunkRows, static_cast<hsize_t>(column.width)};
-    Handle space = dataspace_handle(H5Screate_simple(rank, dims.data(), max_dims.data()), "H5Screate_simple failed");
-    Handle dcpl = plist_handle(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate failed");
-    H5Pset_chunk(dcpl.get(), rank, chunk.data());
-    Series s;
-    s.width = column.width;
-    s.rank = rank;
-    s.dataset = dataset_handle(H5Dcreate2(file_.get(), column.path.c_str(), H5T_NATIVE_DOUBLE, space.get(),
-                                          lcpl.get(), dcpl.get(), H5P_DEFAULT),
-                               "cannot create dataset '" + column.path + "' in run log '" + path + "'");
-    series_.emplace(column.path, std::move(s));
-  }
+  for (const Column& column : columns) series_.emplace(column.path, create_series(column));
   write_attributes(attributes);
   if (H5Fstart_swmr_write(file_.get()) < 0) throw Error("cannot start SWMR writing on run log '" + path + "'");
+}
+
+SeriesLog::Series SeriesLog::create_series(const Column& column) {
+  if (column.width < 1) throw Error("run log column '" + column.path + "' needs width >= 1");
+  Handle lcpl = plist_handle(H5Pcreate(H5P_LINK_CREATE), "H5Pcreate failed");
+  H5Pset_create_intermediate_group(lcpl.get(), 1);
+  const int rank = column.width == 1 && !column.matrix ? 1 : 2;
+  const std::array<hsize_t, 2> dims = {0, static_cast<hsize_t>(column.width)};
+  const std::array<hsize_t, 2> max_dims = {H5S_UNLIMITED, static_cast<hsize_t>(column.width)};
+  const std::array<hsize_t, 2> chunk = {kChunkRows, static_cast<hsize_t>(column.width)};
+  Handle space = dataspace_handle(H5Screate_simple(rank, dims.data(), max_dims.data()), "H5Screate_simple failed");
+  Handle dcpl = plist_handle(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate failed");
+  H5Pset_chunk(dcpl.get(), rank, chunk.data());
+  Series s;
+  s.width = column.width;
+  s.rank = rank;
+  s.dataset = dataset_handle(H5Dcreate2(file_.get(), column.path.c_str(), H5T_NATIVE_DOUBLE, space.get(), lcpl.get(),
+                                        dcpl.get(), H5P_DEFAULT),
+                             "cannot create dataset '" + column.path + "' in run log '" + path_ + "'");
+  return s;
 }
 
 void SeriesLog::write_attributes(const std::vector<Attribute>& attributes) {
@@ -73,8 +76,15 @@ SeriesLog::SeriesLog(const std::string& path, const std::vector<Column>& columns
   }
   file_ = file_handle(opened, "cannot open run log '" + path + "' for writing (is another run writing it?)");
   for (const Column& column : columns) {
-    if (H5Lexists(file_.get(), column.path.c_str(), H5P_DEFAULT) <= 0)
-      throw Error("run log '" + path + "' has no dataset '" + column.path + "' to continue");
+    const auto keep = keep_rows.find(column.path);
+    if (H5Lexists(file_.get(), column.path.c_str(), H5P_DEFAULT) <= 0) {
+      // A series this version logs and the log's writer did not: its kept rows read NaN (not measured).
+      if (keep == keep_rows.end()) throw Error("run log '" + path + "' has no dataset '" + column.path + "' to continue");
+      Series s = create_series(column);
+      s.pending.assign(static_cast<size_t>(keep->second * column.width), std::numeric_limits<double>::quiet_NaN());
+      series_.emplace(column.path, std::move(s));
+      continue;
+    }
     Series s;
     s.width = column.width;
     s.rank = column.width == 1 && !column.matrix ? 1 : 2;
@@ -83,7 +93,6 @@ SeriesLog::SeriesLog(const std::string& path, const std::vector<Column>& columns
     Handle space = dataspace_handle(H5Dget_space(s.dataset.get()), "H5Dget_space failed");
     std::array<hsize_t, 2> dims = {0, static_cast<hsize_t>(column.width)};
     H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
-    const auto keep = keep_rows.find(column.path);
     if (keep != keep_rows.end() && static_cast<hsize_t>(keep->second) < dims[0]) {
       dims[0] = static_cast<hsize_t>(keep->second);
       if (H5Dset_extent(s.dataset.get(), dims.data()) < 0)

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <csignal>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -79,6 +80,24 @@ TEST(SeriesLog, ContinuesAnExistingLogAfterTruncatingIt) {
   EXPECT_EQ(read_series(path, "/a"), (std::vector<double>{0, 1, 2, 3, 99}));
   EXPECT_THROW(SeriesLog(path, {{"/missing", 1}}, SeriesLog::Continue{}), Error);
   EXPECT_THROW(SeriesLog(scratch("none.h5"), {{"/a", 1}}, SeriesLog::Continue{}), Error);
+}
+
+TEST(SeriesLog, AColumnAddedSinceTheLogWasWrittenStartsWithNaNRows) {
+  const auto path = scratch("continue_new_column.h5");
+  {
+    SeriesLog log(path, {{"/a", 1}});
+    for (int i = 0; i < 5; ++i) log.append("/a", i);
+  }
+  {
+    SeriesLog log(path, {{"/a", 1}, {"/new", 1}}, SeriesLog::Continue{{{"/a", 3}, {"/new", 3}}, {}});
+    log.append("/a", 7);
+    log.append("/new", 0.5);
+  }
+  EXPECT_EQ(read_series(path, "/a"), (std::vector<double>{0, 1, 2, 7}));
+  const auto added = read_series(path, "/new");
+  ASSERT_EQ(added.size(), 4u);
+  for (size_t i = 0; i < 3; ++i) EXPECT_TRUE(std::isnan(added[i])) << i;
+  EXPECT_EQ(added[3], 0.5);
 }
 
 TEST(SeriesLog, UnwritablePathIsAClearError) {

@@ -5,7 +5,9 @@
 
 #include <ATen/Context.h>
 #include <torch/torch.h>
+#include <string>
 #ifdef LRKIT_WITH_CUDA
+#include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAFunctions.h>
 #endif
 
@@ -16,6 +18,14 @@ inline void use_cuda_device([[maybe_unused]] const torch::Device& device, bool t
   c10::cuda::set_device(device.index());
 #endif
   at::globalContext().setFloat32MatmulPrecision(tf32 ? "high" : "highest");
+}
+
+// "NVIDIA H100 80GB HBM3" and the like; "cpu" for the CPU.
+inline std::string device_name([[maybe_unused]] const torch::Device& device) {
+#ifdef LRKIT_WITH_CUDA
+  if (device.is_cuda()) return at::cuda::getDeviceProperties(device.index())->name;
+#endif
+  return device.is_cuda() ? "cuda" : "cpu";
 }
 
 }  // namespace lrkit::train

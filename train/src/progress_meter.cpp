@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <string>
 
 namespace lrkit::train {
@@ -17,8 +18,17 @@ std::string format_duration(double seconds) {
 
 }  // namespace
 
-ProgressMeter::ProgressMeter(int64_t start_step, int64_t total_steps, double tokens_per_step)
-    : start_step_(start_step), total_steps_(total_steps), tokens_per_step_(tokens_per_step) {}
+ProgressMeter::ProgressMeter(int64_t start_step, int64_t total_steps, double tokens_per_step, double mfu_of_one_second)
+    : start_step_(start_step), total_steps_(total_steps), tokens_per_step_(tokens_per_step),
+      mfu_of_one_second_(mfu_of_one_second) {}
+
+double ProgressMeter::step_mfu() {
+  const auto now = Clock::now();
+  const double seconds = std::chrono::duration<double>(now - step_start_).count();
+  step_start_ = now;
+  if (mfu_of_one_second_ <= 0) return std::numeric_limits<double>::quiet_NaN();
+  return mfu_of_one_second_ / std::max(seconds, 1e-9);
+}
 
 bool ProgressMeter::add(int64_t step, double loss, double lr, bool due, double hdet_scale, std::ostream& out) {
   window_loss_ += loss;
@@ -35,6 +45,11 @@ bool ProgressMeter::add(int64_t step, double loss, double lr, bool due, double h
                 window_loss_ / static_cast<double>(window_steps_), hdet_scale > 0 ? "base lr" : "lr", lr, tps,
                 format_duration(eta).c_str());
   out << line;
+  if (mfu_of_one_second_ > 0) {
+    std::snprintf(line, sizeof line, "  MFU %.1f%%",
+                  100.0 * mfu_of_one_second_ * static_cast<double>(window_steps_) / std::max(window_seconds, 1e-9));
+    out << line;
+  }
   if (hdet_scale > 0) {
     std::snprintf(line, sizeof line, "  (x%.3f of the schedule)", hdet_scale);
     out << line;

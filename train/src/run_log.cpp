@@ -19,7 +19,13 @@ std::string utc_now() {
   return buf;
 }
 
-const char* const kStepColumns[] = {"step", "lr", "loss", "grad_norm", "grad_norm_l1", "tokens", "wall_s"};
+std::string number_text(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", value);
+  return text;
+}
+
+const char* const kStepColumns[] = {"step", "lr", "loss", "grad_norm", "grad_norm_l1", "tokens", "wall_s", "mfu"};
 const char* const kDispersionColumns[] = {"loss_std",      "loss_cv",        "loss_range",
                                           "loss_outlier_rank", "grad_norm_std", "grad_norm_cv",
                                           "inner_pairwise", "inner_pairwise_normalized", "cos_pairwise"};
@@ -149,6 +155,9 @@ Hdf5RunLog::Hdf5RunLog(const TrainConfig& c, int64_t world_size, const RunStart&
       {"/start", "checkpoint", start.checkpoint},
       {"/start", "checksum", start.checksum},
       {"/start", "step", std::to_string(start.step)},
+      {"/start", "device", start.device},
+      {"/start", "flops_per_token", number_text(start.flops_per_token)},
+      {"/start", "peak_flops", number_text(start.peak_flops)},
   };
   if (!continues) {
     auto attributes = provenance(c, world_size);
@@ -174,7 +183,7 @@ Hdf5RunLog::Hdf5RunLog(const TrainConfig& c, int64_t world_size, const RunStart&
 }
 
 void Hdf5RunLog::record(const StepRecord& r) {
-  const double values[] = {static_cast<double>(r.step), r.lr, r.loss, r.grad_norm, r.grad_norm_l1, r.tokens, r.wall_s};
+  const double values[] = {static_cast<double>(r.step), r.lr, r.loss, r.grad_norm, r.grad_norm_l1, r.tokens, r.wall_s, r.mfu};
   for (size_t i = 0; i < std::size(values); ++i) log_->append(std::string("/train/") + kStepColumns[i], values[i]);
   log_->append("/ranks/loss", r.rank_loss);
   log_->append("/ranks/grad_norm", r.rank_grad_norm);

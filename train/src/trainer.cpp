@@ -6,6 +6,7 @@
 
 #include "lrkit/schedules/factory.hpp"
 #include "lrkit/schedules/summary.hpp"
+#include "lrkit/train/model_flops.hpp"
 #include "lrkit/train/rank_streams.hpp"
 #include "cuda_device.hpp"
 #include "restore.hpp"
@@ -34,6 +35,24 @@ WorkerPlacement prepare_worker(const TrainConfig& c, const distributed::Distribu
   torch::set_num_threads(static_cast<int>(c.train.threads > 0 ? c.train.threads : std::max<int64_t>(1, cores / env.local_world_size)));
   if (placement.device.is_cuda()) use_cuda_device(placement.device, c.train.tf32);
   return placement;
+}
+
+int64_t parameter_count(const std::vector<torch::Tensor>& parameters) {
+  int64_t count = 0;
+  for (const auto& p : parameters) count += p.numel();
+  return count;
+}
+
+// The summed peak FLOP/s of the devices the job trains on (0: unknown): train.peak_tflops per device, else the
+// GPU's known bf16 peak. Gloo workers sharing a GPU share its peak.
+double peak_flops(const TrainConfig& c, const distributed::DistributedEnv& env, const WorkerPlacement& placement,
+                  const std::string& device) {
+  const double per_device = c.train.peak_tflops > 0 ? c.train.peak_tflops * 1e12 : known_peak_flops(device);
+  const int nodes = std::max(1, env.world_size / std::max(1, env.local_world_size));
+  int per_node = 1;  // the CPU: train.peak_tflops is the machine's
+  if (placement.device.is_cuda())
+    per_node = std::min(env.local_world_size, static_cast<int>(torch::cuda::device_count()));
+  return per_device * static_cast<double>(nodes * std::max(1, per_node));
 }
 
 std::unique_ptr<distributed::Collective> make_collective(const TrainConfig& c, const distributed::DistributedEnv& env,
@@ -68,17 +87,22 @@ Trainer::Trainer(const TrainConfig& config, std::ostream& progress)
   }
   const Restored restored = restore(c_, replicas_, hdet_ ? &*hdet_ : nullptr, *progress_);
   start_step_ = restored.start.step;
-  log_ = lead_ ? open_run_log(c_, world_, restored.start, restored.continues_log) : std::make_unique<RunLog>();
+  tokens_per_step_ = static_cast<double>(c_.train.batch * c_.model.context);
+  RunStart start = restored.start;
+  start.device = device_name(device_);
+  start.flops_per_token = flops_per_token(c_.model, parameter_count(replicas_.front().parameters));
+  start.peak_flops = peak_flops(c_, env_, placement_, start.device);
+  mfu_of_one_second_ = start.peak_flops > 0 ? start.flops_per_token * tokens_per_step_ / start.peak_flops : 0.0;
+  log_ = lead_ ? open_run_log(c_, world_, start, restored.continues_log) : std::make_unique<RunLog>();
   if (lead_) *progress_ << "run log: " << log_->path() << std::endl;
   sync_options_ = {c_.dist.bucket_mb, plan_.diagnostics, plan_.exact_pairwise};
   if (plan_.sketching)
     sketch_.emplace(replicas_.front().parameters, c_.diagnostics.sketch_dim, derive_seed(c_.train.seed, kSketchStream));
   micro_rows_ = c_.train.batch / (world_ * c_.replicas_per_rank()) / c_.train.accumulation;
-  tokens_per_step_ = static_cast<double>(c_.train.batch * c_.model.context);
 }
 
 TrainSummary Trainer::run() {
-  meter_.emplace(start_step_, c_.train.steps, tokens_per_step_);
+  meter_.emplace(start_step_, c_.train.steps, tokens_per_step_, mfu_of_one_second_);
   *progress_ << "training on " << data_.describe() << " with " << world_ << " worker(s)";
   if (hdet_) *progress_ << ", HDET " << hdet_->replicas() << " replicas (" << c_.hdet.mode.text() << ")";
   *progress_ << ": steps " << start_step_ << ".." << c_.train.steps << ", schedule " << c_.schedule << std::endl;

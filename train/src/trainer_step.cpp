@@ -107,7 +107,7 @@ void Trainer::record(int64_t step, const Hyperparameters& hyper, const StepScala
     }
   }
   log_->record({step, hyper.lr, scalars.loss, scalars.ranks.mean_grad_norm, scalars.grad_norm_l1,
-                tokens_per_step_ * static_cast<double>(step + 1), meter_->seconds(), scalars.ranks.loss,
+                tokens_per_step_ * static_cast<double>(step + 1), meter_->seconds(), meter_->step_mfu(), scalars.ranks.loss,
                 scalars.ranks.grad_norm, dispersion ? &*dispersion : nullptr});
   if (plan_.several_sources) {
     const auto rows = data_.rows_per_source(c_.train.batch, {replicas_.front().streams.data_seed, step, 0}, losses.sampling);

@@ -31,8 +31,9 @@ class SeriesLog {
   SeriesLog(const std::string& path, const std::vector<Column>& columns,
             const std::vector<Attribute>& attributes = std::vector<Attribute>());
   // Reopens an existing log to continue it (a resumed run): each series keeps
-  // only its first `keep_rows[path]` rows (all when absent); every column must
-  // exist. `attributes` are written (replacing any of the same name) before
+  // only its first `keep_rows[path]` rows (all when absent). A column the file
+  // lacks (a series added after it was written) is created with keep_rows[path]
+  // rows of NaN; without a keep_rows entry it is an error. `attributes` are written (replacing any of the same name) before
   // SWMR writing starts.
   struct Continue {
     std::map<std::string, int64_t> keep_rows;
@@ -60,6 +61,7 @@ class SeriesLog {
     std::vector<double> pending;
   };
 
+  Series create_series(const Column& column);
   void write_attributes(const std::vector<Attribute>& attributes);
 
   std::string path_;

@@ -16,6 +16,7 @@ namespace lrkit::train {
 struct StepRecord {
   int64_t step = 0;
   double lr = 0, loss = 0, grad_norm = 0, grad_norm_l1 = 0, tokens = 0, wall_s = 0;
+  double mfu = 0;  // this step's model FLOPs over the peak for its duration (NaN: peak unknown)
   std::vector<double> rank_loss, rank_grad_norm;  // per worker, local (before the all-reduce)
   const diagnostics::StepDispersion* dispersion = nullptr;  // required when diagnostics are enabled
 };
@@ -38,6 +39,10 @@ struct RunStart {
   std::string checkpoint;      // the file it started from, if any
   std::string checksum;        // that file's format_checksum()
   int64_t step = 0;            // the first step this session trains
+  // What this session trains on, for MFU: the device's name, the model's training
+  // FLOPs per token (model_flops.hpp) and the devices' summed peak FLOP/s (0: unknown).
+  std::string device = "cpu";
+  double flops_per_token = 0, peak_flops = 0;
 };
 
 // Where a step's records go. This base records nothing: every rank but 0 gets

@@ -102,6 +102,7 @@ struct LoopConfig {
   Choice<NonFinite> nonfinite = NonFinite::stop;  // a non-finite loss: stop (keep the last checkpoint) or skip the update
   Choice<Precision> precision = Precision::fp32;  // bf16: autocast of the forward pass; weights and optimizer stay fp32
   bool tf32 = true;            // CUDA: fp32 matmuls in TF32 (torch.set_float32_matmul_precision("high"))
+  double peak_tflops = 0;      // MFU denominator; 0: the GPU's known bf16 peak (none on the CPU: no MFU)
 };
 
 struct DistConfig {
