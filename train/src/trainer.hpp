@@ -58,6 +58,7 @@ class Trainer {
   Losses forward_backward(int64_t step);
   torch::Tensor replica_loss(Replica& replica, int64_t step, const std::vector<double>& sampling,
                              std::optional<BatchWeights>& batch_weights);
+  torch::Tensor to_device(const torch::Tensor& host) const;
   Gradients synchronize(int64_t step);
   void optimizer_step(int64_t step, double loss);
   void record(int64_t step, const Hyperparameters& hyper, const StepScalars& scalars, const Losses& losses);

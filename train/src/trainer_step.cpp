@@ -42,7 +42,7 @@ torch::Tensor Trainer::replica_loss(Replica& replica, int64_t step, const std::v
     const MixedBatch m = data_.sample(replica.streams.first_row + micro * micro_rows_, micro_rows_, c_.model.context,
                                       {replica.streams.data_seed, step, c_.data.locality}, sampling);
     AutocastScope autocast(device_, plan_.bf16);
-    auto losses = replica.model->per_sequence_loss(m.batch.inputs.to(device_), m.batch.targets.to(device_));
+    auto losses = replica.model->per_sequence_loss(to_device(m.batch.inputs), to_device(m.batch.targets));
     if (!data_.upweighting()) return {losses, torch::Tensor()};
     return {losses, torch::tensor(data_.row_weights(m.source, step), torch::kDouble).to(device_)};
   };
@@ -65,6 +65,12 @@ torch::Tensor Trainer::replica_loss(Replica& replica, int64_t step, const std::v
     loss_sum += loss.detach().to(torch::kDouble);
   }
   return loss_sum.reshape({1});
+}
+
+// A batch reaches a GPU from pinned memory without blocking: a pageable copy would wait for the GPU to drain
+// first, so the host could not queue the next kernels ahead of it.
+torch::Tensor Trainer::to_device(const torch::Tensor& host) const {
+  return device_.is_cuda() ? host.pin_memory().to(device_, /*non_blocking=*/true) : host;
 }
 
 Trainer::Gradients Trainer::synchronize(int64_t step) {
