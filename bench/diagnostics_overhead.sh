@@ -6,6 +6,8 @@
 # Usage: bench/diagnostics_overhead.sh [ROUNDS] [STEPS] [--section.key=value ...]   (needs a build and data/kjv.txt)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/find_python.sh
+python=$(python_with h5py numpy)
 source scripts/lrkit_binary.sh
 rounds=${1:-3}
 steps=${2:-200}
@@ -29,4 +31,4 @@ for ((i = 0; i < rounds; i++)); do
   done
   echo "round $((i + 1)) done" >&2
 done
-/usr/bin/python3 bench/step_times.py out/bench_diagnostics "${order[@]}"
+"$python" bench/step_times.py out/bench_diagnostics "${order[@]}"

@@ -13,9 +13,11 @@ source scripts/lrkit_binary.sh
 rounds=${1:-3}
 steps=${2:-200}
 nproc=${3:-1}
-pytorch=(/usr/bin/python3 bench/pytorch_loop.py)
+source scripts/find_python.sh
+python=$(python_with torch)
+pytorch=("$python" bench/pytorch_loop.py)
 # --redirects/--tee 1: Debian's torch 1.13 launcher fails under Python 3.11 with its default 0.
-((nproc > 1)) && pytorch=(/usr/bin/python3 -m torch.distributed.run --redirects 1 --tee 1 --nproc_per_node "$nproc"
+((nproc > 1)) && pytorch=("$python" -m torch.distributed.run --redirects 1 --tee 1 --nproc_per_node "$nproc"
                           --master_port 29731 bench/pytorch_loop.py)
 lrkit_tokens_per_second() {
   "$1" train --config configs/quickstart.cfg --train.steps="$steps" --eval.every=0 --train.log_every="$steps" \

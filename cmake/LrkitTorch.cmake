@@ -7,15 +7,53 @@ if(LRKIT_WITH_TORCH STREQUAL "OFF")
   message(STATUS "lrkit: LRKIT_WITH_TORCH=OFF: building the torch-free libraries only")
   return()
 endif()
-if(LRKIT_WITH_TORCH STREQUAL "ON")
-  find_package(Torch REQUIRED)
-else()
-  find_package(Torch QUIET)
-  if(NOT Torch_FOUND)
-    message(STATUS "lrkit: LibTorch not found (set Torch_DIR or CMAKE_PREFIX_PATH): building the torch-free "
-                   "libraries (common, h5, schedules, controllers, reweight, diagnostics) only; no distributed, train or lrkit")
-    return()
+# Where CMake does not find LibTorch by itself (no Torch_DIR, nothing on
+# CMAKE_PREFIX_PATH), ask each python3 on the PATH, $PYTHON and the system's
+# whether its torch ships one (PyTorch wheels do: torch.utils.cmake_prefix_path).
+find_package(Torch QUIET)
+if(NOT Torch_FOUND)
+  set(lrkit_torch_pythons "$ENV{PYTHON}")
+  string(REPLACE ":" ";" lrkit_path_dirs "$ENV{PATH}")
+  foreach(dir IN LISTS lrkit_path_dirs ITEMS /usr/bin)
+    list(APPEND lrkit_torch_pythons "${dir}/python3")
+  endforeach()
+  foreach(python IN LISTS lrkit_torch_pythons)
+    if(NOT python OR NOT EXISTS "${python}")
+      continue()
+    endif()
+    execute_process(COMMAND ${python} -c "import torch, torch.utils; print(torch.utils.cmake_prefix_path)"
+                    OUTPUT_VARIABLE lrkit_torch_prefix OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE rc ERROR_QUIET)
+    if(rc EQUAL 0 AND EXISTS "${lrkit_torch_prefix}/Torch/TorchConfig.cmake")
+      find_package(Torch QUIET PATHS "${lrkit_torch_prefix}" NO_DEFAULT_PATH)
+      if(Torch_FOUND)
+        message(STATUS "lrkit: LibTorch of ${python}'s torch (${lrkit_torch_prefix})")
+        break()
+      endif()
+    endif()
+  endforeach()
+endif()
+if(NOT Torch_FOUND)
+  set(lrkit_no_torch "LibTorch not found (set Torch_DIR or CMAKE_PREFIX_PATH, install Debian's libtorch-dev, or a python3 whose torch ships LibTorch)")
+  if(LRKIT_WITH_TORCH STREQUAL "ON")
+    message(FATAL_ERROR "lrkit: LRKIT_WITH_TORCH=ON but ${lrkit_no_torch}")
   endif()
+  message(STATUS "lrkit: ${lrkit_no_torch}: building the torch-free libraries (common, h5, schedules, controllers, "
+                 "reweight, diagnostics) only; no distributed, train or lrkit")
+  return()
+endif()
+
+# c10d's ProcessGroupGloo.hpp includes Gloo's own headers, which LibTorch wheels do not ship.
+find_path(LRKIT_GLOO_INCLUDE_DIR gloo/config.h HINTS ${TORCH_INCLUDE_DIRS}
+          DOC "The directory holding gloo/config.h (Debian/Ubuntu: libgloo-dev)")
+if(NOT LRKIT_GLOO_INCLUDE_DIR)
+  set(lrkit_no_gloo "LibTorch ${Torch_VERSION} at ${Torch_DIR} was found, but not Gloo's headers (gloo/config.h), which "
+                    "c10d's ProcessGroupGloo.hpp includes: install libgloo-dev (Debian/Ubuntu) or pass "
+                    "-DLRKIT_GLOO_INCLUDE_DIR=<the directory holding gloo/>")
+  if(LRKIT_WITH_TORCH STREQUAL "ON")
+    message(FATAL_ERROR "lrkit: ${lrkit_no_gloo}")
+  endif()
+  message(WARNING "lrkit: ${lrkit_no_gloo}; building the torch-free libraries only")
+  return()
 endif()
 set(LRKIT_HAVE_TORCH ON)
 

@@ -6,6 +6,8 @@
 # Usage: scripts/hdet_experiment.sh [extra --section.key=value ...]   (needs a build and data/kjv.txt)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/find_python.sh
+python=$(python_with h5py numpy)
 source scripts/lrkit_binary.sh
 lrkit=$LRKIT
 good=3e-3
@@ -28,7 +30,7 @@ for run in "${order[@]}"; do
   eval "$lrkit train --config configs/quickstart.cfg --eval.every=0 ${runs[$run]} $* --overwrite --out out/hdet/$run" \
     | tee "out/hdet/$run.txt" >&2
 done
-/usr/bin/python3 - "${order[@]}" <<'PY'
+"$python" - "${order[@]}" <<'PY'
 import re, sys
 import h5py, numpy as np
 print("| run | peak lr | held-out loss | final base / schedule | base lr at 25 % | 50 % | 75 % | 95 % |")

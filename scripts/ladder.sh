@@ -5,6 +5,8 @@
 # Usage: scripts/ladder.sh [WORKERS] [extra --section.key=value ...]   (needs a build and data/kjv.txt)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/find_python.sh
+python=$(python_with json)
 workers=${1:-4}
 shift || true
 source scripts/lrkit_binary.sh
@@ -24,7 +26,7 @@ for setting in "${order[@]}"; do
     | tee "out/ladder/$setting.txt" >&2
   "$lrkit" diagnose "out/ladder/$setting/log.h5" --json --skip 20 > "out/ladder/$setting/diagnose.json"
 done
-/usr/bin/python3 - "${order[@]}" <<'PY'
+"$python" - "${order[@]}" <<'PY'
 import json, re, sys
 print(f"| setting | loss roughness % | held-out loss | loss std | grad-norm std | pairwise cos | verdict |")
 print("| --- | ---: | ---: | ---: | ---: | ---: | --- |")

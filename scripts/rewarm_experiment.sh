@@ -9,6 +9,8 @@
 # Usage: scripts/rewarm_experiment.sh [STEPS] [extra --section.key=value ...]   (needs a build, data/kjv.txt, data/sotu.txt)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/find_python.sh
+python=$(python_with h5py numpy)
 steps=${1:-600}
 shift || true
 source scripts/lrkit_binary.sh
@@ -43,7 +45,7 @@ for replay in 5 25; do
   train_once "replay${replay}_p3e-3_w1" --data.sources="new=data/sotu.txt, old=data/kjv.txt" \
     --data.proportions="$((100 - replay)), $replay" --eval.sets=heldout --init-from "$base" --schedule.spec="rewarm(peak=3e-3, warmup=1%)"
 done
-/usr/bin/python3 - "${runs[@]}" <<'PY'
+"$python" - "${runs[@]}" <<'PY'
 import sys
 import h5py, numpy as np
 with h5py.File("out/rewarm/base/log.h5", "r") as f:

@@ -7,6 +7,8 @@
 # Usage: scripts/reweight_experiment.sh [extra --section.key=value ...]   (needs a build and data/kjv.txt)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/find_python.sh
+python=$(python_with h5py numpy)
 source scripts/lrkit_binary.sh
 lrkit=$LRKIT
 order=(uniform linupper quadratic extremes linear)
@@ -16,7 +18,7 @@ for strategy in "${order[@]}"; do
   "$lrkit" train --config configs/quickstart.cfg --eval.every=0 --reweight.strategy="$strategy" \
     --reweight.strength=1.0 --reweight.warmup=100 "$@" --overwrite --out "out/reweight/$strategy" | tee "out/reweight/$strategy.txt" >&2
 done
-/usr/bin/python3 - "${order[@]}" <<'PY'
+"$python" - "${order[@]}" <<'PY'
 import re, sys
 import h5py, numpy as np
 print("| strategy | held-out loss | vs uniform | train loss (last 100 steps) | mean max/min weight | mean effective batch (of 16) |")

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# lrkit against the PyTorch loop a user would write, on one GPU, side by side
+# in one invocation (ROUNDS alternations; medians): the same byte GPT, corpus,
+# batch, AdamW parameter groups, clipping and bf16 autocast. Forms:
+#   lrkit explicit    model.attention=explicit      vs  pytorch explicit (masked scores, torch's default AdamW)
+#   lrkit             model.attention=auto (fused)  vs  pytorch fused (SDPA causal + AdamW(fused=True), eager)
+#                                                   and pytorch compiled (the same under torch.compile)
+# Each figure is the median over windows of 10 steps after the first 10 (both
+# read the loss every step). Prints ms/step, tokens/s, MFU and the ratios.
+# Usage: bench/gpu_vs_pytorch.sh [STEPS] [ROUNDS]
+#   SHAPE=gpt2 (12 x 768, context 1024, batch 16: GPT-2 small on bytes, the default) | quick (the quickstart model)
+#   DEVICE=cuda (default) | cpu (a smoke run of the script itself), PEAK_TFLOPS (default: lrkit's table; 989.4 on H100)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lrkit_binary.sh
+source scripts/find_python.sh
+python=$(python_with torch)
+steps=${1:-60}
+rounds=${2:-3}
+device=${DEVICE:-cuda}
+case ${SHAPE:-gpt2} in
+  gpt2) shape=(--layers 12 --heads 12 --width 768 --context 1024 --batch 16) ;;
+  quick) shape=(--layers 2 --heads 4 --width 128 --context 64 --batch 16) ;;
+  *) echo "SHAPE must be gpt2 or quick" >&2; exit 2 ;;
+esac
+[ -f data/kjv.txt ] || { echo "data/kjv.txt missing (bash scripts/prepare_data.sh)" >&2; exit 2; }
+peak=${PEAK_TFLOPS:-0}
+if [ "$peak" = 0 ] && [ "$device" = cuda ]; then
+  peak=$("$python" -c 'import torch, sys
+name = torch.cuda.get_device_name(0)
+print(756 if "H100" in name and "PCIe" in name else 989.4 if ("H100" in name or "H200" in name) else 312 if "A100" in name else 0)')
+fi
+out=out/bench_gpu_vs_pytorch
+mkdir -p "$out"
+# --layers 12 ... -> --model.layers=12 ... (batch is train.batch)
+lrkit_shape=()
+for ((i = 0; i < ${#shape[@]}; i += 2)); do
+  key=${shape[i]#--}
+  [ "$key" = batch ] && lrkit_shape+=("--train.batch=${shape[i + 1]}") || lrkit_shape+=("--model.$key=${shape[i + 1]}")
+done
+precision=bf16
+lrkit_ms() {  # attention form -> median ms/step of the progress windows after the first
+  "$LRKIT" train --config configs/quickstart.cfg "${lrkit_shape[@]}" --model.attention="$1" --train.device="$device" \
+    --train.precision=$precision --train.steps=$((steps + 10)) --train.log_every=10 --eval.every=0 --train.threads=0 \
+    --train.peak_tflops="$peak" --overwrite --out "$out/lrkit_$1" > "$out/lrkit_$1.txt" 2>&1 ||
+    { cat "$out/lrkit_$1.txt" >&2; exit 1; }
+  grep -E '^step ' "$out/lrkit_$1.txt" | tail -n +2 | sed -E 's/.* ([0-9]+) tok\/s.*/\1/' |
+    awk -v tokens="$tokens_per_step" '{print 1000 * tokens / $1}' | sort -g | awk '{a[NR]=$1} END {printf "%.2f", a[int((NR + 1) / 2)]}'
+}
+pytorch_ms() {  # loop options -> ms/step
+  local line
+  line=$("$python" bench/pytorch_loop.py "${shape[@]}" --steps "$steps" --device "$device" --bf16 --threads "$(nproc)" "$@" 2>"$out/pytorch.err") ||
+    { cat "$out/pytorch.err" >&2; return 1; }
+  echo "$line" | sed -E 's/.*ms_per_step=([0-9.]+).*/\1/'
+}
+tokens_per_step=$(( ${shape[9]} * ${shape[7]} ))   # batch x context
+flops_per_token=$("$python" - "${shape[@]}" <<'PY'
+import sys
+a = dict(zip(sys.argv[1::2], map(int, sys.argv[2::2])))
+L, W, T = a["--layers"], a["--width"], a["--context"]
+params = 256 * W + T * W + L * (12 * W * W + 13 * W) + 2 * W  # embeddings, blocks (qkv, proj, fc, fc_proj, 2 norms), final norm
+print(6 * params + 12 * L * W * T)
+PY
+)
+compile_ok=$("$python" -c 'import torch; print(int(hasattr(torch, "compile")))')
+declare -A ms
+forms=("lrkit explicit" "pytorch explicit" "lrkit" "pytorch fused" "pytorch compiled")
+for ((r = 1; r <= rounds; r++)); do
+  ms["lrkit explicit"]+="$(lrkit_ms explicit) "
+  ms["pytorch explicit"]+="$(pytorch_ms --attention explicit) "
+  ms["lrkit"]+="$(lrkit_ms auto) "
+  ms["pytorch fused"]+="$(pytorch_ms --attention fused --adamw fused) "
+  if [ "$compile_ok" = 1 ]; then ms["pytorch compiled"]+="$(pytorch_ms --attention fused --adamw fused --compile) "; fi
+  echo "round $r: $(for f in "${forms[@]}"; do [ -n "${ms[$f]:-}" ] && printf '%s %s ms; ' "$f" "$(echo ${ms[$f]} | awk '{print $NF}')"; done)"
+done
+median() { printf '%s\n' $1 | sort -g | awk '{a[NR]=$1} END {print a[int((NR + 1) / 2)]}'; }
+echo
+echo "device: $("$python" -c "import torch; print(torch.cuda.get_device_name(0) if '$device' == 'cuda' else 'cpu')"), torch $("$python" -c 'import torch; print(torch.__version__)'), shape ${shape[*]}, $precision, $steps steps x $rounds rounds"
+echo "FLOPs per token $flops_per_token (6P + 12LWT), peak ${peak} TFLOP/s"
+printf '%-18s %10s %12s %7s\n' run ms/step tokens/s MFU
+declare -A med
+for f in "${forms[@]}"; do
+  [ -n "${ms[$f]:-}" ] || { printf '%-18s %10s\n' "$f" "(no torch.compile in this torch)"; continue; }
+  med[$f]=$(median "${ms[$f]}")
+  awk -v name="$f" -v m="${med[$f]}" -v t="$tokens_per_step" -v fl="$flops_per_token" -v p="$peak" 'BEGIN {
+    tps = t / (m / 1000); mfu = p > 0 ? sprintf("%.1f%%", 100 * fl * tps / (p * 1e12)) : "-";
+    printf "%-18s %10.2f %12.0f %7s\n", name, m, tps, mfu }'
+done
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", b / a}'; }  # speed ratio from times
+echo "lrkit explicit / pytorch explicit: $(ratio "${med[lrkit explicit]}" "${med[pytorch explicit]}")x"
+echo "lrkit / pytorch fused (eager):      $(ratio "${med[lrkit]}" "${med[pytorch fused]}")x"
+[ -n "${med[pytorch compiled]:-}" ] && echo "lrkit / pytorch compiled:           $(ratio "${med[lrkit]}" "${med[pytorch compiled]}")x"
+exit 0
