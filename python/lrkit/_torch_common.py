@@ -17,6 +17,14 @@ def distributed():
     return dist
 
 
+def collective_device(dist, group):
+    """Where the tensors of `group`'s collectives must live: NCCL takes only CUDA tensors (this process's
+    current device), Gloo takes host tensors (and CUDA ones)."""
+    if dist.get_backend(group) == "nccl":
+        return torch.device("cuda", torch.cuda.current_device())
+    return torch.device("cpu")
+
+
 def require_optimizer(optimizer, who):
     if not isinstance(optimizer, torch.optim.Optimizer):
         raise TypeError(f"{who} needs a torch.optim.Optimizer, got {type(optimizer).__name__}")

@@ -16,7 +16,8 @@ schedule's rate and identical parameters, so nothing is averaged.
 import torch
 
 from ._lrkit import Hdet, HdetConfig, HdetState
-from ._torch_common import check_same_schedule, distributed, group_ratios, loop_schedule, require_optimizer
+from ._torch_common import (check_same_schedule, collective_device, distributed, group_ratios, loop_schedule,
+                            require_optimizer)
 
 _STATE_FIELDS = ("step", "syncs", "scale", "offset", "velocity", "delta", "permutation", "window_loss", "window_steps")
 
@@ -32,6 +33,7 @@ class HDET:
         self.group = process_group
         self.world = self._dist.get_world_size(process_group)
         self.rank = self._dist.get_rank(process_group)
+        self.device = collective_device(self._dist, process_group)
         self.optimizer, self.model = optimizer, model
         self.schedule = loop_schedule(schedule, total_steps)
         config = HdetConfig()
@@ -57,7 +59,7 @@ class HDET:
 
     def step(self, local_loss):
         loss = local_loss.detach() if torch.is_tensor(local_loss) else torch.tensor(float(local_loss))
-        mine = loss.double().reshape(1)
+        mine = loss.double().reshape(1).to(self.device)
         gathered = [torch.empty_like(mine) for _ in range(self.world)]
         self._dist.all_gather(gathered, mine, group=self.group)
         self.state = self.controller.observe(self.state, torch.cat(gathered).cpu().tolist())
@@ -78,7 +80,7 @@ class HDET:
         # The permutation is a pure function of (seed, sync index); rank 0's is broadcast so ranks cannot disagree.
         if self.world == 1:
             return
-        permutation = torch.tensor(self.state.permutation, dtype=torch.long)
+        permutation = torch.tensor(self.state.permutation, dtype=torch.long, device=self.device)
         self._dist.broadcast(permutation, src=0, group=self.group)
         self.state.permutation = permutation.tolist()
 

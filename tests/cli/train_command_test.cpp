@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "device_param.hpp"
 #include "lrkit/h5/file.hpp"
 #include "run_command.hpp"
 #include "test_files.hpp"
@@ -31,11 +32,14 @@ void expect_same_losses(const std::string& a_log, const std::string& b_log) {
   for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-5 * std::fabs(a[i])) << "step " << i;
 }
 
-TEST(TrainCommand, OneAndTwoProcessesGiveTheSameLosses) {
-  const auto one = out_dir("dp_one"), two = out_dir("dp_two");
-  auto r = run_lrkit("train --config " + tiny_config() + " --out " + one);
+// The multi-worker checks run on each device; on CUDA every worker shares GPU 0 over Gloo with CUDA tensors.
+class TrainCommandOnDevice : public lrkit::testing::OnDevice {};
+
+TEST_P(TrainCommandOnDevice, OneAndTwoProcessesGiveTheSameLosses) {
+  const auto one = out_dir(named("dp_one")), two = out_dir(named("dp_two"));
+  auto r = run_lrkit("train --config " + tiny_config() + train_args() + " --out " + one);
   ASSERT_EQ(r.code, 0) << r.out;
-  r = run_lrkit("train --config " + tiny_config() + " --nproc 2 --out " + two);
+  r = run_lrkit("train --config " + tiny_config() + train_args() + " --nproc 2 --out " + two);
   ASSERT_EQ(r.code, 0) << r.out;
   size_t lines_at_end = 0;  // only rank 0 prints progress
   for (size_t at = r.out.find("step     12/12"); at != std::string::npos; at = r.out.find("step     12/12", at + 1)) ++lines_at_end;
@@ -53,12 +57,12 @@ TEST(TrainCommand, OneAndTwoProcessesGiveTheSameLosses) {
   EXPECT_EQ(lrkit::h5::read_matrix(one + "/log.h5", "/ranks/grad_norm").columns, 1);
 }
 
-TEST(TrainCommand, ReweightingGivesTheSameRunOnOneAndTwoWorkers) {
-  const auto one = out_dir("rw_one"), two = out_dir("rw_two");
+TEST_P(TrainCommandOnDevice, ReweightingGivesTheSameRunOnOneAndTwoWorkers) {
+  const auto one = out_dir(named("rw_one")), two = out_dir(named("rw_two"));
   const std::string reweight = " --reweight.strategy=quadratic --reweight.strength=0.4";
-  auto r = run_lrkit("train --config " + tiny_config() + reweight + " --out " + one);
+  auto r = run_lrkit("train --config " + tiny_config() + train_args() + reweight + " --out " + one);
   ASSERT_EQ(r.code, 0) << r.out;
-  r = run_lrkit("train --config " + tiny_config() + reweight + " --nproc 2 --train.accumulation=2 --out " + two);
+  r = run_lrkit("train --config " + tiny_config() + train_args() + reweight + " --nproc 2 --train.accumulation=2 --out " + two);
   ASSERT_EQ(r.code, 0) << r.out;
   expect_same_losses(one + "/log.h5", two + "/log.h5");
   const auto a = lrkit::h5::read_series(one + "/log.h5", "/reweight/max_min_ratio");
@@ -186,9 +190,9 @@ TEST(TrainCommand, AHungWorkerFailsTheRunWithinTheTimeout) {
   EXPECT_LT(r.seconds, 30.0) << "dist.timeout_s=5 plus the launcher's 5 s grace";
 }
 
-TEST(TrainCommand, TwoWorkerRunResumesBitForBitWithDropout) {
-  const auto dir = out_dir("dp_resume");
-  const std::string args = "train --config " + tiny_config() + " --nproc 2 --model.dropout=0.2 --checkpoint.every=6 --out " + dir;
+TEST_P(TrainCommandOnDevice, TwoWorkerRunResumesBitForBitWithDropout) {
+  const auto dir = out_dir(named("dp_resume"));
+  const std::string args = "train --config " + tiny_config() + train_args() + " --nproc 2 --model.dropout=0.2 --checkpoint.every=6 --out " + dir;
   auto r = run_lrkit(args);
   ASSERT_EQ(r.code, 0) << r.out;
   const auto full = lrkit::h5::read_series(dir + "/log.h5", "/train/loss");
@@ -203,9 +207,9 @@ TEST(TrainCommand, TwoWorkerRunResumesBitForBitWithDropout) {
   EXPECT_EQ(lrkit::h5::read_series(dir + "/log.h5", "/checkpoints/step"), (std::vector<double>{6, 12}));
 }
 
-TEST(TrainCommand, DiagnosticsAgreeAcrossTheirFormsOverGloo) {
-  const auto dir = out_dir("dp_diag");
-  const auto r = run_lrkit("train --config " + tiny_config() +
+TEST_P(TrainCommandOnDevice, DiagnosticsAgreeAcrossTheirFormsOverGloo) {
+  const auto dir = out_dir(named("dp_diag"));
+  const auto r = run_lrkit("train --config " + tiny_config() + train_args() +
                            " --nproc 2 --diagnostics.pairwise=exact --diagnostics.matrix_every=4 --out " + dir);
   ASSERT_EQ(r.code, 0) << r.out;
   const std::string log = dir + "/log.h5";
@@ -241,6 +245,41 @@ TEST(TrainCommand, IdenticalDataOnAllRanksIsTheZeroDispersionControl) {
   for (double s : lrkit::h5::read_series(log, "/diagnostics/grad_norm_std")) EXPECT_EQ(s, 0.0);
   for (double c : lrkit::h5::read_series(log, "/diagnostics/cos_pairwise")) EXPECT_NEAR(c, 1.0, 1e-5);
   for (double c : lrkit::h5::read_matrix(log, "/ranks/cos_to_mean").values) EXPECT_NEAR(c, 1.0, 1e-5);
+}
+
+TEST_P(TrainCommandOnDevice, FourWorkersWithHdetAndExactDiagnostics) {
+  const auto dir = out_dir(named("dp_four_hdet"));
+  const auto r = run_lrkit("train --config " + tiny_config() + train_args() +
+                           " --nproc 4 --hdet.enabled=true --hdet.sync_every=4 --hdet.alpha=0.2"
+                           " --diagnostics.pairwise=exact --out " + dir);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const std::string log = dir + "/log.h5";
+  const auto exact = lrkit::h5::read_series(log, "/diagnostics/cos_pairwise");
+  ASSERT_EQ(exact.size(), 12u);
+  for (double c : exact) {
+    EXPECT_GT(c, -1.0);
+    EXPECT_LT(c, 1.0);
+  }
+  const auto rates = lrkit::h5::read_matrix(log, "/hdet/lr/replica");
+  ASSERT_EQ(rates.columns, 4);
+  EXPECT_NE(rates.at(5, 0), rates.at(5, 3)) << "HDET spreads the rate over the 4 workers";
+  for (double loss : lrkit::h5::read_series(log, "/train/loss")) EXPECT_TRUE(std::isfinite(loss));
+}
+
+LRKIT_ON_DEVICES(TrainCommandOnDevice);
+
+// Refused in one line before the run directory exists: CUDA where LibTorch sees no GPU,
+// and NCCL (dist.backend=auto on CUDA) with more workers than GPUs.
+TEST(TrainCommand, CudaRequestsThatCannotBeServedAreRefusedBeforeAnythingStarts) {
+  const auto dir = out_dir("cuda_refused");
+  const int gpus = static_cast<int>(torch::cuda::device_count());
+  const auto r = run_lrkit("train --config " + tiny_config() + " --train.device=cuda --nproc " + std::to_string(gpus + 1) +
+                           " --out " + dir);
+  EXPECT_EQ(r.code, 2) << r.out;
+  const std::string expected = gpus == 0 ? "sees no CUDA device" : "NCCL needs one GPU per worker";
+  EXPECT_NE(r.out.find(expected), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("terminate"), std::string::npos) << r.out;
+  EXPECT_FALSE(std::filesystem::exists(dir)) << "refused before the run directory is made";
 }
 
 TEST(TrainCommand, BadInputExitsTwoWithOneLine) {

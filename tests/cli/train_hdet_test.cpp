@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "device_param.hpp"
 #include "lrkit/h5/file.hpp"
 #include "run_command.hpp"
 #include "tiny_run.hpp"
@@ -17,9 +18,11 @@ using lrkit::testing::tiny_config;
 
 const std::string kHdet = " --hdet.enabled=true --hdet.sync_every=4 --hdet.sigma=0.01";
 
-TEST(TrainHdet, AlphaZeroOverTwoWorkersIsPlainDataParallelBitForBit) {
-  const auto plain = out_dir("hdet_cli_plain"), hdet = out_dir("hdet_cli_alpha0");
-  const std::string common = "train --config " + tiny_config() + " --nproc 2 --model.dropout=0.2";
+class TrainHdetOnDevice : public lrkit::testing::OnDevice {};
+
+TEST_P(TrainHdetOnDevice, AlphaZeroOverTwoWorkersIsPlainDataParallelBitForBit) {
+  const auto plain = out_dir(named("hdet_cli_plain")), hdet = out_dir(named("hdet_cli_alpha0"));
+  const std::string common = "train --config " + tiny_config() + train_args() + " --nproc 2 --model.dropout=0.2";
   auto r = run_lrkit(common + " --out " + plain);
   ASSERT_EQ(r.code, 0) << r.out;
   r = run_lrkit(common + kHdet + " --hdet.alpha=0 --out " + hdet);
@@ -33,10 +36,10 @@ TEST(TrainHdet, AlphaZeroOverTwoWorkersIsPlainDataParallelBitForBit) {
 // The same 4 replicas as 2 workers x 2 and as 1 worker x 4: the same data
 // rows, dropout masks, rates and averages, so the same trajectory up to the
 // order of float sums.
-TEST(TrainHdet, VirtualReplicasFollowTheSameTrajectoryAsRealRanks) {
+TEST_P(TrainHdetOnDevice, VirtualReplicasFollowTheSameTrajectoryAsRealRanks) {
   for (const std::string mode : {"shared", "local"}) {
-    const auto real = out_dir("hdet_cli_real_" + mode), virt = out_dir("hdet_cli_virtual_" + mode);
-    const std::string common = "train --config " + tiny_config() + " --model.dropout=0.1" + kHdet +
+    const auto real = out_dir(named("hdet_cli_real_" + mode)), virt = out_dir(named("hdet_cli_virtual_" + mode));
+    const std::string common = "train --config " + tiny_config() + train_args() + " --model.dropout=0.1" + kHdet +
                                " --hdet.alpha=0.2 --hdet.mode=" + mode;
     auto r = run_lrkit(common + " --nproc 2 --hdet.replicas_per_rank=2 --out " + real);
     ASSERT_EQ(r.code, 0) << r.out;
@@ -57,9 +60,9 @@ TEST(TrainHdet, VirtualReplicasFollowTheSameTrajectoryAsRealRanks) {
   }
 }
 
-TEST(TrainHdet, ResumeContinuesTheSameTrajectoryBitForBit) {
-  const auto dir = out_dir("hdet_cli_resume");
-  const std::string args = "train --config " + tiny_config() + " --nproc 2 --model.dropout=0.2" + kHdet +
+TEST_P(TrainHdetOnDevice, ResumeContinuesTheSameTrajectoryBitForBit) {
+  const auto dir = out_dir(named("hdet_cli_resume"));
+  const std::string args = "train --config " + tiny_config() + train_args() + " --nproc 2 --model.dropout=0.2" + kHdet +
                            " --hdet.alpha=0.2 --hdet.replicas_per_rank=2 --checkpoint.every=6 --out " + dir;
   auto r = run_lrkit(args);
   ASSERT_EQ(r.code, 0) << r.out;
@@ -81,6 +84,8 @@ TEST(TrainHdet, ResumeContinuesTheSameTrajectoryBitForBit) {
   EXPECT_EQ(lrkit::h5::read_matrix(log, "/hdet/window_loss").values, windows.values);
   EXPECT_EQ(lrkit::h5::read_series(log, "/hdet/lr/scale"), scale);
 }
+
+LRKIT_ON_DEVICES(TrainHdetOnDevice);
 
 TEST(TrainHdet, AMissingReplicaFileIsNamed) {
   const auto dir = out_dir("hdet_cli_missing");

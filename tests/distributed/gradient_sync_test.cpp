@@ -1,6 +1,7 @@
 // The cheap consistency measurements against brute force: every rank's full
 // gradient gathered and compared pairwise, on a tiny GPT with 2-4 workers of
 // an in-process group (the same Collective interface c10d implements).
+#include "device_param.hpp"
 #include "lrkit/distributed/gradient_sync.hpp"
 
 #include <gtest/gtest.h>
@@ -27,7 +28,7 @@ std::vector<uint8_t> corpus() {
 
 torch::Tensor flat_gradient(const std::vector<torch::Tensor>& parameters) {
   std::vector<torch::Tensor> parts;
-  for (const auto& p : parameters) parts.push_back(p.grad().reshape({-1}).to(torch::kDouble));
+  for (const auto& p : parameters) parts.push_back(p.grad().reshape({-1}).to(torch::kCPU).to(torch::kDouble));
   return torch::cat(parts);
 }
 
@@ -40,16 +41,17 @@ struct Worker {
 
 // Identical weights on every rank; each rank's gradient from its own rows
 // (or rank 0's rows when `identical_data`).
-std::vector<Worker> workers_with_gradients(int ranks, bool identical_data) {
+std::vector<Worker> workers_with_gradients(int ranks, bool identical_data, torch::Device device = torch::kCPU) {
   static const auto tokens = corpus();
   std::vector<Worker> workers(static_cast<size_t>(ranks));
   for (int r = 0; r < ranks; ++r) {
     auto& w = workers[static_cast<size_t>(r)];
     torch::manual_seed(5);
     w.model = Gpt(GptConfig{256, 16, 1, 2, 16, 0.0});
+    w.model->to(device);
     w.parameters = w.model->parameters();
     const Batch b = sample_batch(tokens, identical_data ? 0 : r * 2, 2, 16, {11, 3});
-    auto loss = w.model->per_sequence_loss(b.inputs, b.targets).mean();
+    auto loss = w.model->per_sequence_loss(b.inputs.to(device), b.targets.to(device)).mean();
     loss.backward();
     w.loss = loss.item<double>();
     w.local_gradient = flat_gradient(w.parameters);
@@ -64,7 +66,7 @@ struct Measured {
 
 // Runs synchronize_gradients on every worker's thread with its own rank.
 std::vector<Measured> synchronize(std::vector<Worker>& workers, const GradientSyncOptions& options, GradientSketch* sketch) {
-  auto group = make_thread_group(static_cast<int>(workers.size()));
+  auto group = make_thread_group(static_cast<int>(workers.size()), workers.front().parameters.front().device());
   std::vector<Measured> out(workers.size());
   std::vector<std::thread> threads;
   for (size_t r = 0; r < workers.size(); ++r)
@@ -77,9 +79,11 @@ std::vector<Measured> synchronize(std::vector<Worker>& workers, const GradientSy
   return out;
 }
 
-TEST(GradientSync, CheapFormsEqualBruteForce) {
+class GradientSyncOnDevice : public lrkit::testing::OnDevice {};
+
+TEST_P(GradientSyncOnDevice, CheapFormsEqualBruteForce) {
   for (int ranks : {2, 3, 4}) {
-    auto workers = workers_with_gradients(ranks, false);
+    auto workers = workers_with_gradients(ranks, false, device());
     GradientSketch sketch(workers[0].parameters, 4096, 99);
     // Small buckets: several all-reduces per step, as with a large model.
     const auto measured = synchronize(workers, {0.01, true, true}, &sketch);
@@ -99,7 +103,7 @@ TEST(GradientSync, CheapFormsEqualBruteForce) {
       scalars.loss.push_back(workers[static_cast<size_t>(k)].loss);
       scalars.grad_norm.push_back(std::sqrt(m.sync.local_sq.item<double>()));
       scalars.dot_with_mean.push_back(m.sync.dot_with_mean.item<double>());
-      const auto s = m.sketch.contiguous();
+      const auto s = m.sketch.to(torch::kCPU).contiguous();
       sketches.insert(sketches.end(), s.data_ptr<double>(), s.data_ptr<double>() + s.numel());
     }
     scalars.mean_grad_norm = mean.norm().item<double>();
@@ -131,6 +135,8 @@ TEST(GradientSync, CheapFormsEqualBruteForce) {
     EXPECT_LT(exact_c, 0.99) << "different data must give different gradients";
   }
 }
+
+LRKIT_ON_DEVICES(GradientSyncOnDevice);
 
 TEST(GradientSync, IdenticalDataGivesNoDispersionAndCosineOne) {
   auto workers = workers_with_gradients(3, true);
@@ -166,6 +172,20 @@ TEST(GradientSync, ClipFollowsPyTorchAndLeavesSmallGradientsBitIdentical) {
   norms = synchronize_gradients(w.parameters, *single, {});
   clip_gradients(w.parameters, norms.mean_l2, norm / 4);
   EXPECT_NEAR(flat_gradient(w.parameters).norm().item<double>(), norm / 4, 1e-5 * norm);
+}
+
+TEST(ThreadGroup, RefusesATensorFromAnotherDeviceInOneLine) {
+  auto group = make_thread_group(1, torch::Device(torch::kMeta));
+  auto host = torch::zeros({2});
+  try {
+    group[0]->all_reduce_sum(host);
+    FAIL() << "accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), "all-reduce of a tensor on cpu in a group whose tensors live on meta");
+  }
+  EXPECT_THROW(group[0]->all_gather(host), std::invalid_argument);
+  EXPECT_THROW(group[0]->broadcast(host, 0), std::invalid_argument);
+  EXPECT_EQ(make_single_process_collective(torch::Device(torch::kMeta))->device(), torch::Device(torch::kMeta));
 }
 
 TEST(ThreadGroup, ReducesGathersAndBroadcastsInRankOrder) {
