@@ -8,12 +8,8 @@ set -euo pipefail
 lrkit=$(realpath "$1")
 out=$(realpath -m "$2")
 here=$(cd "$(dirname "$0")" && pwd)
-# The first python3 on the PATH (or the system's) that has nbconvert, h5py and matplotlib.
-python=""
-for candidate in $(type -ap python3) /usr/bin/python3; do
-  if "$candidate" -c "import nbconvert, h5py, matplotlib" 2>/dev/null; then python=$candidate; break; fi
-done
-if [ -z "$python" ]; then
+source "$here/../scripts/find_python.sh"
+if ! python=$(python_with nbconvert h5py matplotlib 2>/dev/null); then
   echo "skipped: no python3 with nbconvert, h5py and matplotlib (Debian: jupyter-nbconvert python3-h5py python3-matplotlib)"
   exit 77
 fi
