@@ -3,7 +3,7 @@ median of per-step times (from each run log's /train/wall_s, pooled over
 rounds) and the overhead against the first setting. Other tenants of a shared
 machine only ever add time, so the 20th percentile is the robust figure.
 
-usage: /usr/bin/python3 bench/step_times.py OUT_DIR SETTING... [--sync-every N]
+usage: python3 bench/step_times.py OUT_DIR SETTING... [--sync-every N]
   OUT_DIR/SETTING/round*/log.h5 are read; with --sync-every, the steps right
   after each HDET sync (whose time includes the converge step) are also
   reported apart, against the setting's other steps.

@@ -1,5 +1,5 @@
 # Per-rank log for `lrkit diagnose` from a plain PyTorch DDP loop. Run under torchrun:
-#   /usr/bin/python3 -m torch.distributed.run --nproc_per_node 2 examples/ddp_rank_log.py
+#   python3 -m torch.distributed.run --nproc_per_node 2 examples/ddp_rank_log.py
 import json, os, torch, torch.distributed as dist
 dist.init_process_group("gloo")
 rank, world = dist.get_rank(), dist.get_world_size()

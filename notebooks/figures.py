@@ -1,7 +1,7 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """The README's figures, drawn with the notebooks' helpers from fresh inputs.
 
-Usage: /usr/bin/python3 notebooks/figures.py OUT_DIR FIGURE_DIR [RUN_LOG [DIAGNOSTICS_LOG [SWEEP_SUMMARY]]]
+Usage: python3 notebooks/figures.py OUT_DIR FIGURE_DIR [RUN_LOG [DIAGNOSTICS_LOG [SWEEP_SUMMARY]]]
 (OUT_DIR made by notebooks/make_logs.sh; FIGURE_DIR receives the PNGs; the two
 logs default to OUT_DIR/run/log.h5, the sweep to OUT_DIR/sweep/summary.h5). The
 README's figures came from out/quickstart/log.h5, the ladder's one-rank run

@@ -2,7 +2,7 @@
 
 Run logs follow the layout in README.md "Training" and "Diagnostics"; schedule
 tables are what `lrkit schedule SPEC --out FILE.h5` writes (/schedule/{step,lr,checkpoints}).
-Needs Debian's python3-h5py and python3-matplotlib: run under /usr/bin/python3.
+Needs h5py and matplotlib (Debian: python3-h5py, python3-matplotlib, seen by /usr/bin/python3).
 """
 import json
 import os
