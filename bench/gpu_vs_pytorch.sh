@@ -10,6 +10,7 @@
 # Usage: bench/gpu_vs_pytorch.sh [STEPS] [ROUNDS]
 #   SHAPE=gpt2 (12 x 768, context 1024, batch 16: GPT-2 small on bytes, the default) | quick (the quickstart model)
 #   DEVICE=cuda (default) | cpu (a smoke run of the script itself), PEAK_TFLOPS (default: lrkit's table; 989.4 on H100)
+# FLOPs per token and the peak are the ones lrkit reports ("model: ..." line), for every row.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lrkit_binary.sh
@@ -24,12 +25,7 @@ case ${SHAPE:-gpt2} in
   *) echo "SHAPE must be gpt2 or quick" >&2; exit 2 ;;
 esac
 [ -f data/kjv.txt ] || { echo "data/kjv.txt missing (bash scripts/prepare_data.sh)" >&2; exit 2; }
-peak=${PEAK_TFLOPS:-0}
-if [ "$peak" = 0 ] && [ "$device" = cuda ]; then
-  peak=$("$python" -c 'import torch, sys
-name = torch.cuda.get_device_name(0)
-print(756 if "H100" in name and "PCIe" in name else 989.4 if ("H100" in name or "H200" in name) else 312 if "A100" in name else 0)')
-fi
+peak_setting=${PEAK_TFLOPS:-0}
 out=out/bench_gpu_vs_pytorch
 mkdir -p "$out"
 # --layers 12 ... -> --model.layers=12 ... (batch is train.batch)
@@ -42,7 +38,7 @@ precision=bf16
 lrkit_ms() {  # attention form -> median ms/step of the progress windows after the first
   "$LRKIT" train --config configs/quickstart.cfg "${lrkit_shape[@]}" --model.attention="$1" --train.device="$device" \
     --train.precision=$precision --train.steps=$((steps + 10)) --train.log_every=10 --eval.every=0 --train.threads=0 \
-    --train.peak_tflops="$peak" --overwrite --out "$out/lrkit_$1" > "$out/lrkit_$1.txt" 2>&1 ||
+    --train.peak_tflops="$peak_setting" --overwrite --out "$out/lrkit_$1" > "$out/lrkit_$1.txt" 2>&1 ||
     { cat "$out/lrkit_$1.txt" >&2; exit 1; }
   grep -E '^step ' "$out/lrkit_$1.txt" | tail -n +2 | sed -E 's/.* ([0-9]+) tok\/s.*/\1/' |
     awk -v tokens="$tokens_per_step" '{print 1000 * tokens / $1}' | sort -g | awk '{a[NR]=$1} END {printf "%.2f", a[int((NR + 1) / 2)]}'
@@ -54,19 +50,16 @@ pytorch_ms() {  # loop options -> ms/step
   echo "$line" | sed -E 's/.*ms_per_step=([0-9.]+).*/\1/'
 }
 tokens_per_step=$(( ${shape[9]} * ${shape[7]} ))   # batch x context
-flops_per_token=$("$python" - "${shape[@]}" <<'PY'
-import sys
-a = dict(zip(sys.argv[1::2], map(int, sys.argv[2::2])))
-L, W, T = a["--layers"], a["--width"], a["--context"]
-params = 256 * W + T * W + L * (12 * W * W + 13 * W) + 2 * W  # embeddings, blocks (qkv, proj, fc, fc_proj, 2 norms), final norm
-print(6 * params + 12 * L * W * T)
-PY
-)
 compile_ok=$("$python" -c 'import torch; print(int(hasattr(torch, "compile")))')
 declare -A ms
 forms=("lrkit explicit" "pytorch explicit" "lrkit" "pytorch fused" "pytorch compiled")
 for ((r = 1; r <= rounds; r++)); do
   ms["lrkit explicit"]+="$(lrkit_ms explicit) "
+  if ((r == 1)); then  # "model: 6.29549e+08 FLOPs per token (6P + 12LWT); device NAME, peak 989.4 TFLOP/s"
+    model_line=$(grep -m1 '^model: ' "$out/lrkit_explicit.txt")
+    flops_per_token=$(echo "$model_line" | sed -E 's/^model: ([^ ]+) FLOPs.*/\1/')
+    peak=$(echo "$model_line" | sed -E 's/.*peak ([^ ]+) TFLOP\/s.*/\1/')
+  fi
   ms["pytorch explicit"]+="$(pytorch_ms --attention explicit) "
   ms["lrkit"]+="$(lrkit_ms auto) "
   ms["pytorch fused"]+="$(pytorch_ms --attention fused --adamw fused) "

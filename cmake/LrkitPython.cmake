@@ -2,7 +2,7 @@
 # library and the HDET controller, plus pure-Python torch integrations. Built
 # when pybind11 and a Python with development headers are found
 # (LRKIT_PYTHON=AUTO), required with ON. The interpreter: Python3_EXECUTABLE
-# when given, else the first `python3` on the PATH (or /usr/bin) that imports
+# when given, else the first candidate (LrkitPythonCandidates.cmake) that imports
 # torch and numpy, else the first that imports numpy: on Debian the python3
 # first on the PATH may be another interpreter without Debian's packages.
 set(LRKIT_PYTHON "AUTO" CACHE STRING "Build the lrkit Python package (pybind11): AUTO (when found), ON or OFF")
@@ -20,14 +20,6 @@ endfunction()
 
 # The Python the tests use for PyTorch references and torchrun: the first
 # candidate that imports torch (empty when none does; those tests then skip).
-set(lrkit_python_candidates "")
-string(REPLACE ":" ";" lrkit_path_dirs "$ENV{PATH}")
-foreach(dir IN LISTS lrkit_path_dirs ITEMS /usr/bin)
-  if(EXISTS "${dir}/python3")
-    list(APPEND lrkit_python_candidates "${dir}/python3")
-  endif()
-endforeach()
-list(REMOVE_DUPLICATES lrkit_python_candidates)
 if(NOT DEFINED CACHE{LRKIT_TORCH_PYTHON})
   set(found "")
   foreach(candidate IN LISTS lrkit_python_candidates)

@@ -8,19 +8,11 @@ if(LRKIT_WITH_TORCH STREQUAL "OFF")
   return()
 endif()
 # Where CMake does not find LibTorch by itself (no Torch_DIR, nothing on
-# CMAKE_PREFIX_PATH), ask each python3 on the PATH, $PYTHON and the system's
+# CMAKE_PREFIX_PATH), ask each candidate python3 (LrkitPythonCandidates.cmake)
 # whether its torch ships one (PyTorch wheels do: torch.utils.cmake_prefix_path).
 find_package(Torch QUIET)
 if(NOT Torch_FOUND)
-  set(lrkit_torch_pythons "$ENV{PYTHON}")
-  string(REPLACE ":" ";" lrkit_path_dirs "$ENV{PATH}")
-  foreach(dir IN LISTS lrkit_path_dirs ITEMS /usr/bin)
-    list(APPEND lrkit_torch_pythons "${dir}/python3")
-  endforeach()
-  foreach(python IN LISTS lrkit_torch_pythons)
-    if(NOT python OR NOT EXISTS "${python}")
-      continue()
-    endif()
+  foreach(python IN LISTS lrkit_python_candidates)
     execute_process(COMMAND ${python} -c "import torch, torch.utils; print(torch.utils.cmake_prefix_path)"
                     OUTPUT_VARIABLE lrkit_torch_prefix OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE rc ERROR_QUIET)
     if(rc EQUAL 0 AND EXISTS "${lrkit_torch_prefix}/Torch/TorchConfig.cmake")

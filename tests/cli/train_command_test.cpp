@@ -72,17 +72,22 @@ TEST_P(TrainCommandOnDevice, ReweightingGivesTheSameRunOnOneAndTwoWorkers) {
   EXPECT_GT(a.back(), 1.2);
 }
 
+#ifdef LRKIT_TORCH_PYTHON
+// `lrkit train` on the tiny config under torchrun with `launcher_options`. --redirects/--tee 1:
+// Debian's torch 1.13 launcher fails under Python 3.11 with their default 0 (Std.from_str("0") is None there).
+std::string torchrun_train(const std::string& launcher_options, const std::string& out) {
+  return std::string(LRKIT_TORCH_PYTHON) + " -m torch.distributed.run --redirects 1 --tee 1 " + launcher_options +
+         " --no_python " + LRKIT_BINARY + " train --config " + tiny_config() + " --out " + out;
+}
+#endif
+
 TEST(TrainCommand, RunsUnderTheRealTorchrunLauncher) {
 #ifndef LRKIT_TORCH_PYTHON
   GTEST_SKIP() << "no Python that imports torch was found at configure time (Debian: python3-torch)";
 #else
   const auto one = out_dir("tr_one"), two = out_dir("tr_two");
   ASSERT_EQ(run_lrkit("train --config " + tiny_config() + " --out " + one).code, 0);
-  // --redirects/--tee 1: Debian's torch 1.13 launcher fails under Python 3.11 with
-  // their default 0 (Std.from_str("0") returns None there).
-  const auto r = run_command(LRKIT_TORCH_PYTHON " -m torch.distributed.run --redirects 1 --tee 1 --nproc_per_node 2 --master_port " +
-                             std::to_string(29600 + getpid() % 300) + " --no_python " + LRKIT_BINARY +
-                             " train --config " + tiny_config() + " --out " + two);
+  const auto r = run_command(torchrun_train("--nproc_per_node 2 --master_port " + std::to_string(29600 + getpid() % 300), two));
   ASSERT_EQ(r.code, 0) << r.out;
   expect_same_losses(one + "/log.h5", two + "/log.h5");
 #endif
@@ -101,11 +106,8 @@ TEST(TrainCommand, TwoTorchrunAgentsWithNnodes2RunOneJobEqualToNproc4) {
   const auto local = out_dir("agents_nproc4"), agents = out_dir("agents_two");
   ASSERT_EQ(run_lrkit("train --config " + tiny_config() + " --nproc 4 --out " + local).code, 0);
   // Two agents (two "nodes" on loopback) meet at a c10d rendezvous and start 2 workers each.
-  const std::string agent = std::string(LRKIT_TORCH_PYTHON) +
-                            " -m torch.distributed.run --redirects 1 --tee 1 --nnodes 2 --nproc_per_node 2"
-                            " --rdzv_backend c10d --rdzv_id lrkit_test --rdzv_endpoint 127.0.0.1:" +
-                            std::to_string(29900 + getpid() % 90) + " --no_python " + LRKIT_BINARY +
-                            " train --config " + tiny_config() + " --out " + agents;
+  const std::string agent = torchrun_train("--nnodes 2 --nproc_per_node 2 --rdzv_backend c10d --rdzv_id lrkit_test "
+                                           "--rdzv_endpoint 127.0.0.1:" + std::to_string(29900 + getpid() % 90), agents);
   const auto r = run_both("cd " + lrkit::testing::scratch_dir().string() + " && " + agent,
                           "cd " + lrkit::testing::scratch_dir().string() + " && " + agent);
   ASSERT_EQ(r.code, 0) << r.out;

@@ -88,12 +88,11 @@ Trainer::Trainer(const TrainConfig& config, std::ostream& progress)
   const Restored restored = restore(c_, replicas_, hdet_ ? &*hdet_ : nullptr, *progress_);
   start_step_ = restored.start.step;
   tokens_per_step_ = static_cast<double>(c_.train.batch * c_.model.context);
-  RunStart start = restored.start;
-  start.device = device_name(device_);
-  start.flops_per_token = flops_per_token(c_.model, parameter_count(replicas_.front().parameters));
-  start.peak_flops = peak_flops(c_, env_, placement_, start.device);
-  mfu_of_one_second_ = start.peak_flops > 0 ? start.flops_per_token * tokens_per_step_ / start.peak_flops : 0.0;
-  log_ = lead_ ? open_run_log(c_, world_, start, restored.continues_log) : std::make_unique<RunLog>();
+  session_ = restored.start;
+  session_.device = device_name(device_);
+  session_.flops_per_token = flops_per_token(c_.model, parameter_count(replicas_.front().parameters));
+  session_.peak_flops = peak_flops(c_, env_, placement_, session_.device);
+  log_ = lead_ ? open_run_log(c_, world_, session_, restored.continues_log) : std::make_unique<RunLog>();
   if (lead_) *progress_ << "run log: " << log_->path() << std::endl;
   sync_options_ = {c_.dist.bucket_mb, plan_.diagnostics, plan_.exact_pairwise};
   if (plan_.sketching)
@@ -102,10 +101,16 @@ Trainer::Trainer(const TrainConfig& config, std::ostream& progress)
 }
 
 TrainSummary Trainer::run() {
-  meter_.emplace(start_step_, c_.train.steps, tokens_per_step_, mfu_of_one_second_);
+  const double mfu_of_one_second =
+      session_.peak_flops > 0 ? session_.flops_per_token * tokens_per_step_ / session_.peak_flops : 0.0;
+  meter_.emplace(start_step_, c_.train.steps, tokens_per_step_, mfu_of_one_second);
   *progress_ << "training on " << data_.describe() << " with " << world_ << " worker(s)";
   if (hdet_) *progress_ << ", HDET " << hdet_->replicas() << " replicas (" << c_.hdet.mode.text() << ")";
   *progress_ << ": steps " << start_step_ << ".." << c_.train.steps << ", schedule " << c_.schedule << std::endl;
+  // What MFU is made of, in one line that tools (bench/gpu_vs_pytorch.sh) read too.
+  *progress_ << "model: " << session_.flops_per_token << " FLOPs per token (6P + 12LWT); device " << session_.device
+             << ", peak " << session_.peak_flops / 1e12 << " TFLOP/s" << (session_.peak_flops > 0 ? "" : " (unknown: no MFU)")
+             << std::endl;
   if (const std::string warning = schedules::peak_warning(schedules::summarize(schedule_, c_.train.steps)); !warning.empty())
     *progress_ << "warning: " << warning << std::endl;
   for (int64_t step = start_step_; step < c_.train.steps; ++step) this->step(step);

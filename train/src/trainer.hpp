@@ -91,7 +91,7 @@ class Trainer {
   std::optional<distributed::GradientSketch> sketch_;  // the same projection on every rank
   int64_t micro_rows_ = 0;
   double tokens_per_step_ = 0;
-  double mfu_of_one_second_ = 0;                 // the step's FLOPs over the devices' peak (0: unknown)
+  RunStart session_;                             // where this session started and what it trains on (/start)
   std::optional<ProgressMeter> meter_;
   TrainSummary summary_;
   std::string last_checkpoint_;
