@@ -12,8 +12,10 @@ fused (scaled_dot_product_attention, causal), --adamw fused, --bf16 autocast,
 TF32 matmuls, --compile (torch.compile of the model). Like lrkit it reads the
 loss every step; ms_per_step is the median over windows of 10 steps after the
 first 10.
+With --profile PATH it then traces a few more steps with torch.profiler.
 """
 import argparse
+import contextlib
 import math
 import os
 import sys
@@ -95,6 +97,9 @@ def main():
     p.add_argument("--bf16", action="store_true", help="bf16 autocast of the forward pass")
     p.add_argument("--compile", action="store_true", help="torch.compile(model)")
     p.add_argument("--peak-tflops", type=float, default=0.0, help="for the MFU (0: not printed)")
+    p.add_argument("--profile", metavar="PATH", help="after the timed steps, trace --profile-steps more into PATH "
+                   "(Chrome trace; steps marked loop.step, phases loop.*; bench/trace_summary.py reads it)")
+    p.add_argument("--profile-steps", type=int, default=3)
     a = p.parse_args()
     torch.set_num_threads(a.threads)
     device = torch.device(a.device)
@@ -128,6 +133,28 @@ def main():
                             lr=1e-3, betas=(0.9, 0.95), eps=1e-8, **extra)
     generator = torch.Generator().manual_seed(1 + rank)
     rows = a.batch // world
+
+    def train_step(mark):
+        with mark("loop.step"):
+            with mark("loop.data"):
+                offsets = torch.randint(0, len(data) - a.context - 1, (rows,), generator=generator)
+                batch = torch.stack([data[o:o + a.context + 1] for o in offsets.tolist()])
+                if device.type == "cuda":
+                    batch = batch.pin_memory().to(device, non_blocking=True)
+                x, y = batch[:, :-1], batch[:, 1:]
+            with mark("loop.forward_backward"):
+                opt.zero_grad()
+                with torch.autocast(device.type, dtype=torch.bfloat16, enabled=a.bf16):
+                    logits = wrapped(x)
+                loss = F.cross_entropy(logits.float().reshape(-1, 256), y.reshape(-1))
+                loss.backward()
+            with mark("loop.clip"):
+                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            with mark("loop.optimizer"):
+                opt.step()
+            with mark("loop.loss_read"):
+                loss.item()  # the loss of every step reaches the host, as lrkit logs it
+
     window, warmup = 10, 10
     window_seconds, start = [], None
     for step in range(a.steps + warmup):
@@ -136,20 +163,19 @@ def main():
             if start is not None:
                 window_seconds.append(now - start)
             start = now
-        offsets = torch.randint(0, len(data) - a.context - 1, (rows,), generator=generator)
-        batch = torch.stack([data[o:o + a.context + 1] for o in offsets.tolist()])
-        if device.type == "cuda":
-            batch = batch.pin_memory().to(device, non_blocking=True)
-        x, y = batch[:, :-1], batch[:, 1:]
-        opt.zero_grad()
-        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=a.bf16):
-            logits = wrapped(x)
-        loss = F.cross_entropy(logits.float().reshape(-1, 256), y.reshape(-1))
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        loss.item()  # the loss of every step reaches the host, as lrkit logs it
+        train_step(contextlib.nullcontext)
     window_seconds.append(time.perf_counter() - start)
+    if a.profile:  # after the timed steps, so the profiler's overhead stays out of ms_per_step
+        activities = [torch.profiler.ProfilerActivity.CPU]
+        if device.type == "cuda":
+            activities.append(torch.profiler.ProfilerActivity.CUDA)
+        with torch.profiler.profile(activities=activities) as profiler:
+            for _ in range(a.profile_steps):
+                train_step(torch.profiler.record_function)
+            if device.type == "cuda":
+                torch.cuda.synchronize()
+        if rank == 0:
+            profiler.export_chrome_trace(a.profile)
     window_seconds = window_seconds[:max(1, a.steps // window)]
     ms = 1000 * sorted(window_seconds)[len(window_seconds) // 2] / window
     if rank == 0:

@@ -14,6 +14,7 @@
 
 #include "child_process.hpp"
 #include "command.hpp"
+#include "lrkit/common/text_file.hpp"
 #include "lrkit/train/run_files.hpp"
 
 namespace fs = std::filesystem;
@@ -36,16 +37,6 @@ std::string read_file(const fs::path& path) {
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
-}
-
-void write_atomically(const fs::path& path, const std::string& text) {
-  const fs::path temporary = path.string() + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::trunc);
-    out << text;
-    if (!out) throw std::runtime_error("cannot write '" + temporary.string() + "'");
-  }
-  fs::rename(temporary, path);
 }
 
 pid_t start_run(const SweepRun& run, const fs::path& dir) {
@@ -129,7 +120,7 @@ std::vector<RunState> run_sweep(const SweepPlan& plan, const std::string& out, i
       }
       const fs::path dir = run_directory(out, plan.runs[i].name);
       fs::create_directories(dir);
-      write_atomically(dir / "sweep_args.txt", joined(plan.runs[i].args));
+      lrkit::write_text_atomically(dir / "sweep_args.txt", joined(plan.runs[i].args));
       running[start_run(plan.runs[i], dir)] = i;
       started[i] = std::chrono::steady_clock::now();
       status[i] = Status::kRunning;
@@ -155,7 +146,7 @@ std::vector<RunState> run_sweep(const SweepPlan& plan, const std::string& out, i
     const fs::path dir = run_directory(out, plan.runs[i].name);
     const int code = exit_code(wait_status);
     if (code == 0) {
-      write_atomically(dir / "sweep_done", "");
+      lrkit::write_text_atomically(dir / "sweep_done", "");
       status[i] = Status::kFinished;
       ++finished_now;
       progress << "sweep: finished " << plan.runs[i].name << " in " << static_cast<int64_t>(seconds) << " s ("

@@ -9,6 +9,17 @@ namespace lrkit::train {
 
 namespace F = torch::nn::functional;
 
+namespace {
+
+// at::linear, not torch::nn::Linear::forward: the C++ frontend's forward multiplies and then adds the bias in a
+// second pass for [B, T, C] inputs; at::linear folds them into one addmm that adds the bias in the GEMM (its
+// epilogue on CUDA), as PyTorch's nn.Linear does: one elementwise pass over every layer output less.
+torch::Tensor linear(const torch::nn::Linear& layer, const torch::Tensor& x) {
+  return torch::linear(x, layer->weight, layer->bias);
+}
+
+}  // namespace
+
 bool fused_attention(const GptConfig& c) {
   return c.attention == Attention::fused || (c.attention == Attention::auto_ && TORCH_VERSION_MAJOR >= 2);
 }
@@ -23,11 +34,11 @@ CausalSelfAttentionImpl::CausalSelfAttentionImpl(const GptConfig& c) : heads_(c.
 
 torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x) {
   const int64_t batch = x.size(0), time = x.size(1), width = x.size(2), head_width = width / heads_;
-  auto parts = qkv_->forward(x).split(width, 2);
+  auto parts = linear(qkv_, x).split(width, 2);
   auto shape = [&](const torch::Tensor& t) { return t.view({batch, time, heads_, head_width}).transpose(1, 2); };
   const auto q = shape(parts[0]), k = shape(parts[1]), v = shape(parts[2]);
   const auto y = (fused_ ? fused(q, k, v) : explicit_scores(q, k, v)).transpose(1, 2).contiguous().view({batch, time, width});
-  return out_dropout_->forward(proj_->forward(y));
+  return out_dropout_->forward(linear(proj_, y));
 }
 
 torch::Tensor CausalSelfAttentionImpl::explicit_scores(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v) {
@@ -59,7 +70,7 @@ BlockImpl::BlockImpl(const GptConfig& c) {
 
 torch::Tensor BlockImpl::forward(const torch::Tensor& x) {
   const auto h = x + attn_->forward(ln1_->forward(x));
-  return h + dropout_->forward(fc_proj_->forward(F::gelu(fc_->forward(ln2_->forward(h)))));
+  return h + dropout_->forward(linear(fc_proj_, F::gelu(linear(fc_, ln2_->forward(h)))));
 }
 
 GptImpl::GptImpl(const GptConfig& c) : config_(c) {

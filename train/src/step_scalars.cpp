@@ -8,6 +8,7 @@ namespace lrkit::train {
 
 StepScalars gather_step_scalars(distributed::Collective& collective, const torch::Tensor& replica_losses,
                                 const distributed::GradientSyncResult& sync, const torch::Tensor& sketch) {
+  RECORD_USER_SCOPE("lrkit.step_scalars");  // where the host waits for the device
   const auto device = replica_losses.device();
   const auto nan = torch::full({1}, std::numeric_limits<double>::quiet_NaN(), torch::TensorOptions().dtype(torch::kDouble).device(device));
   const auto defined_or_nan = [&](const torch::Tensor& t) { return t.defined() ? t.reshape({1}) : nan; };

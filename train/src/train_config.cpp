@@ -28,6 +28,9 @@ void TrainConfig::validate() const {
   require(nproc >= 1 && nproc <= 64, "--nproc must be in [1, 64] (got " + std::to_string(nproc) + ")");
   require(!(dist.backend == DistBackend::nccl && train.device == DeviceKind::cpu),
           "dist.backend=nccl needs train.device=cuda (NCCL reduces GPU tensors only); on the CPU use gloo");
+  require(train.profile_steps == 0 || train.profile_from + train.profile_steps - 1 <= train.steps,
+          "train.profile_from (" + std::to_string(train.profile_from) + ") + train.profile_steps (" +
+              std::to_string(train.profile_steps) + ") - 1 is beyond train.steps (" + std::to_string(train.steps) + ")");
   checkpoint_steps();
   desynced_ranks(1);  // syntax only; ranks beyond the world are checked when it is known
   require(diagnostics.enabled || diagnostics.pairwise == Pairwise::off, "diagnostics.pairwise needs diagnostics.enabled = true");

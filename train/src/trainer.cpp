@@ -8,6 +8,7 @@
 #include "lrkit/schedules/summary.hpp"
 #include "lrkit/train/model_flops.hpp"
 #include "lrkit/train/rank_streams.hpp"
+#include "lrkit/train/run_files.hpp"
 #include "cuda_device.hpp"
 #include "restore.hpp"
 
@@ -98,6 +99,8 @@ Trainer::Trainer(const TrainConfig& config, std::ostream& progress)
   if (plan_.sketching)
     sketch_.emplace(replicas_.front().parameters, c_.diagnostics.sketch_dim, derive_seed(c_.train.seed, kSketchStream));
   micro_rows_ = c_.train.batch / (world_ * c_.replicas_per_rank()) / c_.train.accumulation;
+  profiler_.emplace(c_.train.profile_from - 1, c_.train.profile_steps, device_, profile_trace_path(c_.out, collective_->rank()),
+                    session_.device);
 }
 
 TrainSummary Trainer::run() {
@@ -130,6 +133,16 @@ TrainSummary Trainer::run() {
 }
 
 void Trainer::step(int64_t step) {
+  profiler_->before_step(step);
+  run_step(step);
+  if (const auto trace = profiler_->after_step(step))
+    *progress_ << "profile: " << trace->host_events << " host and " << trace->device_events << " device events of updates "
+               << c_.train.profile_from << ".." << step + 1 << " in " << trace->path << std::endl;
+}
+
+// The step's phases carry `lrkit.*` annotations (RECORD_USER_SCOPE) that a profiler trace shows; free otherwise.
+void Trainer::run_step(int64_t step) {
+  RECORD_USER_SCOPE("lrkit.step");
   const Hyperparameters hyper = set_hyperparameters(step);
   const Losses losses = forward_backward(step);
   const Gradients gradients = synchronize(step);

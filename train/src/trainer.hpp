@@ -20,6 +20,7 @@
 #include "lrkit/schedules/schedule.hpp"
 #include "lrkit/train/data_mixture.hpp"
 #include "lrkit/train/run_log.hpp"
+#include "lrkit/train/step_profiler.hpp"
 #include "lrkit/train/trainer.hpp"
 #include "lrkit/train/worker_placement.hpp"
 #include "progress_meter.hpp"
@@ -54,6 +55,7 @@ class Trainer {
   };
 
   void step(int64_t step);
+  void run_step(int64_t step);
   Hyperparameters set_hyperparameters(int64_t step);
   Losses forward_backward(int64_t step);
   torch::Tensor replica_loss(Replica& replica, int64_t step, const std::vector<double>& sampling,
@@ -93,6 +95,7 @@ class Trainer {
   double tokens_per_step_ = 0;
   RunStart session_;                             // where this session started and what it trains on (/start)
   std::optional<ProgressMeter> meter_;
+  std::optional<StepProfiler> profiler_;
   TrainSummary summary_;
   std::string last_checkpoint_;
 };

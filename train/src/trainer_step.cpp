@@ -14,6 +14,7 @@ constexpr double kHistogramMaxRelative = 4.0;  // the weight histogram spans N w
 }  // namespace
 
 Trainer::Hyperparameters Trainer::set_hyperparameters(int64_t step) {
+  RECORD_USER_SCOPE("lrkit.hyperparameters");
   const double scheduled_lr = schedule_(step);
   Hyperparameters h;
   h.lr = hdet_ ? hdet_->base(0, scheduled_lr) : scheduled_lr;
@@ -23,6 +24,7 @@ Trainer::Hyperparameters Trainer::set_hyperparameters(int64_t step) {
 }
 
 Trainer::Losses Trainer::forward_backward(int64_t step) {
+  RECORD_USER_SCOPE("lrkit.forward_backward");
   Losses out;
   out.sampling = data_.sampling(step);
   std::vector<torch::Tensor> losses;
@@ -74,6 +76,7 @@ torch::Tensor Trainer::to_device(const torch::Tensor& host) const {
 }
 
 Trainer::Gradients Trainer::synchronize(int64_t step) {
+  RECORD_USER_SCOPE("lrkit.synchronize");
   Gradients g;
   if (plan_.local_mode) {
     g.sync = local_gradients(replicas_, *solo_, c_.optim.clip);
@@ -89,6 +92,7 @@ Trainer::Gradients Trainer::synchronize(int64_t step) {
 }
 
 void Trainer::optimizer_step(int64_t step, double loss) {
+  RECORD_USER_SCOPE("lrkit.optimizer");
   if (std::isfinite(loss)) {
     for (auto& replica : replicas_) replica.optimizer->step();
     return;
@@ -103,6 +107,7 @@ void Trainer::optimizer_step(int64_t step, double loss) {
 }
 
 void Trainer::record(int64_t step, const Hyperparameters& hyper, const StepScalars& scalars, const Losses& losses) {
+  RECORD_USER_SCOPE("lrkit.record");
   std::optional<diagnostics::StepDispersion> dispersion;
   if (plan_.diagnostics) {
     dispersion = diagnostics::step_dispersion(scalars.ranks);
@@ -130,6 +135,7 @@ void Trainer::record(int64_t step, const Hyperparameters& hyper, const StepScala
 
 void Trainer::hdet_after_step(int64_t step, const Hyperparameters& hyper, const StepScalars& scalars) {
   if (!hdet_) return;
+  RECORD_USER_SCOPE("lrkit.hdet");
   hdet_->observe(scalars.replica_loss);
   HdetRecord record{scalars.replica_loss, hdet_->window_mean_loss(), {}};
   const bool sync_now = hdet_->sync_due();
@@ -146,6 +152,7 @@ void Trainer::hdet_after_step(int64_t step, const Hyperparameters& hyper, const 
 
 // Evaluate before checkpointing: a checkpoint on disk means its step's evaluation is in the log.
 void Trainer::evaluate_and_checkpoint(int64_t step) {
+  RECORD_USER_SCOPE("lrkit.evaluate_checkpoint");
   if (plan_.eval_due(step)) {
     Gpt& evaluated = mean_model_ ? *mean_model_ : replicas_.front().model;
     if (mean_model_)

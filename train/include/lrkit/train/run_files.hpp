@@ -1,6 +1,7 @@
-// Where a run directory keeps its files: DIR/log.h5 and
+// Where a run directory keeps its files: DIR/log.h5,
 // DIR/checkpoints/step_<step, 10 digits>.pt (an HDET run's other replicas in
-// step_<step>.replica_<g>.pt beside it). Torch-free: sweeps, tools and
+// step_<step>.replica_<g>.pt beside it) and, with train.profile_steps, each
+// worker's trace in DIR/profile/rank<r>.trace.json. Torch-free: sweeps, tools and
 // notebooks find a run's files without LibTorch.
 #pragma once
 
@@ -19,5 +20,7 @@ std::string checkpoint_path(const std::string& run_dir, int64_t step);
 std::string replica_checkpoint_path(const std::string& main_path, int64_t replica);
 // True for a replica file's name (not a main checkpoint).
 bool is_replica_checkpoint(const std::string& file_name);
+// Worker `rank`'s profiler trace (Chrome trace JSON) of the run in run_dir.
+std::string profile_trace_path(const std::string& run_dir, int rank);
 
 }  // namespace lrkit::train

@@ -103,6 +103,8 @@ struct LoopConfig {
   Choice<Precision> precision = Precision::fp32;  // bf16: autocast of the forward pass; weights and optimizer stay fp32
   bool tf32 = true;            // CUDA: fp32 matmuls in TF32 (torch.set_float32_matmul_precision("high"))
   double peak_tflops = 0;      // MFU denominator; 0: the GPU's known bf16 peak (none on the CPU: no MFU)
+  int64_t profile_steps = 0;   // updates traced by the operator (and GPU kernel) profiler; 0: none
+  int64_t profile_from = 11;   // the first traced update (1-based): after the warm-up
 };
 
 struct DistConfig {

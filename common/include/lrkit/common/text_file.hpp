@@ -1,0 +1,39 @@
+// Small files lrkit writes whole (a sweep's markers, a profiler trace):
+// written beside the target and renamed over it, so a kill leaves the old file
+// or the new one, never half of one.
+#pragma once
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+
+namespace lrkit {
+
+// Creates the parent directory if needed; throws std::runtime_error naming the file and the reason.
+inline void write_text_atomically(const std::filesystem::path& path, const std::string& text) {
+  std::error_code ec;
+  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
+  if (ec) throw std::runtime_error("cannot create directory '" + path.parent_path().string() + "': " + ec.message());
+  const std::filesystem::path temporary = path.string() + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::trunc | std::ios::binary);
+    out << text;
+    out.flush();
+    if (!out) {
+      const std::string reason = errno != 0 ? std::strerror(errno) : "write failed";
+      std::filesystem::remove(temporary, ec);
+      throw std::runtime_error("cannot write '" + path.string() + "': " + reason);
+    }
+  }
+  std::filesystem::rename(temporary, path, ec);
+  if (ec) {
+    std::filesystem::remove(temporary, ec);
+    throw std::runtime_error("cannot write '" + path.string() + "': " + ec.message());
+  }
+}
+
+}  // namespace lrkit
