@@ -10,6 +10,8 @@
 # Usage: bench/gpu_vs_pytorch.sh [STEPS] [ROUNDS]
 #   SHAPE=gpt2 (12 x 768, context 1024, batch 16: GPT-2 small on bytes, the default) | quick (the quickstart model)
 #   DEVICE=cuda (default) | cpu (a smoke run of the script itself), PEAK_TFLOPS (default: lrkit's table; 989.4 on H100)
+#   PROFILE=1 (default) | 0: after the timed rounds, trace 3 steps of lrkit, the eager fused loop and the compiled
+#   one, and print bench/trace_summary.py's breakdown of the three (where the gap is: kernels, idle device, host)
 # FLOPs per token and the peak are the ones lrkit reports ("model: ..." line), for every row.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -83,4 +85,22 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", b / a}'; }  # speed rat
 echo "lrkit explicit / pytorch explicit: $(ratio "${med[lrkit explicit]}" "${med[pytorch explicit]}")x"
 echo "lrkit / pytorch fused (eager):      $(ratio "${med[lrkit]}" "${med[pytorch fused]}")x"
 [ -n "${med[pytorch compiled]:-}" ] && echo "lrkit / pytorch compiled:           $(ratio "${med[lrkit]}" "${med[pytorch compiled]}")x"
+
+[ "${PROFILE:-1}" = 1 ] || exit 0
+# Where the time goes: 3 traced steps of each after 10 untraced ones (the profiler's own cost is in the host
+# figures, not the device's kernel times).
+echo
+"$LRKIT" train --config configs/quickstart.cfg "${lrkit_shape[@]}" --model.attention=auto --train.device="$device" \
+  --train.precision=$precision --train.steps=14 --train.profile_from=11 --train.profile_steps=3 --eval.every=0 \
+  --train.threads=0 --overwrite --out "$out/lrkit_profiled" > "$out/lrkit_profiled.txt" 2>&1 ||
+  { cat "$out/lrkit_profiled.txt" >&2; exit 1; }
+traces=("$out/lrkit_profiled/profile/rank0.trace.json")
+pytorch_ms --attention fused --adamw fused --steps 10 --profile "$out/pytorch_fused.trace.json" > /dev/null
+traces+=("$out/pytorch_fused.trace.json")
+if [ "$compile_ok" = 1 ]; then
+  pytorch_ms --attention fused --adamw fused --compile --steps 10 --profile "$out/pytorch_compiled.trace.json" > /dev/null
+  traces+=("$out/pytorch_compiled.trace.json")
+fi
+echo "traces: [1] lrkit, [2] pytorch fused (eager)$([ "$compile_ok" = 1 ] && echo ", [3] pytorch compiled")"
+"$python" bench/trace_summary.py "${traces[@]}"
 exit 0

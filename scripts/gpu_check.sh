@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Builds lrkit against a CUDA LibTorch and checks it on the GPU, in stages that
+# each fit one sitting on a short-lived GPU machine; re-running a stage reuses
+# the build. Full outputs go to $LOGS (default out/gpu_check); the end of the
+# output is a short summary.
+# usage: scripts/gpu_check.sh [build] [test] [bench] [profile]   (no stage: build test)
+#   build    configure build/ with -DLRKIT_WITH_CUDA=ON (plus $LRKIT_CMAKE_ARGS; pybind11's CMake
+#            directory from the Python with torch when it has pybind11) and build everything
+#   test     the gpu-labelled tests (the CUDA twins), then every other test
+#   bench    bench/gpu_vs_pytorch.sh $STEPS $ROUNDS (default 60 3) at the GPT-2-small shape, PROFILE=0
+#   profile  the same script's traced steps only (STEPS=10 ROUNDS=1 timing, then the breakdown)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/find_python.sh
+logs=${LOGS:-out/gpu_check}
+mkdir -p "$logs"
+stages=("$@")
+[ ${#stages[@]} -gt 0 ] || stages=(build test)
+summary=()
+note() { summary+=("$*"); echo "== $*"; }
+
+stage_build() {
+  local python pybind=()
+  python=$(python_with torch) || { echo "no python3 with torch: cannot find LibTorch" >&2; exit 2; }
+  local dir
+  if dir=$("$python" -c 'import pybind11; print(pybind11.get_cmake_dir())' 2>/dev/null); then
+    pybind=("-Dpybind11_DIR=$dir")
+  fi
+  local start=$SECONDS
+  # shellcheck disable=SC2086  # LRKIT_CMAKE_ARGS is a list of arguments
+  if ! cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DLRKIT_WITH_CUDA=ON ${LRKIT_CMAKE_ARGS:-} \
+      "${pybind[@]}" -DPython3_EXECUTABLE="$(command -v "$python")" > "$logs/configure.txt" 2>&1; then
+    tail -40 "$logs/configure.txt"; note "configure FAILED"; return 1
+  fi
+  grep -E '^-- lrkit' "$logs/configure.txt" || true
+  if ! cmake --build build -j "$(nproc)" > "$logs/build.txt" 2>&1; then
+    grep -E -A8 'error|FAILED' "$logs/build.txt" | head -80; note "build FAILED"; return 1
+  fi
+  note "build: $((SECONDS - start)) s, torch $("$python" -c 'import torch; print(torch.__version__)')"
+}
+
+ctest_counts() {  # ctest output file -> "N passed, N failed, N skipped of N"
+  awk '/tests passed, .* failed out of/ {total = $NF; failed = $(NF - 5)}
+       /\*\*\*Skipped/ {skipped++}
+       END {printf "%d passed, %d failed, %d skipped of %d", total - failed - skipped, failed, skipped, total}' "$1"
+}
+
+stage_test() {
+  local start=$SECONDS status=0
+  (cd build && ctest -L gpu -j 4 --timeout 600 --output-on-failure) > "$logs/ctest_gpu.txt" 2>&1 || status=1
+  note "gpu-labelled tests: $(ctest_counts "$logs/ctest_gpu.txt") ($((SECONDS - start)) s)"
+  start=$SECONDS
+  (cd build && ctest -LE gpu -E cli_fuzz -j "$(nproc)" --timeout 600 --output-on-failure) > "$logs/ctest_rest.txt" 2>&1 || status=1
+  note "other tests (no fuzz): $(ctest_counts "$logs/ctest_rest.txt") ($((SECONDS - start)) s)"
+  grep -h -E '\(Failed\)|\(Timeout\)|\(SEGFAULT\)|Not Run' "$logs/ctest_gpu.txt" "$logs/ctest_rest.txt" | head -20 || true
+  return $status
+}
+
+stage_bench() {
+  local start=$SECONDS
+  PROFILE=0 bash bench/gpu_vs_pytorch.sh "${STEPS:-60}" "${ROUNDS:-3}" > "$logs/bench.txt" 2>&1 ||
+    { tail -30 "$logs/bench.txt"; note "bench FAILED"; return 1; }
+  tail -14 "$logs/bench.txt"
+  note "bench: $((SECONDS - start)) s (table above; $logs/bench.txt)"
+}
+
+stage_profile() {
+  local start=$SECONDS
+  PROFILE=1 bash bench/gpu_vs_pytorch.sh 10 1 > "$logs/profile.txt" 2>&1 ||
+    { tail -30 "$logs/profile.txt"; note "profile FAILED"; return 1; }
+  sed -n '/^traces: /,$p' "$logs/profile.txt"
+  cp -r out/bench_gpu_vs_pytorch/*.trace.json out/bench_gpu_vs_pytorch/lrkit_profiled/profile "$logs/" 2>/dev/null || true
+  note "profile: $((SECONDS - start)) s (traces in $logs)"
+}
+
+status=0
+for stage in "${stages[@]}"; do
+  case $stage in
+    build | test | bench | profile) "stage_$stage" || status=1 ;;
+    *) echo "unknown stage '$stage' (build, test, bench, profile)" >&2; exit 2 ;;
+  esac
+  [ $status = 0 ] || break
+done
+echo
+printf '%s\n' "${summary[@]}"
+exit $status
