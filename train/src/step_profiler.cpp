@@ -96,7 +96,7 @@ std::optional<TraceWritten> StepProfiler::after_step(int64_t step) {
 
   uint64_t origin = std::numeric_limits<uint64_t>::max();
   for (const auto& e : events) origin = std::min<uint64_t>(origin, start_ns(e, 0));
-  TraceWritten written{path_, 0, 0};
+  TraceWritten written{path_, traced_from_ + 1, step + 1, 0, 0};
   std::string body;
   body.reserve(events.size() * 120);
   for (const auto& e : events) {
@@ -112,8 +112,8 @@ std::optional<TraceWritten> StepProfiler::after_step(int64_t step) {
               R"(","tid":)" + std::to_string(e.deviceResourceId());
     body += R"(,"ts":)" + microseconds(start_ns(e, 0) - origin) + R"(,"dur":)" + microseconds(duration_ns(e, 0)) + "}";
   }
-  std::string text = R"({"lrkit":{"format":"lrkit-trace 1","first_step":)" + std::to_string(traced_from_ + 1) +
-                     R"(,"steps":)" + std::to_string(step - traced_from_ + 1) + R"(,"device":)";
+  std::string text = R"({"lrkit":{"format":"lrkit-trace 1","first_step":)" + std::to_string(written.first_step) +
+                     R"(,"steps":)" + std::to_string(written.last_step - written.first_step + 1) + R"(,"device":)";
   append_json_string(text, device_name_);
   text += R"(,"libtorch":")" + std::string(TORCH_VERSION) + R"(","host_events":)" + std::to_string(written.host_events) +
           R"(,"device_events":)" + std::to_string(written.device_events) + R"(},"displayTimeUnit":"ms","traceEvents":[)" +

@@ -137,7 +137,7 @@ void Trainer::step(int64_t step) {
   run_step(step);
   if (const auto trace = profiler_->after_step(step))
     *progress_ << "profile: " << trace->host_events << " host and " << trace->device_events << " device events of updates "
-               << c_.train.profile_from << ".." << step + 1 << " in " << trace->path << std::endl;
+               << trace->first_step << ".." << trace->last_step << " in " << trace->path << std::endl;
 }
 
 // The step's phases carry `lrkit.*` annotations (RECORD_USER_SCOPE) that a profiler trace shows; free otherwise.

@@ -19,6 +19,7 @@ namespace lrkit::train {
 
 struct TraceWritten {
   std::string path;
+  int64_t first_step = 0, last_step = 0;  // the traced updates, 1-based (a resumed run may start inside the window)
   size_t host_events = 0;
   size_t device_events = 0;  // 0 on the CPU, and where LibTorch records no kernels
 };
