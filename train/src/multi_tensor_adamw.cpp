@@ -3,19 +3,28 @@
 #include <torch/version.h>
 
 #include <cmath>
+#include <sstream>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 namespace lrkit::train {
 
 namespace {
 
-// LibTorch 2 keys optimizer state by the TensorImpl pointer, 1.x by its text.
-#if TORCH_VERSION_MAJOR >= 2
-void* state_key(const torch::Tensor& p) { return p.unsafeGetTensorImpl(); }
-#else
-std::string state_key(const torch::Tensor& p) { return c10::guts::to_string(p.unsafeGetTensorImpl()); }
-#endif
+// torch::optim keys a parameter's state by its TensorImpl: the pointer itself in recent LibTorch (void*), its
+// printed address in older ones (std::string, as c10::guts::to_string wrote it). The key type is read off the
+// state map, so any LibTorch in between builds and shares the state with torch::optim's save and load.
+template <typename Key>
+Key key_of(const torch::Tensor& p) {
+  if constexpr (std::is_same_v<Key, std::string>) {
+    std::ostringstream text;
+    text << p.unsafeGetTensorImpl();
+    return text.str();
+  } else {
+    return p.unsafeGetTensorImpl();
+  }
+}
 
 constexpr bool kHasFusedAdamW = TORCH_VERSION_MAJOR >= 2;
 
@@ -56,12 +65,13 @@ void MultiTensorAdamW::step_group(torch::optim::OptimizerParamGroup& group) {
   for (const auto& p : group.params()) {
     if (!p.grad().defined()) continue;
     TORCH_CHECK(!p.grad().is_sparse(), "AdamW does not support sparse gradients");
-    auto found = state_.find(state_key(p));
+    const auto key = key_of<std::decay_t<decltype(state_)>::key_type>(p);
+    auto found = state_.find(key);
     if (found == state_.end()) {
       auto state = std::make_unique<torch::optim::AdamWParamState>();
       state->exp_avg(torch::zeros_like(p, torch::MemoryFormat::Preserve));
       state->exp_avg_sq(torch::zeros_like(p, torch::MemoryFormat::Preserve));
-      found = state_.emplace(state_key(p), std::move(state)).first;
+      found = state_.emplace(key, std::move(state)).first;
     }
     auto& state = static_cast<torch::optim::AdamWParamState&>(*found->second);
     params.push_back(p);
