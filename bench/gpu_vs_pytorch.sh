@@ -10,8 +10,9 @@
 # Usage: bench/gpu_vs_pytorch.sh [STEPS] [ROUNDS]
 #   SHAPE=gpt2 (12 x 768, context 1024, batch 16: GPT-2 small on bytes, the default) | quick (the quickstart model)
 #   DEVICE=cuda (default) | cpu (a smoke run of the script itself), PEAK_TFLOPS (default: lrkit's table; 989.4 on H100)
-#   PROFILE=1 (default) | 0: after the timed rounds, trace 3 steps of lrkit, the eager fused loop and the compiled
-#   one, and print bench/trace_summary.py's breakdown of the three (where the gap is: kernels, idle device, host)
+#   PROFILE=1 (default) | 0 | only: after the timed rounds (only: instead of them), trace 3 steps of lrkit, the
+#   eager fused loop and the compiled one, and print bench/trace_summary.py's breakdown of the three (where the
+#   gap is: kernels, idle device, host)
 # FLOPs per token and the peak are the ones lrkit reports ("model: ..." line), for every row.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,6 +29,7 @@ case ${SHAPE:-gpt2} in
 esac
 [ -f data/kjv.txt ] || { echo "data/kjv.txt missing (bash scripts/prepare_data.sh)" >&2; exit 2; }
 peak_setting=${PEAK_TFLOPS:-0}
+profile=${PROFILE:-1}
 out=out/bench_gpu_vs_pytorch
 mkdir -p "$out"
 # --layers 12 ... -> --model.layers=12 ... (batch is train.batch)
@@ -53,40 +55,48 @@ pytorch_ms() {  # loop options -> ms/step
 }
 tokens_per_step=$(( ${shape[9]} * ${shape[7]} ))   # batch x context
 compile_ok=$("$python" -c 'import torch; print(int(hasattr(torch, "compile")))')
-declare -A ms
-forms=("lrkit explicit" "pytorch explicit" "lrkit" "pytorch fused" "pytorch compiled")
-for ((r = 1; r <= rounds; r++)); do
-  ms["lrkit explicit"]+="$(lrkit_ms explicit) "
-  if ((r == 1)); then  # "model: 6.29549e+08 FLOPs per token (6P + 12LWT); device NAME, peak 989.4 TFLOP/s"
-    model_line=$(grep -m1 '^model: ' "$out/lrkit_explicit.txt")
-    flops_per_token=$(echo "$model_line" | sed -E 's/^model: ([^ ]+) FLOPs.*/\1/')
-    peak=$(echo "$model_line" | sed -E 's/.*peak ([^ ]+) TFLOP\/s.*/\1/')
+timed_rounds() {  # ROUNDS alternations of the five forms, then the table and the ratios
+  local -A ms med
+  forms=("lrkit explicit" "pytorch explicit" "lrkit" "pytorch fused" "pytorch compiled")
+  for ((r = 1; r <= rounds; r++)); do
+    ms["lrkit explicit"]+="$(lrkit_ms explicit) "
+    if ((r == 1)); then  # "model: 6.29549e+08 FLOPs per token (6P + 12LWT); device NAME, peak 989.4 TFLOP/s"
+      model_line=$(grep -m1 '^model: ' "$out/lrkit_explicit.txt")
+      flops_per_token=$(echo "$model_line" | sed -E 's/^model: ([^ ]+) FLOPs.*/\1/')
+      peak=$(echo "$model_line" | sed -E 's/.*peak ([^ ]+) TFLOP\/s.*/\1/')
+    fi
+    ms["pytorch explicit"]+="$(pytorch_ms --attention explicit) "
+    ms["lrkit"]+="$(lrkit_ms auto) "
+    ms["pytorch fused"]+="$(pytorch_ms --attention fused --adamw fused) "
+    if [ "$compile_ok" = 1 ]; then ms["pytorch compiled"]+="$(pytorch_ms --attention fused --adamw fused --compile) "; fi
+    echo "round $r: $(for f in "${forms[@]}"; do [ -n "${ms[$f]:-}" ] && printf '%s %s ms; ' "$f" "$(echo ${ms[$f]} | awk '{print $NF}')"; done)"
+  done
+  median() { printf '%s\n' $1 | sort -g | awk '{a[NR]=$1} END {print a[int((NR + 1) / 2)]}'; }
+  echo
+  echo "device: $("$python" -c "import torch; print(torch.cuda.get_device_name(0) if '$device' == 'cuda' else 'cpu')"), torch $("$python" -c 'import torch; print(torch.__version__)'), shape ${shape[*]}, $precision, $steps steps x $rounds rounds"
+  echo "FLOPs per token $flops_per_token (6P + 12LWT), peak ${peak} TFLOP/s"
+  printf '%-18s %10s %12s %7s\n' run ms/step tokens/s MFU
+  for f in "${forms[@]}"; do
+    [ -n "${ms[$f]:-}" ] || { printf '%-18s %10s\n' "$f" "(no torch.compile in this torch)"; continue; }
+    med[$f]=$(median "${ms[$f]}")
+    awk -v name="$f" -v m="${med[$f]}" -v t="$tokens_per_step" -v fl="$flops_per_token" -v p="$peak" 'BEGIN {
+      tps = t / (m / 1000); mfu = p > 0 ? sprintf("%.1f%%", 100 * fl * tps / (p * 1e12)) : "-";
+      printf "%-18s %10.2f %12.0f %7s\n", name, m, tps, mfu }'
+  done
+  ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", b / a}'; }  # speed ratio from times
+  echo "lrkit explicit / pytorch explicit: $(ratio "${med[lrkit explicit]}" "${med[pytorch explicit]}")x"
+  echo "lrkit / pytorch fused (eager):      $(ratio "${med[lrkit]}" "${med[pytorch fused]}")x"
+  if [ -n "${med[pytorch compiled]:-}" ]; then
+    echo "lrkit / pytorch compiled:           $(ratio "${med[lrkit]}" "${med[pytorch compiled]}")x"
   fi
-  ms["pytorch explicit"]+="$(pytorch_ms --attention explicit) "
-  ms["lrkit"]+="$(lrkit_ms auto) "
-  ms["pytorch fused"]+="$(pytorch_ms --attention fused --adamw fused) "
-  if [ "$compile_ok" = 1 ]; then ms["pytorch compiled"]+="$(pytorch_ms --attention fused --adamw fused --compile) "; fi
-  echo "round $r: $(for f in "${forms[@]}"; do [ -n "${ms[$f]:-}" ] && printf '%s %s ms; ' "$f" "$(echo ${ms[$f]} | awk '{print $NF}')"; done)"
-done
-median() { printf '%s\n' $1 | sort -g | awk '{a[NR]=$1} END {print a[int((NR + 1) / 2)]}'; }
-echo
-echo "device: $("$python" -c "import torch; print(torch.cuda.get_device_name(0) if '$device' == 'cuda' else 'cpu')"), torch $("$python" -c 'import torch; print(torch.__version__)'), shape ${shape[*]}, $precision, $steps steps x $rounds rounds"
-echo "FLOPs per token $flops_per_token (6P + 12LWT), peak ${peak} TFLOP/s"
-printf '%-18s %10s %12s %7s\n' run ms/step tokens/s MFU
-declare -A med
-for f in "${forms[@]}"; do
-  [ -n "${ms[$f]:-}" ] || { printf '%-18s %10s\n' "$f" "(no torch.compile in this torch)"; continue; }
-  med[$f]=$(median "${ms[$f]}")
-  awk -v name="$f" -v m="${med[$f]}" -v t="$tokens_per_step" -v fl="$flops_per_token" -v p="$peak" 'BEGIN {
-    tps = t / (m / 1000); mfu = p > 0 ? sprintf("%.1f%%", 100 * fl * tps / (p * 1e12)) : "-";
-    printf "%-18s %10.2f %12.0f %7s\n", name, m, tps, mfu }'
-done
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", b / a}'; }  # speed ratio from times
-echo "lrkit explicit / pytorch explicit: $(ratio "${med[lrkit explicit]}" "${med[pytorch explicit]}")x"
-echo "lrkit / pytorch fused (eager):      $(ratio "${med[lrkit]}" "${med[pytorch fused]}")x"
-[ -n "${med[pytorch compiled]:-}" ] && echo "lrkit / pytorch compiled:           $(ratio "${med[lrkit]}" "${med[pytorch compiled]}")x"
+}
 
-[ "${PROFILE:-1}" = 1 ] || exit 0
+case $profile in
+  0 | 1) timed_rounds ;;
+  only) ;;
+  *) echo "PROFILE must be 1, 0 or only" >&2; exit 2 ;;
+esac
+[ "$profile" != 0 ] || exit 0
 # Where the time goes: 3 traced steps of each after 10 untraced ones (the profiler's own cost is in the host
 # figures, not the device's kernel times).
 echo

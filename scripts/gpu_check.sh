@@ -8,7 +8,7 @@
 #            directory from the Python with torch when it has pybind11) and build everything
 #   test     the gpu-labelled tests (the CUDA twins), then every other test
 #   bench    bench/gpu_vs_pytorch.sh $STEPS $ROUNDS (default 60 3) at the GPT-2-small shape, PROFILE=0
-#   profile  the same script's traced steps only (STEPS=10 ROUNDS=1 timing, then the breakdown)
+#   profile  the same script's traced steps and their breakdown only (PROFILE=only: no timed rounds again)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/find_python.sh
@@ -66,7 +66,7 @@ stage_bench() {
 
 stage_profile() {
   local start=$SECONDS
-  PROFILE=1 bash bench/gpu_vs_pytorch.sh 10 1 > "$logs/profile.txt" 2>&1 ||
+  PROFILE=only bash bench/gpu_vs_pytorch.sh > "$logs/profile.txt" 2>&1 ||
     { tail -30 "$logs/profile.txt"; note "profile FAILED"; return 1; }
   sed -n '/^traces: /,$p' "$logs/profile.txt"
   cp -r out/bench_gpu_vs_pytorch/*.trace.json out/bench_gpu_vs_pytorch/lrkit_profiled/profile "$logs/" 2>/dev/null || true
