@@ -130,20 +130,15 @@ def summarize(path):
     device = [e for e in events if e["cat"] in DEVICE_CATS]
     # Device work a step launched may end after its host annotation: take the kernels from the first step's start on.
     device = [e for e in device if e["ts"] >= first - 1e-6]
+    # Device time where the trace has kernels, else the host operators' self time.
+    timed = [(e, e["dur"]) for e in device] if device else [(e, self_time[id(e)]) for e in host_ops]
     by_kind, by_name = defaultdict(float), defaultdict(lambda: [0.0, 0])
-    if device:
-        for e in device:
-            by_kind[kind_of(e["name"])] += e["dur"] / n / 1000
-            entry = by_name[e["name"]]
-            entry[0] += e["dur"] / n / 1000
-            entry[1] += 1
-    else:
-        for e in host_ops:
-            t = self_time[id(e)] / n / 1000
-            by_kind[kind_of(e["name"])] += t
-            entry = by_name[e["name"]]
-            entry[0] += t
-            entry[1] += 1
+    for e, us in timed:
+        t = us / n / 1000
+        by_kind[kind_of(e["name"])] += t
+        entry = by_name[e["name"]]
+        entry[0] += t
+        entry[1] += 1
     kernels = [e for e in device if e["cat"] == "kernel"]
     busy = union_length([(e["ts"], e["ts"] + e["dur"]) for e in device]) / n / 1000 if device else None
     wall = sum(s["dur"] for s in steps) / n / 1000
