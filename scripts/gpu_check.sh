@@ -36,7 +36,10 @@ stage_build() {
   # -k 0: every target that can build does, so one call shows every compile error (each costs a
   # rebuild on a machine held for minutes), and a broken test file still leaves the trainer to bench.
   if ! cmake --build build -j "$(nproc)" -- -k 0 > "$logs/build.txt" 2>&1; then
-    grep -E -A6 ' error: |^FAILED: ' "$logs/build.txt" | head -120
+    # The failed targets, then each error with its source line (not the compile commands: the
+    # device returns only the last 12,000 characters of a call's output).
+    grep -E '^FAILED: ' "$logs/build.txt" | head -20
+    grep -E -A3 ' error: ' "$logs/build.txt" | head -100
     local trainer=no  # built now, not merely present: an earlier call's binary may be left over
     cmake --build build --target lrkit > /dev/null 2>&1 && trainer=yes
     note "build FAILED: $(grep -c '^FAILED: ' "$logs/build.txt") targets, $(grep -c ' error: ' "$logs/build.txt") errors" \
