@@ -8,9 +8,7 @@
 #include <cerrno>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include "child_process.hpp"
 #include "command.hpp"
@@ -30,13 +28,6 @@ std::string joined(const std::vector<std::string>& args) {
   std::string text;
   for (const auto& a : args) text += a + "\n";
   return text;
-}
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 pid_t start_run(const SweepRun& run, const fs::path& dir) {
@@ -80,7 +71,7 @@ std::vector<RunState> run_sweep(const SweepPlan& plan, const std::string& out, i
   for (size_t i = 0; i < n; ++i) {  // every conflict is found before anything starts
     const fs::path dir = run_directory(out, plan.runs[i].name);
     const auto args_file = dir / "sweep_args.txt";
-    if (fs::exists(args_file) && read_file(args_file) != joined(plan.runs[i].args))
+    if (fs::exists(args_file) && lrkit::read_text(args_file) != joined(plan.runs[i].args))
       throw UsageError("run directory '" + dir.string() + "' was started with other settings (see its sweep_args.txt); "
                        "delete it or choose another sweep.out");
     // A run killed after its last checkpoint (evaluated before it was written) but before its marker is finished too.

@@ -8,19 +8,13 @@
 #include <string>
 
 #include "../device_param.hpp"
+#include "lrkit/common/text_file.hpp"
 #include "lrkit/train/step_profiler.hpp"
 #include "lrkit/train/run_files.hpp"
 #include "tiny_config.hpp"
 
 namespace lrkit::train {
 namespace {
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 size_t count_of(const std::string& text, const std::string& needle) {
   size_t n = 0;
@@ -51,7 +45,7 @@ TEST_P(StepProfilerOnDevice, TracesTheWindowWithPhasesOperatorsAndKernels) {
   EXPECT_NE(progress.str().find("of updates 3..4 in " + path), std::string::npos) << progress.str();
   EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
 
-  const std::string trace = read_text(path);
+  const std::string trace = lrkit::read_text(path);
   ASSERT_EQ(trace.rfind("{\"lrkit\":{\"format\":\"lrkit-trace 1\"", 0), 0u) << trace.substr(0, 200);
   ASSERT_EQ(trace.substr(trace.size() - 3), "]}\n");
   EXPECT_EQ(meta_number(trace, "first_step"), 3);
@@ -105,7 +99,7 @@ TEST(StepProfiler, NamesAreEscapedIntoValidJsonStrings) {
   const auto written = profiler.after_step(0);
   ASSERT_TRUE(written.has_value());
   EXPECT_GT(written->host_events, 1u);
-  const std::string trace = read_text(path);
+  const std::string trace = lrkit::read_text(path);
   EXPECT_NE(trace.find(R"("device":"a \"quoted\"\\device")"), std::string::npos) << trace.substr(0, 300);
   EXPECT_NE(trace.find(R"("name":"phase \"one\"\\two\u000athree")"), std::string::npos);
 }

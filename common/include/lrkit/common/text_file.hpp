@@ -1,6 +1,6 @@
-// Small files lrkit writes whole (a sweep's markers, a profiler trace):
-// written beside the target and renamed over it, so a kill leaves the old file
-// or the new one, never half of one.
+// Small files lrkit reads or writes whole (a sweep's markers, a profiler trace).
+// Writes go beside the target and are renamed over it, so a kill leaves the old
+// file or the new one, never half of one.
 #pragma once
 
 #include <cerrno>
@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -20,6 +21,7 @@ inline void write_text_atomically(const std::filesystem::path& path, const std::
   if (ec) throw std::runtime_error("cannot create directory '" + path.parent_path().string() + "': " + ec.message());
   const std::filesystem::path temporary = path.string() + ".tmp";
   {
+    errno = 0;  // the reason below is this write's, not an earlier call's
     std::ofstream out(temporary, std::ios::trunc | std::ios::binary);
     out << text;
     out.flush();
@@ -34,6 +36,15 @@ inline void write_text_atomically(const std::filesystem::path& path, const std::
     std::filesystem::remove(temporary, ec);
     throw std::runtime_error("cannot write '" + path.string() + "': " + ec.message());
   }
+}
+
+// The whole file; throws std::runtime_error naming it when it cannot be read.
+inline std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (!in) throw std::runtime_error("cannot read '" + path.string() + "'");
+  return text.str();
 }
 
 }  // namespace lrkit
