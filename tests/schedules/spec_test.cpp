@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "lrkit/schedules/factory.hpp"
 
 namespace lrkit::schedules {
