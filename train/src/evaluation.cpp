@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "autocast_scope.hpp"
+#include "lrkit/train/autocast_scope.hpp"
 
 namespace lrkit::train {
 

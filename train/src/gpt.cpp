@@ -5,6 +5,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "lrkit/train/add_layer_norm.hpp"
+
 namespace lrkit::train {
 
 namespace F = torch::nn::functional;
@@ -22,6 +24,13 @@ torch::Tensor linear(const torch::nn::Linear& layer, const torch::Tensor& x) {
 
 bool fused_attention(const GptConfig& c) {
   return c.attention == Attention::fused || (c.attention == Attention::auto_ && TORCH_VERSION_MAJOR >= 2);
+}
+
+bool fused_norm(const GptConfig& c) {
+  if (c.fused_norm == FusedNorm::on && !add_layer_norm_kernel_built())
+    throw std::invalid_argument("model.fused_norm=on: this build has no lrkit CUDA kernels (they need LibTorch with CUDA "
+                                "and a CUDA compiler when CMake configures; see the configure line 'lrkit: CUDA kernels')");
+  return c.fused_norm == FusedNorm::on || (c.fused_norm == FusedNorm::auto_ && add_layer_norm_kernel_built());
 }
 
 CausalSelfAttentionImpl::CausalSelfAttentionImpl(const GptConfig& c) : heads_(c.heads), fused_(fused_attention(c)) {
@@ -59,7 +68,7 @@ torch::Tensor CausalSelfAttentionImpl::fused(const torch::Tensor& q, const torch
 #endif
 }
 
-BlockImpl::BlockImpl(const GptConfig& c) {
+BlockImpl::BlockImpl(const GptConfig& c) : fused_norm_(fused_norm(c)) {
   ln1_ = register_module("ln1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.width})));
   attn_ = register_module("attn", CausalSelfAttention(c));
   ln2_ = register_module("ln2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({c.width})));
@@ -68,9 +77,10 @@ BlockImpl::BlockImpl(const GptConfig& c) {
   dropout_ = register_module("dropout", torch::nn::Dropout(c.dropout));
 }
 
-torch::Tensor BlockImpl::forward(const torch::Tensor& x) {
-  const auto h = x + attn_->forward(ln1_->forward(x));
-  return h + dropout_->forward(linear(fc_proj_, F::gelu(linear(fc_, ln2_->forward(h)))));
+NormedStream BlockImpl::forward(const NormedStream& in, torch::nn::LayerNorm& next_norm) {
+  const auto mid = add_layer_norm(in.h, attn_->forward(in.normed), ln2_, fused_norm_);
+  const auto mlp = dropout_->forward(linear(fc_proj_, F::gelu(linear(fc_, mid.normed))));
+  return add_layer_norm(mid.h, mlp, next_norm, fused_norm_);
 }
 
 GptImpl::GptImpl(const GptConfig& c) : config_(c) {
@@ -103,10 +113,13 @@ torch::Tensor GptImpl::forward(const torch::Tensor& tokens) {
   const int64_t time = tokens.size(1);
   TORCH_CHECK(time <= config_.context, "sequence length ", time, " exceeds the model context ", config_.context);
   const auto positions = torch::arange(time, tokens.options().dtype(torch::kLong));
-  auto x = dropout_->forward(token_embedding_->forward(tokens) + position_embedding_->forward(positions));
-  for (const auto& block : *blocks_) x = block->as<Block>()->forward(x);
-  // Tied output embedding: logits = h W_e^T.
-  return torch::matmul(ln_final_->forward(x), token_embedding_->weight.t());
+  const auto x = dropout_->forward(token_embedding_->forward(tokens) + position_embedding_->forward(positions));
+  const auto block = [&](size_t i) { return blocks_->ptr<BlockImpl>(i); };
+  NormedStream stream{x, block(0)->ln1()->forward(x)};
+  for (size_t i = 0; i < blocks_->size(); ++i)
+    stream = block(i)->forward(stream, i + 1 < blocks_->size() ? block(i + 1)->ln1() : ln_final_);
+  // Tied output embedding: logits = ln_final(h) W_e^T.
+  return torch::matmul(stream.normed, token_embedding_->weight.t());
 }
 
 torch::Tensor GptImpl::per_sequence_loss(const torch::Tensor& tokens, const torch::Tensor& targets) {

@@ -16,6 +16,7 @@ void GptConfig::validate() const {
               std::to_string(heads) + ")");
   require(dropout >= 0.0 && dropout < 1.0, "model.dropout must be in [0, 1) (got " + std::to_string(dropout) + ")");
   require(attention.valid(), "model.attention must be auto, fused or explicit (got '" + attention.text() + "')");
+  require(fused_norm.valid(), "model.fused_norm must be off, on or auto (got '" + fused_norm.text() + "')");
 }
 
 }  // namespace lrkit::train

@@ -12,6 +12,7 @@
 #include "lrkit/common/check.hpp"
 #include "lrkit/common/numbers.hpp"
 #include "lrkit/schedules/factory.hpp"
+#include "lrkit/train/gpt.hpp"
 
 namespace po = boost::program_options;
 
@@ -26,6 +27,9 @@ void TrainConfig::validate() const {
   require(resume.empty() || init_from.empty(), "--resume and --init-from exclude each other");
   require(branch_from.empty() || init_from.empty(), "--branch-from and --init-from exclude each other");
   require(nproc >= 1 && nproc <= 64, "--nproc must be in [1, 64] (got " + std::to_string(nproc) + ")");
+  require(!(model.fused_norm == FusedNorm::on && train.device == DeviceKind::cpu),
+          "model.fused_norm=on needs train.device=cuda (the fused kernel is CUDA's; auto uses it where it can)");
+  fused_norm(model);  // refuses on in a build without the kernel
   require(!(dist.backend == DistBackend::nccl && train.device == DeviceKind::cpu),
           "dist.backend=nccl needs train.device=cuda (NCCL reduces GPU tensors only); on the CPU use gloo");
   require(train.profile_steps == 0 || train.profile_from + train.profile_steps - 1 <= train.steps,

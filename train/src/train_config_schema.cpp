@@ -19,6 +19,7 @@ std::vector<Key> make_schema() {
       plain_key<C>("model.context", "context length in bytes", &C::model, &GptConfig::context),
       plain_key<C>("model.dropout", "dropout probability", &C::model, &GptConfig::dropout),
       plain_key<C>("model.attention", "auto (fused where LibTorch has it), fused or explicit", &C::model, &GptConfig::attention),
+      plain_key<C>("model.fused_norm", "off, on or auto (each residual add + LayerNorm as one CUDA kernel)", &C::model, &GptConfig::fused_norm),
       plain_key<C>("data.path", "text file (bytes are tokens)", &C::data, &DataConfig::path),
       config_key<C>("data.heldout", "held-out fraction (the file's tail)", in_unit_interval_open_right(), &C::data, &DataConfig::heldout),
       config_key<C>("data.locality", "bytes: each step's batch from one region (0: anywhere)", at_least<int64_t>(0), &C::data, &DataConfig::locality),

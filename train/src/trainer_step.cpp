@@ -2,7 +2,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "autocast_scope.hpp"
+#include "lrkit/train/autocast_scope.hpp"
 #include "lrkit/train/checkpoint.hpp"
 #include "lrkit/train/rank_streams.hpp"
 #include "trainer.hpp"

@@ -14,6 +14,15 @@ namespace lrkit::train {
 
 // Whether `config` computes attention with the fused kernel (model.attention, auto resolved).
 bool fused_attention(const GptConfig& config);
+// Whether `config` fuses each residual add with the LayerNorm after it on CUDA (model.fused_norm, auto resolved);
+// throws std::invalid_argument for on in a build without lrkit's CUDA kernel.
+bool fused_norm(const GptConfig& config);
+
+// The residual stream between sub-blocks: h and the LayerNorm of h that the next sub-block reads.
+struct NormedStream {
+  torch::Tensor h;
+  torch::Tensor normed;
+};
 
 class CausalSelfAttentionImpl : public torch::nn::Module {
  public:
@@ -33,12 +42,17 @@ class CausalSelfAttentionImpl : public torch::nn::Module {
 };
 TORCH_MODULE(CausalSelfAttention);
 
+// A pre-norm block, h -> h + attn(ln1(h)) -> ... + mlp(ln2(...)). It takes the stream with ln1(h) already
+// applied and hands on the next LayerNorm's output (the next block's ln1 or the final one), so that each
+// residual add is fused with the LayerNorm after it.
 class BlockImpl : public torch::nn::Module {
  public:
   explicit BlockImpl(const GptConfig& config);
-  torch::Tensor forward(const torch::Tensor& x);
+  NormedStream forward(const NormedStream& in, torch::nn::LayerNorm& next_norm);
+  torch::nn::LayerNorm& ln1() { return ln1_; }
 
  private:
+  bool fused_norm_;
   torch::nn::LayerNorm ln1_{nullptr}, ln2_{nullptr};
   CausalSelfAttention attn_{nullptr};
   torch::nn::Linear fc_{nullptr}, fc_proj_{nullptr};

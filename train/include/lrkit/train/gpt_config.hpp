@@ -19,6 +19,16 @@ template <> struct ChoiceNames<Attention> {
       {Attention::auto_, "auto"}, {Attention::fused, "fused"}, {Attention::explicit_, "explicit"}};
 };
 
+// Whether each residual add and the LayerNorm after it run as lrkit's one fused
+// CUDA kernel each way (train/src/cuda/) instead of the composite ops:
+// on: where the tensors are on CUDA (a build without the kernel refuses it);
+// auto: on where this build has the kernel; off: the composite everywhere.
+enum class FusedNorm { off, on, auto_ };
+template <> struct ChoiceNames<FusedNorm> {
+  static constexpr std::pair<FusedNorm, const char*> values[] = {
+      {FusedNorm::off, "off"}, {FusedNorm::on, "on"}, {FusedNorm::auto_, "auto"}};
+};
+
 struct GptConfig {
   int64_t vocab = 256;
   int64_t context = 128;
@@ -27,6 +37,7 @@ struct GptConfig {
   int64_t width = 128;
   double dropout = 0.0;
   Choice<Attention> attention = Attention::auto_;
+  Choice<FusedNorm> fused_norm = FusedNorm::off;  // off until measured on a GPU (bench/GPU_NOTES.md)
 
   // Throws std::invalid_argument naming the bad field (e.g. width not divisible by heads).
   void validate() const;
