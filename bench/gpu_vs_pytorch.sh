@@ -5,6 +5,7 @@
 #   lrkit explicit    model.attention=explicit      vs  pytorch explicit (masked scores, torch's default AdamW)
 #   lrkit             model.attention=auto (fused)  vs  pytorch fused (SDPA causal + AdamW(fused=True), eager)
 #                                                   and pytorch compiled (the same under torch.compile)
+#   lrkit fused norm  the same + model.fused_norm=on (lrkit's add + LayerNorm kernel; where the build has it)
 # Each figure is the median over windows of 10 steps after the first 10 (both
 # read the loss every step). Prints ms/step, tokens/s, MFU and the ratios.
 # Usage: bench/gpu_vs_pytorch.sh [STEPS] [ROUNDS]
@@ -39,12 +40,13 @@ for ((i = 0; i < ${#shape[@]}; i += 2)); do
   [ "$key" = batch ] && lrkit_shape+=("--train.batch=${shape[i + 1]}") || lrkit_shape+=("--model.$key=${shape[i + 1]}")
 done
 precision=bf16
-lrkit_ms() {  # attention form -> median ms/step of the progress windows after the first
-  "$LRKIT" train --config configs/quickstart.cfg "${lrkit_shape[@]}" --model.attention="$1" --train.device="$device" \
-    --train.precision=$precision --train.steps=$((steps + 10)) --train.log_every=10 --eval.every=0 --train.threads=0 \
-    --train.peak_tflops="$peak_setting" --overwrite --out "$out/lrkit_$1" > "$out/lrkit_$1.txt" 2>&1 ||
-    { cat "$out/lrkit_$1.txt" >&2; exit 1; }
-  grep -E '^step ' "$out/lrkit_$1.txt" | tail -n +2 | sed -E 's/.* ([0-9]+) tok\/s.*/\1/' |
+lrkit_ms() {  # attention form [model.fused_norm] -> median ms/step of the progress windows after the first
+  local name=lrkit_$1_norm_${2:-off}
+  "$LRKIT" train --config configs/quickstart.cfg "${lrkit_shape[@]}" --model.attention="$1" --model.fused_norm="${2:-off}" \
+    --train.device="$device" --train.precision=$precision --train.steps=$((steps + 10)) --train.log_every=10 --eval.every=0 \
+    --train.threads=0 --train.peak_tflops="$peak_setting" --overwrite --out "$out/$name" > "$out/$name.txt" 2>&1 ||
+    { cat "$out/$name.txt" >&2; exit 1; }
+  grep -E '^step ' "$out/$name.txt" | tail -n +2 | sed -E 's/.* ([0-9]+) tok\/s.*/\1/' |
     awk -v tokens="$tokens_per_step" '{print 1000 * tokens / $1}' | sort -g | awk '{a[NR]=$1} END {printf "%.2f", a[int((NR + 1) / 2)]}'
 }
 pytorch_ms() {  # loop options -> ms/step
@@ -55,18 +57,23 @@ pytorch_ms() {  # loop options -> ms/step
 }
 tokens_per_step=$(( ${shape[9]} * ${shape[7]} ))   # batch x context
 compile_ok=$("$python" -c 'import torch; print(int(hasattr(torch, "compile")))')
+# lrkit's fused add + LayerNorm: only where this build has the kernel and the run is on CUDA (else refused in one line).
+fused_norm_ok=0
+"$LRKIT" train --config configs/quickstart.cfg --model.fused_norm=on --train.device="$device" --train.steps=1 \
+  --eval.every=0 --overwrite --out "$out/fused_norm_probe" > "$out/fused_norm_probe.txt" 2>&1 && fused_norm_ok=1
 timed_rounds() {  # ROUNDS alternations of the five forms, then the table and the ratios
   local -A ms med
-  forms=("lrkit explicit" "pytorch explicit" "lrkit" "pytorch fused" "pytorch compiled")
+  forms=("lrkit explicit" "pytorch explicit" "lrkit" "lrkit fused norm" "pytorch fused" "pytorch compiled")
   for ((r = 1; r <= rounds; r++)); do
     ms["lrkit explicit"]+="$(lrkit_ms explicit) "
     if ((r == 1)); then  # "model: 6.29549e+08 FLOPs per token (6P + 12LWT); device NAME, peak 989.4 TFLOP/s"
-      model_line=$(grep -m1 '^model: ' "$out/lrkit_explicit.txt")
+      model_line=$(grep -m1 '^model: ' "$out/lrkit_explicit_norm_off.txt")
       flops_per_token=$(echo "$model_line" | sed -E 's/^model: ([^ ]+) FLOPs.*/\1/')
       peak=$(echo "$model_line" | sed -E 's/.*peak ([^ ]+) TFLOP\/s.*/\1/')
     fi
     ms["pytorch explicit"]+="$(pytorch_ms --attention explicit) "
     ms["lrkit"]+="$(lrkit_ms auto) "
+    if [ "$fused_norm_ok" = 1 ]; then ms["lrkit fused norm"]+="$(lrkit_ms auto on) "; fi
     ms["pytorch fused"]+="$(pytorch_ms --attention fused --adamw fused) "
     if [ "$compile_ok" = 1 ]; then ms["pytorch compiled"]+="$(pytorch_ms --attention fused --adamw fused --compile) "; fi
     echo "round $r: $(for f in "${forms[@]}"; do [ -n "${ms[$f]:-}" ] && printf '%s %s ms; ' "$f" "$(echo ${ms[$f]} | awk '{print $NF}')"; done)"
@@ -77,7 +84,11 @@ timed_rounds() {  # ROUNDS alternations of the five forms, then the table and th
   echo "FLOPs per token $flops_per_token (6P + 12LWT), peak ${peak} TFLOP/s"
   printf '%-18s %10s %12s %7s\n' run ms/step tokens/s MFU
   for f in "${forms[@]}"; do
-    [ -n "${ms[$f]:-}" ] || { printf '%-18s %10s\n' "$f" "(no torch.compile in this torch)"; continue; }
+    if [ -z "${ms[$f]:-}" ]; then
+      [ "$f" = "lrkit fused norm" ] && reason="($(tail -1 "$out/fused_norm_probe.txt"))" || reason="(no torch.compile in this torch)"
+      printf '%-18s %s\n' "$f" "$reason"
+      continue
+    fi
     med[$f]=$(median "${ms[$f]}")
     awk -v name="$f" -v m="${med[$f]}" -v t="$tokens_per_step" -v fl="$flops_per_token" -v p="$peak" 'BEGIN {
       tps = t / (m / 1000); mfu = p > 0 ? sprintf("%.1f%%", 100 * fl * tps / (p * 1e12)) : "-";
@@ -88,6 +99,12 @@ timed_rounds() {  # ROUNDS alternations of the five forms, then the table and th
   echo "lrkit / pytorch fused (eager):      $(ratio "${med[lrkit]}" "${med[pytorch fused]}")x"
   if [ -n "${med[pytorch compiled]:-}" ]; then
     echo "lrkit / pytorch compiled:           $(ratio "${med[lrkit]}" "${med[pytorch compiled]}")x"
+  fi
+  if [ -n "${med[lrkit fused norm]:-}" ]; then
+    echo "lrkit fused norm / pytorch fused:   $(ratio "${med[lrkit fused norm]}" "${med[pytorch fused]}")x"
+    [ -z "${med[pytorch compiled]:-}" ] ||
+      echo "lrkit fused norm / pytorch compiled: $(ratio "${med[lrkit fused norm]}" "${med[pytorch compiled]}")x"
+    echo "lrkit fused norm / lrkit:           $(ratio "${med[lrkit fused norm]}" "${med[lrkit]}")x"
   fi
 }
 
@@ -100,17 +117,26 @@ esac
 # Where the time goes: 3 traced steps of each after 10 untraced ones (the profiler's own cost is in the host
 # figures, not the device's kernel times).
 echo
-"$LRKIT" train --config configs/quickstart.cfg "${lrkit_shape[@]}" --model.attention=auto --train.device="$device" \
-  --train.precision=$precision --train.steps=14 --train.profile_from=11 --train.profile_steps=3 --eval.every=0 \
-  --train.threads=0 --overwrite --out "$out/lrkit_profiled" > "$out/lrkit_profiled.txt" 2>&1 ||
-  { cat "$out/lrkit_profiled.txt" >&2; exit 1; }
-traces=("$out/lrkit_profiled/profile/rank0.trace.json")
+lrkit_trace() {  # run directory, model.fused_norm -> the trace of 3 steps
+  "$LRKIT" train --config configs/quickstart.cfg "${lrkit_shape[@]}" --model.attention=auto --model.fused_norm="$2" \
+    --train.device="$device" --train.precision=$precision --train.steps=14 --train.profile_from=11 --train.profile_steps=3 \
+    --eval.every=0 --train.threads=0 --overwrite --out "$out/$1" > "$out/$1.txt" 2>&1 || { cat "$out/$1.txt" >&2; exit 1; }
+  traces+=("$out/$1/profile/rank0.trace.json")
+}
+traces=()
+names="[1] lrkit, [2] pytorch fused (eager)"
+lrkit_trace lrkit_profiled off
 pytorch_ms --attention fused --adamw fused --steps 10 --profile "$out/pytorch_fused.trace.json" > /dev/null
 traces+=("$out/pytorch_fused.trace.json")
 if [ "$compile_ok" = 1 ]; then
   pytorch_ms --attention fused --adamw fused --compile --steps 10 --profile "$out/pytorch_compiled.trace.json" > /dev/null
   traces+=("$out/pytorch_compiled.trace.json")
+  names+=", [3] pytorch compiled"
 fi
-echo "traces: [1] lrkit, [2] pytorch fused (eager)$([ "$compile_ok" = 1 ] && echo ", [3] pytorch compiled")"
+if [ "$fused_norm_ok" = 1 ]; then
+  lrkit_trace lrkit_fused_norm_profiled on
+  names+=", [${#traces[@]}] lrkit fused norm"
+fi
+echo "traces: $names"
 "$python" bench/trace_summary.py "${traces[@]}"
 exit 0

@@ -32,7 +32,7 @@ stage_build() {
       "${pybind[@]}" -DPython3_EXECUTABLE="$(command -v "$python")" > "$logs/configure.txt" 2>&1; then
     tail -40 "$logs/configure.txt"; note "configure FAILED"; return 1
   fi
-  grep -E '^-- lrkit' "$logs/configure.txt" || true
+  grep -E '^-- lrkit|lrkit: CUDA kernels' "$logs/configure.txt" || true
   # -k 0: every target that can build does, so one call shows every compile error (each costs a
   # rebuild on a machine held for minutes), and a broken test file still leaves the trainer to bench.
   if ! cmake --build build -j "$(nproc)" -- -k 0 > "$logs/build.txt" 2>&1; then
@@ -44,6 +44,9 @@ stage_build() {
     cmake --build build --target lrkit > /dev/null 2>&1 && trainer=yes
     note "build FAILED: $(grep -c '^FAILED: ' "$logs/build.txt") targets, $(grep -c ' error: ' "$logs/build.txt") errors" \
       "(all in $logs/build.txt); the trainer build/bin/lrkit built: $trainer"
+    if grep -q -E '^FAILED: .*add_layer_norm' "$logs/build.txt"; then
+      note "lrkit's CUDA kernel failed: LRKIT_CMAKE_ARGS=\"\$LRKIT_CMAKE_ARGS -DLRKIT_CUDA_KERNELS=OFF\" builds without it"
+    fi
     return 1
   fi
   note "build: $((SECONDS - start)) s, torch $("$python" -c 'import torch; print(torch.__version__)')"
@@ -70,7 +73,7 @@ stage_bench() {
   local start=$SECONDS
   PROFILE=0 bash bench/gpu_vs_pytorch.sh "${STEPS:-60}" "${ROUNDS:-3}" > "$logs/bench.txt" 2>&1 ||
     { tail -30 "$logs/bench.txt"; note "bench FAILED"; return 1; }
-  tail -14 "$logs/bench.txt"
+  sed -n '/^device: /,$p' "$logs/bench.txt"
   note "bench: $((SECONDS - start)) s (table above; $logs/bench.txt)"
 }
 
@@ -79,7 +82,11 @@ stage_profile() {
   PROFILE=only bash bench/gpu_vs_pytorch.sh > "$logs/profile.txt" 2>&1 ||
     { tail -30 "$logs/profile.txt"; note "profile FAILED"; return 1; }
   sed -n '/^traces: /,$p' "$logs/profile.txt"
-  cp -r out/bench_gpu_vs_pytorch/*.trace.json out/bench_gpu_vs_pytorch/lrkit_profiled/profile "$logs/" 2>/dev/null || true
+  local run
+  cp out/bench_gpu_vs_pytorch/*.trace.json "$logs/" 2>/dev/null || true
+  for run in lrkit_profiled lrkit_fused_norm_profiled; do
+    [ ! -d "out/bench_gpu_vs_pytorch/$run/profile" ] || cp -r "out/bench_gpu_vs_pytorch/$run/profile" "$logs/$run"
+  done
   note "profile: $((SECONDS - start)) s (traces in $logs)"
 }
 

@@ -68,6 +68,10 @@ TEST(TrainConfigSchema, ChoicesAreEnumsParsedWhenSetAndRefusedByName) {
   EXPECT_EQ(c.train.precision, Precision::bf16);
   EXPECT_EQ(parse_error({"--optim.name=adam"}), "optim.name must be adamw or sgd (got 'adam')");
   EXPECT_EQ(parse_error({"--diagnostics.pairwise=all"}), "diagnostics.pairwise must be off, exact or sketch (got 'all')");
+  EXPECT_EQ(parse_error({"--model.fused_norm=yes"}), "model.fused_norm must be off, on or auto (got 'yes')");
+  EXPECT_EQ(parse_error({"--model.fused_norm=on"}),
+            "model.fused_norm=on needs train.device=cuda (the fused kernel is CUDA's; auto uses it where it can)");
+  EXPECT_EQ(parse_error({"--model.fused_norm=auto"}), "no error") << "auto runs the composite where there is no kernel";
   c = TrainConfig();
   c.train.device = "tpu";  // kept as text, refused by validation
   try {
