@@ -97,7 +97,9 @@ bool kernel_applies(const torch::Tensor& x, const torch::Tensor& branch, const t
          branch.sizes() == x.sizes() && branch.device() == x.device() &&
          (branch.scalar_type() == torch::kFloat || branch.scalar_type() == torch::kBFloat16) && shape.size() == 1 &&
          shape[0] == x.size(-1) && norm->weight.defined() && norm->bias.defined() &&
-         norm->weight.scalar_type() == torch::kFloat && norm->bias.scalar_type() == torch::kFloat;
+         norm->weight.scalar_type() == torch::kFloat && norm->bias.scalar_type() == torch::kFloat &&
+         norm->weight.device() == x.device() && norm->bias.device() == x.device() &&  // else the ops' own error
+         norm->weight.is_contiguous() && norm->bias.is_contiguous();
 }
 
 }  // namespace
