@@ -40,11 +40,13 @@ for ((i = 0; i < ${#shape[@]}; i += 2)); do
   [ "$key" = batch ] && lrkit_shape+=("--train.batch=${shape[i + 1]}") || lrkit_shape+=("--model.$key=${shape[i + 1]}")
 done
 precision=bf16
+# Every lrkit run of this script: the shape, the device, bf16, no evaluation.
+lrkit_train=("$LRKIT" train --config configs/quickstart.cfg "${lrkit_shape[@]}" --train.device="$device"
+             --train.precision=$precision --eval.every=0 --train.threads=0 --overwrite)
 lrkit_ms() {  # attention form [model.fused_norm] -> median ms/step of the progress windows after the first
   local name=lrkit_$1_norm_${2:-off}
-  "$LRKIT" train --config configs/quickstart.cfg "${lrkit_shape[@]}" --model.attention="$1" --model.fused_norm="${2:-off}" \
-    --train.device="$device" --train.precision=$precision --train.steps=$((steps + 10)) --train.log_every=10 --eval.every=0 \
-    --train.threads=0 --train.peak_tflops="$peak_setting" --overwrite --out "$out/$name" > "$out/$name.txt" 2>&1 ||
+  "${lrkit_train[@]}" --model.attention="$1" --model.fused_norm="${2:-off}" --train.steps=$((steps + 10)) \
+    --train.log_every=10 --train.peak_tflops="$peak_setting" --out "$out/$name" > "$out/$name.txt" 2>&1 ||
     { cat "$out/$name.txt" >&2; exit 1; }
   grep -E '^step ' "$out/$name.txt" | tail -n +2 | sed -E 's/.* ([0-9]+) tok\/s.*/\1/' |
     awk -v tokens="$tokens_per_step" '{print 1000 * tokens / $1}' | sort -g | awk '{a[NR]=$1} END {printf "%.2f", a[int((NR + 1) / 2)]}'
@@ -59,8 +61,8 @@ tokens_per_step=$(( ${shape[9]} * ${shape[7]} ))   # batch x context
 compile_ok=$("$python" -c 'import torch; print(int(hasattr(torch, "compile")))')
 # lrkit's fused add + LayerNorm: only where this build has the kernel and the run is on CUDA (else refused in one line).
 fused_norm_ok=0
-"$LRKIT" train --config configs/quickstart.cfg --model.fused_norm=on --train.device="$device" --train.steps=1 \
-  --eval.every=0 --overwrite --out "$out/fused_norm_probe" > "$out/fused_norm_probe.txt" 2>&1 && fused_norm_ok=1
+"${lrkit_train[@]}" --model.fused_norm=on --train.steps=1 --out "$out/fused_norm_probe" > "$out/fused_norm_probe.txt" 2>&1 &&
+  fused_norm_ok=1
 timed_rounds() {  # ROUNDS alternations of the five forms, then the table and the ratios
   local -A ms med
   forms=("lrkit explicit" "pytorch explicit" "lrkit" "lrkit fused norm" "pytorch fused" "pytorch compiled")
@@ -118,9 +120,8 @@ esac
 # figures, not the device's kernel times).
 echo
 lrkit_trace() {  # run directory, model.fused_norm -> the trace of 3 steps
-  "$LRKIT" train --config configs/quickstart.cfg "${lrkit_shape[@]}" --model.attention=auto --model.fused_norm="$2" \
-    --train.device="$device" --train.precision=$precision --train.steps=14 --train.profile_from=11 --train.profile_steps=3 \
-    --eval.every=0 --train.threads=0 --overwrite --out "$out/$1" > "$out/$1.txt" 2>&1 || { cat "$out/$1.txt" >&2; exit 1; }
+  "${lrkit_train[@]}" --model.attention=auto --model.fused_norm="$2" --train.steps=14 --train.profile_from=11 \
+    --train.profile_steps=3 --out "$out/$1" > "$out/$1.txt" 2>&1 || { cat "$out/$1.txt" >&2; exit 1; }
   traces+=("$out/$1/profile/rank0.trace.json")
 }
 traces=()
