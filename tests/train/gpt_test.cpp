@@ -28,15 +28,20 @@ struct Pass {
   torch::Tensor logits, gradient;
 };
 
+// loss = mean(logits^2): the logits and every parameter's gradient, flattened, on the CPU.
+Pass gradient_of(Gpt& model, const torch::Tensor& logits) {
+  model->zero_grad();
+  logits.to(torch::kFloat).pow(2).mean().backward();
+  std::vector<torch::Tensor> grads;
+  for (const auto& p : model->parameters()) grads.push_back(p.grad().reshape({-1}));
+  return {logits.detach().to(torch::kCPU).to(torch::kFloat), torch::cat(grads).to(torch::kCPU)};
+}
+
 Pass forward_backward(const GptConfig& config, const torch::Tensor& tokens, const torch::Device& device) {
   torch::manual_seed(11);  // the same initial weights for either form
   Gpt model(config);
   model->to(device);
-  const auto logits = model->forward(tokens.to(device));
-  logits.to(torch::kFloat).pow(2).mean().backward();
-  std::vector<torch::Tensor> grads;
-  for (const auto& p : model->parameters()) grads.push_back(p.grad().reshape({-1}));
-  return {logits.detach().to(torch::kCPU), torch::cat(grads).to(torch::kCPU)};
+  return gradient_of(model, model->forward(tokens.to(device)));
 }
 
 class GptOnDevice : public lrkit::testing::OnDevice {};
@@ -68,15 +73,6 @@ torch::Tensor nanogpt_logits(Gpt& model, const torch::Tensor& tokens) {
     x = x + linear(torch::gelu(linear(norm(x, b + ".ln2"), b + ".fc")), b + ".fc_proj");
   }
   return torch::matmul(norm(x, "ln_final"), p["token_embedding.weight"].t());
-}
-
-// loss = mean(logits^2): the logits and every parameter's gradient, flattened, on the CPU.
-Pass gradient_of(Gpt& model, const torch::Tensor& logits) {
-  model->zero_grad();
-  logits.to(torch::kFloat).pow(2).mean().backward();
-  std::vector<torch::Tensor> grads;
-  for (const auto& p : model->parameters()) grads.push_back(p.grad().reshape({-1}));
-  return {logits.detach().to(torch::kCPU).to(torch::kFloat), torch::cat(grads).to(torch::kCPU)};
 }
 
 // max |a - b| / max |b|
