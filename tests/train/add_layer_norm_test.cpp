@@ -11,9 +11,12 @@
 #include <vector>
 
 #include "device_param.hpp"
+#include "tensor_error.hpp"
 
 namespace lrkit::train {
 namespace {
+
+using lrkit::testing::relative_error;
 
 struct Case {
   std::vector<int64_t> shape;
@@ -26,12 +29,6 @@ const std::vector<Case> kCases = {
     {{2, 3, 768}, torch::kFloat, true},      {{4, 1030}, torch::kFloat, true},
     {{300, 200}, torch::kBFloat16, true},    {{2, 3, 768}, torch::kBFloat16, false},
 };
-
-// max |got - want| / max |want|
-double relative_error(const torch::Tensor& got, const torch::Tensor& want) {
-  const auto g = got.detach().to(torch::kCPU).to(torch::kDouble), w = want.detach().to(torch::kCPU).to(torch::kDouble);
-  return ((g - w).abs().max() / w.abs().max().clamp_min(1e-12)).item<double>();
-}
 
 struct Run {
   torch::Tensor h, normed, grad_x, grad_branch, grad_gamma, grad_beta;

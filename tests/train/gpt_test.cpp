@@ -11,12 +11,15 @@
 #include <map>
 
 #include "device_param.hpp"
+#include "tensor_error.hpp"
 #include "lrkit/train/add_layer_norm.hpp"
 #include "lrkit/train/autocast_scope.hpp"
 #include "lrkit/train/gpt.hpp"
 
 namespace lrkit::train {
 namespace {
+
+using lrkit::testing::relative_error;
 
 GptConfig shape(Attention attention) {
   GptConfig c{256, 32, 2, 4, 32, 0.0};
@@ -73,11 +76,6 @@ torch::Tensor nanogpt_logits(Gpt& model, const torch::Tensor& tokens) {
     x = x + linear(torch::gelu(linear(norm(x, b + ".ln2"), b + ".fc")), b + ".fc_proj");
   }
   return torch::matmul(norm(x, "ln_final"), p["token_embedding.weight"].t());
-}
-
-// max |a - b| / max |b|
-double relative_error(const torch::Tensor& a, const torch::Tensor& b) {
-  return ((a - b).abs().max() / b.abs().max()).item<double>();
 }
 
 TEST_P(GptOnDevice, StreamFusedOrNotIsNanoGptWrittenOut) {
