@@ -6,7 +6,10 @@
 # builds without them (model.fused_norm=on is then refused). Architectures:
 # CMAKE_CUDA_ARCHITECTURES (or CUDAARCHS), else PyTorch's TORCH_CUDA_ARCH_LIST
 # ("8.0;9.0" -> 80;90), else those of this machine's GPUs (native, which needs
-# a GPU at configure time).
+# a GPU at configure time). LibTorch 2.x's own find_package(Torch) enables CUDA
+# first, sets CMAKE_CUDA_ARCHITECTURES to OFF and puts its -gencode flags (from
+# TORCH_CUDA_ARCH_LIST, else the GPUs it sees) into CMAKE_CUDA_FLAGS: then the
+# kernels are built for exactly PyTorch's architectures, which the line below names.
 set(LRKIT_CUDA_KERNELS "AUTO" CACHE STRING "Compile lrkit's CUDA kernels: AUTO (with the CUDA code paths and a CUDA compiler) or OFF")
 set_property(CACHE LRKIT_CUDA_KERNELS PROPERTY STRINGS AUTO OFF)
 set(LRKIT_CUDA_KERNELS_ENABLED OFF)
@@ -32,7 +35,18 @@ if(LRKIT_HAVE_TORCH AND LRKIT_CUDA_ENABLED AND LRKIT_CUDA_KERNELS STREQUAL "AUTO
     set(CMAKE_CUDA_STANDARD 17)
     set(CMAKE_CUDA_STANDARD_REQUIRED ON)
     set(LRKIT_CUDA_KERNELS_ENABLED ON)
-    message(STATUS "lrkit: CUDA kernels: ON (${CMAKE_CUDA_COMPILER}, architectures ${CMAKE_CUDA_ARCHITECTURES})")
+    if(CMAKE_CUDA_ARCHITECTURES STREQUAL "OFF")
+      string(REGEX MATCHALL "arch=compute_[0-9a-z]+,code=[a-z_0-9]+" lrkit_gencode "${CMAKE_CUDA_FLAGS}")
+      if(lrkit_gencode)
+        string(REPLACE ";" " " lrkit_gencode "${lrkit_gencode}")
+        set(lrkit_archs "PyTorch's -gencode ${lrkit_gencode}")
+      else()
+        set(lrkit_archs "nvcc's default: no -gencode in CMAKE_CUDA_FLAGS")
+      endif()
+    else()
+      set(lrkit_archs "architectures ${CMAKE_CUDA_ARCHITECTURES}")
+    endif()
+    message(STATUS "lrkit: CUDA kernels: ON (${CMAKE_CUDA_COMPILER}, ${lrkit_archs})")
   else()
     message(WARNING "lrkit: CUDA kernels: OFF: no CUDA compiler found (set CUDACXX or CMAKE_CUDA_COMPILER); "
                     "the trainer runs the composite ops where model.fused_norm would fuse them")
