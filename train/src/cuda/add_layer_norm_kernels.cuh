@@ -59,24 +59,25 @@ __global__ void __launch_bounds__(kWarp* kRowsPerBlock) forward_rows(AddLayerNor
   const int64_t base = row * a.cols;
   const float* x = a.x + base;
   const Branch* branch = static_cast<const Branch*>(a.branch) + base;
-  const auto value = [&](int64_t c) { return x[c] + to_float(branch[c]); };
+  // The later passes read back h, which this thread wrote: one load where x + branch would take two.
+  float* h = a.h + base;
   const float n = static_cast<float>(a.cols);
   float sum = 0.0f;
   for (int64_t c = threadIdx.x; c < a.cols; c += kWarp) {
-    const float v = value(c);
-    a.h[base + c] = v;
+    const float v = x[c] + to_float(branch[c]);
+    h[c] = v;
     sum += v;
   }
   const float mean = warp_sum(sum) / n;
   float squares = 0.0f;
   for (int64_t c = threadIdx.x; c < a.cols; c += kWarp) {
-    const float d = value(c) - mean;
+    const float d = h[c] - mean;
     squares += d * d;
   }
   const float rstd = rsqrtf(warp_sum(squares) / n + a.eps);
   Normed* normed = static_cast<Normed*>(a.normed) + base;
   for (int64_t c = threadIdx.x; c < a.cols; c += kWarp)
-    normed[c] = from_float<Normed>((value(c) - mean) * rstd * a.gamma[c] + a.beta[c]);
+    normed[c] = from_float<Normed>((h[c] - mean) * rstd * a.gamma[c] + a.beta[c]);
   if (threadIdx.x == 0) {
     a.mean[row] = mean;
     a.rstd[row] = rstd;
