@@ -27,6 +27,8 @@ import torch
 
 from ._torch_common import distributed
 
+__all__ = ["DispersionHook"]
+
 
 class DispersionHook:
     def __init__(self, process_group=None, log=None, exact_pairwise=False, flush_every=10):

@@ -19,6 +19,8 @@ from ._lrkit import Hdet, HdetConfig, HdetState
 from ._torch_common import (check_same_schedule, collective_device, distributed, group_ratios, loop_schedule,
                             require_optimizer)
 
+__all__ = ["HDET"]
+
 _STATE_FIELDS = ("step", "syncs", "scale", "offset", "velocity", "delta", "permutation", "window_loss", "window_steps")
 
 

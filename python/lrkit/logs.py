@@ -5,6 +5,8 @@ the file is opened read-only in SWMR mode.
 """
 import os
 
+__all__ = ["RunLog", "read_log"]
+
 
 class RunLog:
     """Every dataset of a run log by path, its attributes, and a DataFrame per group.

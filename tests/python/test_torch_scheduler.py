@@ -113,3 +113,15 @@ def test_the_readme_shows_the_examples_the_tests_run():
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("220 [100, 220] 0.003")
+
+
+@pytest.mark.parametrize("module, names", [
+    ("lrkit.torch", ["DispersionHook", "GradNormRecorder", "HDET", "LRScheduler", "refine"]),
+    ("lrkit.hdet", ["HDET"]),
+    ("lrkit.dispersion", ["DispersionHook"]),
+    ("lrkit.logs", ["RunLog", "read_log"]),
+])
+def test_star_import_gives_the_public_names_only(module, names):
+    namespace = {}
+    exec(f"from {module} import *", namespace)
+    assert sorted(name for name in namespace if name != "__builtins__") == names
