@@ -1,5 +1,6 @@
 # Installs the build into a scratch prefix, builds tests/install/consumer
-# against it with find_package(lrkit), runs it and checks its output: the
+# against it with find_package(lrkit) (configured with HINTS, the build's own
+# dependency locations), runs it and checks its output: the
 # schedule library always, the drop-in HDET scheduler of lrkit::distributed
 # when EXPECT_DISTRIBUTED (a build with LibTorch).
 file(REMOVE_RECURSE "${WORK_DIR}")
@@ -8,7 +9,7 @@ execute_process(COMMAND ${CMAKE_COMMAND} --install "${LRKIT_BUILD_DIR}" --prefix
 if(rc)
   message(FATAL_ERROR "install failed: ${rc}")
 endif()
-execute_process(COMMAND ${CMAKE_COMMAND} -S "${CONSUMER_SOURCE}" -B "${WORK_DIR}/build" -G "${GENERATOR}"
+execute_process(COMMAND ${CMAKE_COMMAND} -C "${HINTS}" -S "${CONSUMER_SOURCE}" -B "${WORK_DIR}/build" -G "${GENERATOR}"
                         "-DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix"
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(rc)
