@@ -3,11 +3,15 @@ setuptools to download, so it works without network). It configures this
 repository with CMake for the interpreter running pip (the torch-free
 libraries and the pybind11 module only), builds lrkit._lrkit, and packs it with
 the package's Python files into a wheel. Needs cmake, a C++17 compiler,
-pybind11 (Debian pybind11-dev) and HDF5 (libhdf5-dev), as the CMake build does.
+pybind11 (Debian pybind11-dev, or pip's in the building interpreter) and HDF5
+(libhdf5-dev), as the CMake build does. CMAKE_ARGS in the environment (split as
+a shell would) is added to the configure line, for dependencies outside the
+system's paths: CMAKE_ARGS="-DBoost_DIR=..." pip install .
 """
 import base64
 import hashlib
 import os
+import shlex
 import subprocess
 import sys
 import sysconfig
@@ -30,7 +34,7 @@ def get_requires_for_build_wheel(config_settings=None):
 def _build_package(build_dir):
     configure = ["cmake", "-S", ROOT, "-B", build_dir, "-DCMAKE_BUILD_TYPE=Release", "-DLRKIT_WITH_TORCH=OFF",
                  "-DLRKIT_BUILD_TESTS=OFF", "-DLRKIT_BUILD_BENCH=OFF", "-DLRKIT_PYTHON=ON",
-                 f"-DPython3_EXECUTABLE={sys.executable}"]
+                 f"-DPython3_EXECUTABLE={sys.executable}"] + shlex.split(os.environ.get("CMAKE_ARGS", ""))
     subprocess.run(configure, check=True, stdout=sys.stderr)
     subprocess.run(["cmake", "--build", build_dir, "--target", "lrkit_python", "--parallel", str(os.cpu_count() or 1)],
                    check=True, stdout=sys.stderr)

@@ -4,8 +4,8 @@
 # the build. Full outputs go to $LOGS (default out/gpu_check); the end of the
 # output is a short summary.
 # usage: scripts/gpu_check.sh [build] [test] [bench] [profile]   (no stage: build test)
-#   build    configure build/ with -DLRKIT_WITH_CUDA=ON (plus $LRKIT_CMAKE_ARGS; pybind11's CMake
-#            directory from the Python with torch when it has pybind11) and build everything
+#   build    configure build/ with -DLRKIT_WITH_CUDA=ON (plus $LRKIT_CMAKE_ARGS; the Python package
+#            for the Python with torch, with its pybind11) and build everything
 #   test     the gpu-labelled tests (the CUDA twins), then every other test
 #   bench    bench/gpu_vs_pytorch.sh $STEPS $ROUNDS (default 60 3) at the GPT-2-small shape, PROFILE=0
 #   profile  the same script's traced steps and their breakdown only (PROFILE=only: no timed rounds again)
@@ -20,16 +20,12 @@ summary=()
 note() { summary+=("$*"); echo "== $*"; }
 
 stage_build() {
-  local python pybind=()
+  local python
   python=$(python_with torch) || { echo "no python3 with torch: cannot find LibTorch" >&2; exit 2; }
-  local dir
-  if dir=$("$python" -c 'import pybind11; print(pybind11.get_cmake_dir())' 2>/dev/null); then
-    pybind=("-Dpybind11_DIR=$dir")
-  fi
   local start=$SECONDS
   # shellcheck disable=SC2086  # LRKIT_CMAKE_ARGS is a list of arguments
   if ! cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DLRKIT_WITH_CUDA=ON ${LRKIT_CMAKE_ARGS:-} \
-      "${pybind[@]}" -DPython3_EXECUTABLE="$(command -v "$python")" > "$logs/configure.txt" 2>&1; then
+      -DPython3_EXECUTABLE="$(command -v "$python")" > "$logs/configure.txt" 2>&1; then
     tail -40 "$logs/configure.txt"; note "configure FAILED"; return 1
   fi
   grep -E '^-- lrkit|lrkit: CUDA kernels' "$logs/configure.txt" || true
