@@ -48,10 +48,11 @@ if(NOT LRKIT_PYTHON STREQUAL "OFF")
     endforeach()
   endif()
   # A pybind11 installed by pip keeps its CMake files inside the package, off CMake's search path:
-  # the interpreter says where they are.
+  # the interpreter says where they are. -I (isolated mode) because under `pip install .` pip's
+  # build isolation would hide the interpreter's own site-packages from it.
   set(lrkit_pybind11_hint "")
   if(Python3_EXECUTABLE)
-    execute_process(COMMAND ${Python3_EXECUTABLE} -c "import pybind11; print(pybind11.get_cmake_dir())"
+    execute_process(COMMAND ${Python3_EXECUTABLE} -I -c "import pybind11; print(pybind11.get_cmake_dir())"
                     OUTPUT_VARIABLE lrkit_pybind11_hint OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
   endif()
   if(LRKIT_PYTHON STREQUAL "ON")
