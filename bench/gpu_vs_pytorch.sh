@@ -19,6 +19,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lrkit_binary.sh
 source scripts/find_python.sh
+source bench/lrkit_windows.sh
 python=$(python_with torch)
 steps=${1:-60}
 rounds=${2:-3}
@@ -45,11 +46,11 @@ lrkit_train=("$LRKIT" train --config configs/quickstart.cfg "${lrkit_shape[@]}" 
              --train.precision=$precision --eval.every=0 --train.threads=0 --overwrite)
 lrkit_ms() {  # attention form [model.fused_norm] -> median ms/step of the progress windows after the first
   local name=lrkit_$1_norm_${2:-off}
-  "${lrkit_train[@]}" --model.attention="$1" --model.fused_norm="${2:-off}" --train.steps=$((steps + 10)) \
-    --train.log_every=10 --train.peak_tflops="$peak_setting" --out "$out/$name" > "$out/$name.txt" 2>&1 ||
+  # shellcheck disable=SC2046  # lrkit_window_args prints two words
+  "${lrkit_train[@]}" --model.attention="$1" --model.fused_norm="${2:-off}" $(lrkit_window_args "$steps") \
+    --train.peak_tflops="$peak_setting" --out "$out/$name" > "$out/$name.txt" 2>&1 ||
     { cat "$out/$name.txt" >&2; exit 1; }
-  grep -E '^step ' "$out/$name.txt" | tail -n +2 | sed -E 's/.* ([0-9]+) tok\/s.*/\1/' |
-    awk -v tokens="$tokens_per_step" '{print 1000 * tokens / $1}' | sort -g | awk '{a[NR]=$1} END {printf "%.2f", a[int((NR + 1) / 2)]}'
+  awk -v tokens="$tokens_per_step" -v rate="$(lrkit_window_rate "$out/$name.txt")" 'BEGIN {printf "%.3f", 1000 * tokens / rate}'
 }
 pytorch_ms() {  # loop options -> ms/step
   local line

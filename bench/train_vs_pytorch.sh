@@ -2,6 +2,8 @@
 # Side by side, in one run: tokens/s of `lrkit train` and of the plain PyTorch
 # loop (bench/pytorch_loop.py, Debian's python3-torch) on the same model,
 # batch, optimizer and corpus; alternated ROUNDS times, then the ratio of medians.
+# Each side's rate is its median over windows of 10 steps after the first 10
+# (bench/lrkit_windows.sh), each run being STEPS + 10 steps long.
 # With NPROC > 1: `lrkit train --nproc NPROC` against PyTorch DistributedDataParallel
 # under Debian's torchrun, both over Gloo with one intra-op thread per worker.
 # With LRKIT_BASELINE=<another build's lrkit> each round also runs that build,
@@ -14,14 +16,19 @@ rounds=${1:-3}
 steps=${2:-200}
 nproc=${3:-1}
 source scripts/find_python.sh
+source bench/lrkit_windows.sh
 python=$(python_with torch)
 pytorch=("$python" bench/pytorch_loop.py)
 # --redirects/--tee 1: Debian's torch 1.13 launcher fails under Python 3.11 with its default 0.
 ((nproc > 1)) && pytorch=("$python" -m torch.distributed.run --redirects 1 --tee 1 --nproc_per_node "$nproc"
                           --master_port 29731 bench/pytorch_loop.py)
 lrkit_tokens_per_second() {
-  "$1" train --config configs/quickstart.cfg --train.steps="$steps" --eval.every=0 --train.log_every="$steps" \
-    --nproc "$nproc" --overwrite --out out/bench_train_vs_pytorch | grep '^done:' | sed -E 's/.* ([0-9]+) tok\/s.*/\1/'
+  local out=out/bench_train_vs_pytorch
+  mkdir -p "$out"
+  # shellcheck disable=SC2046  # lrkit_window_args prints two words
+  "$1" train --config configs/quickstart.cfg $(lrkit_window_args "$steps") --eval.every=0 --nproc "$nproc" \
+    --overwrite --out "$out/run" > "$out/progress.txt" 2>&1 || { cat "$out/progress.txt" >&2; exit 1; }
+  lrkit_window_rate "$out/progress.txt"
 }
 lrkit_rates=() torch_rates=() baseline_rates=()
 for ((i = 0; i < rounds; i++)); do

@@ -14,6 +14,7 @@
 #include "lrkit/cli/sweep_plan.hpp"
 #include "lrkit/train/run_files.hpp"
 #include "lrkit/train/train_config.hpp"
+#include "lrkit/train/worker_threads.hpp"
 
 namespace fs = std::filesystem;
 namespace po = boost::program_options;
@@ -196,6 +197,7 @@ int run_sweep_command(const std::vector<std::string>& args) {
       std::string help;
       train::parse_train_config(run.args, c, help);
     }
+    train::machine_cores();  // a malformed LRKIT_CORES, before any run starts
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }

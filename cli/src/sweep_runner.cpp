@@ -5,15 +5,20 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <optional>
+#include <string>
 
 #include "child_process.hpp"
 #include "command.hpp"
 #include "lrkit/common/text_file.hpp"
 #include "lrkit/train/run_files.hpp"
+#include "lrkit/train/worker_threads.hpp"
 
 namespace fs = std::filesystem;
 
@@ -42,6 +47,31 @@ pid_t start_run(const SweepRun& run, const fs::path& dir) {
   };
   return start_lrkit_train(run.args, output_to_log, "run " + run.name);
 }
+
+// The runs trained at once share the machine's cores: each gets LRKIT_CORES = its share (from the sweep's own
+// LRKIT_CORES, if any), which its workers divide again. Set here, in the parent, since setenv is not safe between
+// fork and exec; put back when the sweep ends.
+class CoresForEachRun {
+ public:
+  explicit CoresForEachRun(int64_t jobs) {
+    if (const char* before = std::getenv("LRKIT_CORES")) before_ = before;
+    cores_ = std::max<int64_t>(1, train::machine_cores() / std::max<int64_t>(1, jobs));
+    ::setenv("LRKIT_CORES", std::to_string(cores_).c_str(), 1);
+  }
+  ~CoresForEachRun() {
+    if (before_)
+      ::setenv("LRKIT_CORES", before_->c_str(), 1);
+    else
+      ::unsetenv("LRKIT_CORES");
+  }
+  CoresForEachRun(const CoresForEachRun&) = delete;
+  CoresForEachRun& operator=(const CoresForEachRun&) = delete;
+  int64_t cores() const { return cores_; }
+
+ private:
+  std::optional<std::string> before_;
+  int64_t cores_ = 1;
+};
 
 // SIGINT/SIGTERM interrupt waitpid (no SA_RESTART) instead of killing the sweep outright.
 struct InterruptHandlers {
@@ -80,8 +110,9 @@ std::vector<RunState> run_sweep(const SweepPlan& plan, const std::string& out, i
   }
   size_t skipped = 0;
   for (auto s : status) skipped += s == Status::kSkipped;
-  progress << "sweep: " << n << " runs, " << skipped << " finished before, " << jobs << " at a time; logs in " << out << "/runs"
-           << std::endl;
+  const CoresForEachRun cores(jobs);
+  progress << "sweep: " << n << " runs, " << skipped << " finished before, " << jobs << " at a time (" << cores.cores()
+           << " core(s) each); logs in " << out << "/runs" << std::endl;
 
   InterruptHandlers handlers;
   std::map<pid_t, size_t> running;

@@ -4,11 +4,16 @@
 // settings refused).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <thread>
 
+#include "lrkit/common/text_file.hpp"
 #include "lrkit/h5/file.hpp"
+#include "openblas.hpp"
 #include "run_command.hpp"
 #include "tiny_run.hpp"
 
@@ -60,6 +65,14 @@ TEST(SweepCommand, EveryModeSummarizedResumedAndCheckedAgainstSeparateRuns) {
     EXPECT_EQ(loss[i], eval_at(log, step[i])) << runs[i];
     EXPECT_TRUE(std::isfinite(loss[i])) << runs[i];
   }
+  // Two runs at a time share the cores: each run's workers divide its half (LRKIT_CORES), OpenBLAS's threads too.
+  const int half = std::max(1, static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) / 2);
+  EXPECT_NE(r.out.find("2 at a time (" + std::to_string(half) + " core(s) each)"), std::string::npos) << r.out;
+  const std::string run_output = lrkit::read_text(out + "/runs/cos_B8_p0.01_s1234/train.txt");
+  EXPECT_NE(run_output.find("threads per worker: 1 intra-op"), std::string::npos) << run_output;
+  if (lrkit::testing::process_has_openblas()) {
+    EXPECT_NE(run_output.find("1 intra-op, " + std::to_string(half) + " OpenBLAS\n"), std::string::npos) << run_output;
+  }
   // WSD-S (ALGORITHMS.md section 2): decays 2, 3, 4 -> checkpoints at 8, 12 + 2 = 14, 16 + 2 + 3 = 21.
   EXPECT_EQ(std::vector<double>(step.begin() + 6, step.end()), (std::vector<double>{8, 14, 21}));
   for (const char* file : {"step_0000000008.pt", "step_0000000014.pt", "step_0000000021.pt"})
@@ -96,6 +109,16 @@ TEST(SweepCommand, EveryModeSummarizedResumedAndCheckedAgainstSeparateRuns) {
   r = run_lrkit("sweep --config " + sweep_file("sweep_changed.cfg", out, "cosine(warmup=3)"));
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find("cos_B8_p0.01_s1234' was started with other settings"), std::string::npos) << r.out;
+}
+
+TEST(SweepCommand, AMalformedLrkitCoresIsRefusedBeforeAnyRunStarts) {
+  const auto out = out_dir("sweep_bad_cores");
+  const auto config = lrkit::testing::write_text("sweep_bad_cores.cfg", "[sweep]\ntrain_config = " + tiny_config() +
+                                                                            "\nout = " + out + "\nbudgets = 6\n[schedules]\nc = cosine(peak=1e-2)\n");
+  const auto r = lrkit::testing::run_command("LRKIT_CORES=half " + std::string(LRKIT_BINARY) + " sweep --config " + config);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("environment variable LRKIT_CORES='half' is not a whole number of cores >= 1"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(out + "/runs")) << r.out;
 }
 
 TEST(SweepCommand, AKilledRunWithItsFinalCheckpointCountsAsFinished) {

@@ -6,13 +6,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <string>
 #include <thread>
 
 #include "device_param.hpp"
 #include "lrkit/h5/file.hpp"
+#include "openblas.hpp"
 #include "run_command.hpp"
 #include "test_files.hpp"
 #include "tiny_run.hpp"
@@ -44,6 +47,12 @@ TEST_P(TrainCommandOnDevice, OneAndTwoProcessesGiveTheSameLosses) {
   size_t lines_at_end = 0;  // only rank 0 prints progress
   for (size_t at = r.out.find("step     12/12"); at != std::string::npos; at = r.out.find("step     12/12", at + 1)) ++lines_at_end;
   EXPECT_EQ(lines_at_end, 1u) << r.out;
+  // Each worker takes half the cores for OpenBLAS (where LibTorch multiplies through it), not all of them.
+  EXPECT_NE(r.out.find("threads per worker: 1 intra-op"), std::string::npos) << r.out;
+  const int half = std::max(1, static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) / 2);
+  if (lrkit::testing::process_has_openblas()) {
+    EXPECT_NE(r.out.find("1 intra-op, " + std::to_string(half) + " OpenBLAS\n"), std::string::npos) << r.out;
+  }
   expect_same_losses(one + "/log.h5", two + "/log.h5");
   // /ranks holds each worker's local loss; their mean is the global loss.
   const auto ranks = lrkit::h5::read_matrix(two + "/log.h5", "/ranks/loss");
@@ -294,6 +303,10 @@ TEST(TrainCommand, BadInputExitsTwoWithOneLine) {
     EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
     EXPECT_EQ(lrkit::testing::count_lines(r.out), 1) << args << "\n" << r.out;
   }
+  const auto r = run_command("LRKIT_CORES=0 " + std::string(LRKIT_BINARY) + " train --config " + tiny_config() +
+                             " --nproc 2 --out " + out_dir("bad"));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_EQ(r.out, "lrkit train: environment variable LRKIT_CORES='0' is not a whole number of cores >= 1\n");
 }
 
 }  // namespace

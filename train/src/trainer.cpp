@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <stdexcept>
-#include <thread>
 
 #include "lrkit/schedules/factory.hpp"
 #include "lrkit/schedules/summary.hpp"
@@ -23,7 +22,7 @@ const TrainConfig& validated(const TrainConfig& c) {
   return c;
 }
 
-// Checks what needs the world, places the worker, then gives it its share of the cores (or they thrash).
+// Checks what needs the world and places the worker (its share of the cores: Trainer::threads_).
 WorkerPlacement prepare_worker(const TrainConfig& c, const distributed::DistributedEnv& env) {
   const WorkerPlacement placement = place_worker(c, env.local_rank, env.local_world_size);
   const int64_t per_rank = c.replicas_per_rank();
@@ -32,8 +31,6 @@ WorkerPlacement prepare_worker(const TrainConfig& c, const distributed::Distribu
                                 std::to_string(env.world_size) + ") x replicas per worker (" + std::to_string(per_rank) +
                                 ") x train.accumulation (" + std::to_string(c.train.accumulation) + ")");
   c.desynced_ranks(env.world_size * per_rank);  // names a rank beyond the world before anything starts
-  const auto cores = static_cast<int64_t>(std::max(1u, std::thread::hardware_concurrency()));
-  torch::set_num_threads(static_cast<int>(c.train.threads > 0 ? c.train.threads : std::max<int64_t>(1, cores / env.local_world_size)));
   if (placement.device.is_cuda()) use_cuda_device(placement.device, c.train.tf32);
   return placement;
 }
@@ -69,6 +66,7 @@ Trainer::Trainer(const TrainConfig& config, std::ostream& progress)
       schedule_(schedules::parse_schedule(c_.schedule, c_.train.steps)),
       env_(distributed::distributed_env_from_environment()),
       placement_(prepare_worker(c_, env_)),
+      threads_(share_cores(c_.train.threads, env_.local_world_size)),  // or the workers of a machine thrash
       device_(placement_.device),
       collective_(make_collective(c_, env_, placement_)),
       solo_(distributed::make_single_process_collective(device_)),
@@ -114,6 +112,7 @@ TrainSummary Trainer::run() {
   *progress_ << "model: " << session_.flops_per_token << " FLOPs per token (6P + 12LWT); device " << session_.device
              << ", peak " << session_.peak_flops / 1e12 << " TFLOP/s" << (session_.peak_flops > 0 ? "" : " (unknown: no MFU)")
              << std::endl;
+  *progress_ << describe(threads_) << std::endl;
   if (const std::string warning = schedules::peak_warning(schedules::summarize(schedule_, c_.train.steps)); !warning.empty())
     *progress_ << "warning: " << warning << std::endl;
   for (int64_t step = start_step_; step < c_.train.steps; ++step) this->step(step);

@@ -23,6 +23,7 @@
 #include "lrkit/train/step_profiler.hpp"
 #include "lrkit/train/trainer.hpp"
 #include "lrkit/train/worker_placement.hpp"
+#include "lrkit/train/worker_threads.hpp"
 #include "progress_meter.hpp"
 #include "replicas.hpp"
 #include "run_plan.hpp"
@@ -74,6 +75,7 @@ class Trainer {
   schedules::Schedule schedule_;
   distributed::DistributedEnv env_;
   WorkerPlacement placement_;
+  WorkerThreads threads_;
   torch::Device device_;
   std::unique_ptr<distributed::Collective> collective_;
   std::unique_ptr<distributed::Collective> solo_;  // local mode: each replica's own gradient

@@ -1,0 +1,37 @@
+// A worker's share of its machine's cores: LibTorch's intra-op threads and
+// OpenBLAS's. OpenBLAS (Debian's LibTorch multiplies through it) sizes its pool
+// for the whole machine when it loads, so with several workers on one machine
+// each ran its matrix products on every core, and OpenBLAS's threads spin while
+// they wait, against the other workers (measured: 2 workers on 2 cores, 1.23x
+// the tokens/s with one OpenBLAS thread each). PyTorch's CUDA wheels use MKL,
+// which follows the intra-op count, so there is nothing more to set there.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace lrkit::train {
+
+struct WorkerThreads {
+  int intra_op = 1;
+  int openblas = 0;                        // OpenBLAS's threads from now on; 0: this process has no OpenBLAS
+  bool openblas_from_environment = false;  // OPENBLAS_NUM_THREADS chose them, not lrkit
+};
+
+// The cores lrkit's runs may use on this machine: LRKIT_CORES when set (what `lrkit sweep` gives each of the
+// runs it trains at once, or a user's limit), else every core. Throws std::invalid_argument naming a
+// malformed LRKIT_CORES.
+int machine_cores();
+
+// machine_cores() over the workers of this run on the machine, at least 1.
+int cores_per_worker(int local_workers);
+
+// Sets the intra-op threads (`threads` > 0: that many, as train.threads; 0: the worker's share) and OpenBLAS's
+// (the worker's share, unless OPENBLAS_NUM_THREADS is set: a user's explicit choice stands). OpenBLAS is found
+// at run time, so lrkit links no BLAS of its own.
+WorkerThreads share_cores(int64_t threads, int local_workers);
+
+// "threads per worker: 1 intra-op, 2 OpenBLAS" (the run's start lines).
+std::string describe(const WorkerThreads& threads);
+
+}  // namespace lrkit::train
