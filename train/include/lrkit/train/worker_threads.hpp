@@ -2,9 +2,10 @@
 // OpenBLAS's. OpenBLAS (Debian's LibTorch multiplies through it) sizes its pool
 // for the whole machine when it loads, so with several workers on one machine
 // each ran its matrix products on every core, and OpenBLAS's threads spin while
-// they wait, against the other workers (measured: 2 workers on 2 cores, 1.23x
-// the tokens/s with one OpenBLAS thread each). PyTorch's CUDA wheels use MKL,
-// which follows the intra-op count, so there is nothing more to set there.
+// they wait, against the other workers (measured with 2 workers on 2 cores: each
+// worker's OpenBLAS thread took 40 % of a core from its main thread, and runs
+// fell at random into a mode 20 % slower). PyTorch's CUDA wheels use MKL, which
+// follows the intra-op count, so there is nothing more to set there.
 #pragma once
 
 #include <cstdint>
