@@ -31,12 +31,17 @@ def get_requires_for_build_wheel(config_settings=None):
     return []
 
 
+def _usable_cpus():
+    """The CPUs this build may run on (a container's or batch job's share, as `nproc` counts them)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
 def _build_package(build_dir):
     configure = ["cmake", "-S", ROOT, "-B", build_dir, "-DCMAKE_BUILD_TYPE=Release", "-DLRKIT_WITH_TORCH=OFF",
                  "-DLRKIT_BUILD_TESTS=OFF", "-DLRKIT_BUILD_BENCH=OFF", "-DLRKIT_PYTHON=ON",
                  f"-DPython3_EXECUTABLE={sys.executable}"] + shlex.split(os.environ.get("CMAKE_ARGS", ""))
     subprocess.run(configure, check=True, stdout=sys.stderr)
-    subprocess.run(["cmake", "--build", build_dir, "--target", "lrkit_python", "--parallel", str(os.cpu_count() or 1)],
+    subprocess.run(["cmake", "--build", build_dir, "--target", "lrkit_python", "--parallel", str(_usable_cpus())],
                    check=True, stdout=sys.stderr)
     return os.path.join(build_dir, "python", NAME)
 

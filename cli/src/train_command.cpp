@@ -32,7 +32,7 @@ int run_train_command(const std::vector<std::string>& args) {
     const bool launching = config.nproc > 1 && env.launcher.empty();
     // Devices and backend first: a worker count NCCL cannot serve is refused before the run directory is touched.
     train::place_worker(config, env.local_rank, launching ? static_cast<int>(config.nproc) : env.local_world_size);
-    train::machine_cores();  // a malformed LRKIT_CORES too
+    train::cores_per_worker(env);  // a malformed LRKIT_CORES or SLURM_CPUS_PER_TASK too
     // Our launcher's workers inherit its lock and its checks; any other process
     // checks, and rank 0 owns the run directory.
     std::optional<RunDirectoryLock> lock;

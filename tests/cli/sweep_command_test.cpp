@@ -9,11 +9,11 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <thread>
 
 #include "lrkit/common/text_file.hpp"
 #include "lrkit/h5/file.hpp"
 #include "openblas.hpp"
+#include "process_cpus.hpp"
 #include "run_command.hpp"
 #include "tiny_run.hpp"
 
@@ -66,7 +66,7 @@ TEST(SweepCommand, EveryModeSummarizedResumedAndCheckedAgainstSeparateRuns) {
     EXPECT_TRUE(std::isfinite(loss[i])) << runs[i];
   }
   // Two runs at a time share the cores: each run's workers divide its half (LRKIT_CORES), OpenBLAS's threads too.
-  const int half = std::max(1, static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) / 2);
+  const int half = std::max(1, lrkit::testing::process_cpus() / 2);
   EXPECT_NE(r.out.find("2 at a time (" + std::to_string(half) + " core(s) each)"), std::string::npos) << r.out;
   const std::string run_output = lrkit::read_text(out + "/runs/cos_B8_p0.01_s1234/train.txt");
   EXPECT_NE(run_output.find("threads per worker: 1 intra-op"), std::string::npos) << run_output;

@@ -2,6 +2,7 @@
 // real torchrun launcher, failures of a worker, and bad input.
 #include <gtest/gtest.h>
 
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,6 +17,7 @@
 #include "device_param.hpp"
 #include "lrkit/h5/file.hpp"
 #include "openblas.hpp"
+#include "process_cpus.hpp"
 #include "run_command.hpp"
 #include "test_files.hpp"
 #include "tiny_run.hpp"
@@ -49,7 +51,7 @@ TEST_P(TrainCommandOnDevice, OneAndTwoProcessesGiveTheSameLosses) {
   EXPECT_EQ(lines_at_end, 1u) << r.out;
   // Each worker takes half the cores for OpenBLAS (where LibTorch multiplies through it), not all of them.
   EXPECT_NE(r.out.find("threads per worker: 1 intra-op"), std::string::npos) << r.out;
-  const int half = std::max(1, static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) / 2);
+  const int half = std::max(1, lrkit::testing::process_cpus() / 2);
   if (lrkit::testing::process_has_openblas()) {
     EXPECT_NE(r.out.find("1 intra-op, " + std::to_string(half) + " OpenBLAS\n"), std::string::npos) << r.out;
   }
@@ -104,8 +106,10 @@ TEST(TrainCommand, RunsUnderTheRealTorchrunLauncher) {
 
 // Two commands at once (two agents, two SLURM tasks); fails when either does.
 lrkit::testing::CommandResult run_both(const std::string& a, const std::string& b) {
-  return run_command("sh -c '(" + a + ") > both_a.txt 2>&1 & a=$!; (" + b + ") > both_b.txt 2>&1 & b=$!; "
-                     "wait $a; ra=$?; wait $b; rb=$?; cat both_a.txt both_b.txt; [ $ra = 0 ] && [ $rb = 0 ]'");
+  const std::string out_a = (lrkit::testing::scratch_dir() / "both_a.txt").string();
+  const std::string out_b = (lrkit::testing::scratch_dir() / "both_b.txt").string();
+  return run_command("sh -c '(" + a + ") > " + out_a + " 2>&1 & a=$!; (" + b + ") > " + out_b + " 2>&1 & b=$!; "
+                     "wait $a; ra=$?; wait $b; rb=$?; cat " + out_a + " " + out_b + "; [ $ra = 0 ] && [ $rb = 0 ]'");
 }
 
 TEST(TrainCommand, TwoTorchrunAgentsWithNnodes2RunOneJobEqualToNproc4) {
@@ -131,16 +135,43 @@ TEST(TrainCommand, SlurmVariablesStartTheWorkersWhenTorchrunsAreAbsent) {
   const std::string port = std::to_string(29990 + getpid() % 9);
   const auto task = [&](int id) {
     return "env -u RANK -u WORLD_SIZE SLURM_PROCID=" + std::to_string(id) + " SLURM_LOCALID=" + std::to_string(id) +
-           " SLURM_NTASKS=2 SLURM_TASKS_PER_NODE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + port + " " + LRKIT_BINARY +
-           " train --config " + tiny_config() + " --out " + slurm;
+           " SLURM_NTASKS=2 SLURM_TASKS_PER_NODE=2 SLURM_CPUS_PER_TASK=" + std::to_string(lrkit::testing::process_cpus()) +
+           " MASTER_ADDR=127.0.0.1 MASTER_PORT=" + port + " " + LRKIT_BINARY + " train --config " + tiny_config() +
+           " --out " + slurm;
   };
   const auto r = run_both(task(0), task(1));
   ASSERT_EQ(r.code, 0) << r.out;
   expect_same_losses(local + "/log.h5", slurm + "/log.h5");
+  if (lrkit::testing::process_has_openblas()) {  // each task has --cpus-per-task of its own, not half the node's
+    const std::string share = std::to_string(lrkit::testing::process_cpus());
+    EXPECT_NE(r.out.find("1 intra-op, " + share + " OpenBLAS\n"), std::string::npos) << r.out;
+  }
   const auto missing = run_command("env -u RANK SLURM_PROCID=0 SLURM_NTASKS=2 " + std::string(LRKIT_BINARY) +
                                    " train --config " + tiny_config() + " --out " + out_dir("slurm_no_master"));
   EXPECT_EQ(missing.code, 2) << missing.out;
   EXPECT_NE(missing.out.find("SLURM_NTASKS=2 but MASTER_ADDR is unset"), std::string::npos) << missing.out;
+  const auto malformed = run_command("env -u RANK SLURM_PROCID=0 SLURM_NTASKS=1 SLURM_CPUS_PER_TASK=all " +
+                                     std::string(LRKIT_BINARY) + " train --config " + tiny_config() + " --out " +
+                                     out_dir("slurm_bad_cpus"));
+  EXPECT_EQ(malformed.code, 2) << malformed.out;
+  EXPECT_EQ(malformed.out, "lrkit train: environment variable SLURM_CPUS_PER_TASK='all' is not a whole number of cores >= 1\n");
+}
+
+// `taskset`, a container's cpuset or a batch system's binding leave the process fewer CPUs than the machine has:
+// its threads are sized for those.
+TEST(TrainCommand, ThreadsAreSizedForTheCpusTheProcessMayRunOn) {
+  if (lrkit::testing::process_cpus() < 2) GTEST_SKIP() << "one CPU: a narrower affinity mask cannot be told from the machine";
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  ASSERT_EQ(::sched_getaffinity(0, sizeof mask, &mask), 0);
+  int first = 0;
+  while (!CPU_ISSET(first, &mask)) ++first;
+  const auto r = run_command("taskset -c " + std::to_string(first) + " " + LRKIT_BINARY + " train --config " +
+                             tiny_config() + " --train.steps=3 --train.threads=0 --out " + out_dir("one_cpu"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("threads per worker: 1 intra-op" +
+                       std::string(lrkit::testing::process_has_openblas() ? ", 1 OpenBLAS\n" : "\n")),
+            std::string::npos) << r.out;
 }
 
 // Starts `lrkit train --nproc 2` on a long run in the background, waits until

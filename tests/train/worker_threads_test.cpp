@@ -3,20 +3,28 @@
 // PyTorch's wheels through MKL, where the OpenBLAS checks are skipped).
 #include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <torch/torch.h>
 
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <string>
-#include <thread>
 
 #include "lrkit/train/worker_threads.hpp"
+#include "process_cpus.hpp"
 
 namespace lrkit::train {
 namespace {
 
-int hardware_cores() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+using lrkit::testing::process_cpus;
+
+distributed::DistributedEnv workers_on_machine(int local_workers, const std::string& launcher = "torchrun") {
+  distributed::DistributedEnv env;
+  env.world_size = env.local_world_size = local_workers;
+  env.launcher = launcher;
+  return env;
+}
 
 // OpenBLAS's controls as this test finds them itself (not through the code under test); both null without it.
 struct OpenBlas {
@@ -37,34 +45,79 @@ class WorkerThreadsTest : public ::testing::Test {
   void SetUp() override {
     intra_op_ = torch::get_num_threads();
     if (blas_.present()) openblas_ = blas_.get();
-    ::unsetenv("OPENBLAS_NUM_THREADS");
-    ::unsetenv("LRKIT_CORES");
+    CPU_ZERO(&affinity_);
+    ASSERT_EQ(::sched_getaffinity(0, sizeof affinity_, &affinity_), 0);
+    unset_variables();
   }
   void TearDown() override {
     torch::set_num_threads(intra_op_);
     if (blas_.present()) blas_.set(openblas_);
-    ::unsetenv("OPENBLAS_NUM_THREADS");
-    ::unsetenv("LRKIT_CORES");
+    ::sched_setaffinity(0, sizeof affinity_, &affinity_);
+    unset_variables();
   }
+  static void unset_variables() {
+    for (const char* name : {"OPENBLAS_NUM_THREADS", "LRKIT_CORES", "SLURM_CPUS_PER_TASK"}) ::unsetenv(name);
+  }
+  cpu_set_t affinity_;
   OpenBlas blas_;
   int intra_op_ = 1, openblas_ = 1;
 };
 
 TEST_F(WorkerThreadsTest, EachWorkerGetsItsShareOfTheCoresAndAtLeastOne) {
-  EXPECT_EQ(cores_per_worker(1), hardware_cores());
-  EXPECT_EQ(cores_per_worker(2), std::max(1, hardware_cores() / 2));
-  EXPECT_EQ(cores_per_worker(4 * hardware_cores()), 1);
-  EXPECT_EQ(cores_per_worker(0), hardware_cores());  // no local world known: the whole machine
+  EXPECT_EQ(cores_per_worker(workers_on_machine(1)), process_cpus());
+  EXPECT_EQ(cores_per_worker(workers_on_machine(2)), std::max(1, process_cpus() / 2));
+  EXPECT_EQ(cores_per_worker(workers_on_machine(4 * process_cpus())), 1);
+  EXPECT_EQ(cores_per_worker(workers_on_machine(0)), process_cpus());  // no local world known: the whole machine
+}
+
+// taskset, a container's cpuset and a batch system's binding all narrow the affinity mask, which the machine's
+// CPU count (std::thread::hardware_concurrency) ignores.
+TEST_F(WorkerThreadsTest, TheCoresAreThoseTheProcessMayRunOn) {
+  EXPECT_EQ(usable_cpus(), process_cpus());
+  if (process_cpus() < 2) GTEST_SKIP() << "one CPU: a narrower affinity mask cannot be told from the machine";
+  int first = 0;
+  while (!CPU_ISSET(first, &affinity_)) ++first;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(first, &one);
+  ASSERT_EQ(::sched_setaffinity(0, sizeof one, &one), 0);
+  EXPECT_EQ(usable_cpus(), 1);
+  EXPECT_EQ(machine_cores(), 1);
+  EXPECT_EQ(share_cores(0, workers_on_machine(1)).intra_op, 1);
+}
+
+// srun starts one task per worker, each with --cpus-per-task CPUs of its own (bound to them or not): no
+// division by the node's tasks. torchrun's workers, in a SLURM job or not, share their agent's CPUs.
+TEST_F(WorkerThreadsTest, AnSrunTaskHasItsCpusPerTask) {
+  ::setenv("SLURM_CPUS_PER_TASK", "1", 1);
+  EXPECT_EQ(cores_per_worker(workers_on_machine(4, "slurm")), 1);
+  ::setenv("SLURM_CPUS_PER_TASK", std::to_string(process_cpus()).c_str(), 1);
+  EXPECT_EQ(cores_per_worker(workers_on_machine(2, "slurm")), process_cpus());
+  EXPECT_EQ(cores_per_worker(workers_on_machine(2, "torchrun")), std::max(1, process_cpus() / 2));
+  ::setenv("SLURM_CPUS_PER_TASK", std::to_string(process_cpus() + 8).c_str(), 1);  // never more than it may use
+  EXPECT_EQ(cores_per_worker(workers_on_machine(1, "slurm")), process_cpus());
+  ::setenv("LRKIT_CORES", "6", 1);  // the user's limit for the machine still wins
+  EXPECT_EQ(cores_per_worker(workers_on_machine(2, "slurm")), 3);
+  ::unsetenv("LRKIT_CORES");
+  ::setenv("SLURM_CPUS_PER_TASK", "", 1);  // empty: unset
+  EXPECT_EQ(cores_per_worker(workers_on_machine(2, "slurm")), std::max(1, process_cpus() / 2));
+  ::setenv("SLURM_CPUS_PER_TASK", "8x", 1);
+  try {
+    cores_per_worker(workers_on_machine(2, "slurm"));
+    ADD_FAILURE() << "SLURM_CPUS_PER_TASK=8x accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), "environment variable SLURM_CPUS_PER_TASK='8x' is not a whole number of cores >= 1");
+  }
 }
 
 TEST_F(WorkerThreadsTest, LrkitCoresSetsTheCoresToShare) {
   ::setenv("LRKIT_CORES", "6", 1);
   EXPECT_EQ(machine_cores(), 6);
-  EXPECT_EQ(cores_per_worker(2), 3);
-  EXPECT_EQ(cores_per_worker(4), 1);
-  EXPECT_EQ(share_cores(0, 2).intra_op, 3);
+  EXPECT_EQ(cores_per_worker(workers_on_machine(2)), 3);
+  EXPECT_EQ(cores_per_worker(workers_on_machine(4)), 1);
+  EXPECT_EQ(share_cores(0, workers_on_machine(2)).intra_op, 3);
   ::setenv("LRKIT_CORES", "", 1);  // empty: unset
-  EXPECT_EQ(machine_cores(), hardware_cores());
+  EXPECT_EQ(machine_cores(), process_cpus());
 }
 
 TEST_F(WorkerThreadsTest, AMalformedLrkitCoresIsNamed) {
@@ -81,34 +134,34 @@ TEST_F(WorkerThreadsTest, AMalformedLrkitCoresIsNamed) {
 }
 
 TEST_F(WorkerThreadsTest, IntraOpThreadsAreTrainThreadsOrTheShare) {
-  EXPECT_EQ(share_cores(3, 2).intra_op, 3);
+  EXPECT_EQ(share_cores(3, workers_on_machine(2)).intra_op, 3);
   EXPECT_EQ(torch::get_num_threads(), 3);
-  EXPECT_EQ(share_cores(0, 4 * hardware_cores()).intra_op, 1);
+  EXPECT_EQ(share_cores(0, workers_on_machine(4 * process_cpus())).intra_op, 1);
   EXPECT_EQ(torch::get_num_threads(), 1);
 }
 
 TEST_F(WorkerThreadsTest, OpenBlasGetsTheWorkersShareWhateverTheIntraOpSetting) {
   if (!blas_.present()) GTEST_SKIP() << "this process has no OpenBLAS (the BLAS is MKL or another)";
-  blas_.set(hardware_cores());  // as OpenBLAS starts: the whole machine
-  const WorkerThreads many = share_cores(1, 4 * hardware_cores());
+  blas_.set(process_cpus());  // as OpenBLAS starts: the whole machine
+  const WorkerThreads many = share_cores(1, workers_on_machine(4 * process_cpus()));
   EXPECT_EQ(many.openblas, 1);
   EXPECT_EQ(blas_.get(), 1);  // what OpenBLAS itself now says
   EXPECT_FALSE(many.openblas_from_environment);
   EXPECT_EQ(describe(many), "threads per worker: 1 intra-op, 1 OpenBLAS");
-  const WorkerThreads alone = share_cores(1, 1);  // one worker: train.threads=1 but OpenBLAS on every core
-  EXPECT_EQ(alone.openblas, hardware_cores());
-  EXPECT_EQ(blas_.get(), hardware_cores());
+  const WorkerThreads alone = share_cores(1, workers_on_machine(1));  // one worker: train.threads=1 but OpenBLAS on every core
+  EXPECT_EQ(alone.openblas, process_cpus());
+  EXPECT_EQ(blas_.get(), process_cpus());
 }
 
 TEST_F(WorkerThreadsTest, OpenBlasNumThreadsInTheEnvironmentStands) {
   if (!blas_.present()) GTEST_SKIP() << "this process has no OpenBLAS (the BLAS is MKL or another)";
   blas_.set(1);
   ::setenv("OPENBLAS_NUM_THREADS", "1", 1);
-  const WorkerThreads threads = share_cores(0, 1);  // the share would be every core
+  const WorkerThreads threads = share_cores(0, workers_on_machine(1));  // the share would be every core
   EXPECT_EQ(threads.openblas, 1);
   EXPECT_EQ(blas_.get(), 1);
   EXPECT_TRUE(threads.openblas_from_environment);
-  EXPECT_EQ(describe(threads), "threads per worker: " + std::to_string(hardware_cores()) +
+  EXPECT_EQ(describe(threads), "threads per worker: " + std::to_string(process_cpus()) +
                                    " intra-op, 1 OpenBLAS (OPENBLAS_NUM_THREADS)");
 }
 

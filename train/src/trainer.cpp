@@ -66,7 +66,7 @@ Trainer::Trainer(const TrainConfig& config, std::ostream& progress)
       schedule_(schedules::parse_schedule(c_.schedule, c_.train.steps)),
       env_(distributed::distributed_env_from_environment()),
       placement_(prepare_worker(c_, env_)),
-      threads_(share_cores(c_.train.threads, env_.local_world_size)),  // or the workers of a machine thrash
+      threads_(share_cores(c_.train.threads, env_)),  // or the workers of a machine thrash
       device_(placement_.device),
       collective_(make_collective(c_, env_, placement_)),
       solo_(distributed::make_single_process_collective(device_)),

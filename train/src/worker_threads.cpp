@@ -1,12 +1,14 @@
 #include "lrkit/train/worker_threads.hpp"
 
 #include <dlfcn.h>
+#include <sched.h>
 #include <torch/torch.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 
@@ -25,25 +27,50 @@ Function loaded_function(const char* name) {
   return function;
 }
 
-}  // namespace
-
-int machine_cores() {
-  const char* text = std::getenv("LRKIT_CORES");
-  if (text == nullptr || *text == '\0') return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+// A whole number >= 1 from the environment variable `name`; nullopt when it is unset or empty.
+std::optional<int> cores_from_environment(const char* name) {
+  const char* text = std::getenv(name);
+  if (text == nullptr || *text == '\0') return std::nullopt;
   char* end = nullptr;
   errno = 0;
   const long cores = std::strtol(text, &end, 10);
   if (end == text || *end != '\0' || errno != 0 || cores < 1 || cores > 1 << 20)
-    throw std::invalid_argument(std::string("environment variable LRKIT_CORES='") + text +
+    throw std::invalid_argument(std::string("environment variable ") + name + "='" + text +
                                 "' is not a whole number of cores >= 1");
   return static_cast<int>(cores);
 }
 
-int cores_per_worker(int local_workers) { return std::max(1, machine_cores() / std::max(1, local_workers)); }
+}  // namespace
 
-WorkerThreads share_cores(int64_t threads, int local_workers) {
+int usable_cpus() {
+  // A fixed cpu_set_t holds 1,024 CPUs and the call fails with EINVAL on a kernel configured for more.
+  for (int capacity = CPU_SETSIZE; capacity <= 1 << 20; capacity *= 2) {
+    cpu_set_t* set = CPU_ALLOC(capacity);
+    if (set == nullptr) break;
+    const size_t bytes = CPU_ALLOC_SIZE(capacity);
+    CPU_ZERO_S(bytes, set);
+    const bool read = ::sched_getaffinity(0, bytes, set) == 0;
+    const int count = read ? CPU_COUNT_S(bytes, set) : 0;
+    const int error = errno;
+    CPU_FREE(set);
+    if (read && count > 0) return count;
+    if (read || error != EINVAL) break;
+  }
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+int machine_cores() { return cores_from_environment("LRKIT_CORES").value_or(usable_cpus()); }
+
+int cores_per_worker(const distributed::DistributedEnv& env) {
+  if (env.launcher == "slurm" && !cores_from_environment("LRKIT_CORES"))
+    if (const auto task = cores_from_environment("SLURM_CPUS_PER_TASK"))  // each srun task has CPUs of its own
+      return std::min(*task, usable_cpus());
+  return std::max(1, machine_cores() / std::max(1, env.local_world_size));
+}
+
+WorkerThreads share_cores(int64_t threads, const distributed::DistributedEnv& env) {
   WorkerThreads out;
-  const int share = cores_per_worker(local_workers);
+  const int share = cores_per_worker(env);
   out.intra_op = threads > 0 ? static_cast<int>(threads) : share;
   torch::set_num_threads(out.intra_op);
   const auto get = loaded_function<int (*)()>("openblas_get_num_threads");

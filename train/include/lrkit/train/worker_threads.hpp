@@ -5,11 +5,15 @@
 // they wait, against the other workers (measured with 2 workers on 2 cores: each
 // worker's OpenBLAS thread took 40 % of a core from its main thread, and runs
 // fell at random into a mode 20 % slower). PyTorch's CUDA wheels use MKL, which
-// follows the intra-op count, so there is nothing more to set there.
+// follows the intra-op count, so there is nothing more to set there. The cores are
+// those the process may run on, not the machine's (std::thread::hardware_concurrency
+// ignores taskset, a container's cpuset and a batch system's binding).
 #pragma once
 
 #include <cstdint>
 #include <string>
+
+#include "lrkit/distributed/collective.hpp"
 
 namespace lrkit::train {
 
@@ -19,18 +23,24 @@ struct WorkerThreads {
   bool openblas_from_environment = false;  // OPENBLAS_NUM_THREADS chose them, not lrkit
 };
 
+// The CPUs this process may run on: its affinity mask (taskset, a container's cpuset, a batch system's
+// binding), as `nproc` counts them; the machine's count where the mask cannot be read.
+int usable_cpus();
+
 // The cores lrkit's runs may use on this machine: LRKIT_CORES when set (what `lrkit sweep` gives each of the
-// runs it trains at once, or a user's limit), else every core. Throws std::invalid_argument naming a
+// runs it trains at once, or a user's limit), else usable_cpus(). Throws std::invalid_argument naming a
 // malformed LRKIT_CORES.
 int machine_cores();
 
-// machine_cores() over the workers of this run on the machine, at least 1.
-int cores_per_worker(int local_workers);
+// One worker's cores, at least 1: machine_cores() over the run's workers on the machine (env.local_world_size),
+// except for a worker srun started without LRKIT_CORES, which has SLURM_CPUS_PER_TASK of its own (at most
+// usable_cpus()). Throws std::invalid_argument naming a malformed LRKIT_CORES or SLURM_CPUS_PER_TASK.
+int cores_per_worker(const distributed::DistributedEnv& env);
 
 // Sets the intra-op threads (`threads` > 0: that many, as train.threads; 0: the worker's share) and OpenBLAS's
 // (the worker's share, unless OPENBLAS_NUM_THREADS is set: a user's explicit choice stands). OpenBLAS is found
 // at run time, so lrkit links no BLAS of its own.
-WorkerThreads share_cores(int64_t threads, int local_workers);
+WorkerThreads share_cores(int64_t threads, const distributed::DistributedEnv& env);
 
 // "threads per worker: 1 intra-op, 2 OpenBLAS" (the run's start lines).
 std::string describe(const WorkerThreads& threads);
