@@ -2,7 +2,6 @@
 // real torchrun launcher, failures of a worker, and bad input.
 #include <gtest/gtest.h>
 
-#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -155,23 +154,6 @@ TEST(TrainCommand, SlurmVariablesStartTheWorkersWhenTorchrunsAreAbsent) {
                                      out_dir("slurm_bad_cpus"));
   EXPECT_EQ(malformed.code, 2) << malformed.out;
   EXPECT_EQ(malformed.out, "lrkit train: environment variable SLURM_CPUS_PER_TASK='all' is not a whole number of cores >= 1\n");
-}
-
-// `taskset`, a container's cpuset or a batch system's binding leave the process fewer CPUs than the machine has:
-// its threads are sized for those.
-TEST(TrainCommand, ThreadsAreSizedForTheCpusTheProcessMayRunOn) {
-  if (lrkit::testing::process_cpus() < 2) GTEST_SKIP() << "one CPU: a narrower affinity mask cannot be told from the machine";
-  cpu_set_t mask;
-  CPU_ZERO(&mask);
-  ASSERT_EQ(::sched_getaffinity(0, sizeof mask, &mask), 0);
-  int first = 0;
-  while (!CPU_ISSET(first, &mask)) ++first;
-  const auto r = run_command("taskset -c " + std::to_string(first) + " " + LRKIT_BINARY + " train --config " +
-                             tiny_config() + " --train.steps=3 --train.threads=0 --out " + out_dir("one_cpu"));
-  ASSERT_EQ(r.code, 0) << r.out;
-  EXPECT_NE(r.out.find("threads per worker: 1 intra-op" +
-                       std::string(lrkit::testing::process_has_openblas() ? ", 1 OpenBLAS\n" : "\n")),
-            std::string::npos) << r.out;
 }
 
 // Starts `lrkit train --nproc 2` on a long run in the background, waits until

@@ -1,11 +1,14 @@
 #include "lrkit/train/worker_threads.hpp"
 
+#include "lrkit/train/cgroup_cpu_limit.hpp"
+
 #include <dlfcn.h>
 #include <sched.h>
 #include <torch/torch.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
@@ -40,9 +43,7 @@ std::optional<int> cores_from_environment(const char* name) {
   return static_cast<int>(cores);
 }
 
-}  // namespace
-
-int usable_cpus() {
+int affinity_cpus() {
   // A fixed cpu_set_t holds 1,024 CPUs and the call fails with EINVAL on a kernel configured for more.
   for (int capacity = CPU_SETSIZE; capacity <= 1 << 20; capacity *= 2) {
     cpu_set_t* set = CPU_ALLOC(capacity);
@@ -57,6 +58,14 @@ int usable_cpus() {
     if (read || error != EINVAL) break;
   }
   return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+}  // namespace
+
+int usable_cpus() {
+  const int mask = affinity_cpus();
+  if (const auto quota = cgroup_cpu_limit()) return std::clamp(static_cast<int>(std::ceil(*quota)), 1, mask);
+  return mask;
 }
 
 int machine_cores() { return cores_from_environment("LRKIT_CORES").value_or(usable_cpus()); }

@@ -7,7 +7,7 @@
 // fell at random into a mode 20 % slower). PyTorch's CUDA wheels use MKL, which
 // follows the intra-op count, so there is nothing more to set there. The cores are
 // those the process may run on, not the machine's (std::thread::hardware_concurrency
-// ignores taskset, a container's cpuset and a batch system's binding).
+// ignores taskset, a container's cpuset, a batch system's binding and a CPU quota).
 #pragma once
 
 #include <cstdint>
@@ -24,7 +24,8 @@ struct WorkerThreads {
 };
 
 // The CPUs this process may run on: its affinity mask (taskset, a container's cpuset, a batch system's
-// binding), as `nproc` counts them; the machine's count where the mask cannot be read.
+// binding), as `nproc` counts them, the machine's count where the mask cannot be read; at most its control
+// group's CPU quota, rounded up (cgroup_cpu_limit.hpp).
 int usable_cpus();
 
 // The cores lrkit's runs may use on this machine: LRKIT_CORES when set (what `lrkit sweep` gives each of the

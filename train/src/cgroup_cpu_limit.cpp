@@ -1,0 +1,155 @@
+#include "lrkit/train/cgroup_cpu_limit.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+namespace lrkit::train {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> split(const std::string& text, char separator) {
+  std::vector<std::string> parts;
+  std::string part;
+  std::istringstream in(text);
+  while (std::getline(in, part, separator)) parts.push_back(part);
+  return parts;
+}
+
+bool has_token(const std::string& list, const std::string& token) {
+  const auto tokens = split(list, ',');
+  return std::find(tokens.begin(), tokens.end(), token) != tokens.end();
+}
+
+// mountinfo writes a space, tab, newline or backslash in a path as a three-digit octal escape ("\040").
+std::string unescape(const std::string& field) {
+  std::string out;
+  for (size_t i = 0; i < field.size(); ++i) {
+    const bool octal = field[i] == '\\' && i + 3 < field.size() &&
+                       std::all_of(field.begin() + static_cast<long>(i) + 1, field.begin() + static_cast<long>(i) + 4,
+                                   [](char c) { return c >= '0' && c <= '7'; });
+    if (octal) {
+      out += static_cast<char>(std::stoi(field.substr(i + 1, 3), nullptr, 8));
+      i += 3;
+    } else {
+      out += field[i];
+    }
+  }
+  return out;
+}
+
+struct CgroupMount {
+  std::string root;         // the hierarchy's directory this mount shows
+  fs::path point;           // where it is mounted
+  bool version2 = false;
+  bool has_cpu_controller = false;  // v1: the hierarchy carries the cpu controller
+};
+
+std::vector<CgroupMount> cgroup_mounts(const std::string& mountinfo_text) {
+  std::vector<CgroupMount> mounts;
+  std::istringstream in(mountinfo_text);
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream fields_in(line);
+    std::vector<std::string> fields;
+    for (std::string field; fields_in >> field;) fields.push_back(field);
+    const auto dash = std::find(fields.begin(), fields.end(), "-");  // optional fields end at " - "
+    if (fields.size() < 5 || fields.end() - dash < 4) continue;
+    const std::string& type = dash[1];
+    if (type != "cgroup2" && type != "cgroup") continue;
+    mounts.push_back({unescape(fields[3]), unescape(fields[4]), type == "cgroup2", has_token(dash[3], "cpu")});
+  }
+  return mounts;
+}
+
+// The process's path in the v2 hierarchy ("0::/path") or in the v1 hierarchy that carries the cpu controller.
+std::optional<std::string> cgroup_path(const std::string& cgroup_text, bool version2) {
+  std::istringstream in(cgroup_text);
+  for (std::string line; std::getline(in, line);) {
+    const size_t first = line.find(':'), second = line.find(':', first + 1);
+    if (first == std::string::npos || second == std::string::npos) continue;
+    const std::string id = line.substr(0, first), controllers = line.substr(first + 1, second - first - 1);
+    const bool matches = version2 ? id == "0" && controllers.empty() : has_token(controllers, "cpu");
+    if (matches) return line.substr(second + 1);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> first_line(const fs::path& file) {
+  std::ifstream in(file);
+  std::string line;
+  if (!in || !std::getline(in, line)) return std::nullopt;
+  return line;
+}
+
+std::optional<double> positive_number(const std::string& text) {
+  try {
+    size_t used = 0;
+    const double value = std::stod(text, &used);
+    if (used == text.size() && value > 0) return value;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
+// cpu.max: "max 100000" (no limit) or "QUOTA PERIOD"; v1: cpu.cfs_quota_us (-1: no limit) and cpu.cfs_period_us.
+std::optional<double> limit_in(const fs::path& directory, bool version2) {
+  if (version2) {
+    const auto line = first_line(directory / "cpu.max");
+    if (!line) return std::nullopt;
+    const auto fields = split(*line, ' ');
+    if (fields.size() != 2) return std::nullopt;
+    const auto quota = positive_number(fields[0]), period = positive_number(fields[1]);
+    if (quota && period) return *quota / *period;
+    return std::nullopt;
+  }
+  const auto quota_line = first_line(directory / "cpu.cfs_quota_us"), period_line = first_line(directory / "cpu.cfs_period_us");
+  if (!quota_line || !period_line) return std::nullopt;
+  const auto quota = positive_number(*quota_line), period = positive_number(*period_line);
+  if (quota && period) return *quota / *period;
+  return std::nullopt;
+}
+
+// The smallest limit from the process's directory up to the mount point: a parent's limit binds its children.
+std::optional<double> smallest_limit(const CgroupMount& mount, const std::string& path) {
+  const bool under_root = mount.root == "/" || path == mount.root || path.rfind(mount.root + "/", 0) == 0;
+  // Outside the mounted part of the hierarchy (another cgroup namespace): the mount point is all there is to read.
+  const std::string relative = under_root ? path.substr(mount.root == "/" ? 0 : mount.root.size()) : "";
+  fs::path directory = (mount.point / fs::path(relative).relative_path()).lexically_normal();
+  const fs::path top = mount.point.lexically_normal();
+  std::optional<double> smallest;
+  for (;;) {
+    if (const auto limit = limit_in(directory, mount.version2)) smallest = std::min(smallest.value_or(*limit), *limit);
+    if (directory == top || directory.native().size() <= top.native().size()) break;
+    directory = directory.parent_path();
+  }
+  return smallest;
+}
+
+}  // namespace
+
+std::optional<double> cgroup_cpu_limit(const std::string& cgroup_text, const std::string& mountinfo_text) {
+  std::optional<double> smallest;
+  for (const auto& mount : cgroup_mounts(mountinfo_text)) {
+    if (!mount.version2 && !mount.has_cpu_controller) continue;
+    const auto path = cgroup_path(cgroup_text, mount.version2);
+    if (!path) continue;
+    if (const auto limit = smallest_limit(mount, *path)) smallest = std::min(smallest.value_or(*limit), *limit);
+  }
+  return smallest;
+}
+
+std::optional<double> cgroup_cpu_limit() {
+  const auto read = [](const char* file) {
+    std::ifstream in(file);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+  };
+  return cgroup_cpu_limit(read("/proc/self/cgroup"), read("/proc/self/mountinfo"));
+}
+
+}  // namespace lrkit::train
