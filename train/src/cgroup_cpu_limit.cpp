@@ -95,22 +95,22 @@ std::optional<double> positive_number(const std::string& text) {
   return std::nullopt;
 }
 
-// cpu.max: "max 100000" (no limit) or "QUOTA PERIOD"; v1: cpu.cfs_quota_us (-1: no limit) and cpu.cfs_period_us.
+// "max" (no limit) and -1 (v1's no limit) are not positive numbers.
+std::optional<double> quota_over_period(const std::string& quota, const std::string& period) {
+  const auto q = positive_number(quota), p = positive_number(period);
+  if (q && p) return *q / *p;
+  return std::nullopt;
+}
+
+// cpu.max: "max 100000" or "QUOTA PERIOD"; v1: cpu.cfs_quota_us (-1: no limit) and cpu.cfs_period_us.
 std::optional<double> limit_in(const fs::path& directory, bool version2) {
   if (version2) {
     const auto line = first_line(directory / "cpu.max");
-    if (!line) return std::nullopt;
-    const auto fields = split(*line, ' ');
-    if (fields.size() != 2) return std::nullopt;
-    const auto quota = positive_number(fields[0]), period = positive_number(fields[1]);
-    if (quota && period) return *quota / *period;
-    return std::nullopt;
+    const auto fields = line ? split(*line, ' ') : std::vector<std::string>();
+    return fields.size() == 2 ? quota_over_period(fields[0], fields[1]) : std::nullopt;
   }
-  const auto quota_line = first_line(directory / "cpu.cfs_quota_us"), period_line = first_line(directory / "cpu.cfs_period_us");
-  if (!quota_line || !period_line) return std::nullopt;
-  const auto quota = positive_number(*quota_line), period = positive_number(*period_line);
-  if (quota && period) return *quota / *period;
-  return std::nullopt;
+  const auto quota = first_line(directory / "cpu.cfs_quota_us"), period = first_line(directory / "cpu.cfs_period_us");
+  return quota && period ? quota_over_period(*quota, *period) : std::nullopt;
 }
 
 // The smallest limit from the process's directory up to the mount point: a parent's limit binds its children.
@@ -118,8 +118,9 @@ std::optional<double> smallest_limit(const CgroupMount& mount, const std::string
   const bool under_root = mount.root == "/" || path == mount.root || path.rfind(mount.root + "/", 0) == 0;
   // Outside the mounted part of the hierarchy (another cgroup namespace): the mount point is all there is to read.
   const std::string relative = under_root ? path.substr(mount.root == "/" ? 0 : mount.root.size()) : "";
-  fs::path directory = (mount.point / fs::path(relative).relative_path()).lexically_normal();
   const fs::path top = mount.point.lexically_normal();
+  const fs::path below = fs::path(relative).relative_path();
+  fs::path directory = below.empty() ? top : (top / below).lexically_normal();
   std::optional<double> smallest;
   for (;;) {
     if (const auto limit = limit_in(directory, mount.version2)) smallest = std::min(smallest.value_or(*limit), *limit);

@@ -1,7 +1,5 @@
 #include "lrkit/train/worker_threads.hpp"
 
-#include "lrkit/train/cgroup_cpu_limit.hpp"
-
 #include <dlfcn.h>
 #include <sched.h>
 #include <torch/torch.h>
@@ -14,6 +12,8 @@
 #include <optional>
 #include <stdexcept>
 #include <thread>
+
+#include "lrkit/train/cgroup_cpu_limit.hpp"
 
 namespace lrkit::train {
 
@@ -43,8 +43,9 @@ std::optional<int> cores_from_environment(const char* name) {
   return static_cast<int>(cores);
 }
 
+// The CPUs of the calling thread's affinity mask. A fixed cpu_set_t holds 1,024 CPUs, and the call fails with
+// EINVAL on a kernel configured for more.
 int affinity_cpus() {
-  // A fixed cpu_set_t holds 1,024 CPUs and the call fails with EINVAL on a kernel configured for more.
   for (int capacity = CPU_SETSIZE; capacity <= 1 << 20; capacity *= 2) {
     cpu_set_t* set = CPU_ALLOC(capacity);
     if (set == nullptr) break;
@@ -68,7 +69,10 @@ int usable_cpus() {
   return mask;
 }
 
-int machine_cores() { return cores_from_environment("LRKIT_CORES").value_or(usable_cpus()); }
+int machine_cores() {
+  if (const auto chosen = cores_from_environment("LRKIT_CORES")) return *chosen;
+  return usable_cpus();
+}
 
 int cores_per_worker(const distributed::DistributedEnv& env) {
   if (env.launcher == "slurm" && !cores_from_environment("LRKIT_CORES"))
