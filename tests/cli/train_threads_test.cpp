@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include "lrkit/h5/file.hpp"
 #include "openblas.hpp"
 #include "process_cpus.hpp"
 #include "run_command.hpp"
@@ -24,13 +25,19 @@ using lrkit::testing::out_dir;
 using lrkit::testing::run_command;
 using lrkit::testing::tiny_config;
 
-// The start line of a worker with one CPU's share.
-std::string one_cpu_line() {
-  return std::string("threads per worker: 1 intra-op") + (lrkit::testing::process_has_openblas() ? ", 1 OpenBLAS\n" : "\n");
+// The threads of a worker with one CPU's share, as the run's start line and its log's /start say.
+std::string one_cpu_threads() {
+  return std::string("1 intra-op") + (lrkit::testing::process_has_openblas() ? ", 1 OpenBLAS" : "");
 }
 
 std::string tiny_run_args(const std::string& out) {
-  return " train --config " + tiny_config() + " --train.steps=3 --train.threads=0 --out " + out_dir(out);
+  return " train --config " + tiny_config() + " --train.steps=3 --train.threads=0 --out " + out;
+}
+
+void expect_one_cpu_threads(const lrkit::testing::CommandResult& r, const std::string& out) {
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("threads per worker: " + one_cpu_threads() + "\n"), std::string::npos) << r.out;
+  EXPECT_EQ(lrkit::h5::read_string_attributes(out + "/log.h5", "/start").at("threads"), one_cpu_threads());
 }
 
 TEST(TrainThreads, SizedForTheCpusOfTheAffinityMask) {
@@ -40,9 +47,8 @@ TEST(TrainThreads, SizedForTheCpusOfTheAffinityMask) {
   ASSERT_EQ(::sched_getaffinity(0, sizeof mask, &mask), 0);
   int first = 0;
   while (!CPU_ISSET(first, &mask)) ++first;
-  const auto r = run_command("taskset -c " + std::to_string(first) + " " + LRKIT_BINARY + tiny_run_args("one_cpu"));
-  ASSERT_EQ(r.code, 0) << r.out;
-  EXPECT_NE(r.out.find(one_cpu_line()), std::string::npos) << r.out;
+  const auto out = out_dir("one_cpu");
+  expect_one_cpu_threads(run_command("taskset -c " + std::to_string(first) + " " + LRKIT_BINARY + tiny_run_args(out)), out);
 }
 
 bool write_file(const fs::path& file, const std::string& text) {
@@ -98,9 +104,8 @@ TEST(TrainThreads, SizedForTheCpuQuotaOfTheControlGroup) {
   if (!group.made())
     GTEST_SKIP() << "this test cannot make a control group with a CPU quota here (it needs root and a writable "
                     "cgroup cpu controller); the quota's reading is tested on a tree of files (CgroupCpuLimitTest)";
-  const auto r = run_command(group.run_inside(std::string(LRKIT_BINARY) + tiny_run_args("one_cpu_quota")));
-  ASSERT_EQ(r.code, 0) << r.out;
-  EXPECT_NE(r.out.find(one_cpu_line()), std::string::npos) << r.out;
+  const auto out = out_dir("one_cpu_quota");
+  expect_one_cpu_threads(run_command(group.run_inside(std::string(LRKIT_BINARY) + tiny_run_args(out))), out);
 }
 
 }  // namespace

@@ -147,7 +147,7 @@ TEST_F(WorkerThreadsTest, OpenBlasGetsTheWorkersShareWhateverTheIntraOpSetting) 
   EXPECT_EQ(many.openblas, 1);
   EXPECT_EQ(blas_.get(), 1);  // what OpenBLAS itself now says
   EXPECT_FALSE(many.openblas_from_environment);
-  EXPECT_EQ(describe(many), "threads per worker: 1 intra-op, 1 OpenBLAS");
+  EXPECT_EQ(describe(many), "1 intra-op, 1 OpenBLAS");
   const WorkerThreads alone = share_cores(1, workers_on_machine(1));  // one worker: train.threads=1 but OpenBLAS on every core
   EXPECT_EQ(alone.openblas, process_cpus());
   EXPECT_EQ(blas_.get(), process_cpus());
@@ -161,12 +161,11 @@ TEST_F(WorkerThreadsTest, OpenBlasNumThreadsInTheEnvironmentStands) {
   EXPECT_EQ(threads.openblas, 1);
   EXPECT_EQ(blas_.get(), 1);
   EXPECT_TRUE(threads.openblas_from_environment);
-  EXPECT_EQ(describe(threads), "threads per worker: " + std::to_string(process_cpus()) +
-                                   " intra-op, 1 OpenBLAS (OPENBLAS_NUM_THREADS)");
+  EXPECT_EQ(describe(threads), std::to_string(process_cpus()) + " intra-op, 1 OpenBLAS (OPENBLAS_NUM_THREADS)");
 }
 
 TEST(WorkerThreadsDescription, WithoutOpenBlasOnlyTheIntraOpCount) {
-  EXPECT_EQ(describe(WorkerThreads{4, 0, false}), "threads per worker: 4 intra-op");
+  EXPECT_EQ(describe(WorkerThreads{4, 0, false}), "4 intra-op");
 }
 
 }  // namespace

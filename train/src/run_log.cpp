@@ -158,6 +158,7 @@ Hdf5RunLog::Hdf5RunLog(const TrainConfig& c, int64_t world_size, const RunStart&
       {"/start", "device", start.device},
       {"/start", "flops_per_token", number_text(start.flops_per_token)},
       {"/start", "peak_flops", number_text(start.peak_flops)},
+      {"/start", "threads", start.threads},
   };
   if (!continues) {
     auto attributes = provenance(c, world_size);

@@ -91,6 +91,7 @@ Trainer::Trainer(const TrainConfig& config, std::ostream& progress)
   session_.device = device_name(device_);
   session_.flops_per_token = flops_per_token(c_.model, parameter_count(replicas_.front().parameters));
   session_.peak_flops = peak_flops(c_, env_, placement_, session_.device);
+  session_.threads = describe(threads_);
   log_ = lead_ ? open_run_log(c_, world_, session_, restored.continues_log) : std::make_unique<RunLog>();
   if (lead_) *progress_ << "run log: " << log_->path() << std::endl;
   sync_options_ = {c_.dist.bucket_mb, plan_.diagnostics, plan_.exact_pairwise};
@@ -112,7 +113,7 @@ TrainSummary Trainer::run() {
   *progress_ << "model: " << session_.flops_per_token << " FLOPs per token (6P + 12LWT); device " << session_.device
              << ", peak " << session_.peak_flops / 1e12 << " TFLOP/s" << (session_.peak_flops > 0 ? "" : " (unknown: no MFU)")
              << std::endl;
-  *progress_ << describe(threads_) << std::endl;
+  *progress_ << "threads per worker: " << session_.threads << std::endl;
   if (const std::string warning = schedules::peak_warning(schedules::summarize(schedule_, c_.train.steps)); !warning.empty())
     *progress_ << "warning: " << warning << std::endl;
   for (int64_t step = start_step_; step < c_.train.steps; ++step) this->step(step);

@@ -97,7 +97,7 @@ WorkerThreads share_cores(int64_t threads, const distributed::DistributedEnv& en
 }
 
 std::string describe(const WorkerThreads& threads) {
-  std::string text = "threads per worker: " + std::to_string(threads.intra_op) + " intra-op";
+  std::string text = std::to_string(threads.intra_op) + " intra-op";
   if (threads.openblas > 0)
     text += ", " + std::to_string(threads.openblas) + " OpenBLAS" +
             (threads.openblas_from_environment ? " (OPENBLAS_NUM_THREADS)" : "");

@@ -43,6 +43,7 @@ struct RunStart {
   // FLOPs per token (model_flops.hpp) and the devices' summed peak FLOP/s (0: unknown).
   std::string device = "cpu";
   double flops_per_token = 0, peak_flops = 0;
+  std::string threads{};  // each worker's threads (worker_threads.hpp: "1 intra-op, 1 OpenBLAS")
 };
 
 // Where a step's records go. This base records nothing: every rank but 0 gets

@@ -43,7 +43,7 @@ int cores_per_worker(const distributed::DistributedEnv& env);
 // at run time, so lrkit links no BLAS of its own.
 WorkerThreads share_cores(int64_t threads, const distributed::DistributedEnv& env);
 
-// "threads per worker: 1 intra-op, 2 OpenBLAS" (the run's start lines).
+// "1 intra-op, 2 OpenBLAS": the run's start line ("threads per worker: ...") and its log's /start attribute.
 std::string describe(const WorkerThreads& threads);
 
 }  // namespace lrkit::train
