@@ -25,10 +25,7 @@ using lrkit::testing::out_dir;
 using lrkit::testing::run_command;
 using lrkit::testing::tiny_config;
 
-// The threads of a worker with one CPU's share, as the run's start line and its log's /start say.
-std::string one_cpu_threads() {
-  return std::string("1 intra-op") + (lrkit::testing::process_has_openblas() ? ", 1 OpenBLAS" : "");
-}
+std::string one_cpu_threads() { return lrkit::testing::worker_threads_text(1, 1); }
 
 std::string tiny_run_args(const std::string& out) {
   return " train --config " + tiny_config() + " --train.steps=3 --train.threads=0 --out " + out;

@@ -4,7 +4,11 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <vector>
+
+#include "lrkit/common/numbers.hpp"
+#include "lrkit/common/text_file.hpp"
 
 namespace lrkit::train {
 
@@ -12,16 +16,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::vector<std::string> split(const std::string& text, char separator) {
-  std::vector<std::string> parts;
-  std::string part;
-  std::istringstream in(text);
-  while (std::getline(in, part, separator)) parts.push_back(part);
-  return parts;
-}
-
 bool has_token(const std::string& list, const std::string& token) {
-  const auto tokens = split(list, ',');
+  const auto tokens = split_list(list);
   return std::find(tokens.begin(), tokens.end(), token) != tokens.end();
 }
 
@@ -85,29 +81,19 @@ std::optional<std::string> first_line(const fs::path& file) {
   return line;
 }
 
-std::optional<double> positive_number(const std::string& text) {
-  try {
-    size_t used = 0;
-    const double value = std::stod(text, &used);
-    if (used == text.size() && value > 0) return value;
-  } catch (const std::exception&) {
-  }
-  return std::nullopt;
-}
-
 // "max" (no limit) and -1 (v1's no limit) are not positive numbers.
 std::optional<double> quota_over_period(const std::string& quota, const std::string& period) {
-  const auto q = positive_number(quota), p = positive_number(period);
-  if (q && p) return *q / *p;
+  const auto q = parse_number(quota), p = parse_number(period);
+  if (q && p && *q > 0 && *p > 0) return *q / *p;
   return std::nullopt;
 }
 
 // cpu.max: "max 100000" or "QUOTA PERIOD"; v1: cpu.cfs_quota_us (-1: no limit) and cpu.cfs_period_us.
 std::optional<double> limit_in(const fs::path& directory, bool version2) {
   if (version2) {
-    const auto line = first_line(directory / "cpu.max");
-    const auto fields = line ? split(*line, ' ') : std::vector<std::string>();
-    return fields.size() == 2 ? quota_over_period(fields[0], fields[1]) : std::nullopt;
+    std::istringstream line(first_line(directory / "cpu.max").value_or(""));
+    std::string quota, period, more;
+    return line >> quota >> period && !(line >> more) ? quota_over_period(quota, period) : std::nullopt;
   }
   const auto quota = first_line(directory / "cpu.cfs_quota_us"), period = first_line(directory / "cpu.cfs_period_us");
   return quota && period ? quota_over_period(*quota, *period) : std::nullopt;
@@ -144,13 +130,11 @@ std::optional<double> cgroup_cpu_limit(const std::string& cgroup_text, const std
 }
 
 std::optional<double> cgroup_cpu_limit() {
-  const auto read = [](const char* file) {
-    std::ifstream in(file);
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-  };
-  return cgroup_cpu_limit(read("/proc/self/cgroup"), read("/proc/self/mountinfo"));
+  try {
+    return cgroup_cpu_limit(read_text("/proc/self/cgroup"), read_text("/proc/self/mountinfo"));
+  } catch (const std::runtime_error&) {  // no /proc: no limit to read
+    return std::nullopt;
+  }
 }
 
 }  // namespace lrkit::train

@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "lrkit/common/numbers.hpp"
 #include "lrkit/train/cgroup_cpu_limit.hpp"
 
 namespace lrkit::train {
@@ -34,13 +35,11 @@ Function loaded_function(const char* name) {
 std::optional<int> cores_from_environment(const char* name) {
   const char* text = std::getenv(name);
   if (text == nullptr || *text == '\0') return std::nullopt;
-  char* end = nullptr;
-  errno = 0;
-  const long cores = std::strtol(text, &end, 10);
-  if (end == text || *end != '\0' || errno != 0 || cores < 1 || cores > 1 << 20)
+  const auto cores = parse_integer(text);
+  if (!cores || *cores < 1 || *cores > 1 << 20)
     throw std::invalid_argument(std::string("environment variable ") + name + "='" + text +
                                 "' is not a whole number of cores >= 1");
-  return static_cast<int>(cores);
+  return static_cast<int>(*cores);
 }
 
 // The CPUs of the calling thread's affinity mask. A fixed cpu_set_t holds 1,024 CPUs, and the call fails with
