@@ -37,7 +37,11 @@ elseif(EXPECT_DISTRIBUTED)
 endif()
 # The Python package from the install prefix (when this build made one).
 if(PYTHON AND PYTHON_INSTALL_DIR)
-  execute_process(COMMAND ${CMAKE_COMMAND} -E env "PYTHONPATH=${WORK_DIR}/prefix/${PYTHON_INSTALL_DIR}"
+  set(sanitizer_environment "")
+  if(SANITIZER_PRELOAD)  # a sanitized build: the interpreter loads the runtimes first, and its own leaks are not lrkit's
+    set(sanitizer_environment "LD_PRELOAD=${SANITIZER_PRELOAD}" "ASAN_OPTIONS=$ENV{ASAN_OPTIONS}:detect_leaks=0")
+  endif()
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env "PYTHONPATH=${WORK_DIR}/prefix/${PYTHON_INSTALL_DIR}" ${sanitizer_environment}
                           ${PYTHON} "${CONSUMER_SOURCE}/use_from_python.py"
                   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   string(STRIP "${out}" out)
