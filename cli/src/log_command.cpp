@@ -1,8 +1,9 @@
 // `lrkit log check|repair LOG`: validates a run log (its series agree in
 // length, steps run without gaps, /config parses back into a valid config,
 // the checkpoints it lists that are still on disk have the checksums it
-// recorded) and clears the mark a killed writer leaves, so that any HDF5 tool
-// opens the file (as `h5clear -s` does), but never while a run writes it.
+// recorded) and repairs what a killed writer leaves: it clears the file's mark,
+// so that any HDF5 tool opens it (as `h5clear -s` does), and cuts the rows of a
+// flush the kill cut short, but never while a run writes it.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -31,7 +32,8 @@ constexpr const char* kUsage =
     "usage: lrkit log check LOG | lrkit log repair LOG\n\n"
     "check   validate a run log: series lengths, steps, /config, listed checkpoints' checksums;\n"
     "        exit 0 when valid, 1 with one line per problem\n"
-    "repair  clear the mark a killed writer leaves (h5clear -s), so any HDF5 tool opens the log;\n"
+    "repair  clear the mark a killed writer leaves (h5clear -s), so any HDF5 tool opens the log, and cut\n"
+    "        the rows of the flush it cut short (series longer than their step column's shortest);\n"
     "        refused while a run holds the run directory\n";
 
 // The series of one event kind: its step column and the value columns beside it.
@@ -41,34 +43,48 @@ const std::map<std::string, std::vector<std::string>> kEvents = {
     {"/reweight/histogram_step", {"/reweight/histogram"}},
 };
 
-bool is_event_series(const std::string& path) {
-  if (path.rfind("/eval/", 0) == 0 || path.rfind("/checkpoints/", 0) == 0 || path.rfind("/start", 0) == 0) return true;
+// The step column a series must agree with in length: its event kind's (an
+// evaluation set's /eval/NAME/step) or, for a per-step series, /train/step.
+std::string step_column_of(const std::string& path) {
+  if (path.rfind("/eval/", 0) == 0) return path.substr(0, path.rfind('/')) + "/step";
   for (const auto& [step, values] : kEvents)
-    if (path == step || std::find(values.begin(), values.end(), path) != values.end()) return true;
-  return false;
+    if (path == step || std::find(values.begin(), values.end(), path) != values.end()) return step;
+  return "/train/step";
+}
+
+std::map<std::string, int64_t> series_rows(const std::string& log) {
+  std::map<std::string, int64_t> rows;
+  for (const auto& d : h5::list_datasets(log)) rows[d.path] = d.dims.empty() ? 1 : d.dims.front();
+  return rows;
+}
+
+// A writer killed mid-flush extends and writes the series one after another, so
+// some hold the flush's rows and others do not: the rows that every series of
+// a step column has are whole. Each longer series and how many rows to keep.
+std::map<std::string, int64_t> torn_tail(const std::map<std::string, int64_t>& rows) {
+  std::map<std::string, int64_t> whole;  // by step column
+  for (const auto& [path, n] : rows) {
+    const auto column = step_column_of(path);
+    const auto it = whole.find(column);
+    whole[column] = it == whole.end() ? n : std::min(it->second, n);
+  }
+  std::map<std::string, int64_t> keep;
+  for (const auto& [path, n] : rows)
+    if (n > whole[step_column_of(path)]) keep[path] = whole[step_column_of(path)];
+  return keep;
 }
 
 std::vector<std::string> check_log(const std::string& log) {
   std::vector<std::string> problems;
-  const auto datasets = h5::list_datasets(log);
-  std::map<std::string, int64_t> rows;
-  for (const auto& d : datasets) rows[d.path] = d.dims.empty() ? 1 : d.dims.front();
+  auto rows = series_rows(log);
   if (!rows.count("/train/step")) return {"no /train/step: not an lrkit run log"};
-
-  const int64_t steps = rows["/train/step"];
-  for (const auto& [path, n] : rows)
-    if (!is_event_series(path) && n != steps)
-      problems.push_back(path + " has " + std::to_string(n) + " rows, /train/step " + std::to_string(steps));
   for (const auto& [path, n] : rows) {
-    if (path.rfind("/eval/", 0) == 0 && path.size() > 5 && path.compare(path.size() - 5, 5, "/loss") == 0) {
-      const std::string step = path.substr(0, path.size() - 5) + "/step";
-      if (!rows.count(step) || rows[step] != n) problems.push_back(path + " and " + step + " differ in length");
-    }
+    const auto column = step_column_of(path);
+    if (!rows.count(column))
+      problems.push_back(path + " has no " + column);
+    else if (n != rows[column])
+      problems.push_back(path + " has " + std::to_string(n) + " rows, " + column + " " + std::to_string(rows[column]));
   }
-  for (const auto& [step, values] : kEvents)
-    for (const auto& value : values)
-      if (rows.count(step) && rows.count(value) && rows[step] != rows[value])
-        problems.push_back(value + " has " + std::to_string(rows[value]) + " rows, " + step + " " + std::to_string(rows[step]));
 
   const auto step_values = h5::read_series(log, "/train/step");
   for (size_t i = 0; i < step_values.size(); ++i) {
@@ -114,6 +130,77 @@ std::vector<std::string> check_log(const std::string& log) {
   return problems;
 }
 
+// Clears a killed writer's mark and cuts the rows of the flush it cut short.
+int repair_log(const std::string& log) {
+  const bool marked = h5::has_writer_mark(log);
+  const auto keep = torn_tail(series_rows(log));
+  if (!marked && keep.empty()) {
+    std::cout << log << ": no writer's mark and no torn rows; nothing to repair\n";
+    return kExitOk;
+  }
+  const RunDirectoryLock lock(fs::path(log).parent_path().string());  // refuses while a run writes it
+  if (marked) h5::clear_writer_mark(log);
+  if (!keep.empty()) h5::truncate_rows(log, keep);
+  if (marked) std::cout << log << ": cleared the mark its killed writer left; any HDF5 tool opens it now\n";
+  std::map<std::string, std::vector<std::string>> cut;  // by step column
+  for (const auto& [path, rows] : keep) cut[step_column_of(path)].push_back(path);
+  for (const auto& [column, paths] : cut) {
+    std::cout << log << ": the series of " << column << " keep their first " << keep.at(paths.front())
+              << " rows; the rest, a flush cut short, are gone from";
+    for (const auto& path : paths) std::cout << ' ' << path;
+    std::cout << "\n";
+  }
+  return kExitOk;
+}
+
+// A log that cannot be read at all is one more problem (exit 1), as a damaged one is.
+int check_log_command(const std::string& log) {
+  std::vector<std::string> problems;
+  try {
+    if (h5::has_writer_mark(log))
+      problems.push_back("marked open for writing by a writer that did not close it: only SWMR readers open it "
+                         "(lrkit log repair " + log + " clears the mark and cuts the rows of a flush it cut short)");
+    const auto found = check_log(log);
+    problems.insert(problems.end(), found.begin(), found.end());
+    if (problems.empty()) std::cout << log << ": ok (" << h5::read_series(log, "/train/step").size() << " steps)\n";
+  } catch (const std::exception& e) {
+    problems.push_back(e.what());
+  }
+  for (const auto& p : problems) std::cout << log << ": " << p << "\n";
+  return problems.empty() ? kExitOk : kExitFailure;
+}
+
+// HDF5 1.10 crashes on some damage its checksums do not cover (a garbled link
+// table, found by the fuzz run): the action reads the log in a child, so such
+// a file is reported, not a crash. The child reports its own errors as main does.
+int in_child(const std::string& log, int (*action)(const std::string&)) {
+  std::cout.flush();
+  std::cerr.flush();
+  const pid_t child = ::fork();
+  if (child < 0) throw UsageError("cannot fork to read '" + log + "'");
+  if (child == 0) {
+    int code = kExitOk;
+    try {
+      code = action(log);
+    } catch (const std::exception& e) {
+      std::cerr << "lrkit log: " << e.what() << "\n";
+      code = kExitUsage;
+    }
+    std::cout.flush();
+    std::cerr.flush();
+    ::_exit(code);
+  }
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFSIGNALED(status)) {
+    std::cout << log << ": damaged beyond what HDF5's checksums catch: reading it crashed the HDF5 library ("
+              << strsignal(WTERMSIG(status)) << ")\n";
+    return kExitFailure;
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : kExitFailure;
+}
+
 }  // namespace
 
 int run_log_command(const std::vector<std::string>& args) {
@@ -127,54 +214,7 @@ int run_log_command(const std::vector<std::string>& args) {
   const std::string& log = args[1];
   if (!fs::is_regular_file(log)) throw UsageError("'" + log + "' is not a file");
   if (!h5::is_hdf5_file(log)) throw UsageError("'" + log + "' is not an HDF5 file (or is truncated)");
-  try {
-    if (action == "repair") {
-      if (!h5::has_writer_mark(log)) {
-        std::cout << log << ": no writer's mark; nothing to repair\n";
-        return kExitOk;
-      }
-      const RunDirectoryLock lock(fs::path(log).parent_path().string());  // refuses while a run writes it
-      h5::clear_writer_mark(log);
-      std::cout << log << ": cleared the mark its killed writer left; any HDF5 tool opens it now\n";
-      return kExitOk;
-    }
-    // HDF5 1.10 crashes on some damage its checksums do not cover (a garbled link table, found
-    // by the fuzz run): the check runs in a child, so such a file is reported, not a crash.
-    std::cout.flush();
-    std::cerr.flush();
-    const pid_t child = ::fork();
-    if (child < 0) throw UsageError("cannot fork to check '" + log + "'");
-    if (child == 0) {
-      int code = kExitOk;
-      try {
-        std::vector<std::string> problems;
-        if (h5::has_writer_mark(log))
-          problems.push_back("marked open for writing by a writer that did not close it: only SWMR readers open it "
-                             "(lrkit log repair " + log + " clears the mark)");
-        const auto found = check_log(log);
-        problems.insert(problems.end(), found.begin(), found.end());
-        for (const auto& p : problems) std::cout << log << ": " << p << "\n";
-        if (problems.empty()) std::cout << log << ": ok (" << h5::read_series(log, "/train/step").size() << " steps)\n";
-        code = problems.empty() ? kExitOk : kExitFailure;
-      } catch (const std::exception& e) {
-        std::cout << log << ": " << e.what() << "\n";
-        code = kExitFailure;
-      }
-      std::cout.flush();
-      ::_exit(code);
-    }
-    int status = 0;
-    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (WIFSIGNALED(status)) {
-      std::cout << log << ": damaged beyond what HDF5's checksums catch: reading it crashed the HDF5 library ("
-                << strsignal(WTERMSIG(status)) << ")\n";
-      return kExitFailure;
-    }
-    return WIFEXITED(status) ? WEXITSTATUS(status) : kExitFailure;
-  } catch (const h5::Error& e) {
-    throw UsageError(e.what());
-  }
+  return in_child(log, action == "check" ? check_log_command : repair_log);
 }
 
 }  // namespace lrkit::cli

@@ -18,7 +18,7 @@ constexpr const char* kUsage =
     "  diagnose LOG    worker dispersion report for a run log or a per-rank CSV/JSON-lines log\n"
     "  refine RUN.h5   a refined schedule from a finished run's gradient norms\n"
     "  sweep           train schedules x budgets x peaks x seeds and compare them\n"
-    "  log check|repair LOG  validate a run log / clear a killed writer's mark\n"
+    "  log check|repair LOG  validate a run log / repair what a killed writer left\n"
     "\n"
     "Run 'lrkit <command> --help' for a command's options.\n";
 

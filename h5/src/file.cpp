@@ -1,5 +1,6 @@
 #include "lrkit/h5/file.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <vector>
 
@@ -100,6 +101,23 @@ void clear_writer_mark(const std::string& path) {
   if (H5Pexist(fapl.get(), "clear_status_flags") <= 0 || H5Pset(fapl.get(), "clear_status_flags", &clear) < 0)
     throw Error("this HDF5 library cannot clear a writer's mark (use h5clear -s '" + path + "')");
   Handle file = file_handle(H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl.get()), "cannot open '" + path + "' to clear its writer's mark");
+}
+
+void truncate_rows(const std::string& path, const std::map<std::string, int64_t>& rows) {
+  QuietErrors quiet;
+  Handle file = file_handle(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), "cannot open '" + path + "' for writing");
+  for (const auto& [dataset, keep] : rows) {
+    Handle d = dataset_handle(H5Dopen2(file.get(), dataset.c_str(), H5P_DEFAULT), "cannot open " + where(path, dataset));
+    Handle space = dataspace_handle(H5Dget_space(d.get()), "H5Dget_space failed");
+    const int rank = H5Sget_simple_extent_ndims(space.get());
+    std::vector<hsize_t> dims(static_cast<size_t>(std::max(rank, 0)));
+    H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr);
+    if (dims.empty() || keep < 0 || static_cast<hsize_t>(keep) > dims[0])
+      throw Error("cannot keep " + std::to_string(keep) + " rows of " + where(path, dataset));
+    dims[0] = static_cast<hsize_t>(keep);
+    if (H5Dset_extent(d.get(), dims.data()) < 0) throw Error("cannot shrink " + where(path, dataset));
+  }
+  if (H5Fflush(file.get(), H5F_SCOPE_GLOBAL) < 0) throw Error("cannot flush '" + path + "'");
 }
 
 std::vector<DatasetShape> list_datasets(const std::string& path) {

@@ -69,7 +69,8 @@ class RunLog:
             raise KeyError(f"run log '{self.path}' has no series under {prefix}")
         lengths = {len(v) for v in columns.values()}
         if len(lengths) != 1:
-            raise ValueError(f"run log '{self.path}': the series under {prefix} have different lengths {sorted(lengths)}; "
+            raise ValueError(f"run log '{self.path}': the series under {prefix} have different lengths {sorted(lengths)} "
+                             "(a flush under way, or cut short by a kill: lrkit log repair cuts its rows once no run writes the log); "
                              "read them from .arrays")
         return pandas.DataFrame(columns)
 

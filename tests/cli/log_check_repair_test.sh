@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `lrkit log check|repair` on the log of a run killed with SIGKILL: check names
 # the writer's mark, h5dump (a plain HDF5 reader) refuses the file until repair
-# clears it; repair is refused while a run holds the directory.
+# clears it (and cuts the rows of a flush the kill landed in); repair is refused
+# while a run holds the directory.
 # usage: log_check_repair_test.sh LRKIT SCRATCH
 set -euo pipefail
 lrkit=$1

@@ -1,8 +1,14 @@
-// `lrkit log check` on logs that disagree with themselves (the killed-writer
-// case and repair run in log_check_repair_test.sh).
+// `lrkit log check|repair` on logs that disagree with themselves (a real
+// SIGKILLed run is log_check_repair_test.sh).
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
 
 #include "lrkit/h5/file.hpp"
+#include "lrkit/h5/series_log.hpp"
 #include "run_command.hpp"
 #include "test_files.hpp"
 
@@ -26,15 +32,68 @@ TEST(LogCommand, ACheckNamesEveryDisagreement) {
     EXPECT_NE(r.out.find(expected), std::string::npos) << expected << "\n" << r.out;
 }
 
+// A writer killed inside a flush, after it wrote /train/step's new row and
+// before /train/loss's: the log is marked and one row is torn. Repair clears
+// the mark and keeps the rows every series has.
+TEST(LogCommand, RepairCutsTheRowsOfAFlushCutShort) {
+  const auto dir = lrkit::testing::scratch_dir() / "torn_flush";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const auto path = (dir / "log.h5").string();
+  const pid_t writer = ::fork();
+  ASSERT_GE(writer, 0);
+  if (writer == 0) {
+    lrkit::h5::SeriesLog log(path, {{"/train/step"}, {"/train/loss"}, {"/checkpoints/step"}, {"/checkpoints/crc32"}});
+    for (const double step : {0.0, 1.0, 2.0}) log.append("/train/step", step);
+    for (const double loss : {2.0, 1.9}) log.append("/train/loss", loss);
+    log.append("/checkpoints/step", 2.0);
+    log.flush();
+    std::_Exit(0);  // as killed: nothing closes the file
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(writer, &status, 0), writer);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+  auto r = run_lrkit("log check " + path);
+  EXPECT_EQ(r.code, 1) << r.out;
+  for (const char* expected : {"marked open for writing", "/train/loss has 2 rows, /train/step 3",
+                               "/checkpoints/crc32 has 0 rows, /checkpoints/step 1"})
+    EXPECT_NE(r.out.find(expected), std::string::npos) << expected << "\n" << r.out;
+
+  r = run_lrkit("log repair " + path);
+  EXPECT_EQ(r.code, 0) << r.out;
+  for (const char* expected : {"cleared the mark", "series of /train/step keep their first 2 rows",
+                               "series of /checkpoints/step keep their first 0 rows", "gone from /train/step\n",
+                               "gone from /checkpoints/step\n"})
+    EXPECT_NE(r.out.find(expected), std::string::npos) << expected << "\n" << r.out;
+  EXPECT_EQ(lrkit::h5::read_series(path, "/train/step"), (std::vector<double>{0, 1}));
+  EXPECT_EQ(lrkit::h5::read_series(path, "/train/loss"), (std::vector<double>{2.0, 1.9}));
+  EXPECT_TRUE(lrkit::h5::read_series(path, "/checkpoints/step").empty());
+  EXPECT_FALSE(lrkit::h5::has_writer_mark(path));
+
+  r = run_lrkit("log check " + path);  // what is left: the log has no /config
+  EXPECT_EQ(lrkit::testing::count_lines(r.out), 1) << r.out;
+  EXPECT_NE(r.out.find("no /config attributes"), std::string::npos) << r.out;
+  r = run_lrkit("log repair " + path);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("nothing to repair"), std::string::npos) << r.out;
+}
+
 // A fuzz-run log whose link table is garbled where no checksum looks: HDF5 1.10
-// crashes iterating it; the check reports it in one line instead. In a sanitized
+// crashes iterating it; check and repair report it in one line instead. In a sanitized
 // build AddressSanitizer would catch the crash in the child and print its own
 // report; the test wants the signal, as an uninstrumented build gets it.
 TEST(LogCommand, ALogThatCrashesTheHdf5LibraryIsReportedNotACrash) {
-  const auto r = lrkit::testing::run_command(std::string("ASAN_OPTIONS=handle_segv=0:handle_sigbus=0 ") + LRKIT_BINARY +
-                                             " log check " + LRKIT_SOURCE_DIR + "/tests/cli/data/damaged_link_table.h5");
-  EXPECT_EQ(r.code, 1) << r.out;
-  EXPECT_EQ(lrkit::testing::count_lines(r.out), 1) << r.out;
+  const auto log = lrkit::testing::scratch_dir() / "damaged_link_table.h5";  // repair may write: a copy
+  std::filesystem::copy_file(std::string(LRKIT_SOURCE_DIR) + "/tests/cli/data/damaged_link_table.h5", log,
+                             std::filesystem::copy_options::overwrite_existing);
+  for (const char* action : {"check", "repair"}) {
+    const auto r = lrkit::testing::run_command(std::string("ASAN_OPTIONS=handle_segv=0:handle_sigbus=0 ") + LRKIT_BINARY +
+                                               " log " + action + " " + log.string());
+    EXPECT_EQ(r.code, 1) << action << "\n" << r.out;
+    EXPECT_EQ(lrkit::testing::count_lines(r.out), 1) << action << "\n" << r.out;
+    EXPECT_NE(r.out.find("crashed the HDF5 library"), std::string::npos) << action << "\n" << r.out;
+  }
 }
 
 TEST(LogCommand, BadArgumentsAreOneLineErrors) {

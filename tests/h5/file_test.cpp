@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "lrkit/h5/series_log.hpp"
 #include "test_files.hpp"
 
 namespace lrkit::h5 {
@@ -48,6 +49,33 @@ TEST(H5File, ClearErrorsForMissingFileDatasetAndNonHdf5) {
     EXPECT_NE(std::string(e.what()).find("has no dataset '/b'"), std::string::npos);
   }
   EXPECT_THROW(Writer("/nonexistent-dir/x.h5"), Error);
+}
+
+TEST(H5File, TruncateRowsKeepsTheFirstRowsOfEachNamedSeries) {
+  const auto path = scratch("d.h5");
+  {
+    SeriesLog log(path, {{"/a"}, {"/m", 2, true}, {"/untouched"}});
+    for (const double v : {1.0, 2.0, 3.0}) {
+      log.append("/a", v);
+      log.append("/m", {v, -v});
+      log.append("/untouched", v);
+    }
+  }
+  truncate_rows(path, {{"/a", 1}, {"/m", 2}});
+  EXPECT_EQ(read_series(path, "/a"), (std::vector<double>{1}));
+  const auto m = read_matrix(path, "/m");
+  EXPECT_EQ(m.rows, 2);
+  EXPECT_EQ(m.values, (std::vector<double>{1, -1, 2, -2}));
+  EXPECT_EQ(read_series(path, "/untouched").size(), 3u);
+  for (const auto& bad : std::vector<std::map<std::string, int64_t>>{{{"/a", 2}}, {{"/a", -1}}, {{"/missing", 0}}}) {
+    try {
+      truncate_rows(path, bad);
+      FAIL() << bad.begin()->first;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("'" + path + "' (" + bad.begin()->first + ")"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(read_series(path, "/a"), (std::vector<double>{1}));  // a refused cut changes nothing
 }
 
 TEST(H5File, TruncatedFileIsAnErrorNotACrash) {

@@ -34,6 +34,9 @@ std::vector<double> read_series(const std::string& path, const std::string& data
 bool has_writer_mark(const std::string& path);
 // Clears the mark. Only for a file no process writes (the caller checks).
 void clear_writer_mark(const std::string& path);
+// Shrinks each named extendible dataset to its first `rows[dataset]` rows (a
+// series' torn tail). Only for an unmarked file no process writes.
+void truncate_rows(const std::string& path, const std::map<std::string, int64_t>& rows);
 
 // Every dataset in the file with its shape, in visiting order.
 struct DatasetShape {
