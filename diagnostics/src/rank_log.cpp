@@ -20,6 +20,10 @@ bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// A log its writer still holds, or left marked when killed, may end inside a
+// flush: some series already hold rows the others do not yet (SeriesLog writes
+// them one after another). Those rows are set aside with a warning; in a log
+// closed properly, unequal lengths are an error.
 RankLog read_run_log(const std::string& path) {
   RankLog log;
   log.source = path + " (lrkit run log)";
@@ -28,37 +32,63 @@ RankLog read_run_log(const std::string& path) {
       if (!h5::has_dataset(path, required))
         throw RankLogError("'" + path + "' has no dataset " + required + " (is it an lrkit run log?)");
     log.steps = h5::read_series(path, "/train/step");
-    const auto loss = h5::read_matrix(path, "/ranks/loss");
-    const auto norm = h5::read_matrix(path, "/ranks/grad_norm");
+    auto loss = h5::read_matrix(path, "/ranks/loss");
+    auto norm = h5::read_matrix(path, "/ranks/grad_norm");
+    h5::Matrix cos_to_mean;
+    const bool has_cos_to_mean = h5::has_dataset(path, "/ranks/cos_to_mean");
+    if (has_cos_to_mean) cos_to_mean = h5::read_matrix(path, "/ranks/cos_to_mean");
+    log.global_grad_norm = h5::read_series(path, "/train/grad_norm");
+    std::vector<double> cos_pairwise;
+    const bool has_cos_pairwise = h5::has_dataset(path, "/diagnostics/cos_pairwise");
+    if (has_cos_pairwise) cos_pairwise = h5::read_series(path, "/diagnostics/cos_pairwise");
+
+    if (h5::has_writer_mark(path)) {
+      std::vector<int64_t> rows = {static_cast<int64_t>(log.steps.size()), loss.rows, norm.rows,
+                                   static_cast<int64_t>(log.global_grad_norm.size())};
+      if (has_cos_to_mean) rows.push_back(cos_to_mean.rows);
+      if (has_cos_pairwise) rows.push_back(static_cast<int64_t>(cos_pairwise.size()));
+      const int64_t whole = *std::min_element(rows.begin(), rows.end());
+      const int64_t longest = *std::max_element(rows.begin(), rows.end());
+      const auto cut_matrix = [whole](h5::Matrix& m) {
+        m.rows = std::min(m.rows, whole);
+        m.values.resize(static_cast<size_t>(m.rows * m.columns));
+      };
+      const auto cut_series = [whole](std::vector<double>& v) { v.resize(std::min(v.size(), static_cast<size_t>(whole))); };
+      if (longest > whole) {
+        for (auto* m : {&loss, &norm, &cos_to_mean}) cut_matrix(*m);
+        for (auto* v : {&log.steps, &log.global_grad_norm, &cos_pairwise}) cut_series(*v);
+        log.warnings.push_back("'" + path + "' is marked open for writing (a run writes it, or was killed): read the " +
+                               std::to_string(whole) + " steps every series has; up to " + std::to_string(longest - whole) +
+                               " more rows in some series are a flush under way or cut short");
+      }
+    }
+
     log.ranks = loss.columns;
-    auto check_rows = [&](const std::string& name, int64_t rows, int64_t columns) {
-      if (rows != static_cast<int64_t>(log.steps.size()) || columns != log.ranks)
-        throw RankLogError("'" + path + "': " + name + " is [" + std::to_string(rows) + ", " + std::to_string(columns) +
+    auto check_rows = [&](const std::string& name, const h5::Matrix& m) {
+      if (m.rows != static_cast<int64_t>(log.steps.size()) || m.columns != log.ranks)
+        throw RankLogError("'" + path + "': " + name + " is [" + std::to_string(m.rows) + ", " + std::to_string(m.columns) +
                            "] but /train/step has " + std::to_string(log.steps.size()) + " rows and /ranks/loss " +
                            std::to_string(log.ranks) + " ranks");
     };
-    check_rows("/ranks/loss", loss.rows, loss.columns);
-    check_rows("/ranks/grad_norm", norm.rows, norm.columns);
-    log.loss = loss.values;
-    log.grad_norm = norm.values;
-    if (h5::has_dataset(path, "/ranks/cos_to_mean")) {
-      const auto cos = h5::read_matrix(path, "/ranks/cos_to_mean");
-      check_rows("/ranks/cos_to_mean", cos.rows, cos.columns);
-      log.cos_to_mean = cos.values;
+    check_rows("/ranks/loss", loss);
+    check_rows("/ranks/grad_norm", norm);
+    log.loss = std::move(loss.values);
+    log.grad_norm = std::move(norm.values);
+    if (has_cos_to_mean) {
+      check_rows("/ranks/cos_to_mean", cos_to_mean);
+      log.cos_to_mean = std::move(cos_to_mean.values);
     }
     auto check_length = [&](const std::string& name, size_t rows) {
       if (rows != log.steps.size())
         throw RankLogError("'" + path + "': " + name + " has " + std::to_string(rows) + " rows but /train/step has " +
                            std::to_string(log.steps.size()));
     };
-    log.global_grad_norm = h5::read_series(path, "/train/grad_norm");
     check_length("/train/grad_norm", log.global_grad_norm.size());
-    if (h5::has_dataset(path, "/diagnostics/cos_pairwise")) {
-      auto cos = h5::read_series(path, "/diagnostics/cos_pairwise");
-      check_length("/diagnostics/cos_pairwise", cos.size());
+    if (has_cos_pairwise) {
+      check_length("/diagnostics/cos_pairwise", cos_pairwise.size());
       bool measured = false;
-      for (double c : cos) measured = measured || !std::isnan(c);
-      if (measured) log.cos_pairwise = std::move(cos);
+      for (double c : cos_pairwise) measured = measured || !std::isnan(c);
+      if (measured) log.cos_pairwise = std::move(cos_pairwise);
     }
   } catch (const h5::Error& e) {
     throw RankLogError(e.what());

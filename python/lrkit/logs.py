@@ -1,9 +1,10 @@
 """Run logs (``DIR/log.h5``) as NumPy arrays and pandas DataFrames.
 
-A log that is still being written, and one whose writer was killed, open too:
-the file is opened read-only in SWMR mode.
+A log that is still being written, and one whose writer was killed, open too
+(read-only in SWMR mode; ``RunLog.open_for_writing`` says so).
 """
 import os
+import warnings
 
 __all__ = ["RunLog", "read_log"]
 
@@ -13,15 +14,20 @@ class RunLog:
 
     ``log.arrays["/train/loss"]`` is a NumPy array; ``log.frame("train")`` is a
     pandas DataFrame of the group's per-step series (matrices such as
-    ``/ranks/loss`` [step, rank] become columns ``loss_0``, ``loss_1``, ...);
+    ``/ranks/loss`` [step, rank] become columns ``loss_0``, ``loss_1``, ...; events
+    logged at some steps, NAME_step beside NAME as ``/diagnostics/cos_matrix``,
+    stay in ``arrays``); ``log.frame("eval/heldout")`` is an evaluation set's;
     ``log.config`` holds every effective configuration value (``/config``) as text.
     """
 
-    def __init__(self, path, arrays, attrs, group_attrs):
+    def __init__(self, path, arrays, attrs, group_attrs, open_for_writing=False):
         self.path = path
         self.arrays = arrays
         self.attrs = attrs
         self.group_attrs = group_attrs
+        # Marked open for writing: a run writes it, or was killed. Its last
+        # flush may be under way or cut short, some series a few rows ahead.
+        self.open_for_writing = open_for_writing
 
     def __enter__(self):
         return self
@@ -51,27 +57,51 @@ class RunLog:
     def groups(self):
         return sorted({name.rsplit("/", 1)[0].lstrip("/") for name in self.arrays if name.count("/") >= 2})
 
+    def step_column(self, name):
+        """The step column a series is logged against: its own NAME_step beside an event
+        series (/diagnostics/cos_matrix), its group's step (/eval/heldout/step), else /train/step."""
+        name = "/" + name.strip("/")
+        group = name.rsplit("/", 1)[0]
+        if name.endswith("_step"):
+            return name
+        if name + "_step" in self.arrays:
+            return name + "_step"
+        if group != "/train" and group + "/step" in self.arrays:
+            return group + "/step"
+        return "/train/step"
+
     def frame(self, group):
         import pandas
 
         prefix = "/" + group.strip("/") + "/"
+        series = {name: values for name, values in self.arrays.items()
+                  if name.startswith(prefix) and "/" not in name[len(prefix):] and values.ndim in (1, 2)}
+        if not series:
+            raise KeyError(f"run log '{self.path}' has no series under {prefix}")
+        # One step column's series: events beside per-step series (/diagnostics/cos_matrix) stay in .arrays.
+        steps = {self.step_column(name) for name in series}
+        step = prefix + "step" if prefix + "step" in steps else "/train/step" if "/train/step" in steps else min(steps)
+        series = {name: values for name, values in series.items() if self.step_column(name) == step}
+        lengths = sorted({len(v) for v in series.values()})
+        if self.open_for_writing:
+            # The rows every series of the step column has, across groups: frames of one log line up.
+            whole = min(len(v) for name, v in self.arrays.items() if v.ndim and self.step_column(name) == step)
+            if lengths[-1] > whole:
+                warnings.warn(f"run log '{self.path}' is open for writing (a run writes it, or was killed): the {whole} "
+                              f"rows every series of {step} has; the rest are a flush under way or cut short",
+                              stacklevel=2)
+                series = {name: values[:whole] for name, values in series.items()}
+        elif len(lengths) != 1:
+            raise ValueError(f"run log '{self.path}': the series under {prefix} have different lengths {lengths} "
+                             "(lrkit log repair cuts the rows of a flush a kill cut short); read them from .arrays")
         columns = {}
-        for name, values in self.arrays.items():
-            if not name.startswith(prefix) or "/" in name[len(prefix):]:
-                continue
+        for name, values in series.items():
             column = name[len(prefix):]
             if values.ndim == 1:
                 columns[column] = values
             elif values.ndim == 2:
                 for j in range(values.shape[1]):
                     columns[f"{column}_{j}"] = values[:, j]
-        if not columns:
-            raise KeyError(f"run log '{self.path}' has no series under {prefix}")
-        lengths = {len(v) for v in columns.values()}
-        if len(lengths) != 1:
-            raise ValueError(f"run log '{self.path}': the series under {prefix} have different lengths {sorted(lengths)} "
-                             "(a flush under way, or cut short by a kill: lrkit log repair cuts its rows once no run writes the log); "
-                             "read them from .arrays")
         return pandas.DataFrame(columns)
 
 
@@ -86,10 +116,16 @@ def read_log(path):
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"run log '{path}' does not exist")
+    open_for_writing = False
     try:
-        handle = h5py.File(path, "r", swmr=True)
-    except OSError as e:
-        raise ValueError(f"'{path}' is not a readable HDF5 run log ({e})") from None
+        handle = h5py.File(path, "r")
+    except OSError:
+        # Only SWMR readers open a file a writer holds or left marked when killed.
+        try:
+            handle = h5py.File(path, "r", swmr=True)
+        except OSError as e:
+            raise ValueError(f"'{path}' is not a readable HDF5 run log ({e})") from None
+        open_for_writing = True
     arrays, group_attrs = {}, {}
     with handle as f:
         def visit(name, obj):
@@ -99,4 +135,4 @@ def read_log(path):
                 group_attrs["/" + name] = {k: _text(v) for k, v in obj.attrs.items()}
         f.visititems(visit)
         attrs = {k: _text(v) for k, v in f.attrs.items()}
-    return RunLog(path, arrays, attrs, group_attrs)
+    return RunLog(path, arrays, attrs, group_attrs, open_for_writing)

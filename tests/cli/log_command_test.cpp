@@ -1,14 +1,11 @@
 // `lrkit log check|repair` on logs that disagree with themselves (a real
 // SIGKILLed run is log_check_repair_test.sh).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <cstdlib>
 #include <filesystem>
 
+#include "killed_writer.hpp"
 #include "lrkit/h5/file.hpp"
-#include "lrkit/h5/series_log.hpp"
 #include "run_command.hpp"
 #include "test_files.hpp"
 
@@ -40,19 +37,12 @@ TEST(LogCommand, RepairCutsTheRowsOfAFlushCutShort) {
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   const auto path = (dir / "log.h5").string();
-  const pid_t writer = ::fork();
-  ASSERT_GE(writer, 0);
-  if (writer == 0) {
-    lrkit::h5::SeriesLog log(path, {{"/train/step"}, {"/train/loss"}, {"/checkpoints/step"}, {"/checkpoints/crc32"}});
-    for (const double step : {0.0, 1.0, 2.0}) log.append("/train/step", step);
-    for (const double loss : {2.0, 1.9}) log.append("/train/loss", loss);
-    log.append("/checkpoints/step", 2.0);
-    log.flush();
-    std::_Exit(0);  // as killed: nothing closes the file
-  }
-  int status = 0;
-  ASSERT_EQ(::waitpid(writer, &status, 0), writer);
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  lrkit::testing::write_as_killed(path, {{"/train/step"}, {"/train/loss"}, {"/checkpoints/step"}, {"/checkpoints/crc32"}},
+                                  [](lrkit::h5::SeriesLog& log) {
+                                    for (const double step : {0.0, 1.0, 2.0}) log.append("/train/step", step);
+                                    for (const double loss : {2.0, 1.9}) log.append("/train/loss", loss);
+                                    log.append("/checkpoints/step", 2.0);
+                                  });
 
   auto r = run_lrkit("log check " + path);
   EXPECT_EQ(r.code, 1) << r.out;

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "killed_writer.hpp"
 #include "lrkit/h5/series_log.hpp"
 #include "test_files.hpp"
 
@@ -131,6 +132,26 @@ TEST(RankLog, RunLogsMustHaveTheRankDatasetsWithMatchingLengths) {
   }
   EXPECT_NE(error_of(short_ranks).find("/ranks/grad_norm is [2, 2] but /train/step has 3 rows"), std::string::npos)
       << error_of(short_ranks);
+  // The same rows left by a killed writer (the file keeps its mark): the last
+  // flush was cut short, so the steps every series has are read, with a warning.
+  const auto killed = (dir / "killed_log.h5").string();
+  lrkit::testing::write_as_killed(
+      killed, {{"/train/step", 1}, {"/train/grad_norm", 1}, {"/ranks/loss", 2, true}, {"/ranks/grad_norm", 2, true}},
+      [](h5::SeriesLog& writer) {
+        for (int s = 0; s < 3; ++s) {
+          writer.append("/train/step", s);
+          writer.append("/train/grad_norm", 1.0);
+          writer.append("/ranks/loss", {2.0 + s, 2.1 + s});
+          if (s < 2) writer.append("/ranks/grad_norm", {1.0, 1.1});
+        }
+      });
+  const auto cut = read_rank_log(killed);
+  EXPECT_EQ(cut.size(), 2u);
+  EXPECT_EQ(cut.steps, (std::vector<double>{0, 1}));
+  EXPECT_EQ(cut.loss, (std::vector<double>{2.0, 2.1, 3.0, 3.1}));
+  EXPECT_EQ(cut.global_grad_norm.size(), 2u);
+  ASSERT_EQ(cut.warnings.size(), 1u);
+  EXPECT_NE(cut.warnings[0].find("read the 2 steps every series has; up to 1 more rows"), std::string::npos) << cut.warnings[0];
   const auto no_ranks = (dir / "no_ranks.h5").string();
   { h5::SeriesLog writer(no_ranks, {{"/train/step", 1}}); }
   EXPECT_NE(error_of(no_ranks).find("no dataset /ranks/loss"), std::string::npos) << error_of(no_ranks);

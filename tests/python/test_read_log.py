@@ -1,4 +1,5 @@
 """lrkit.read_log on a real run log."""
+import os
 import subprocess
 
 import pytest
@@ -52,3 +53,57 @@ def test_strings_in_run_logs_and_sweep_summaries_read_as_str(lrkit_binary, tmp_p
     # Run logs keep fixed-length strings (checksummed object headers): h5py gives bytes, read_log decodes.
     log = lrkit.read_log(tmp_path / "sweep" / "runs" / "cos_B4_p0.01_s1234" / "log.h5")
     assert log.attrs["schedule_spec"] == "cosine(peak=0.01)" and log.config["train.steps"] == "4"
+
+
+def _write_as_killed(path, rows):
+    """A SWMR log as a SIGKILLed writer leaves it: flushed, never closed (the mark stays)."""
+    import h5py
+    import numpy as np
+
+    child = os.fork()
+    if child == 0:
+        try:
+            f = h5py.File(path, "w", libver="latest")
+            for name, values in rows.items():
+                f.create_dataset(name, data=np.asarray(values, dtype="f8"), maxshape=(None,), chunks=(64,))
+            f.swmr_mode = True
+            f.flush()
+        finally:
+            os._exit(0)
+    _, status = os.waitpid(child, 0)
+    assert status == 0
+
+
+def test_a_killed_writers_torn_flush_frames_the_rows_every_series_has(tmp_path):
+    # SeriesLog writes series in name order: killed inside a flush, /diagnostics and /ranks hold step 2, /train not all.
+    torn = tmp_path / "torn.h5"
+    _write_as_killed(torn, {"/diagnostics/loss_std": [0.1, 0.2, 0.3], "/diagnostics/cos_matrix_step": [1],
+                            "/diagnostics/cos_matrix": [0.5], "/ranks/loss": [2.0, 1.9, 1.8],
+                            "/train/loss": [2.0, 1.9, 1.8], "/train/step": [0, 1]})
+    log = lrkit.read_log(torn)
+    assert log.open_for_writing and len(log.arrays["/train/loss"]) == 3
+    assert log.step_column("/diagnostics/cos_matrix") == "/diagnostics/cos_matrix_step"
+    assert log.step_column("diagnostics/loss_std") == "/train/step"
+    for group in ("train", "diagnostics", "ranks"):  # cut alike, so that the frames line up
+        with pytest.warns(UserWarning, match="the 2 rows every series of /train/step has"):
+            frame = log.frame(group)
+        assert len(frame) == 2
+    assert frame.columns.tolist() == ["loss"]
+    with pytest.warns(UserWarning):
+        assert log.frame("diagnostics").columns.tolist() == ["loss_std"]  # its event stays in .arrays
+
+    import h5py
+    import numpy as np
+
+    closed = tmp_path / "closed.h5"  # the same rows in a log its writer closed: an error, not a guess
+    with h5py.File(closed, "w") as f:
+        f["/train/step"] = np.arange(2.0)
+        f["/train/loss"] = np.array([2.0, 1.9, 1.8])
+        f["/diagnostics/loss_std"] = np.array([0.1, 0.2])
+        f["/diagnostics/cos_matrix_step"] = np.array([1.0])
+        f["/diagnostics/cos_matrix"] = np.array([[0.5]])
+    log = lrkit.read_log(closed)
+    assert not log.open_for_writing
+    with pytest.raises(ValueError, match=r"different lengths \[2, 3\]"):
+        log.frame("train")
+    assert log.frame("diagnostics")["loss_std"].tolist() == [0.1, 0.2]  # its event stays in .arrays
