@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "killed_writer.hpp"
 #include "lrkit/h5/file.hpp"
 #include "lrkit/h5/series_log.hpp"
 #include "lrkit/schedules/factory.hpp"
@@ -64,6 +65,31 @@ TEST(SeriesFile, Hdf5DatasetsAndMissingDataset) {
   } catch (const SeriesFileError& e) {
     EXPECT_NE(std::string(e.what()).find("no dataset '/train/grad_norm_l1'"), std::string::npos) << e.what();
   }
+}
+
+// Steps and values of unequal length: an error in a closed file, the rows both
+// have in a run log a killed writer left marked (its last flush cut short).
+TEST(SeriesFile, AKilledWritersLogGivesTheRowsBothSeriesHave) {
+  const auto closed = (lrkit::testing::scratch_dir() / "uneven.h5").string();
+  {
+    h5::Writer w(closed);
+    w.write_series("/train/step", std::vector<double>{0, 1});
+    w.write_series("/train/lr", std::vector<double>{0.1, 0.2, 0.3});
+  }
+  try {
+    read_series_file(closed, "/train/lr", "/train/step");
+    FAIL();
+  } catch (const SeriesFileError& e) {
+    EXPECT_NE(std::string(e.what()).find("/train/step has 2 rows but /train/lr has 3"), std::string::npos) << e.what();
+  }
+  const auto killed = (lrkit::testing::scratch_dir() / "killed.h5").string();
+  lrkit::testing::write_as_killed(killed, {{"/train/lr"}, {"/train/step"}}, [](h5::SeriesLog& log) {
+    for (const double lr : {0.1, 0.2, 0.3}) log.append("/train/lr", lr);
+    for (const double step : {0.0, 1.0}) log.append("/train/step", step);
+  });
+  const auto series = read_series_file(killed, "/train/lr", "/train/step");
+  EXPECT_EQ(series.values, (std::vector<double>{0.1, 0.2}));
+  EXPECT_EQ(series.steps, (std::vector<double>{0, 1}));
 }
 
 TEST(TableSchedule, InterpolatesBetweenRowsAndHoldsTheEnds) {
