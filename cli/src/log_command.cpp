@@ -64,13 +64,12 @@ std::map<std::string, int64_t> series_rows(const std::string& log) {
 std::map<std::string, int64_t> torn_tail(const std::map<std::string, int64_t>& rows) {
   std::map<std::string, int64_t> whole;  // by step column
   for (const auto& [path, n] : rows) {
-    const auto column = step_column_of(path);
-    const auto it = whole.find(column);
-    whole[column] = it == whole.end() ? n : std::min(it->second, n);
+    const auto [it, first] = whole.emplace(step_column_of(path), n);
+    if (!first) it->second = std::min(it->second, n);
   }
   std::map<std::string, int64_t> keep;
   for (const auto& [path, n] : rows)
-    if (n > whole[step_column_of(path)]) keep[path] = whole[step_column_of(path)];
+    if (const int64_t w = whole.at(step_column_of(path)); n > w) keep[path] = w;
   return keep;
 }
 

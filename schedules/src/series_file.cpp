@@ -39,13 +39,13 @@ Series read_hdf5(const std::string& path, const std::string& values_name, const 
   try {
     series.values = h5::read_series(path, values_name);
     if (!steps_name.empty() && h5::has_dataset(path, steps_name)) series.steps = h5::read_series(path, steps_name);
-    marked = h5::has_writer_mark(path);
+    marked = !series.steps.empty() && series.steps.size() != series.values.size() && h5::has_writer_mark(path);
   } catch (const h5::Error& e) {
     throw SeriesFileError(e.what());
   }
   // A run log its writer still holds, or left marked when killed, may end inside a flush, one
   // series a few rows ahead of the other: the rows both have are whole.
-  if (marked && !series.steps.empty() && series.steps.size() != series.values.size()) {
+  if (marked) {
     const size_t whole = std::min(series.steps.size(), series.values.size());
     series.steps.resize(whole);
     series.values.resize(whole);
