@@ -32,7 +32,7 @@ void bind_controllers(py::module_& m) {
       .def_readwrite("paper_mode", &HdetConfig::paper_mode)
       .def_readwrite("seed", &HdetConfig::seed)
       .def("validate", &HdetConfig::validate);
-  py::class_<HdetState>(m, "HdetState", "HDET's explicit state; checkpoint it (as_dict / from_dict)")
+  py::class_<HdetState>(m, "HdetState", "HDET's explicit state (its fields are what lrkit.torch.HDET.state_dict() saves)")
       .def(py::init<>())
       .def_readwrite("step", &HdetState::step)
       .def_readwrite("syncs", &HdetState::syncs)

@@ -108,6 +108,19 @@ void bind_schedules(py::module_& m) {
       .def_property_readonly("checkpoints", &Schedule::checkpoints, "steps where a budgeted run keeps a decayed checkpoint (WSD-S)")
       .def("summary", &summary, py::arg("steps") = py::none(),
            "peak, warmup end, decay start, final value, checkpoints and phases over `steps` (default: total_steps)")
+      // Pickled as (canonical spec, total_steps), the pair that rebuilds it bit for bit, so a Schedule and the
+      // schedulers that hold one survive copy.deepcopy, torch.save of whole objects and multiprocessing.
+      // A refined(norms=FILE) schedule reads FILE again when unpickled.
+      .def(py::pickle([](const Schedule& s) { return py::make_tuple(s.to_spec(), total_or_none(s)); },
+                      [](const py::tuple& state) {
+                        if (state.size() != 2)
+                          throw py::value_error("Schedule: a pickled state is (spec, total_steps); got " +
+                                                std::to_string(state.size()) + " items");
+                        return schedules::parse_schedule(state[0].cast<std::string>(),
+                                                         state[1].cast<std::optional<int64_t>>());
+                      }))
+      .def("__copy__", [](const py::object& self) { return self; })  // immutable: a copy is the same schedule
+      .def("__deepcopy__", [](const py::object& self, const py::dict&) { return self; }, py::arg("memo"))
       .def("__repr__", [](const Schedule& s) {
         return "Schedule('" + s.to_spec() + "'" + (s.bounded() ? ", total_steps=" + std::to_string(s.total()) : "") + ")";
       });

@@ -1,4 +1,7 @@
 """lrkit.Schedule is the C++ schedule: the same values as `lrkit schedule`, bit for bit."""
+import copy
+import pickle
+
 import numpy as np
 import pytest
 
@@ -77,3 +80,30 @@ def test_refined_multipliers_of_constant_norms_are_linear_decay():
     assert np.allclose(m, 1 - np.arange(101) / 100)
     with pytest.raises(ValueError):
         lrkit.refine_multipliers([1.0, -1.0], 10)
+
+
+@pytest.mark.parametrize("spec,total", SPECS + [("constant(peak=1e-3)", None)])
+def test_schedules_pickle_and_copy_to_the_same_values(spec, total):
+    s = lrkit.Schedule(spec, total)
+    back = pickle.loads(pickle.dumps(s))
+    assert (back.spec, back.total_steps) == (s.spec, s.total_steps)
+    steps = np.arange((s.total_steps or 500) + 3)
+    assert back.values(steps).tolist() == s.values(steps).tolist()
+    assert copy.copy(s) is s and copy.deepcopy(s) is s  # immutable
+
+
+def test_a_pickled_refined_schedule_reads_its_norms_file_again(tmp_path):
+    norms = tmp_path / "norms.csv"
+    norms.write_text("grad_norm\n" + "\n".join(str(1.0 + (i % 7) / 10) for i in range(60)) + "\n")
+    s = lrkit.Schedule(f"refined(norms={norms}, peak=1e-3, norm=l2)", 60)
+    state = pickle.dumps(s)
+    assert pickle.loads(state).values(np.arange(61)).tolist() == s.values(np.arange(61)).tolist()
+    norms.unlink()
+    with pytest.raises(ValueError, match="norms.csv"):
+        pickle.loads(state)
+
+
+def test_a_malformed_pickled_state_is_a_value_error():
+    s = lrkit.Schedule.__new__(lrkit.Schedule)
+    with pytest.raises(ValueError, match=r"\(spec, total_steps\); got 1 items"):
+        s.__setstate__(("cosine(peak=1)",))

@@ -1,4 +1,6 @@
 """lrkit.torch.LRScheduler and refine() in a PyTorch loop."""
+import copy
+
 import numpy as np
 import pytest
 
@@ -62,6 +64,17 @@ def test_state_dict_resumes_the_same_rates_and_refuses_another_schedule():
     other = lt.LRScheduler(model_and_optimizer()[1], "cosine(peak=1e-2)", total)
     with pytest.raises(ValueError, match="ran schedule 'wsd"):
         other.load_state_dict(state["scheduler"])
+
+
+def test_a_deep_copied_scheduler_goes_on_at_the_same_rates():
+    spec, total = "wsd(peak=1e-2, warmup=5, decay=30%)", 40
+    model, optimizer = model_and_optimizer()
+    scheduler = lt.LRScheduler(optimizer, spec, total)
+    train(model, optimizer, scheduler, 15)
+    twin = copy.deepcopy({"model": model, "optimizer": optimizer, "scheduler": scheduler})
+    assert twin["scheduler"].optimizer is twin["optimizer"]
+    rest = train(model, optimizer, scheduler, total - 15)
+    assert train(twin["model"], twin["optimizer"], twin["scheduler"], total - 15) == rest
 
 
 def test_bad_input_is_a_clear_python_exception():
