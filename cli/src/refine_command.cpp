@@ -12,6 +12,7 @@
 #include "schedule_output.hpp"
 #include "lrkit/h5/file.hpp"
 #include "lrkit/schedules/factory.hpp"
+#include "lrkit/schedules/spec.hpp"
 #include "lrkit/schedules/spec_error.hpp"
 
 namespace po = boost::program_options;
@@ -52,10 +53,9 @@ int run_refine_command(const std::vector<std::string>& args) {
   } catch (const h5::Error& e) {
     throw UsageError(e.what());
   }
-  char number[64];
-  std::snprintf(number, sizeof number, "%.17g", peak);
-  const std::string spec = "refined(norms=" + run + ", peak=" + number + ", norm=" + norm +
-                           ", tau=" + std::to_string(tau) + ")";
+  // Paths quoted where they hold spaces, commas or brackets; numbers exact (to_string would round tau to 6 places).
+  const std::string spec = "refined(norms=" + schedules::format_word(run) + ", peak=" + schedules::format_number(peak) +
+                           ", norm=" + norm + ", tau=" + schedules::format_number(tau) + ")";
   const schedules::Schedule schedule = [&] {
     try {
       return schedules::parse_schedule(spec, steps);
@@ -69,10 +69,10 @@ int run_refine_command(const std::vector<std::string>& args) {
     if (!file) throw UsageError("cannot write '" + out + "'");
     write_table(file, schedule, steps, 1, TableFormat::Csv);
     if (!file.flush()) throw std::runtime_error("writing '" + out + "' failed");
-    next = "table(file=" + out + ")";
+    next = "table(file=" + schedules::format_word(out) + ")";
   } else {
     write_hdf5(out, schedule, steps);
-    next = "table(file=" + out + ", column=/schedule/lr, steps=/schedule/step)";
+    next = "table(file=" + schedules::format_word(out) + ", column=/schedule/lr, steps=/schedule/step)";
   }
   std::cout << "refined " << steps << " steps from " << run << " (" << norm << " norms)\n"
             << "schedule.spec = " << next << "\n";

@@ -16,8 +16,9 @@ from ._lrkit import (  # noqa: F401
     __version__,
     families,
     refine_multipliers,
+    spec_word,
 )
 from .logs import RunLog, read_log  # noqa: F401
 
-__all__ = ["Schedule", "SpecError", "families", "refine_multipliers", "read_log", "RunLog",
+__all__ = ["Schedule", "SpecError", "families", "refine_multipliers", "spec_word", "read_log", "RunLog",
            "Hdet", "HdetConfig", "HdetState", "__version__"]

@@ -18,7 +18,7 @@ import tempfile
 import torch
 from torch.optim import lr_scheduler as _lr_scheduler
 
-from ._lrkit import Schedule
+from ._lrkit import Schedule, spec_word
 from ._torch_common import check_same_schedule, group_ratios, loop_schedule, require_optimizer
 
 _SchedulerBase = getattr(_lr_scheduler, "LRScheduler", None) or _lr_scheduler._LRScheduler
@@ -85,7 +85,7 @@ def refine(log_or_norms, peak, total_steps, norm="l1", tau=0.1, save_norms_to=No
             writer = csv.writer(f)
             writer.writerow(["grad_norm_l1" if norm == "l1" else "grad_norm"])
             writer.writerows([v] for v in norms)
-    return Schedule(f"refined(norms={path}, peak={peak!r}, norm={norm}, tau={tau!r})", total_steps)
+    return Schedule(f"refined(norms={spec_word(path)}, peak={float(peak)!r}, norm={norm}, tau={float(tau)!r})", total_steps)
 
 
 class GradNormRecorder:

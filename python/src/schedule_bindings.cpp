@@ -11,6 +11,7 @@
 #include "lrkit/schedules/factory.hpp"
 #include "lrkit/schedules/refine.hpp"
 #include "lrkit/schedules/schedule.hpp"
+#include "lrkit/schedules/spec.hpp"
 #include "lrkit/schedules/spec_error.hpp"
 #include "lrkit/schedules/summary.hpp"
 
@@ -137,6 +138,10 @@ void bind_schedules(py::module_& m) {
     }
     return out;
   }, "every schedule family of the spec grammar: name, keys (positional order), description");
+
+  m.def("spec_word", &schedules::format_word, py::arg("text"),
+        "text as a spec value: itself where it reads back as one word, else a quoted string "
+        "(f'table(file={lrkit.spec_word(path)})' for a path with spaces, commas or brackets)");
 
   m.def("refine_multipliers",
         [](const std::vector<double>& norms, int64_t total_steps, const std::string& norm, double tau) {

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <sstream>
 
 #include "lrkit/h5/file.hpp"
 #include "run_command.hpp"
@@ -34,6 +35,33 @@ TEST(RefineCommand, TheRefinedTableTrainsTheNextRun) {
   r = run_lrkit("refine " + first + "/log.h5 --peak 5e-3 --norm l2 --steps 40 --out " + first + "/refined.csv");
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("table(file=" + first + "/refined.csv)"), std::string::npos) << r.out;
+}
+
+TEST(RefineCommand, PathsWithSpacesCommasAndBracketsAreQuotedInTheSpecs) {
+  const auto dir = out_dir("refine run (2), copy");
+  std::filesystem::create_directories(dir);
+  const auto log = dir + "/log.h5";
+  {
+    lrkit::h5::Writer writer(log);
+    writer.write_series("/train/step", std::vector<double>{0, 1, 2, 3, 4, 5});
+    writer.write_series("/train/grad_norm_l1", std::vector<double>{6, 5, 4, 3, 2, 1});
+  }
+  const std::string table = dir + "/refined table.h5";
+  auto r = run_lrkit("refine '" + log + "' --peak 1e-3 --out '" + table + "'");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const std::string quoted = "table(file=\"" + table + "\", column=/schedule/lr, steps=/schedule/step)";
+  EXPECT_NE(r.out.find("schedule.spec = " + quoted + "\n"), std::string::npos) << r.out;
+  r = run_lrkit("schedule '" + quoted + "' --steps 6 --format csv");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto lr = lrkit::h5::read_series(table, "/schedule/lr");
+  ASSERT_EQ(lr.size(), 7u);
+  std::istringstream rows(r.out);
+  std::string row;
+  std::getline(rows, row);  // the header
+  for (size_t t = 0; t < lr.size(); ++t) {
+    ASSERT_TRUE(std::getline(rows, row)) << r.out;
+    EXPECT_EQ(std::stod(row.substr(row.find(',') + 1)), lr[t]) << "the printed spec reads the table, step " << t;
+  }
 }
 
 TEST(RefineCommand, BadInputExitsTwoWithOneLine) {

@@ -108,6 +108,16 @@ def test_refine_from_recorded_norms_and_from_an_array(tmp_path):
     assert np.allclose(constant.values(np.arange(11)), 2.0 * (1 - np.arange(11) / 10))
     with pytest.raises(ValueError, match="norm 1 is"):
         lt.refine([1.0, float("nan")], peak=1.0, total_steps=10)
+
+
+def test_refine_takes_any_path_and_numpy_numbers(tmp_path):
+    odd = tmp_path / "run (2), copy"
+    odd.mkdir()
+    saved = lt.refine(np.linspace(2.0, 1.0, 20), peak=np.float64(1e-3), total_steps=20, norm="l2",
+                      tau=np.float32(0.25), save_norms_to=str(odd / "norms.csv"))
+    again = lt.refine(odd / "norms.csv", peak=1e-3, total_steps=20, norm="l2", tau=0.25)
+    assert saved.values(np.arange(21)).tolist() == again.values(np.arange(21)).tolist()
+    assert lrkit.spec_word(str(odd)) == '"' + str(odd) + '"' and lrkit.spec_word("run.h5") == "run.h5"
     with pytest.raises(FileNotFoundError):
         lt.refine(str(tmp_path / "missing.h5"), peak=1.0, total_steps=10)
 
