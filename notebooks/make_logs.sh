@@ -28,7 +28,7 @@ table infinite "infinite(peak=1e-3, const=40%, warmup=1%)"
 "$lrkit" train --config configs/quickstart.cfg --nproc 2 --model.layers=1 --model.width=32 --model.context=32 \
   --train.steps=150 --train.log_every=50 --eval.every=50 --eval.batches=2 --checkpoint.every=50 \
   --diagnostics.pairwise=exact --diagnostics.matrix_every=25 --out "$out/run" >/dev/null
-"$lrkit" schedule "refined(norms=$out/run/log.h5, peak=3e-3)" --steps 150 --out "$out/schedules/refined.h5"
+"$lrkit" schedule "refined(norms=\"$out/run/log.h5\", peak=3e-3)" --steps 150 --out "$out/schedules/refined.h5"
 "$lrkit" train --config configs/quickstart.cfg --model.layers=1 --model.width=32 --model.context=32 \
   --train.steps=150 --train.log_every=50 --eval.every=50 --eval.batches=2 --hdet.enabled=true \
   --hdet.replicas_per_rank=4 --hdet.sync_every=25 --hdet.sigma=0.002 \

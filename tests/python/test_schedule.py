@@ -95,7 +95,7 @@ def test_schedules_pickle_and_copy_to_the_same_values(spec, total):
 def test_a_pickled_refined_schedule_reads_its_norms_file_again(tmp_path):
     norms = tmp_path / "norms.csv"
     norms.write_text("grad_norm\n" + "\n".join(str(1.0 + (i % 7) / 10) for i in range(60)) + "\n")
-    s = lrkit.Schedule(f"refined(norms={norms}, peak=1e-3, norm=l2)", 60)
+    s = lrkit.Schedule(f"refined(norms={lrkit.spec_word(str(norms))}, peak=1e-3, norm=l2)", 60)
     state = pickle.dumps(s)
     assert pickle.loads(state).values(np.arange(61)).tolist() == s.values(np.arange(61)).tolist()
     norms.unlink()
