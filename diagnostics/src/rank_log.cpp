@@ -186,6 +186,14 @@ int64_t parse_rank(const std::string& text, const std::string& where) {
   return static_cast<int64_t>(value);
 }
 
+// Steps order the rows and key the grid, so only a finite whole number is a step (NaN would break the ordering).
+double parse_step(const std::string& text, const std::string& where) {
+  const double value = parse_number(text, where);
+  if (!(std::fabs(value) <= 9007199254740992.0) || value != std::floor(value))
+    throw RankLogError(where + ": '" + text + "' is not a step (a whole number)");
+  return value;
+}
+
 // The rows of one CSV file; `fixed_rank` >= 0: a per-rank file (no rank column needed).
 void read_csv(const std::string& source, std::istream& in, const Names& names, int64_t fixed_rank, size_t file,
               std::vector<Row>& rows) {
@@ -229,7 +237,7 @@ void read_csv(const std::string& source, std::istream& in, const Names& names, i
     const auto text = [&](const char* f) -> const std::string& { return fields[column[names[f]]]; };
     const auto value = [&](const char* f) { return parse_number(text(f), where + " column " + names[f]); };
     Row r;
-    r.step = value("step");
+    r.step = parse_step(text("step"), where + " column " + names["step"]);
     r.rank = fixed_rank >= 0 ? fixed_rank : parse_rank(text("rank"), where + " column " + names["rank"]);
     r.loss = value("loss");
     r.grad_norm = value("grad_norm");
@@ -243,6 +251,37 @@ void read_csv(const std::string& source, std::istream& in, const Names& names, i
   }
 }
 
+// Python's json module writes the non-finite numbers a diverging worker has as the bare words NaN, Infinity and
+// -Infinity, which strict JSON (and Boost's parser) refuses; quoted, they parse, and parse_number reads them.
+std::string quote_non_finite_words(const std::string& line) {
+  std::string out;
+  out.reserve(line.size() + 8);
+  bool in_string = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (in_string) {
+      out += c;
+      if (c == '\\' && i + 1 < line.size()) out += line[++i];
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    bool quoted = false;
+    for (const char* word : {"NaN", "Infinity", "-Infinity"}) {
+      const size_t n = std::char_traits<char>::length(word);
+      const bool ends = i + n == line.size() || std::string(",}] \t\r").find(line[i + n]) != std::string::npos;
+      if (line.compare(i, n, word) == 0 && ends) {
+        out += '"' + std::string(word) + '"';
+        i += n - 1;
+        quoted = true;
+        break;
+      }
+    }
+    if (!quoted) out += c;
+  }
+  return out;
+}
+
 void read_json_lines(const std::string& source, std::istream& in, const Names& names, int64_t fixed_rank, size_t file,
                      std::vector<Row>& rows) {
   namespace pt = boost::property_tree;
@@ -252,7 +291,7 @@ void read_json_lines(const std::string& source, std::istream& in, const Names& n
     const std::string where = source + " line " + std::to_string(number);
     pt::ptree object;
     try {
-      std::istringstream text(line);
+      std::istringstream text(quote_non_finite_words(line));
       pt::read_json(text, object);
     } catch (const pt::json_parser_error& e) {
       throw RankLogError(where + ": not a JSON object (" + e.message() + "; truncated file?)");
@@ -266,9 +305,13 @@ void read_json_lines(const std::string& source, std::istream& in, const Names& n
                            (names[f] != f ? std::string(" (mapped from ") + f + ")" : std::string()));
       return child->second.data();
     };
-    const auto value = [&](const char* f) { return parse_number(text(f), where + " field " + names[f]); };
+    // null: a writer's missing or non-finite value, read as NaN (the report's NaN/Inf section then names it).
+    const auto value = [&](const char* f) {
+      const std::string& field = text(f);
+      return field == "null" ? std::nan("") : parse_number(field, where + " field " + names[f]);
+    };
     Row r;
-    r.step = value("step");
+    r.step = parse_step(text("step"), where + " field " + names["step"]);
     r.rank = fixed_rank >= 0 ? fixed_rank : parse_rank(text("rank"), where + " field " + names["rank"]);
     r.loss = value("loss");
     r.grad_norm = value("grad_norm");

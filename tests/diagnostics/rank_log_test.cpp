@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "killed_writer.hpp"
 #include "lrkit/h5/series_log.hpp"
 #include "test_files.hpp"
@@ -39,6 +41,26 @@ TEST(RankLog, CsvAndJsonLinesGiveTheSameGrid) {
   }
   const auto no_cos = read_rank_log(write_text("nocos.csv", "step,rank,loss,grad_norm\n0,0,1,1\n"));
   EXPECT_TRUE(no_cos.cos_to_mean.empty());
+}
+
+TEST(RankLog, JsonLinesTakePythonsNonFiniteNumbersAndNull) {
+  // What Python's json.dumps writes for a diverged worker (lrkit.torch.DispersionHook's log), and null.
+  const auto log = read_rank_log(write_text(
+      "diverged.jsonl",
+      "{\"step\": 0, \"rank\": 0, \"loss\": 2.0, \"grad_norm\": 1.0, \"cos_to_mean\": 0.5, \"note\": \"NaN, \\\"Infinity\"}\n"
+      "{\"step\": 0, \"rank\": 1, \"loss\": NaN, \"grad_norm\": Infinity, \"cos_to_mean\": -Infinity}\n"
+      "{\"step\": 1, \"rank\": 0, \"loss\":NaN,\"grad_norm\":null,\"cos_to_mean\":NaN}\n"
+      "{\"step\": 1, \"rank\": 1, \"loss\": 1.5, \"grad_norm\": 2.0, \"cos_to_mean\": 0.25}\n"));
+  ASSERT_EQ(log.steps, (std::vector<double>{0, 1}));
+  EXPECT_EQ(log.loss[0], 2.0);
+  EXPECT_TRUE(std::isnan(log.loss[1]) && std::isnan(log.loss[2]));
+  EXPECT_EQ(log.grad_norm[1], INFINITY);
+  EXPECT_TRUE(std::isnan(log.grad_norm[2])) << "null reads as NaN";
+  ASSERT_EQ(log.cos_to_mean.size(), 4u);
+  EXPECT_EQ(log.cos_to_mean[0], 0.5);
+  EXPECT_EQ(log.cos_to_mean[1], -INFINITY);
+  EXPECT_TRUE(std::isnan(log.cos_to_mean[2]));
+  EXPECT_EQ(log.cos_to_mean[3], 0.25);
 }
 
 TEST(RankLog, AStepMissingARanksRowIsSkippedWithAWarning) {
@@ -93,6 +115,11 @@ TEST(RankLog, BadFilesNameTheProblem) {
       {write_text("r.csv", "step,rank,loss,grad_norm\n0,1.5,1,1\n"), "line 2 column rank: '1.5' is not a rank"},
       {write_text("d.csv", "step,rank,loss,grad_norm\n0,0,1,1\n0,1,1"), "line 3: 3 fields, the header has 4 (truncated file?)"},
       {write_text("e.csv", "step,rank,loss,grad_norm\n0,0,abc,1\n"), "line 2 column loss: 'abc' is not a number"},
+      {write_text("s.csv", "step,rank,loss,grad_norm\n0,0,1,1\nnan,0,1,1\n"), "line 3 column step: 'nan' is not a step"},
+      {write_text("t.csv", "step,rank,loss,grad_norm\n0.5,0,1,1\n"), "line 2 column step: '0.5' is not a step"},
+      {write_text("s.jsonl", "{\"step\": Infinity, \"rank\": 0, \"loss\": 1, \"grad_norm\": 1}\n"),
+       "line 1 field step: 'Infinity' is not a step"},
+      {write_text("u.jsonl", "{\"step\": 0, \"rank\": 0, \"loss\": NaNa, \"grad_norm\": 1}\n"), "line 1: not a JSON object"},
       {write_text("f.jsonl", "{\"step\": 0, \"rank\": 0, \"loss\": 1, \"grad_norm\": 1}\n{\"step\": 0, \"rank\": 1, \"lo"), "line 2: not a JSON object"},
       {write_text("g.jsonl", "{\"step\": 0, \"rank\": 0, \"loss\": 1}\n"), "line 1: no field 'grad_norm'"},
       {write_text("h.txt", "whatever"), "neither an HDF5 run log nor a .csv / .jsonl"},
