@@ -102,7 +102,9 @@ int run_schedule_command(const std::vector<std::string>& args) {
       throw UsageError("this schedule has no natural end: give --steps N");
     steps = schedule.total();
   }
-  if (*steps > 100'000'000) throw UsageError("--steps above 1e8 would print too much; use --every or --at");
+  // Every command below evaluates each step (the summary and its peak check do), so --every or --at would not help.
+  if (*steps > 100'000'000)
+    throw UsageError("--steps is at most 1e8 (got " + std::to_string(*steps) + "): every step is evaluated, for the summary too");
   const schedules::Summary summary = schedules::summarize(schedule, *steps);
   if (const std::string warning = schedules::peak_warning(summary); !warning.empty())
     std::cerr << "lrkit schedule: warning: " << warning << "\n";
