@@ -115,9 +115,34 @@ struct Row {
   size_t line = 0;
 };
 
+// The rows read from text logs, and what was left out of them.
+struct TextRows {
+  std::vector<Row> rows;
+  std::vector<std::string> warnings;
+};
+
+// Calls parse(line, number) for each non-blank line from `number` on. A last line without its line end that does
+// not parse is a row a killed writer cut off (writers end every row): left out with a warning, so the log of a
+// killed run still reads. Anywhere else, a line that does not parse is an error.
+template <class Parse>
+void for_each_row_line(std::istream& in, size_t number, TextRows& out, const Parse& parse) {
+  std::string line;
+  for (; std::getline(in, line); ++number) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t") == std::string::npos) continue;
+    try {
+      parse(line, number);
+    } catch (const RankLogError& e) {
+      if (!in.eof()) throw;
+      out.warnings.push_back(std::string(e.what()) + "; the last line, without its line end: a row cut off by a kill, left out");
+    }
+  }
+}
+
 // Rows of every (step, rank) pair into the [step, rank] layout. A step without
 // a row for every rank is skipped with a warning; a pair given twice is an error.
-RankLog assemble(const std::vector<std::string>& sources, const std::vector<Row>& rows) {
+RankLog assemble(const std::vector<std::string>& sources, const TextRows& text) {
+  const std::vector<Row>& rows = text.rows;
   std::string source = sources.front();
   if (sources.size() > 1) source += " and " + std::to_string(sources.size() - 1) + " more file(s), one per rank";
   if (rows.empty()) throw RankLogError(source + ": no rows");
@@ -136,6 +161,7 @@ RankLog assemble(const std::vector<std::string>& sources, const std::vector<Row>
   RankLog log;
   log.source = source;
   log.ranks = ranks;
+  log.warnings = text.warnings;
   std::vector<std::string> skipped;
   for (const auto& [step, by_rank] : grid) {
     if (static_cast<int64_t>(by_rank.size()) != ranks) {
@@ -196,16 +222,16 @@ double parse_step(const std::string& text, const std::string& where) {
 
 // The rows of one CSV file; `fixed_rank` >= 0: a per-rank file (no rank column needed).
 void read_csv(const std::string& source, std::istream& in, const Names& names, int64_t fixed_rank, size_t file,
-              std::vector<Row>& rows) {
-  std::string line;
-  if (!std::getline(in, line))
+              TextRows& out) {
+  std::string header_line;
+  if (!std::getline(in, header_line))
     throw RankLogError(source + ": empty file (expected a header with " + names["step"] + ", " +
                        (fixed_rank < 0 ? names["rank"] + ", " : "") + names["loss"] + ", " + names["grad_norm"] + ")");
-  if (!line.empty() && line.back() == '\r') line.pop_back();
+  if (!header_line.empty() && header_line.back() == '\r') header_line.pop_back();
   std::map<std::string, size_t> column;
   std::vector<std::string> header;
   {
-    std::istringstream fields(line);
+    std::istringstream fields(header_line);
     std::string name;
     while (std::getline(fields, name, ',')) {
       name.erase(0, name.find_first_not_of(" \t\r"));
@@ -218,13 +244,11 @@ void read_csv(const std::string& source, std::istream& in, const Names& names, i
     if (fixed_rank >= 0 && std::string(required) == "rank") continue;
     if (!column.count(names[required]))
       throw RankLogError(source + " header: no column '" + names[required] + "'" +
-                         (names[required] != required ? std::string(" (mapped from ") + required + ")" : "") + " (have: " + line +
+                         (names[required] != required ? std::string(" (mapped from ") + required + ")" : "") + " (have: " + header_line +
                          "; map other names with --columns " + required + "=NAME)");
   }
   const bool has_cos = column.count(names["cos_to_mean"]) > 0;
-  for (size_t number = 2; std::getline(in, line); ++number) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty()) continue;
+  for_each_row_line(in, 2, out, [&](const std::string& line, size_t number) {
     std::vector<std::string> fields;
     std::istringstream split(line);
     std::string field;
@@ -247,8 +271,8 @@ void read_csv(const std::string& source, std::istream& in, const Names& names, i
     }
     r.file = file;
     r.line = number;
-    rows.push_back(r);
-  }
+    out.rows.push_back(r);
+  });
 }
 
 // Python's json module writes the non-finite numbers a diverging worker has as the bare words NaN, Infinity and
@@ -283,11 +307,9 @@ std::string quote_non_finite_words(const std::string& line) {
 }
 
 void read_json_lines(const std::string& source, std::istream& in, const Names& names, int64_t fixed_rank, size_t file,
-                     std::vector<Row>& rows) {
+                     TextRows& out) {
   namespace pt = boost::property_tree;
-  std::string line;
-  for (size_t number = 1; std::getline(in, line); ++number) {
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+  for_each_row_line(in, 1, out, [&](const std::string& line, size_t number) {
     const std::string where = source + " line " + std::to_string(number);
     pt::ptree object;
     try {
@@ -321,12 +343,12 @@ void read_json_lines(const std::string& source, std::istream& in, const Names& n
     }
     r.file = file;
     r.line = number;
-    rows.push_back(r);
-  }
+    out.rows.push_back(r);
+  });
 }
 
 // Appends one text log's rows; returns its source name.
-std::string read_text_rows(const std::string& path, const Names& names, int64_t fixed_rank, size_t file, std::vector<Row>& rows) {
+std::string read_text_rows(const std::string& path, const Names& names, int64_t fixed_rank, size_t file, TextRows& rows) {
   if (const auto problem = input_file_problem(path)) throw RankLogError(*problem);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw RankLogError("cannot open '" + path + "'");
@@ -363,7 +385,7 @@ std::map<std::string, std::string> parse_column_mapping(const std::string& text)
 RankLog read_rank_log(const std::string& path, const ReadOptions& options) {
   if (const auto problem = input_file_problem(path)) throw RankLogError(*problem);
   if (h5::is_hdf5_file(path)) return read_run_log(path);
-  std::vector<Row> rows;
+  TextRows rows;
   const std::string source = read_text_rows(path, Names(options), -1, 0, rows);
   return assemble({source}, rows);
 }
@@ -372,7 +394,7 @@ RankLog read_rank_logs(const std::vector<std::string>& paths, const ReadOptions&
   if (paths.empty()) throw RankLogError("no per-rank files given");
   if (paths.size() == 1) return read_rank_log(paths.front(), options);
   const Names names(options);
-  std::vector<Row> rows;
+  TextRows rows;
   std::vector<std::string> sources;
   for (size_t rank = 0; rank < paths.size(); ++rank) {
     if (h5::is_hdf5_file(paths[rank]))

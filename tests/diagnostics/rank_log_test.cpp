@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <tuple>
 
 #include "killed_writer.hpp"
 #include "lrkit/h5/series_log.hpp"
@@ -63,6 +64,28 @@ TEST(RankLog, JsonLinesTakePythonsNonFiniteNumbersAndNull) {
   EXPECT_EQ(log.cos_to_mean[3], 0.25);
 }
 
+TEST(RankLog, TheRowAKillCutOffAtTheEndIsLeftOutWithAWarning) {
+  const std::string head = "step,rank,loss,grad_norm\n0,0,1,1\n0,1,2,2\n1,0,3,3\n1,1,4,4\n";
+  const std::string json = "{\"step\": 0, \"rank\": 0, \"loss\": 1, \"grad_norm\": 1}\n"
+                           "{\"step\": 0, \"rank\": 1, \"loss\": 2, \"grad_norm\": 2}\n"
+                           "{\"step\": 1, \"rank\": 0, \"loss\": 3, \"grad_norm\": 3}\n"
+                           "{\"step\": 1, \"rank\": 1, \"loss\": 4, \"grad_norm\": 4}\n";
+  for (const auto& [name, text, line] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"torn.csv", head + "2,0,5", "line 6"}, {"torn.jsonl", json + "{\"step\": 2, \"rank\": 0, \"lo", "line 5"}}) {
+    const auto log = read_rank_log(write_text(name, text));
+    EXPECT_EQ(log.steps, (std::vector<double>{0, 1})) << name;
+    EXPECT_EQ(log.loss, (std::vector<double>{1, 2, 3, 4})) << name;
+    ASSERT_EQ(log.warnings.size(), 1u) << name;
+    EXPECT_NE(log.warnings[0].find(line), std::string::npos) << log.warnings[0];
+    EXPECT_NE(log.warnings[0].find("without its line end: a row cut off by a kill, left out"), std::string::npos)
+        << log.warnings[0];
+  }
+  // A whole last row without its line end (a hand-written file) is kept.
+  const auto kept = read_rank_log(write_text("no_final_newline.csv", head + "2,0,5,5\n2,1,6,6"));
+  EXPECT_EQ(kept.steps, (std::vector<double>{0, 1, 2}));
+  EXPECT_TRUE(kept.warnings.empty());
+}
+
 TEST(RankLog, AStepMissingARanksRowIsSkippedWithAWarning) {
   const auto log = read_rank_log(write_text("gap.csv", "step,rank,loss,grad_norm\n0,0,1,1\n0,1,2,2\n1,1,3,3\n2,0,4,4\n2,1,5,5\n"));
   EXPECT_EQ(log.steps, (std::vector<double>{0, 2}));
@@ -113,14 +136,14 @@ TEST(RankLog, BadFilesNameTheProblem) {
       {write_text("b.csv", "step,rank,loss,grad_norm\n0,0,1,1\n0,0,1,1\n"), "line 3: step 0 rank 0 appears twice"},
       {write_text("c.csv", "step,rank,loss,grad_norm\n1,1,1,1\n"), "no step has a row for every one of its 2 ranks"},
       {write_text("r.csv", "step,rank,loss,grad_norm\n0,1.5,1,1\n"), "line 2 column rank: '1.5' is not a rank"},
-      {write_text("d.csv", "step,rank,loss,grad_norm\n0,0,1,1\n0,1,1"), "line 3: 3 fields, the header has 4 (truncated file?)"},
+      {write_text("d.csv", "step,rank,loss,grad_norm\n0,0,1,1\n0,1,1\n1,0,1,1\n"), "line 3: 3 fields, the header has 4 (truncated file?)"},
       {write_text("e.csv", "step,rank,loss,grad_norm\n0,0,abc,1\n"), "line 2 column loss: 'abc' is not a number"},
       {write_text("s.csv", "step,rank,loss,grad_norm\n0,0,1,1\nnan,0,1,1\n"), "line 3 column step: 'nan' is not a step"},
       {write_text("t.csv", "step,rank,loss,grad_norm\n0.5,0,1,1\n"), "line 2 column step: '0.5' is not a step"},
       {write_text("s.jsonl", "{\"step\": Infinity, \"rank\": 0, \"loss\": 1, \"grad_norm\": 1}\n"),
        "line 1 field step: 'Infinity' is not a step"},
       {write_text("u.jsonl", "{\"step\": 0, \"rank\": 0, \"loss\": NaNa, \"grad_norm\": 1}\n"), "line 1: not a JSON object"},
-      {write_text("f.jsonl", "{\"step\": 0, \"rank\": 0, \"loss\": 1, \"grad_norm\": 1}\n{\"step\": 0, \"rank\": 1, \"lo"), "line 2: not a JSON object"},
+      {write_text("f.jsonl", "{\"step\": 0, \"rank\": 0, \"loss\": 1, \"grad_norm\": 1}\n{\"step\": 0, \"rank\": 1, \"lo\n"), "line 2: not a JSON object"},
       {write_text("g.jsonl", "{\"step\": 0, \"rank\": 0, \"loss\": 1}\n"), "line 1: no field 'grad_norm'"},
       {write_text("h.txt", "whatever"), "neither an HDF5 run log nor a .csv / .jsonl"},
       {"/nonexistent/ranks.csv", "'/nonexistent/ranks.csv' does not exist"},
