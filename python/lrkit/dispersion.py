@@ -19,9 +19,15 @@ lines `lrkit diagnose` reads (step, rank, loss, grad_norm, cos_to_mean), or,
 for a path ending in .h5, an HDF5 file in the run-log layout (/train/step,
 /train/loss, /train/grad_norm, /ranks/{loss,grad_norm,cos_to_mean},
 /diagnostics/...), written in SWMR mode and flushed every `flush_every` steps.
+
+A new hook starts a new log. A loop resumed from a checkpoint of step S passes
+start_step=S: the log then keeps its rows of the steps before S (the rows a
+killed run wrote past its checkpoint are dropped, so no step appears twice) and
+goes on from there.
 """
 import json
 import math
+import os
 
 import torch
 
@@ -31,16 +37,19 @@ __all__ = ["DispersionHook"]
 
 
 class DispersionHook:
-    def __init__(self, process_group=None, log=None, exact_pairwise=False, flush_every=10):
+    def __init__(self, process_group=None, log=None, exact_pairwise=False, flush_every=10, start_step=0):
+        if isinstance(start_step, bool) or not isinstance(start_step, int) or start_step < 0:
+            raise ValueError(f"DispersionHook: start_step must be a whole number >= 0 (got {start_step!r})")
         self._dist = distributed()
         self.group = process_group
         self.world = self._dist.get_world_size(process_group)
         self.rank = self._dist.get_rank(process_group)
         self.exact_pairwise = exact_pairwise
         self.__name__ = self.__qualname__ = "lrkit_dispersion_hook"  # DDP inspects the hook like a function
-        self.steps = 0
+        self.steps = start_step
         self._copies = {}  # bucket index -> this rank's copy of its local gradient
-        self._out = _open_rank_log(log, self.world, exact_pairwise, flush_every) if (log and self.rank == 0) else None
+        self._out = (_open_rank_log(log, self.world, exact_pairwise, flush_every, start_step)
+                     if (log and self.rank == 0) else None)
         self._reset()
 
     def _reset(self):
@@ -117,17 +126,36 @@ class DispersionHook:
             self._out = None
 
 
-def _open_rank_log(path, world, exact_pairwise, flush_every):
-    path = str(path)
+def _open_rank_log(path, world, exact_pairwise, flush_every, start_step):
+    path = os.fspath(path)
     if path.endswith(".h5"):
-        return _Hdf5RankLog(path, world, exact_pairwise, flush_every)
+        return _Hdf5RankLog(path, world, exact_pairwise, flush_every, start_step)
     if path.endswith((".jsonl", ".json")):
-        return _JsonRankLog(path)
+        return _JsonRankLog(path, start_step)
     raise ValueError(f"DispersionHook log '{path}' must end in .jsonl (JSON lines) or .h5 (HDF5)")
 
 
+def _unfinished_path(path):
+    # The log's next version is written beside it and renamed over it: a kill in between leaves the old one whole.
+    return os.path.join(os.path.dirname(path) or ".", "." + os.path.basename(path) + ".unfinished")
+
+
 class _JsonRankLog:
-    def __init__(self, path):
+    def __init__(self, path, start_step):
+        kept = []
+        if start_step > 0 and os.path.exists(path):
+            with open(path) as old:
+                for line in old:
+                    try:
+                        row = json.loads(line)
+                    except ValueError:
+                        continue  # a blank line, or the row a kill cut off
+                    if isinstance(row, dict) and isinstance(row.get("step"), (int, float)) and row["step"] < start_step:
+                        kept.append(line if line.endswith("\n") else line + "\n")
+        unfinished = _unfinished_path(path)
+        with open(unfinished, "w") as new:
+            new.writelines(kept)
+        os.replace(unfinished, path)
         self.file = open(path, "a")
 
     def write(self, m):
@@ -144,23 +172,30 @@ class _JsonRankLog:
 class _Hdf5RankLog:
     """The run log's layout, so `lrkit diagnose` and lrkit.read_log read it like lrkit's own."""
 
-    def __init__(self, path, world, exact_pairwise, flush_every):
+    def __init__(self, path, world, exact_pairwise, flush_every, start_step):
         import h5py
 
-        self.file = h5py.File(path, "w", libver="latest")
-        self.flush_every, self.rows = max(int(flush_every), 1), 0
-        self.series = {}
         scalars = ["/train/step", "/train/loss", "/train/grad_norm", "/diagnostics/loss_std",
                    "/diagnostics/grad_norm_std", "/diagnostics/inner_pairwise"]
         if exact_pairwise:
             scalars.append("/diagnostics/cos_pairwise")
-        for name in scalars:
-            self.series[name] = self.file.create_dataset(name, shape=(0,), maxshape=(None,), chunks=(256,), dtype="f8")
-        for name in ("/ranks/loss", "/ranks/grad_norm", "/ranks/cos_to_mean"):
-            self.series[name] = self.file.create_dataset(name, shape=(0, world), maxshape=(None, world),
-                                                         chunks=(256, world), dtype="f8")
+        matrices = ["/ranks/loss", "/ranks/grad_norm", "/ranks/cos_to_mean"]
+        kept = _h5_rows_before(path, start_step, scalars + matrices, world) if start_step > 0 and os.path.exists(path) else {}
+        self.rows = len(kept.get("/train/step", []))
+        unfinished = _unfinished_path(path)
+        self.file = h5py.File(unfinished, "w", libver="latest")
+        self.flush_every = max(int(flush_every), 1)
+        self.series = {}
+        for name in scalars + matrices:
+            width = (world,) if name in matrices else ()
+            self.series[name] = self.file.create_dataset(name, shape=(self.rows,) + width, maxshape=(None,) + width,
+                                                         chunks=(256,) + width, dtype="f8")
+            if self.rows:
+                self.series[name][:] = kept[name]
         self.file.attrs["world_size"] = str(world)
         self.file.attrs["source"] = "lrkit.torch.DispersionHook"
+        self.file.flush()
+        os.replace(unfinished, path)  # the open file goes with its new name
         self.file.swmr_mode = True  # readable while training runs
         self.pending = []
 
@@ -196,6 +231,28 @@ class _Hdf5RankLog:
     def close(self):
         self.flush()
         self.file.close()
+
+
+def _h5_rows_before(path, start_step, names, world):
+    """The rows of an earlier log of this hook for the steps before start_step, every series cut to the rows all have."""
+    import h5py
+
+    try:
+        handle = h5py.File(path, "r")
+    except OSError:
+        handle = h5py.File(path, "r", swmr=True)  # a log whose writer was killed is still marked open for writing
+    with handle as f:
+        missing = [name for name in names if name not in f]
+        if missing:
+            raise ValueError(f"DispersionHook: '{path}' cannot go on at step {start_step}: it has no {missing[0]} "
+                             "(written with other settings, e.g. exact_pairwise); give the resumed loop another log")
+        if f["/ranks/loss"].shape[1] != world:
+            raise ValueError(f"DispersionHook: '{path}' was written by {f['/ranks/loss'].shape[1]} ranks; "
+                             f"this loop has {world}; give the resumed loop another log")
+        whole = min(f[name].shape[0] for name in names)
+        steps = f["/train/step"][:whole]
+        keep = int((steps < start_step).sum())
+        return {name: f[name][:keep] for name in names}
 
 
 def _population_std(values):

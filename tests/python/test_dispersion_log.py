@@ -1,0 +1,73 @@
+"""DispersionHook's log across a kill and a resume: a new hook starts a new log; start_step=S keeps the rows of
+the steps before S and goes on, so no step appears twice (lrkit diagnose refuses a (step, rank) given twice)."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="PyTorch is not installed for this Python")
+if not torch.distributed.is_available():
+    pytest.skip("this torch has no torch.distributed", allow_module_level=True)
+
+WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "hook_log_worker.py")
+
+
+def loop(log, start, stop, ending="closed"):
+    done = subprocess.run([sys.executable, WORKER, str(log), str(start), str(stop), ending], capture_output=True,
+                          text=True, timeout=120, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    if os.path.exists(str(log) + ".store"):
+        os.remove(str(log) + ".store")
+
+
+def logged(log):
+    """(step, loss) of each row; the loss's integer part is the step that wrote it."""
+    if str(log).endswith(".jsonl"):
+        rows = [json.loads(line) for line in open(log)]
+        return [(row["step"], int(row["loss"])) for row in rows]
+    pytest.importorskip("h5py", reason="h5py is not installed for this Python")
+    import lrkit
+
+    arrays = lrkit.read_log(log).arrays
+    return [(int(s), int(l)) for s, l in zip(arrays["/train/step"], arrays["/ranks/loss"][:, 0])]
+
+
+@pytest.mark.parametrize("name", ["ranks.jsonl", "ranks.h5"])
+def test_a_resumed_loop_goes_on_without_repeating_steps(tmp_path, name):
+    log = tmp_path / name
+    loop(log, 0, 10, "killed")  # the checkpoint was at step 6; the kill came at step 10
+    before = logged(log)
+    # JSON lines are written every step; the HDF5 log every 3 steps (flush_every), so the last step waited.
+    assert before == [(s, s) for s in range(10 if name.endswith(".jsonl") else 9)]
+    loop(log, 6, 12)
+    assert logged(log) == [(s, s) for s in range(12)]
+    binary = os.environ.get("LRKIT")
+    if binary and os.access(binary, os.X_OK):
+        report = subprocess.run([binary, "diagnose", str(log)], capture_output=True, text=True)
+        assert report.returncode == 0 and "1 rank(s), 11 steps analysed (first 1 skipped)" in report.stdout, report.stdout + report.stderr
+    loop(log, 0, 4)  # a new loop, a new log
+    assert logged(log) == [(s, s) for s in range(4)]
+    assert not [p for p in os.listdir(tmp_path) if "unfinished" in p]
+
+
+def test_a_log_of_other_settings_is_not_continued(tmp_path):
+    pytest.importorskip("h5py", reason="h5py is not installed for this Python")
+    import h5py
+
+    log = tmp_path / "ranks.h5"
+    with h5py.File(log, "w") as f:
+        f["/train/step"] = [0.0, 1.0]
+    done = subprocess.run([sys.executable, WORKER, str(log), "1", "3", "closed"], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode != 0 and "cannot go on at step 1: it has no /train/loss" in done.stderr, done.stderr[-2000:]
+    with h5py.File(log, "r") as f:
+        assert list(f) == ["train"] and f["/train/step"][()].tolist() == [0.0, 1.0]  # untouched
+
+
+def test_start_step_must_be_a_whole_number():
+    import lrkit.torch as lt
+
+    with pytest.raises(ValueError, match="start_step must be a whole number >= 0"):
+        lt.DispersionHook(start_step=-1)
