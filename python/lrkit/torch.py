@@ -94,7 +94,8 @@ class GradNormRecorder:
     Call ``record()`` after ``loss.backward()`` (before clipping, where the
     refinement wants them) and ``save(path)`` at the end: a CSV with columns
     step, grad_norm, grad_norm_l1 that ``refine(path, ...)`` and the spec
-    ``refined(norms=path, ...)`` read.
+    ``refined(norms=path, ...)`` read.  ``state_dict()`` goes into the loop's
+    checkpoint, so a resumed run records on where it stopped.
     """
 
     def __init__(self, parameters):
@@ -111,6 +112,16 @@ class GradNormRecorder:
         pair = torch.stack([l2, l1]).cpu().tolist()
         self.l2.append(pair[0])
         self.l1.append(pair[1])
+
+    def state_dict(self):
+        """The norms so far, for the loop's checkpoint: a resumed run's refinement then sees the whole run."""
+        return {"l2": list(self.l2), "l1": list(self.l1)}
+
+    def load_state_dict(self, state_dict):
+        l2, l1 = list(state_dict["l2"]), list(state_dict["l1"])
+        if len(l2) != len(l1):
+            raise ValueError(f"GradNormRecorder.load_state_dict: {len(l2)} l2 norms but {len(l1)} l1 norms")
+        self.l2, self.l1 = l2, l1
 
     def save(self, path):
         with open(path, "w", newline="") as f:

@@ -89,6 +89,12 @@ def test_bad_input_is_a_clear_python_exception():
         lt.LRScheduler(optimizer, "wsds(peak=1e-3, budgets=[100, 200])", 150)
 
 
+def _saved(state, tmp_path):
+    path = tmp_path / "state.pt"
+    torch.save(state, path)
+    return path
+
+
 def test_refine_from_recorded_norms_and_from_an_array(tmp_path):
     model, optimizer = model_and_optimizer()
     recorder = lt.GradNormRecorder(model.parameters())
@@ -99,6 +105,11 @@ def test_refine_from_recorded_norms_and_from_an_array(tmp_path):
         loss.backward()
         recorder.record()
         optimizer.step()
+    resumed = lt.GradNormRecorder(model.parameters())
+    resumed.load_state_dict(torch.load(_saved(recorder.state_dict(), tmp_path)))
+    assert (resumed.l2, resumed.l1) == (recorder.l2, recorder.l1) and len(resumed.l2) == 30
+    with pytest.raises(ValueError, match="30 l2 norms but 29 l1 norms"):
+        resumed.load_state_dict({"l2": recorder.l2, "l1": recorder.l1[1:]})
     path = recorder.save(tmp_path / "norms.csv")
     refined = lt.refine(path, peak=1e-3, total_steps=60)
     expected = np.array(lrkit.refine_multipliers(recorder.l1, 60, norm="l1")) * 1e-3
