@@ -94,8 +94,11 @@ std::vector<std::string> check_log(const std::string& log) {
     }
   }
 
+  // lrkit.torch.DispersionHook writes the series of a run log from a Python loop, which has no lrkit config.
+  const auto root = h5::read_string_attributes(log, "/");
+  const bool from_hook = root.count("source") && root.at("source") == "lrkit.torch.DispersionHook";
   if (!h5::has_dataset(log, "/config")) {
-    problems.push_back("no /config attributes (written by lrkit before 0.x?)");
+    if (!from_hook) problems.push_back("no /config attributes (every log of lrkit train has them)");
   } else {
     std::vector<std::string> args;
     for (const auto& [key, value] : h5::read_string_attributes(log, "/config")) args.push_back("--" + key + "=" + value);

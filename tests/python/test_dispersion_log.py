@@ -41,12 +41,26 @@ def test_a_resumed_loop_goes_on_without_repeating_steps(tmp_path, name):
     before = logged(log)
     # JSON lines are written every step; the HDF5 log every 3 steps (flush_every), so the last step waited.
     assert before == [(s, s) for s in range(10 if name.endswith(".jsonl") else 9)]
+    binary = os.environ.get("LRKIT")
+    lrkit_cli = binary if binary and os.access(binary, os.X_OK) else None
+
+    def cli(*args):
+        return subprocess.run([lrkit_cli, *args, str(log)], capture_output=True, text=True)
+
+    if lrkit_cli and name.endswith(".h5"):
+        check = cli("log", "check")
+        assert check.returncode == 1 and "marked open for writing" in check.stdout, check.stdout + check.stderr
+        assert cli("log", "repair").returncode == 0
+        check = cli("log", "check")
+        assert check.returncode == 0 and "ok (9 steps)" in check.stdout, check.stdout + check.stderr
     loop(log, 6, 12)
     assert logged(log) == [(s, s) for s in range(12)]
-    binary = os.environ.get("LRKIT")
-    if binary and os.access(binary, os.X_OK):
-        report = subprocess.run([binary, "diagnose", str(log)], capture_output=True, text=True)
+    if lrkit_cli:
+        report = cli("diagnose")
         assert report.returncode == 0 and "1 rank(s), 11 steps analysed (first 1 skipped)" in report.stdout, report.stdout + report.stderr
+        if name.endswith(".h5"):
+            check = cli("log", "check")
+            assert check.returncode == 0 and "ok (12 steps)" in check.stdout, check.stdout + check.stderr
     loop(log, 0, 4)  # a new loop, a new log
     assert logged(log) == [(s, s) for s in range(4)]
     assert not [p for p in os.listdir(tmp_path) if "unfinished" in p]
