@@ -293,8 +293,8 @@ std::string quote_non_finite_words(const std::string& line) {
     bool quoted = false;
     for (const char* word : {"NaN", "Infinity", "-Infinity"}) {
       const size_t n = std::char_traits<char>::length(word);
-      const bool ends = i + n == line.size() || std::string(",}] \t\r").find(line[i + n]) != std::string::npos;
-      if (line.compare(i, n, word) == 0 && ends) {
+      if (line.compare(i, n, word) != 0) continue;  // also when fewer than n characters are left
+      if (i + n == line.size() || std::string(",}] \t\r").find(line[i + n]) != std::string::npos) {
         out += '"' + std::string(word) + '"';
         i += n - 1;
         quoted = true;

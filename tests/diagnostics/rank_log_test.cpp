@@ -143,6 +143,7 @@ TEST(RankLog, BadFilesNameTheProblem) {
       {write_text("s.jsonl", "{\"step\": Infinity, \"rank\": 0, \"loss\": 1, \"grad_norm\": 1}\n"),
        "line 1 field step: 'Infinity' is not a step"},
       {write_text("u.jsonl", "{\"step\": 0, \"rank\": 0, \"loss\": NaNa, \"grad_norm\": 1}\n"), "line 1: not a JSON object"},
+      {write_text("v.jsonl", "{\"step\": 0, \"rank\": 0, \"grad_norm\": 1, \"loss\": -Infin\n"), "line 1: not a JSON object"},
       {write_text("f.jsonl", "{\"step\": 0, \"rank\": 0, \"loss\": 1, \"grad_norm\": 1}\n{\"step\": 0, \"rank\": 1, \"lo\n"), "line 2: not a JSON object"},
       {write_text("g.jsonl", "{\"step\": 0, \"rank\": 0, \"loss\": 1}\n"), "line 1: no field 'grad_norm'"},
       {write_text("h.txt", "whatever"), "neither an HDF5 run log nor a .csv / .jsonl"},
