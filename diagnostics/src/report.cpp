@@ -227,7 +227,7 @@ Report analyze(const RankLog& log, const ReportOptions& o) {
   if (r.window < 4) {
     r.window = 0;
     r.notes.push_back(std::to_string(r.steps) + " steps analysed: too few for trailing statistics (no jumps, drops or spikes "
-                      "are looked for); NaN/Inf and outlier ranks are");
+                      "are looked for); NaN/Inf and outlier ranks still are");
   } else if (r.window < o.window) {
     r.notes.push_back(std::to_string(r.steps) + " steps are analysed: the window is shrunk to " +
                       std::to_string(r.window) + " steps (from " + std::to_string(o.window) + ")");

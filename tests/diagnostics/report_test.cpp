@@ -152,6 +152,9 @@ TEST(Report, OneRankOrFewStepsSayWhatCanStillBeAnalysed) {
   const auto few = analyze(synthetic(3, 6));
   EXPECT_EQ(few.window, 0);
   EXPECT_EQ(few.verdict.rfind("too few steps for trailing statistics", 0), 0u) << few.verdict;
+  ASSERT_FALSE(few.notes.empty());
+  EXPECT_NE(few.notes[0].find("(no jumps, drops or spikes are looked for); NaN/Inf and outlier ranks still are"),
+            std::string::npos) << few.notes[0];
 }
 
 TEST(Report, JsonCarriesEverythingAndShortLogsShrinkTheWindow) {
