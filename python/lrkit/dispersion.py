@@ -27,6 +27,7 @@ goes on from there.
 """
 import json
 import math
+import operator
 import os
 
 import torch
@@ -38,8 +39,13 @@ __all__ = ["DispersionHook"]
 
 class DispersionHook:
     def __init__(self, process_group=None, log=None, exact_pairwise=False, flush_every=10, start_step=0):
-        if isinstance(start_step, bool) or not isinstance(start_step, int) or start_step < 0:
-            raise ValueError(f"DispersionHook: start_step must be a whole number >= 0 (got {start_step!r})")
+        given = start_step
+        try:  # any integer: a checkpoint's step may come back as a numpy or a 0-d torch integer
+            start_step = -1 if isinstance(given, bool) else operator.index(given)
+        except TypeError:
+            start_step = -1
+        if start_step < 0:
+            raise ValueError(f"DispersionHook: start_step must be a whole number >= 0 (got {given!r})")
         self._dist = distributed()
         self.group = process_group
         self.world = self._dist.get_world_size(process_group)

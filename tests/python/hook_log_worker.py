@@ -13,7 +13,7 @@ dist.init_process_group("gloo", init_method="file://" + log + ".store", rank=0, 
 torch.manual_seed(start)
 model = torch.nn.Linear(4, 1)
 ddp = torch.nn.parallel.DistributedDataParallel(model)
-hook = lt.DispersionHook(log=log, start_step=start, flush_every=3)
+hook = lt.DispersionHook(log=log, start_step=torch.tensor(start), flush_every=3)  # as a checkpoint may hold it
 ddp.register_comm_hook(None, hook)
 for step in range(start, stop):
     loss = ddp(torch.randn(8, 4)).pow(2).mean() + step  # the loss names its step

@@ -83,5 +83,6 @@ def test_a_log_of_other_settings_is_not_continued(tmp_path):
 def test_start_step_must_be_a_whole_number():
     import lrkit.torch as lt
 
-    with pytest.raises(ValueError, match="start_step must be a whole number >= 0"):
-        lt.DispersionHook(start_step=-1)
+    for bad in (-1, 2.5, True, "3"):
+        with pytest.raises(ValueError, match="start_step must be a whole number >= 0"):
+            lt.DispersionHook(start_step=bad)
