@@ -94,10 +94,10 @@ std::vector<std::string> check_log(const std::string& log) {
     }
   }
 
-  // lrkit.torch.DispersionHook writes the series of a run log from a Python loop, which has no lrkit config.
-  const auto root = h5::read_string_attributes(log, "/");
-  const bool from_hook = root.count("source") && root.at("source") == "lrkit.torch.DispersionHook";
   if (!h5::has_dataset(log, "/config")) {
+    // lrkit.torch.DispersionHook writes the series of a run log from a Python loop, which has no lrkit config.
+    const auto root = h5::read_string_attributes(log, "/");
+    const bool from_hook = root.count("source") && root.at("source") == "lrkit.torch.DispersionHook";
     if (!from_hook) problems.push_back("no /config attributes (every log of lrkit train has them)");
   } else {
     std::vector<std::string> args;

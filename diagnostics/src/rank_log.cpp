@@ -205,19 +205,21 @@ double parse_number(const std::string& text, const std::string& where) {
   return value;
 }
 
-int64_t parse_rank(const std::string& text, const std::string& where) {
+// A finite whole number in [low, high]; otherwise an error saying it is not `what`.
+double parse_whole(const std::string& text, const std::string& where, double low, double high, const std::string& what) {
   const double value = parse_number(text, where);
-  if (!(value >= 0 && value <= 65535) || value != std::floor(value))
-    throw RankLogError(where + ": '" + text + "' is not a rank (a whole number in [0, 65535])");
-  return static_cast<int64_t>(value);
+  if (!(value >= low && value <= high) || value != std::floor(value))
+    throw RankLogError(where + ": '" + text + "' is not " + what);
+  return value;
+}
+
+int64_t parse_rank(const std::string& text, const std::string& where) {
+  return static_cast<int64_t>(parse_whole(text, where, 0, 65535, "a rank (a whole number in [0, 65535])"));
 }
 
 // Steps order the rows and key the grid, so only a finite whole number is a step (NaN would break the ordering).
 double parse_step(const std::string& text, const std::string& where) {
-  const double value = parse_number(text, where);
-  if (!(std::fabs(value) <= 9007199254740992.0) || value != std::floor(value))
-    throw RankLogError(where + ": '" + text + "' is not a step (a whole number)");
-  return value;
+  return parse_whole(text, where, -9007199254740992.0, 9007199254740992.0, "a step (a whole number)");
 }
 
 // The rows of one CSV file; `fixed_rank` >= 0: a per-rank file (no rank column needed).

@@ -33,6 +33,7 @@ import os
 import torch
 
 from ._torch_common import distributed
+from .logs import open_hdf5
 
 __all__ = ["DispersionHook"]
 
@@ -241,12 +242,7 @@ class _Hdf5RankLog:
 
 def _h5_rows_before(path, start_step, names, world):
     """The rows of an earlier log of this hook for the steps before start_step, every series cut to the rows all have."""
-    import h5py
-
-    try:
-        handle = h5py.File(path, "r")
-    except OSError:
-        handle = h5py.File(path, "r", swmr=True)  # a log whose writer was killed is still marked open for writing
+    handle, _ = open_hdf5(path)  # a log whose writer was killed is still marked open for writing
     with handle as f:
         missing = [name for name in names if name not in f]
         if missing:

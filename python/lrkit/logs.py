@@ -109,6 +109,17 @@ def _text(value):
     return value.decode("utf-8") if isinstance(value, bytes) else value
 
 
+def open_hdf5(path):
+    """An HDF5 file opened for reading, and whether it is marked open for writing: only SWMR readers open a file
+    a writer holds or left marked when killed. Raises OSError when neither way opens it."""
+    import h5py
+
+    try:
+        return h5py.File(path, "r"), False
+    except OSError:
+        return h5py.File(path, "r", swmr=True), True
+
+
 def read_log(path):
     """Reads a run log; raises FileNotFoundError or ValueError naming the file."""
     import h5py
@@ -116,16 +127,10 @@ def read_log(path):
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"run log '{path}' does not exist")
-    open_for_writing = False
     try:
-        handle = h5py.File(path, "r")
-    except OSError:
-        # Only SWMR readers open a file a writer holds or left marked when killed.
-        try:
-            handle = h5py.File(path, "r", swmr=True)
-        except OSError as e:
-            raise ValueError(f"'{path}' is not a readable HDF5 run log ({e})") from None
-        open_for_writing = True
+        handle, open_for_writing = open_hdf5(path)
+    except OSError as e:
+        raise ValueError(f"'{path}' is not a readable HDF5 run log ({e})") from None
     arrays, group_attrs = {}, {}
     with handle as f:
         def visit(name, obj):
