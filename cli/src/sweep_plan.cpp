@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -143,6 +144,16 @@ SweepConfig read_sweep_config(const std::string& path) {
          " steps, the most a sweep plans (branching finds each fork step by step)");
   for (double p : c.peaks)
     if (!(p > 0) || !std::isfinite(p)) fail("sweep.peaks entries must be > 0 (got " + format_number(p) + ")");
+  // A repeated peak or seed names the same run directory twice: it would train once, count twice
+  // in the means and, with jobs > 1, start two writers on one directory.
+  const auto refuse_repeats = [&](const std::string& key, const auto& values, const auto& show) {
+    for (size_t i = 0; i < values.size(); ++i)
+      for (size_t j = 0; j < i; ++j)
+        if (values[i] == values[j])
+          fail(key + " entry " + std::to_string(i + 1) + " (" + show(values[i]) + ") repeats entry " + std::to_string(j + 1));
+  };
+  refuse_repeats("sweep.peaks", c.peaks, [](double p) { return format_number(p); });
+  refuse_repeats("sweep.seeds", c.seeds, [](uint64_t s) { return std::to_string(s); });
   if (c.schedules.empty()) fail("no schedules: add a [schedules] section with NAME = [MODE:] SPEC lines");
   if (c.jobs < 1 || c.jobs > 256) fail("sweep.jobs must be in [1, 256] (got " + std::to_string(c.jobs) + ")");
   if (c.out.empty()) fail("sweep.out is empty");
@@ -170,7 +181,14 @@ SweepPlan plan_sweep(const SweepConfig& c, uint64_t default_seed) {
   const std::vector<double> peaks = c.peaks.empty() ? std::vector<double>{std::numeric_limits<double>::quiet_NaN()} : c.peaks;
   const std::vector<uint64_t> seeds = c.seeds.empty() ? std::vector<uint64_t>{default_seed} : c.seeds;
   const int64_t largest = c.budgets.back();
+  // Names built from different schedules can meet (single "x_B8" and separate "x" at budget 8).
+  std::map<std::string, std::string> directory_owner;
+  std::string schedule_name;
   auto add_run = [&](SweepRun run) {
+    const auto [owner, fresh] = directory_owner.emplace(run.name, schedule_name);
+    if (!fresh)
+      throw std::invalid_argument("schedules '" + owner->second + "' and '" + schedule_name + "' both name run directory '" +
+                                  run.name + "'; rename one of them");
     run.args.clear();
     if (!c.train_config.empty()) run.args = {"--config", c.train_config};
     run.args.insert(run.args.end(), c.overrides.begin(), c.overrides.end());
@@ -191,6 +209,7 @@ SweepPlan plan_sweep(const SweepConfig& c, uint64_t default_seed) {
   };
   for (size_t k = 0; k < c.schedules.size(); ++k) {
     const auto& s = c.schedules[k];
+    schedule_name = s.name;
     int64_t trained = 0, separate = 0;
     for (double peak : peaks)
       for (uint64_t seed : seeds) {

@@ -160,7 +160,8 @@ TEST(SweepCommand, BadInputExitsTwoWithOneLine) {
            {head + "metric = old\n[schedules]\nc = cosine(peak=1)\n", "sweep.metric 'old' is not one of the runs' eval.sets"},
            {head + "[schedules]\nc = cosine(peak=1)\n[train]\nbatch = 7\naccumulation = 2\n", "train.batch (7) must be a multiple"},
            {head + "[schedules]\nc = cosine(peak=1)\n[trian]\nsteps = 3\n", "trian.steps"},
-           {head + "[schedules]\nc = coseine(peak=1)\n", "schedule 'c'"},
+           {head + "[schedules]\nc = coseine(peak=1)\n", "sweep_bad.cfg': schedule 'c'"},
+           {head + "seeds = 1, 1\n[schedules]\nc = cosine(peak=1)\n", "sweep.seeds entry 2 (1) repeats entry 1"},
            {head + "[schedules]\nc = single: cosine(peak=1, total=4)\n", "ends at step 4, before its last milestone 8"},
        }) {
     const auto r = run_lrkit("sweep --config " + lrkit::testing::write_text("sweep_bad.cfg", text));

@@ -54,6 +54,8 @@ TEST(SweepConfigFile, BadFilesNameTheProblem) {
            {"[sweep]\nbudgets = 200, 100\n" + schedules, "increasing (entry 2 = 100)"},
            {"[sweep]\nbudgets = 100, x\n" + schedules, "sweep.budgets entry 'x'"},
            {"[sweep]\nbudgets = 100\npeaks = -1\n" + schedules, "sweep.peaks entries must be > 0"},
+           {"[sweep]\nbudgets = 100\npeaks = 1e-2, 3e-3, 0.01\n" + schedules, "sweep.peaks entry 3 (0.01) repeats entry 1"},
+           {"[sweep]\nbudgets = 100\nseeds = 1, 2, 2\n" + schedules, "sweep.seeds entry 3 (2) repeats entry 2"},
            {"[sweep]\nbudgets = 100\nbudget = 3\n" + schedules, "unknown key 'sweep.budget'"},
            {"[sweep]\nbudgets = 100\njobs = 0\n" + schedules, "sweep.jobs must be in [1, 256]"},
            {"[sweep]\nbudgets = 100, 1000000000000\n" + schedules,
@@ -108,6 +110,17 @@ TEST(SweepPlan, SeparateRunsOneRunPerBudgetPeakAndSeed) {
   EXPECT_EQ(plan.schedule_steps, (std::vector<int64_t>{4 * 400}));
   EXPECT_EQ(plan.separate_steps, plan.schedule_steps);
   EXPECT_EQ(plan_sweep(sweep_of({{"cos", "separate", "cosine()"}}, {100}), 99).runs[0].seed, 99u) << "default seed";
+}
+
+TEST(SweepPlan, TwoSchedulesThatNameOneRunDirectoryAreRefused) {
+  auto c = sweep_of({{"x", "separate", "cosine()"}, {"x_B100", "single", "cosine()"}}, {100});
+  c.seeds = {1};
+  try {
+    plan_sweep(c, 1);
+    ADD_FAILURE() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "schedules 'x' and 'x_B100' both name run directory 'x_B100_p0.003_s1'; rename one of them");
+  }
 }
 
 TEST(SweepPlan, WsdBranchesForkWhereTheirDecayStarts) {
