@@ -231,7 +231,8 @@ def hdet_dashboard(path, *others):
 
 
 def sweep_summary(path):
-    """`lrkit sweep`'s OUT/summary.h5 as plain arrays: one entry per (schedule, budget, peak, seed) result."""
+    """`lrkit sweep`'s OUT/summary.h5 as plain arrays: one entry per (schedule, budget, peak, seed) result.
+    A loss of +inf marks a run that diverged (non-finite training loss), NaN a result the sweep has not got."""
     with h5py.File(path, "r") as f:
         r, sch = f["/results"], f["/schedules"]
         out = {name: r[name][()] for name in ("schedule", "budget", "peak", "seed", "step", "compute", "loss")}
@@ -246,7 +247,8 @@ def sweep_summary(path):
 
 
 def sweep_best(summary):
-    """{(schedule index, budget): (mean loss over seeds at the best peak, that peak, min, max over seeds)}."""
+    """{(schedule index, budget): (mean loss over seeds at the best peak, that peak, min, max over seeds)}.
+    The mean is +inf where every peak diverged in some seed."""
     s = summary
     best = {}
     for k in range(len(s["names"])):
@@ -272,8 +274,8 @@ def sweep_table(summary):
     lines = ["| budget | " + " | ".join(s["names"]) + " | best |", "| ---: |" + " ---: |" * len(s["names"]) + " --- |"]
     for b in budgets:
         cells = [best.get((k, b), (np.nan,))[0] for k in range(len(s["names"]))]
-        winner = s["names"][int(np.nanargmin(cells))] if not np.all(np.isnan(cells)) else "-"
-        lines.append(f"| {b} | " + " | ".join(f"{c:.4f}" for c in cells) + f" | {winner} |")
+        winner = s["names"][int(np.nanargmin(cells))] if np.any(np.isfinite(cells)) else "-"
+        lines.append(f"| {b} | " + " | ".join("diverged" if c == np.inf else f"{c:.4f}" for c in cells) + f" | {winner} |")
     return "\n".join(lines)
 
 
@@ -285,7 +287,7 @@ def sweep_dashboard(path):
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.5))
     ax = axes[0]
     for k, name in enumerate(s["names"]):
-        budgets = sorted(b for (kk, b) in best if kk == k)
+        budgets = sorted(b for (kk, b) in best if kk == k and np.isfinite(best[(kk, b)][0]))  # diverged: no point
         mean = [best[(k, b)][0] for b in budgets]
         low = [best[(k, b)][0] - best[(k, b)][2] for b in budgets]
         high = [best[(k, b)][3] - best[(k, b)][0] for b in budgets]

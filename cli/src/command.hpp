@@ -1,6 +1,7 @@
 // The sub-command interface of the `lrkit` executable. Each command parses its
 // own options (Boost.Program_options) and returns the process exit code:
-// 0 success, 2 bad input (one clear line on stderr), 1 failure at run time.
+// 0 success, 2 bad input (one clear line on stderr), 1 failure at run time,
+// 3 a training run that diverged (non-finite loss).
 #pragma once
 
 #include <boost/program_options.hpp>
@@ -14,11 +15,23 @@ namespace lrkit::cli {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;
 inline constexpr int kExitUsage = 2;
+inline constexpr int kExitDiverged = 3;
 
 // Thrown for bad input; main() prints "lrkit <command>: <message>" and exits 2.
 class UsageError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+};
+
+// A failure whose exit code tells the caller what happened; main() prints
+// "lrkit <command>: <message>" and exits `code()`.
+class ExitCodeError : public std::runtime_error {
+ public:
+  ExitCodeError(int code, const std::string& message) : std::runtime_error(message), code_(code) {}
+  int code() const { return code_; }
+
+ private:
+  int code_;
 };
 
 // Parses `args` of `lrkit COMMAND` against `visible` plus one positional

@@ -1,6 +1,7 @@
 #include "local_launcher.hpp"
 
 #include "child_process.hpp"
+#include "command.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -124,7 +125,8 @@ int launch_local_workers(const std::vector<std::string>& command_args, int worke
     }
   }
   if (forwarded) return result;
-  return result == 2 ? 2 : (result != 0 ? 1 : 0);
+  // Bad input and divergence keep their codes (a sweep acts on them); any other failure is 1.
+  return result == kExitUsage || result == kExitDiverged ? result : (result != 0 ? kExitFailure : kExitOk);
 }
 
 }  // namespace lrkit::cli

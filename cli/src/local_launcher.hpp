@@ -8,7 +8,8 @@
 
 namespace lrkit::cli {
 
-// Returns the exit code: 0 when every worker succeeded, else the first failure's.
+// Returns the exit code: 0 when every worker succeeded; the first failure's when it
+// is 2 (bad input) or 3 (diverged), else 1; 128 + the signal that stopped the run.
 int launch_local_workers(const std::vector<std::string>& command_args, int workers);
 
 }  // namespace lrkit::cli

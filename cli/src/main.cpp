@@ -60,6 +60,9 @@ int main(int argc, char** argv) {
     } catch (const lrkit::cli::UsageError& e) {
       std::cerr << "lrkit " << name << ": " << e.what() << "\n";
       return lrkit::cli::kExitUsage;
+    } catch (const lrkit::cli::ExitCodeError& e) {
+      std::cerr << "lrkit " << name << ": " << e.what() << "\n";
+      return e.code();
     } catch (const std::exception& e) {
       std::cerr << "lrkit " << name << ": " << e.what() << "\n";
       return lrkit::cli::kExitFailure;

@@ -47,6 +47,9 @@ std::string format(double v, const char* pattern = "%.4f") {
   return buf;
 }
 
+// A result's loss: +inf marks a run that diverged before the result's step.
+std::string format_loss(double loss) { return loss == std::numeric_limits<double>::infinity() ? "diverged" : format(loss); }
+
 // Every `lrkit train` argument list must parse; the metric must be an eval set. Returns the runs' default seed.
 uint64_t check_runs(const SweepConfig& sweep) {
   train::TrainConfig base;
@@ -141,7 +144,7 @@ void print_tables(std::ostream& os, const SweepConfig& sweep, const SweepPlan& p
           at_peak = peak;
         }
       }
-      os << " " << format(loss) << (several_peaks && !std::isnan(loss) ? " (" + format(at_peak, "%.3g") + ")" : "") << " |";
+      os << " " << format_loss(loss) << (several_peaks && std::isfinite(loss) ? " (" + format(at_peak, "%.3g") + ")" : "") << " |";
       if (loss < best) {
         best = loss;
         best_name = sweep.schedules[k].name;
@@ -222,9 +225,12 @@ int run_sweep_command(const std::vector<std::string>& args) {
     return kExitOk;
   }
   const auto states = run_sweep(plan, sweep.out, sweep.jobs, std::cout);
+  // +inf where the run diverged before the result's step: it ranks last, and a mean over seeds with it is +inf too.
   std::vector<double> losses;
-  for (const auto& r : plan.results)
-    losses.push_back(eval_loss_at(train::run_log_path(run_directory(sweep.out, plan.runs[r.run].name)), sweep.metric, r.step));
+  for (const auto& r : plan.results) {
+    const double loss = eval_loss_at(train::run_log_path(run_directory(sweep.out, plan.runs[r.run].name)), sweep.metric, r.step);
+    losses.push_back(std::isnan(loss) && states[r.run] == RunState::kDiverged ? std::numeric_limits<double>::infinity() : loss);
+  }
   std::vector<double> seconds(sweep.schedules.size(), 0.0);
   std::vector<bool> counted(plan.runs.size(), false);
   for (const auto& r : plan.results) {
@@ -237,8 +243,13 @@ int run_sweep_command(const std::vector<std::string>& args) {
   write_summary(summary, sweep, plan, losses, seconds);
   print_tables(std::cout, sweep, plan, losses, seconds);
   std::cout << "\nsummary: " << summary << std::endl;
-  size_t failed = 0;
-  for (auto s : states) failed += s == RunState::kFailed || s == RunState::kBlocked;
+  size_t failed = 0, diverged = 0;
+  for (auto s : states) {
+    failed += s == RunState::kFailed || s == RunState::kBlocked;
+    diverged += s == RunState::kDiverged;
+  }
+  if (diverged > 0)
+    std::cout << diverged << " run(s) diverged (non-finite training loss); summary.h5 gives their results as +inf" << std::endl;
   if (failed > 0) {
     std::cerr << "lrkit sweep: " << failed << " run(s) failed or could not start; rerun to retry them" << std::endl;
     return kExitFailure;

@@ -26,6 +26,9 @@ namespace lrkit::cli {
 
 namespace {
 
+// sweep_done's text for a run that stopped on a non-finite loss (a finished run's is empty).
+const std::string kDivergedMark = "diverged\n";
+
 volatile sig_atomic_t g_interrupted = 0;
 void on_interrupt(int) { g_interrupted = 1; }
 
@@ -96,7 +99,7 @@ std::string run_directory(const std::string& out, const std::string& name) { ret
 
 std::vector<RunState> run_sweep(const SweepPlan& plan, const std::string& out, int64_t jobs, std::ostream& progress) {
   const size_t n = plan.runs.size();
-  enum class Status { kPending, kRunning, kFinished, kSkipped, kFailed, kBlocked };
+  enum class Status { kPending, kRunning, kFinished, kSkipped, kDiverged, kFailed, kBlocked };
   std::vector<Status> status(n, Status::kPending);
   for (size_t i = 0; i < n; ++i) {  // every conflict is found before anything starts
     const fs::path dir = run_directory(out, plan.runs[i].name);
@@ -105,11 +108,13 @@ std::vector<RunState> run_sweep(const SweepPlan& plan, const std::string& out, i
       throw UsageError("run directory '" + dir.string() + "' was started with other settings (see its sweep_args.txt); "
                        "delete it or choose another sweep.out");
     // A run killed after its last checkpoint (evaluated before it was written) but before its marker is finished too.
-    if (fs::exists(dir / "sweep_done") || (fs::exists(args_file) && fs::exists(train::checkpoint_path(dir.string(), plan.runs[i].steps))))
+    if (fs::exists(dir / "sweep_done"))
+      status[i] = lrkit::read_text(dir / "sweep_done") == kDivergedMark ? Status::kDiverged : Status::kSkipped;
+    else if (fs::exists(args_file) && fs::exists(train::checkpoint_path(dir.string(), plan.runs[i].steps)))
       status[i] = Status::kSkipped;
   }
   size_t skipped = 0;
-  for (auto s : status) skipped += s == Status::kSkipped;
+  for (auto s : status) skipped += s == Status::kSkipped || s == Status::kDiverged;
   const CoresForEachRun cores(jobs);
   progress << "sweep: " << n << " runs, " << skipped << " finished before, " << jobs << " at a time (" << cores.cores()
            << " core(s) each); logs in " << out << "/runs" << std::endl;
@@ -119,6 +124,10 @@ std::vector<RunState> run_sweep(const SweepPlan& plan, const std::string& out, i
   std::map<size_t, std::chrono::steady_clock::time_point> started;
   size_t finished_now = 0;
   auto done = [&](Status s) { return s == Status::kFinished || s == Status::kSkipped; };
+  auto count_done = [&](size_t i, const std::string& what) {
+    ++finished_now;
+    progress << "sweep: " << plan.runs[i].name << " " << what << " (" << finished_now + skipped << "/" << n << ")" << std::endl;
+  };
   auto stop_all = [&] {
     for (const auto& [pid, index] : running) ::kill(pid, SIGTERM);
     for (const auto& [pid, index] : running) {
@@ -138,7 +147,15 @@ std::vector<RunState> run_sweep(const SweepPlan& plan, const std::string& out, i
           progress << "sweep: " << plan.runs[i].name << " not started: " << plan.runs[static_cast<size_t>(dep)].name << " failed" << std::endl;
           continue;
         }
-        if (!done(d)) continue;
+        // A branch equals its main run up to the fork: if the main run diverged before it, so does the branch.
+        const auto& main = plan.runs[static_cast<size_t>(dep)];
+        if (d == Status::kDiverged &&
+            !fs::exists(train::checkpoint_path(run_directory(out, main.name), plan.runs[i].start_step))) {
+          status[i] = Status::kDiverged;
+          count_done(i, "diverged: " + main.name + " diverged before its fork at step " + std::to_string(plan.runs[i].start_step));
+          continue;
+        }
+        if (!done(d) && d != Status::kDiverged) continue;
       }
       const fs::path dir = run_directory(out, plan.runs[i].name);
       fs::create_directories(dir);
@@ -170,9 +187,11 @@ std::vector<RunState> run_sweep(const SweepPlan& plan, const std::string& out, i
     if (code == 0) {
       lrkit::write_text_atomically(dir / "sweep_done", "");
       status[i] = Status::kFinished;
-      ++finished_now;
-      progress << "sweep: finished " << plan.runs[i].name << " in " << static_cast<int64_t>(seconds) << " s ("
-               << finished_now + skipped << "/" << n << ")" << std::endl;
+      count_done(i, "finished in " + std::to_string(static_cast<int64_t>(seconds)) + " s");
+    } else if (code == kExitDiverged) {  // a result (the peak is too high), not a failure to retry
+      lrkit::write_text_atomically(dir / "sweep_done", kDivergedMark);
+      status[i] = Status::kDiverged;
+      count_done(i, "diverged (non-finite training loss; see " + (dir / "train.txt").string() + ")");
     } else {
       status[i] = Status::kFailed;
       progress << "sweep: " << plan.runs[i].name << " failed (exit " << code << "); see " << (dir / "train.txt").string() << std::endl;
@@ -180,10 +199,11 @@ std::vector<RunState> run_sweep(const SweepPlan& plan, const std::string& out, i
   }
   std::vector<RunState> states;
   for (auto s : status)
-    states.push_back(s == Status::kFinished  ? RunState::kFinished
-                     : s == Status::kSkipped ? RunState::kSkipped
-                     : s == Status::kFailed  ? RunState::kFailed
-                                             : RunState::kBlocked);
+    states.push_back(s == Status::kFinished   ? RunState::kFinished
+                     : s == Status::kSkipped  ? RunState::kSkipped
+                     : s == Status::kDiverged ? RunState::kDiverged
+                     : s == Status::kFailed   ? RunState::kFailed
+                                              : RunState::kBlocked);
   return states;
 }
 

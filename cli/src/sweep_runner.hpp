@@ -1,7 +1,8 @@
 // Runs a sweep's `lrkit train` processes, at most `jobs` at a time, each
 // branch after the run it forks from. A run directory records the arguments
 // it was started with (sweep_args.txt) and, once finished, a sweep_done
-// marker: finished runs are skipped, unfinished ones resume from their last
+// marker (saying "diverged" for a run that stopped on a non-finite loss, a
+// result rather than a failure): finished runs are skipped, unfinished ones resume from their last
 // checkpoint, and a directory started with other arguments is an error.
 #pragma once
 
@@ -14,7 +15,8 @@
 
 namespace lrkit::cli {
 
-enum class RunState { kFinished, kSkipped, kFailed, kBlocked };
+// kDiverged: the run stopped on a non-finite loss (now or before), or its main run did before its fork.
+enum class RunState { kFinished, kSkipped, kDiverged, kFailed, kBlocked };
 
 // Throws UsageError when a run directory was started with other arguments;
 // std::runtime_error when interrupted (SIGINT/SIGTERM stop every child first).

@@ -56,6 +56,8 @@ int run_train_command(const std::vector<std::string>& args) {
     throw UsageError(e.what());
   } catch (const train::CheckpointError& e) {
     throw UsageError(e.what());
+  } catch (const train::DivergedError& e) {
+    throw ExitCodeError(kExitDiverged, e.what());
   }
   if (!lead) return kExitOk;
   std::cout << "done: " << summary.steps << " steps in " << summary.seconds << " s, "

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <string>
 
 #include "lrkit/common/text_file.hpp"
@@ -107,6 +108,41 @@ TEST(SweepCommand, EveryModeSummarizedResumedAndCheckedAgainstSeparateRuns) {
   r = run_lrkit("sweep --config " + sweep_file("sweep_changed.cfg", out, "cosine(warmup=3)"));
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find("cos_B8_p0.01_s1234' was started with other settings"), std::string::npos) << r.out;
+}
+
+TEST(SweepCommand, ADivergedRunIsAnInfiniteResultNotAFailure) {
+  const auto out = out_dir("sweep_diverged");
+  const auto config = lrkit::testing::write_text(
+      "sweep_diverged.cfg", "[sweep]\ntrain_config = " + tiny_config() + "\nout = " + out + "\nbudgets = 8, 12\npeaks = 1e-2, 1e4\njobs = 2\n"
+                            "[schedules]\ncos = cosine(warmup=2)\nwsd = branching: wsd(warmup=2, decay=25%)\n"
+                            "wsds = single: wsds(budgets={budgets}, warmup=2, decay=25%)\nboom = scale(constant({peak}), by=1e6)\n");
+  auto r = run_lrkit("sweep --config " + config);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("sweep: wsd_B8_p10000_s1234 diverged: wsd_main_p10000_s1234 diverged before its fork at step "), std::string::npos)
+      << r.out;
+  EXPECT_EQ(lrkit::read_text(out + "/runs/cos_B8_p10000_s1234/sweep_done"), "diverged\n");
+  // Peak 1e4 diverges everywhere, and so does boom at either peak: +inf, which never wins a column or the best.
+  const auto schedule = lrkit::h5::read_series(out + "/summary.h5", "/results/schedule");
+  const auto peak = lrkit::h5::read_series(out + "/summary.h5", "/results/peak");
+  const auto loss = lrkit::h5::read_series(out + "/summary.h5", "/results/loss");
+  ASSERT_EQ(loss.size(), 16u);
+  for (size_t i = 0; i < loss.size(); ++i) {
+    if (peak[i] == 1e4 || schedule[i] == 3)
+      EXPECT_EQ(loss[i], std::numeric_limits<double>::infinity()) << i;
+    else
+      EXPECT_TRUE(std::isfinite(loss[i])) << i;
+  }
+  for (const char* budget : {"| 8 | ", "| 12 | "}) {
+    const auto row = r.out.substr(r.out.find(budget), r.out.find('\n', r.out.find(budget)) - r.out.find(budget));
+    EXPECT_EQ(count(row, "(0.01) |"), 3) << row;
+    EXPECT_NE(row.find("| diverged | "), std::string::npos) << row;
+    EXPECT_EQ(row.find("| boom |"), std::string::npos) << row;
+  }
+  EXPECT_NE(r.out.find("10 run(s) diverged (non-finite training loss); summary.h5 gives their results as +inf"), std::string::npos) << r.out;
+  // Rerun: a diverged run is done, not retried.
+  r = run_lrkit("sweep --config " + config);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(count(r.out, "sweep: started"), 0) << r.out;
 }
 
 TEST(SweepCommand, AMalformedLrkitCoresIsRefusedBeforeAnyRunStarts) {

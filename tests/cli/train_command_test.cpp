@@ -302,6 +302,15 @@ TEST(TrainCommand, CudaRequestsThatCannotBeServedAreRefusedBeforeAnythingStarts)
   EXPECT_FALSE(std::filesystem::exists(dir)) << "refused before the run directory is made";
 }
 
+TEST(TrainCommand, ANonFiniteLossExitsThreeOnOneAndTwoWorkers) {
+  for (const char* workers : {"1", "2"}) {
+    const auto r = run_lrkit("train --config " + tiny_config() + " --schedule.spec='constant(1e4)' --nproc " + workers +
+                             " --out " + out_dir("dp_diverged"));
+    EXPECT_EQ(r.code, 3) << workers << " worker(s)\n" << r.out;  // a sweep counts it as diverged, not failed
+    EXPECT_NE(r.out.find("lrkit train: non-finite training loss nan at step "), std::string::npos) << r.out;
+  }
+}
+
 TEST(TrainCommand, BadInputExitsTwoWithOneLine) {
   for (const char* args : {"train --train.stepz=3", "train --data.path=/nonexistent.txt",
                                   "train --config /nonexistent.cfg", "train --nproc 0",

@@ -99,7 +99,7 @@ void Trainer::optimizer_step(int64_t step, double loss) {
   }
   if (plan_.stop_on_nonfinite) {
     log_->flush();
-    throw std::runtime_error("non-finite training loss " + std::to_string(loss) + " at step " + std::to_string(step) +
+    throw DivergedError("non-finite training loss " + std::to_string(loss) + " at step " + std::to_string(step) +
                              "; last good checkpoint: " + (last_checkpoint_.empty() ? std::string("none") : last_checkpoint_) +
                              " (train.nonfinite=skip skips such updates)");
   }

@@ -7,6 +7,7 @@
 
 #include <map>
 #include <ostream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -27,8 +28,15 @@ struct TrainSummary {
   std::string log_path;          // the HDF5 run log
 };
 
-// Throws std::invalid_argument for bad configuration and std::runtime_error
-// (e.g. a non-finite loss, naming the step) when training fails.
+// A non-finite training loss under train.nonfinite=stop: the run diverged.
+// `lrkit train` exits 3 on it, so a sweep tells a diverged run from a failed one.
+class DivergedError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Throws std::invalid_argument for bad configuration, DivergedError on a
+// non-finite loss (naming the step) and std::runtime_error when training fails.
 TrainSummary run_training(const TrainConfig& config, std::ostream& progress);
 
 }  // namespace lrkit::train
