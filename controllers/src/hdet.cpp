@@ -12,15 +12,15 @@ namespace lrkit::controllers {
 
 void HdetConfig::validate() const {
   require(replicas >= 1, "hdet.replicas must be >= 1 (got " + std::to_string(replicas) + ")");
-  require(alpha >= 0 && alpha < 1, "hdet.alpha must be in [0, 1) (got " + std::to_string(alpha) + ")");
+  require(alpha >= 0 && alpha < 1, "hdet.alpha must be in [0, 1) (got " + format_number(alpha) + ")");
   require(sync_every >= 1, "hdet.sync_every must be >= 1 (got " + std::to_string(sync_every) + ")");
   require(warmup_steps >= 0, "hdet.warmup_steps must be >= 0");
-  require(sigma > 0, "hdet.sigma must be > 0 (got " + std::to_string(sigma) + ")");
-  require(beta >= 0 && beta < 1, "hdet.beta must be in [0, 1) (got " + std::to_string(beta) + ")");
-  require(meta_lr > 0, "hdet.meta_lr must be > 0 (got " + std::to_string(meta_lr) + ")");
+  require(sigma > 0, "hdet.sigma must be > 0 (got " + format_number(sigma) + ")");
+  require(beta >= 0 && beta < 1, "hdet.beta must be in [0, 1) (got " + format_number(beta) + ")");
+  require(meta_lr > 0, "hdet.meta_lr must be > 0 (got " + format_number(meta_lr) + ")");
   require(min_scale > 0 && min_scale <= 1 && max_scale >= 1, "hdet bounds need 0 < min_scale <= 1 <= max_scale");
-  require(lower <= upper, "hdet value bounds need lower <= upper (got " + std::to_string(lower) + " > " +
-                              std::to_string(upper) + ")");
+  require(lower <= upper, "hdet value bounds need lower <= upper (got " + format_number(lower) + " > " +
+                              format_number(upper) + ")");
 }
 
 Hdet::Hdet(HdetConfig config) : config_(config) {

@@ -51,7 +51,7 @@ py::array_t<double> values(const Schedule& s, const py::object& steps) {
   for (py::ssize_t i = 0; i < n; ++i) {
     const double step = in[i];
     if (!(step >= 0) || step != std::floor(step) || step > 9e15)
-      throw py::value_error("Schedule.values: element " + std::to_string(i) + " is " + std::to_string(step) +
+      throw py::value_error("Schedule.values: element " + std::to_string(i) + " is " + lrkit::format_number(step) +
                             "; steps must be whole numbers >= 0");
     result[i] = s(static_cast<int64_t>(step));
   }

@@ -5,6 +5,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "lrkit/common/numbers.hpp"
+
 namespace lrkit::reweight {
 
 Strategy parse_strategy(const std::string& name) {
@@ -42,7 +44,7 @@ double score(Strategy strategy, double x) {
 std::vector<double> sample_weights(const std::vector<double>& losses, Strategy strategy, double strength,
                                    const std::vector<double>& token_counts) {
   if (losses.empty()) throw std::invalid_argument("sample_weights: empty batch");
-  if (!(strength > 0)) throw std::invalid_argument("reweight.strength must be > 0 (got " + std::to_string(strength) + ")");
+  if (!(strength > 0)) throw std::invalid_argument("reweight.strength must be > 0 (got " + format_number(strength) + ")");
   if (!token_counts.empty() && token_counts.size() != losses.size())
     throw std::invalid_argument("sample_weights: " + std::to_string(token_counts.size()) + " token counts for " +
                                 std::to_string(losses.size()) + " samples");

@@ -5,10 +5,12 @@
 #include <stdexcept>
 #include <string>
 
+#include "lrkit/common/numbers.hpp"
+
 namespace lrkit::reweight {
 
 std::vector<double> temperature_probabilities(const std::vector<double>& q, double tau) {
-  if (!(tau > 0) || !std::isfinite(tau)) throw std::invalid_argument("temperature must be finite and > 0 (got " + std::to_string(tau) + ")");
+  if (!(tau > 0) || !std::isfinite(tau)) throw std::invalid_argument("temperature must be finite and > 0 (got " + format_number(tau) + ")");
   double top = -INFINITY;
   std::vector<double> p(q.size());
   for (size_t i = 0; i < q.size(); ++i) {

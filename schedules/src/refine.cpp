@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "lrkit/common/numbers.hpp"
+
 namespace lrkit::schedules {
 
 namespace {
@@ -118,7 +120,7 @@ std::vector<double> resample_linear(const std::vector<double>& values, int64_t c
 std::vector<double> refine_from_norms(const std::vector<double>& norms, int64_t total, NormKind kind, double tau) {
   if (total < 1) throw std::invalid_argument("refinement needs a run of at least 1 step (got " + std::to_string(total) + ")");
   if (norms.empty()) throw std::invalid_argument("refinement needs a gradient-norm history; it is empty");
-  if (!(tau >= 0.0 && tau <= 1.0)) throw std::invalid_argument("refinement tau must be in [0, 1] (got " + std::to_string(tau) + ")");
+  if (!(tau >= 0.0 && tau <= 1.0)) throw std::invalid_argument("refinement tau must be in [0, 1] (got " + format_number(tau) + ")");
   for (size_t i = 0; i < norms.size(); ++i)
     if (!std::isfinite(norms[i]) || norms[i] <= 0.0)
       throw std::invalid_argument("gradient norm at index " + std::to_string(i) + " is " + std::to_string(norms[i]) +

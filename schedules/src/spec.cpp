@@ -236,21 +236,6 @@ class Parser {
 
 SpecCall parse_spec(const std::string& spec) { return Parser(spec).parse_root(); }
 
-std::string format_number(double value) {
-  char buffer[40];
-  if (value == std::floor(value) && std::fabs(value) < 1e15) {  // whole numbers: 12500, not 1.25e+04
-    std::snprintf(buffer, sizeof buffer, "%.0f", value);
-    return buffer;
-  }
-  for (int precision = 1; precision <= 17; ++precision) {
-    std::snprintf(buffer, sizeof buffer, "%.*g", precision, value);
-    double back = 0.0;
-    std::from_chars(buffer, buffer + std::char_traits<char>::length(buffer), back);
-    if (back == value) break;
-  }
-  return buffer;
-}
-
 std::string format_word(const std::string& word) {
   bool needs_quotes = word.empty() || word.back() == '%';
   for (char c : word) needs_quotes = needs_quotes || is_delimiter(c) || c == '\\';

@@ -33,8 +33,10 @@ def test_values_are_vectorized_over_any_shape():
     out = s.values(grid)
     assert out.shape == (3, 4) and out.dtype == np.float64
     assert out[1, 2] == s(54)
-    with pytest.raises(ValueError, match="element 1 is 1.5"):
+    with pytest.raises(ValueError, match=r"element 1 is 1\.5; steps must be whole numbers"):
         s.values([0, 1.5])
+    with pytest.raises(ValueError, match=r"element 0 is 1e-07;"):  # not 0.000000, which looks whole
+        s.values([1e-7])
     with pytest.raises(ValueError, match="element 0"):
         s.values([-1])
 

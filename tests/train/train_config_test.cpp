@@ -57,6 +57,8 @@ TEST(TrainConfigSchema, RunLogRecordsEveryKeyAndTheRecordRebuildsTheConfig) {
   EXPECT_EQ(rebuilt.optim.name, OptimizerName::sgd);
   EXPECT_EQ(rebuilt.hdet.controller.alpha, 0.2);
   EXPECT_EQ(rebuilt.model.dropout, 0.125);
+  // The HDET group's summary attributes print numbers as /config does (std::to_string gave 0.200000).
+  EXPECT_EQ(h5::read_string_attributes(run_log_path(c.out), "/hdet").at("alpha"), "0.2");
 }
 
 TEST(TrainConfigSchema, ChoicesAreEnumsParsedWhenSetAndRefusedByName) {

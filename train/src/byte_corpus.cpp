@@ -4,6 +4,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "lrkit/common/numbers.hpp"
 #include "lrkit/common/input_file.hpp"
 #include "lrkit/train/rank_streams.hpp"
 
@@ -41,7 +42,7 @@ Batch token_windows(const std::vector<const std::vector<uint8_t>*>& tokens, cons
 
 ByteCorpus ByteCorpus::load(const std::string& path, double heldout_fraction, int64_t context) {
   if (!(heldout_fraction > 0.0 && heldout_fraction < 0.5))
-    throw CorpusError("data.heldout must be in (0, 0.5) (got " + std::to_string(heldout_fraction) + ")");
+    throw CorpusError("data.heldout must be in (0, 0.5) (got " + format_number(heldout_fraction) + ")");
   if (const auto problem = input_file_problem(path))
     throw CorpusError("data file " + *problem +
                       (std::filesystem::exists(path) ? "" : " (prepare the default corpus with scripts/prepare_data.sh)"));
@@ -53,7 +54,7 @@ ByteCorpus ByteCorpus::load(const std::string& path, double heldout_fraction, in
   if (held < needed || bytes.size() - held < needed)
     throw CorpusError("data file '" + path + "' has " + std::to_string(bytes.size()) +
                       " bytes: too small for context " + std::to_string(context) + " with a held-out split of " +
-                      std::to_string(heldout_fraction));
+                      format_number(heldout_fraction));
   ByteCorpus corpus;
   corpus.path_ = path;
   corpus.train_.assign(bytes.begin(), bytes.end() - static_cast<std::ptrdiff_t>(held));

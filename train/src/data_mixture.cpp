@@ -4,6 +4,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "lrkit/common/numbers.hpp"
 #include "lrkit/reweight/source_mixture.hpp"
 #include "lrkit/schedules/factory.hpp"
 
@@ -42,7 +43,7 @@ DataMixture::DataMixture(const TrainConfig& c)
     for (int64_t step = 0; step < c.train.steps; ++step) {
       const double tau = temperature_(step);
       if (!(tau > 0) || !std::isfinite(tau))
-        throw std::invalid_argument("data.temperature '" + c.data.temperature + "' is " + std::to_string(tau) + " at step " +
+        throw std::invalid_argument("data.temperature '" + c.data.temperature + "' is " + format_number(tau) + " at step " +
                                     std::to_string(step) + "; it must stay > 0");
     }
 }

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "lrkit/common/check.hpp"
+#include "lrkit/common/numbers.hpp"
 
 namespace lrkit::train {
 
@@ -14,7 +15,7 @@ void GptConfig::validate() const {
   require(width >= 1 && width % heads == 0,
           "model.width (" + std::to_string(width) + ") must be a positive multiple of model.heads (" +
               std::to_string(heads) + ")");
-  require(dropout >= 0.0 && dropout < 1.0, "model.dropout must be in [0, 1) (got " + std::to_string(dropout) + ")");
+  require(dropout >= 0.0 && dropout < 1.0, "model.dropout must be in [0, 1) (got " + format_number(dropout) + ")");
   require(attention.valid(), "model.attention must be auto, fused or explicit (got '" + attention.text() + "')");
   require(fused_norm.valid(), "model.fused_norm must be off, on or auto (got '" + fused_norm.text() + "')");
 }

@@ -5,6 +5,7 @@
 #include <ctime>
 #include <filesystem>
 
+#include "lrkit/common/numbers.hpp"
 #include "lrkit/h5/file.hpp"
 #include "lrkit/train/run_files.hpp"
 
@@ -99,7 +100,7 @@ std::vector<h5::SeriesLog::Attribute> provenance(const TrainConfig& c, int64_t w
   }
   if (c.reweight.enabled()) {
     attributes.push_back({"/reweight", "strategy", c.reweight.strategy.text()});
-    attributes.push_back({"/reweight", "strength", std::to_string(c.reweight.strength)});
+    attributes.push_back({"/reweight", "strength", format_number(c.reweight.strength)});
     attributes.push_back({"/reweight", "warmup", std::to_string(c.reweight.warmup)});
   }
   if (c.hdet.enabled) {
@@ -107,7 +108,7 @@ std::vector<h5::SeriesLog::Attribute> provenance(const TrainConfig& c, int64_t w
     attributes.push_back({"/hdet", "replicas", std::to_string(world_size * c.replicas_per_rank())});
     attributes.push_back({"/hdet", "replicas_per_rank", std::to_string(c.replicas_per_rank())});
     attributes.push_back({"/hdet", "sync_every", std::to_string(c.hdet.controller.sync_every)});
-    attributes.push_back({"/hdet", "alpha", std::to_string(c.hdet.controller.alpha)});
+    attributes.push_back({"/hdet", "alpha", format_number(c.hdet.controller.alpha)});
   }
   for (const auto& set : c.eval_sets())
     attributes.push_back({"/eval/" + set.name, "path", set.path.empty() ? c.data.path : set.path});

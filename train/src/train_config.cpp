@@ -61,7 +61,7 @@ void TrainConfig::validate() const {
   require(hdet.weight_decay_alpha == 0 || optim.weight_decay > 0, "hdet.weight_decay_alpha > 0 spreads optim.weight_decay, which is 0");
   require(hdet.dropout_alpha == 0 || model.dropout > 0, "hdet.dropout_alpha > 0 spreads model.dropout, which is 0");
   require(hdet.dropout_alpha == 0 || model.dropout <= hdet.dropout_max,
-          "model.dropout (" + std::to_string(model.dropout) + ") is above hdet.dropout_max (" + std::to_string(hdet.dropout_max) + ")");
+          "model.dropout (" + format_number(model.dropout) + ") is above hdet.dropout_max (" + format_number(hdet.dropout_max) + ")");
   require(hdet.mode == HdetMode::shared || diagnostics.pairwise == Pairwise::off,
           "diagnostics.pairwise=" + diagnostics.pairwise.text() + " measures the gradient all-reduce, which hdet.mode=local does not do");
 }

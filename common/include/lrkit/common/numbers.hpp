@@ -1,9 +1,13 @@
 // Small numeric helpers shared by every lrkit library: pi, the splitmix64
-// mixer behind every derived seed, and strict parsing of numbers and
-// comma-separated lists from configuration text.
+// mixer behind every derived seed, strict parsing of numbers and
+// comma-separated lists from configuration text, and printing numbers exactly.
 #pragma once
 
+#include <cerrno>
+#include <charconv>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstdint>
 #include <optional>
 #include <sstream>
@@ -38,16 +42,32 @@ inline std::vector<std::string> split_list(const std::string& text) {
   return items;
 }
 
-// The whole of `text` as a finite number, or nothing (empty, trailing characters, out of range).
-inline std::optional<double> parse_number(const std::string& text) {
-  size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::exception&) {
-    return std::nullopt;
+// `value` in the shortest form that parses back to the same double (12500, 0.003, 1e-07), for
+// messages, logs and specs alike: std::to_string's six decimals turn 1e-7 into 0.000000.
+inline std::string format_number(double value) {
+  char buffer[40];
+  if (value == std::floor(value) && std::fabs(value) < 1e15) {  // whole numbers: 12500, not 1.25e+04
+    std::snprintf(buffer, sizeof buffer, "%.0f", value);
+    return buffer;
   }
-  if (used != text.size() || !std::isfinite(v)) return std::nullopt;
+  for (int precision = 1; precision <= 17; ++precision) {
+    std::snprintf(buffer, sizeof buffer, "%.*g", precision, value);
+    double back = 0.0;
+    std::from_chars(buffer, buffer + std::char_traits<char>::length(buffer), back);
+    if (back == value) break;
+  }
+  return buffer;
+}
+
+// The whole of `text` as a finite number, or nothing (empty, trailing characters, out of range).
+// Subnormal values are kept (format_number prints them), values that underflow to zero are not.
+inline std::optional<double> parse_number(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(text.c_str(), &end);
+  const bool underflow_to_zero = errno == ERANGE && v == 0;
+  if (end != text.c_str() + text.size() || !std::isfinite(v) || underflow_to_zero) return std::nullopt;
   return v;
 }
 

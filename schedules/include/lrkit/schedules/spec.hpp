@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "lrkit/common/numbers.hpp"
+
 namespace lrkit::schedules {
 
 struct SpecCall;
@@ -43,8 +45,7 @@ struct SpecCall {
 // syntax error. Nesting deeper than 32 levels is refused.
 SpecCall parse_spec(const std::string& spec);
 
-// Renders a number so that it parses back to the same double, shortest form.
-std::string format_number(double value);
+using lrkit::format_number;  // a spec's numbers print as every lrkit message's do
 // Renders a word, quoting it when it would not lex back as one word.
 std::string format_word(const std::string& word);
 

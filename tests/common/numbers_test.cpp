@@ -1,0 +1,43 @@
+// common/numbers.hpp: printing numbers exactly and parsing them strictly.
+#include "lrkit/common/numbers.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <limits>
+#include <string>
+
+namespace lrkit {
+namespace {
+
+TEST(FormatNumber, ShortestFormThatParsesBack) {
+  for (double v : {0.0, 1.0, 3e-4, 0.1, 1.0 / 3.0, 12500.0, 1e-7, 1e-17, 6.02e23, 2.5e-310, -7.25, -1e-9}) {
+    const std::string text = format_number(v);
+    EXPECT_EQ(std::strtod(text.c_str(), nullptr), v) << text;
+    EXPECT_EQ(parse_number(text), v) << text;
+  }
+  EXPECT_EQ(format_number(3e-4), "0.0003");
+  EXPECT_EQ(format_number(20), "20");
+  EXPECT_EQ(format_number(0.2), "0.2");
+  EXPECT_EQ(format_number(1e-7), "1e-07");   // std::to_string: 0.000000
+  EXPECT_EQ(format_number(-1e-9), "-1e-09");  // std::to_string: -0.000000
+  EXPECT_EQ(format_number(std::numeric_limits<double>::infinity()), "inf");
+}
+
+TEST(ParseNumber, TheWholeTextAndFiniteOnly) {
+  EXPECT_EQ(parse_number("3e-4"), 3e-4);
+  EXPECT_EQ(parse_number(" 1"), 1.0);  // std::stod skips leading blanks; config values arrive trimmed
+  EXPECT_FALSE(parse_number("1x"));
+  EXPECT_FALSE(parse_number(""));
+  EXPECT_FALSE(parse_number("inf"));
+  EXPECT_FALSE(parse_number("nan"));
+  EXPECT_FALSE(parse_number("1e999"));
+  EXPECT_FALSE(parse_number("1e-999"));  // it would be 0
+  EXPECT_EQ(parse_number("2.5e-310"), 2.5e-310);
+  EXPECT_EQ(parse_integer("-12"), -12);
+  EXPECT_FALSE(parse_integer("1.5"));
+  EXPECT_FALSE(parse_integer("1e3"));
+}
+
+}  // namespace
+}  // namespace lrkit
