@@ -90,7 +90,7 @@ TEST(DataMixture, BadKeysAreNamed) {
   expect_config_error(c, "data.mixing must be natural, temperature or upweight");
   c = mixture_config("temperature");
   c.data.temperature = "join(constant(peak=1), constant(peak=0), at=[5])";
-  expect_config_error(c, "is 0.000000 at step 5; it must stay > 0");
+  expect_config_error(c, "is 0 at step 5; it must stay > 0");
   c = mixture_config();
   c.data.sources = "one=" + small_corpus() + ", one=" + second_corpus();
   expect_config_error(c, "names 'one' twice");
