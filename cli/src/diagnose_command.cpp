@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "command.hpp"
+#include "run_directory.hpp"
 #include "lrkit/diagnostics/rank_log.hpp"
 #include "lrkit/diagnostics/report.hpp"
 
@@ -79,7 +80,8 @@ int run_diagnose_command(const std::vector<std::string>& args) {
     throw UsageError(std::string(e.what()) + " (see lrkit diagnose --help)");
   }
   if (vm.count("help")) {
-    std::cout << "usage: lrkit diagnose RUN.h5 | RANKS.csv | RANKS.jsonl | 'rank*.csv' [--json] [options]\n\n"
+    std::cout << "usage: lrkit diagnose RUN.h5 | RUN_DIR | RANKS.csv | RANKS.jsonl | 'rank*.csv' [--json] [options]\n\n"
+                 "RUN_DIR: a run directory of lrkit train (its log.h5).\n"
                  "Per-rank CSV / JSON lines: one row per (step, rank) with step, rank, loss, grad_norm\n"
                  "and optionally cos_to_mean (see the README for a PyTorch DDP snippet); or one file per\n"
                  "rank (several paths or a quoted glob, ranks in natural order) without the rank field.\n"
@@ -93,7 +95,7 @@ int run_diagnose_command(const std::vector<std::string>& args) {
     if (vm.count("columns")) read.columns = diagnostics::parse_column_mapping(columns);
     std::vector<std::string> paths;
     for (const auto& input : inputs) {
-      const auto expanded = has_glob_characters(input) ? expand(input) : std::vector<std::string>{input};
+      const auto expanded = has_glob_characters(input) ? expand(input) : std::vector<std::string>{run_log_argument(input)};
       paths.insert(paths.end(), expanded.begin(), expanded.end());
     }
     const auto log = diagnostics::read_rank_logs(paths, read);

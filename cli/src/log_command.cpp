@@ -34,7 +34,8 @@ constexpr const char* kUsage =
     "        exit 0 when valid, 1 with one line per problem\n"
     "repair  clear the mark a killed writer leaves (h5clear -s), so any HDF5 tool opens the log, and cut\n"
     "        the rows of the flush it cut short (series longer than their step column's shortest);\n"
-    "        refused while a run holds the run directory\n";
+    "        refused while a run holds the run directory\n"
+    "LOG is a run log or a run directory (its log.h5).\n";
 
 // The series of one event kind: its step column and the value columns beside it.
 const std::map<std::string, std::vector<std::string>> kEvents = {
@@ -213,7 +214,7 @@ int run_log_command(const std::vector<std::string>& args) {
   const std::string& action = args[0];
   if (action != "check" && action != "repair") throw UsageError("unknown action '" + action + "' (check or repair)");
   if (args.size() != 2) throw UsageError("give one run log: lrkit log " + action + " LOG");
-  const std::string& log = args[1];
+  const std::string log = run_log_argument(args[1]);
   if (!fs::is_regular_file(log)) throw UsageError("'" + log + "' is not a file");
   if (!h5::is_hdf5_file(log)) throw UsageError("'" + log + "' is not an HDF5 file (or is truncated)");
   return in_child(log, action == "check" ? check_log_command : repair_log);

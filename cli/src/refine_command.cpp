@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "command.hpp"
+#include "run_directory.hpp"
 #include "schedule_output.hpp"
 #include "lrkit/h5/file.hpp"
 #include "lrkit/schedules/factory.hpp"
@@ -30,8 +31,9 @@ int run_refine_command(const std::vector<std::string>& args) {
       "tau", po::value(&tau)->default_value(tau), "median-filter width as a fraction of the run")(
       "steps", po::value(&steps)->default_value(steps), "length of the next run (0: the source run's length)");
   const auto vm = parse_with_positional(args, visible, run, "refine");
+  run = run_log_argument(run);
   if (vm.count("help")) {
-    std::cout << "usage: lrkit refine RUN.h5 --peak LR --out FILE.h5|FILE.csv [options]\n\n"
+    std::cout << "usage: lrkit refine RUN.h5|RUN_DIR --peak LR --out FILE.h5|FILE.csv [options]\n\n"
                  "Reads /train/grad_norm_l1 (or /train/grad_norm with --norm l2) of a finished run and\n"
                  "writes the refined schedule; train the next run with the printed schedule.spec.\n\n"
               << visible;

@@ -65,6 +65,15 @@ std::string utc_stamp() {
 
 }  // namespace
 
+std::string run_log_argument(const std::string& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    const auto log = train::run_log_path(path);
+    if (fs::exists(log, ec)) return log;
+  }
+  return path;
+}
+
 bool run_finished(const train::TrainConfig& c) {
   if (c.resume.empty()) return false;
   const auto path = c.resume == "auto" ? train::latest_checkpoint(c.out) : std::optional<std::string>(c.resume);

@@ -37,6 +37,10 @@ class RunDirectoryLock {
 // earlier run (no --resume) or moving it aside (--overwrite, said on `out`).
 RunDirectoryLock own_run_directory(const train::TrainConfig& config, std::ostream& out);
 
+// The log argument of lrkit diagnose, log and refine: a run directory (what `lrkit train --out`
+// made) stands for its log.h5; any other path is returned as given, for the reader's own checks.
+std::string run_log_argument(const std::string& path);
+
 // True when --resume finds the run complete: its newest checkpoint is at train.steps.
 bool run_finished(const train::TrainConfig& config);
 

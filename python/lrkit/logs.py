@@ -121,10 +121,13 @@ def open_hdf5(path):
 
 
 def read_log(path):
-    """Reads a run log; raises FileNotFoundError or ValueError naming the file."""
+    """Reads a run log, or a run directory's (its log.h5, as `lrkit train --out DIR` writes it); raises
+    FileNotFoundError or ValueError naming the file."""
     import h5py
 
     path = os.fspath(path)
+    if os.path.isdir(path) and os.path.exists(os.path.join(path, "log.h5")):
+        path = os.path.join(path, "log.h5")
     if not os.path.exists(path):
         raise FileNotFoundError(f"run log '{path}' does not exist")
     try:

@@ -32,7 +32,7 @@ TEST(RefineCommand, TheRefinedTableTrainsTheNextRun) {
   ASSERT_EQ(r.code, 0) << r.out;
   const auto used = lrkit::h5::read_series(second + "/log.h5", "/train/lr");
   for (size_t t = 0; t < used.size(); ++t) EXPECT_NEAR(used[t], lr[t], 1e-15) << t;
-  r = run_lrkit("refine " + first + "/log.h5 --peak 5e-3 --norm l2 --steps 40 --out " + first + "/refined.csv");
+  r = run_lrkit("refine " + first + " --peak 5e-3 --norm l2 --steps 40 --out " + first + "/refined.csv");  // the run directory
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("table(file=" + first + "/refined.csv)"), std::string::npos) << r.out;
 }

@@ -304,10 +304,26 @@ TEST(TrainCommand, CudaRequestsThatCannotBeServedAreRefusedBeforeAnythingStarts)
 
 TEST(TrainCommand, ANonFiniteLossExitsThreeOnOneAndTwoWorkers) {
   for (const char* workers : {"1", "2"}) {
+    const auto dir = out_dir("dp_diverged");
+    // HDET and diagnostics on: the diverged step's row goes into every per-step series.
     const auto r = run_lrkit("train --config " + tiny_config() + " --schedule.spec='constant(1e4)' --nproc " + workers +
-                             " --out " + out_dir("dp_diverged"));
+                             " --diagnostics.enabled=true --hdet.enabled=true --out " + dir);
     EXPECT_EQ(r.code, 3) << workers << " worker(s)\n" << r.out;  // a sweep counts it as diverged, not failed
-    EXPECT_NE(r.out.find("lrkit train: non-finite training loss nan at step "), std::string::npos) << r.out;
+    const std::string said = "lrkit train: non-finite training loss nan at step ";
+    const auto at = r.out.find(said);
+    ASSERT_NE(at, std::string::npos) << r.out;
+    const double step = std::stod(r.out.substr(at + said.size()));
+    const auto log = dir + "/log.h5";
+    const auto steps = lrkit::h5::read_series(log, "/train/step");
+    ASSERT_FALSE(steps.empty());
+    EXPECT_EQ(steps.back(), step) << "the diverged step is the log's last row";
+    EXPECT_TRUE(std::isnan(lrkit::h5::read_series(log, "/train/loss").back()));
+    for (const char* series : {"/ranks/loss", "/ranks/grad_norm", "/hdet/replica_loss", "/hdet/lr/replica"})
+      EXPECT_EQ(lrkit::h5::read_matrix(log, series).rows, static_cast<int64_t>(steps.size())) << series;
+    EXPECT_EQ(run_lrkit("log check " + dir).code, 0);
+    const auto diagnosis = run_lrkit("diagnose " + dir);
+    EXPECT_NE(diagnosis.out.find("is NaN/Inf from step " + std::to_string(static_cast<int64_t>(step))), std::string::npos)
+        << diagnosis.out;
   }
 }
 

@@ -24,6 +24,7 @@ def test_a_run_log_as_arrays_frames_and_config(lrkit_binary, tmp_path):
     assert log.attrs["schedule_spec"] == "cosine(peak=1e-2)"
     s = lrkit.Schedule(log.config["schedule.spec"], int(log.config["train.steps"]))
     assert train["lr"].tolist() == [s(t) for t in range(12)]
+    assert lrkit.read_log(tmp_path / "run").path == str(tmp_path / "run" / "log.h5")  # a run directory: its log
     with pytest.raises(FileNotFoundError):
         lrkit.read_log(tmp_path / "nothing.h5")
     (tmp_path / "junk.h5").write_text("not hdf5")

@@ -231,7 +231,7 @@ TEST(Checkpoint, NonFiniteLossStopsByDefaultAndCanBeSkipped) {
   try {
     run_training(c, out);
     FAIL() << "expected a non-finite loss";
-  } catch (const std::runtime_error& e) {
+  } catch (const DivergedError& e) {
     EXPECT_NE(std::string(e.what()).find("non-finite training loss"), std::string::npos) << e.what();
   }
   c.train.nonfinite = "skip";

@@ -64,8 +64,10 @@ class Trainer {
   torch::Tensor to_device(const torch::Tensor& host) const;
   Gradients synchronize(int64_t step);
   void optimizer_step(int64_t step, double loss);
+  [[noreturn]] void stop_diverged(int64_t step, const Hyperparameters& hyper, const StepScalars& scalars, const Losses& losses);
   void record(int64_t step, const Hyperparameters& hyper, const StepScalars& scalars, const Losses& losses);
   void hdet_after_step(int64_t step, const Hyperparameters& hyper, const StepScalars& scalars);
+  HdetRecord hdet_record(std::vector<double> window_loss, const Hyperparameters& hyper, const StepScalars& scalars) const;
   void evaluate_and_checkpoint(int64_t step);
   void save_checkpoints(int64_t step);
 

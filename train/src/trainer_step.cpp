@@ -2,6 +2,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "lrkit/common/numbers.hpp"
 #include "lrkit/train/autocast_scope.hpp"
 #include "lrkit/train/checkpoint.hpp"
 #include "lrkit/train/rank_streams.hpp"
@@ -97,13 +98,22 @@ void Trainer::optimizer_step(int64_t step, double loss) {
     for (auto& replica : replicas_) replica.optimizer->step();
     return;
   }
-  if (plan_.stop_on_nonfinite) {
-    log_->flush();
-    throw DivergedError("non-finite training loss " + std::to_string(loss) + " at step " + std::to_string(step) +
-                             "; last good checkpoint: " + (last_checkpoint_.empty() ? std::string("none") : last_checkpoint_) +
-                             " (train.nonfinite=skip skips such updates)");
-  }
   *progress_ << "step " << step << ": non-finite loss, update skipped" << std::endl;
+}
+
+// The diverged step is logged before the run stops: its per-rank losses and gradient norms show
+// which workers went first, which the mean loss alone does not.
+void Trainer::stop_diverged(int64_t step, const Hyperparameters& hyper, const StepScalars& scalars, const Losses& losses) {
+  record(step, hyper, scalars, losses);
+  if (hdet_) {
+    hdet_->observe(scalars.replica_loss);  // so the row reads as every other step's; nothing runs after it
+    log_->record_hdet(hdet_record(hdet_->window_mean_loss(), hyper, scalars));
+  }
+  log_->end_step();
+  log_->flush();
+  throw DivergedError("non-finite training loss " + format_number(scalars.loss) + " at step " + std::to_string(step) +
+                      " (logged); last good checkpoint: " + (last_checkpoint_.empty() ? std::string("none") : last_checkpoint_) +
+                      " (train.nonfinite=skip skips such updates)");
 }
 
 void Trainer::record(int64_t step, const Hyperparameters& hyper, const StepScalars& scalars, const Losses& losses) {
@@ -137,17 +147,22 @@ void Trainer::hdet_after_step(int64_t step, const Hyperparameters& hyper, const 
   if (!hdet_) return;
   RECORD_USER_SCOPE("lrkit.hdet");
   hdet_->observe(scalars.replica_loss);
-  HdetRecord record{scalars.replica_loss, hdet_->window_mean_loss(), {}};
+  const auto window_loss = hdet_->window_mean_loss();
   const bool sync_now = hdet_->sync_due();
   // Converge at every sync, and at the end so the run's result is the replicas' mean.
   if ((sync_now || plan_.last(step)) && !plan_.identical_replicas)
     distributed::average_replicas(replica_parameters_, *collective_, c_.dist.bucket_mb);
   if (sync_now) hdet_->sync(hyper.scheduled);
+  log_->record_hdet(hdet_record(window_loss, hyper, scalars));
+}
+
+HdetRecord Trainer::hdet_record(std::vector<double> window_loss, const Hyperparameters& hyper, const StepScalars& scalars) const {
+  HdetRecord record{scalars.replica_loss, std::move(window_loss), {}};
   for (size_t i = 0; i < hdet_->size(); ++i) {
     const auto& state = hdet_->state(i);
     record.spread.push_back({hdet_->base(i, hyper.scheduled[i]), state.scale, state.delta, state.velocity, hyper.spread[i]});
   }
-  log_->record_hdet(record);
+  return record;
 }
 
 // Evaluate before checkpointing: a checkpoint on disk means its step's evaluation is in the log.
