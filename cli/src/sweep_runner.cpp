@@ -147,15 +147,18 @@ std::vector<RunState> run_sweep(const SweepPlan& plan, const std::string& out, i
           progress << "sweep: " << plan.runs[i].name << " not started: " << plan.runs[static_cast<size_t>(dep)].name << " failed" << std::endl;
           continue;
         }
-        // A branch equals its main run up to the fork: if the main run diverged before it, so does the branch.
-        const auto& main = plan.runs[static_cast<size_t>(dep)];
-        if (d == Status::kDiverged &&
-            !fs::exists(train::checkpoint_path(run_directory(out, main.name), plan.runs[i].start_step))) {
-          status[i] = Status::kDiverged;
-          count_done(i, "diverged: " + main.name + " diverged before its fork at step " + std::to_string(plan.runs[i].start_step));
+        if (d == Status::kDiverged) {
+          // A branch equals its main run up to the fork: if the main run diverged before it (no checkpoint
+          // there), so does the branch; otherwise the branch starts from that checkpoint.
+          const auto& main = plan.runs[static_cast<size_t>(dep)];
+          if (!fs::exists(train::checkpoint_path(run_directory(out, main.name), plan.runs[i].start_step))) {
+            status[i] = Status::kDiverged;
+            count_done(i, "diverged: " + main.name + " diverged before its fork at step " + std::to_string(plan.runs[i].start_step));
+            continue;
+          }
+        } else if (!done(d)) {
           continue;
         }
-        if (!done(d) && d != Status::kDiverged) continue;
       }
       const fs::path dir = run_directory(out, plan.runs[i].name);
       fs::create_directories(dir);
