@@ -145,6 +145,21 @@ TEST(SweepCommand, ADivergedRunIsAnInfiniteResultNotAFailure) {
   EXPECT_EQ(count(r.out, "sweep: started"), 0) << r.out;
 }
 
+TEST(SweepCommand, ABranchThatForksBeforeItsMainRunDivergedStillRuns) {
+  // At peak 40 the main run (to the last fork, step 31) diverges at step 17 (measured): budget 8's
+  // branch forks at step 7, before that, and starts from its checkpoint; budget 40's forks after it.
+  const auto out = out_dir("sweep_diverged_main");
+  const auto config = lrkit::testing::write_text(
+      "sweep_diverged_main.cfg", "[sweep]\ntrain_config = " + tiny_config() + "\nout = " + out +
+                                 "\nbudgets = 8, 40\npeaks = 40\n[schedules]\nwsd = branching: wsd(warmup=4, decay=25%)\n");
+  const auto r = run_lrkit("sweep --config " + config);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("sweep: wsd_main_p40_s1234 diverged (non-finite training loss"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("sweep: started wsd_B8_p40_s1234"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("sweep: wsd_B40_p40_s1234 diverged: wsd_main_p40_s1234 diverged before its fork at step 31"), std::string::npos)
+      << r.out;
+}
+
 TEST(SweepCommand, AMalformedLrkitCoresIsRefusedBeforeAnyRunStarts) {
   const auto out = out_dir("sweep_bad_cores");
   const auto config = lrkit::testing::write_text("sweep_bad_cores.cfg", "[sweep]\ntrain_config = " + tiny_config() +
