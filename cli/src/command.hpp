@@ -17,12 +17,6 @@ inline constexpr int kExitFailure = 1;
 inline constexpr int kExitUsage = 2;
 inline constexpr int kExitDiverged = 3;
 
-// Thrown for bad input; main() prints "lrkit <command>: <message>" and exits 2.
-class UsageError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
 // A failure whose exit code tells the caller what happened; main() prints
 // "lrkit <command>: <message>" and exits `code()`.
 class ExitCodeError : public std::runtime_error {
@@ -32,6 +26,12 @@ class ExitCodeError : public std::runtime_error {
 
  private:
   int code_;
+};
+
+// Bad input: exit 2.
+class UsageError : public ExitCodeError {
+ public:
+  explicit UsageError(const std::string& message) : ExitCodeError(kExitUsage, message) {}
 };
 
 // Parses `args` of `lrkit COMMAND` against `visible` plus one positional

@@ -57,10 +57,7 @@ int main(int argc, char** argv) {
     if (name != command.name) continue;
     try {
       return command.run({all.begin() + 1, all.end()});
-    } catch (const lrkit::cli::UsageError& e) {
-      std::cerr << "lrkit " << name << ": " << e.what() << "\n";
-      return lrkit::cli::kExitUsage;
-    } catch (const lrkit::cli::ExitCodeError& e) {
+    } catch (const lrkit::cli::ExitCodeError& e) {  // bad input (2), a diverged run (3)
       std::cerr << "lrkit " << name << ": " << e.what() << "\n";
       return e.code();
     } catch (const std::exception& e) {
