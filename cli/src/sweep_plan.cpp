@@ -79,6 +79,7 @@ SweepConfig read_sweep_config(const std::string& path) {
   if (const auto problem = input_file_problem(path)) throw std::invalid_argument("sweep file " + *problem);
   std::ifstream in(path);
   if (!in) throw std::invalid_argument("cannot open sweep file '" + path + "'");
+  skip_byte_order_mark(in);
   SweepConfig c;
   std::stringstream text;
   text << in.rdbuf();

@@ -354,6 +354,7 @@ std::string read_text_rows(const std::string& path, const Names& names, int64_t 
   if (const auto problem = input_file_problem(path)) throw RankLogError(*problem);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw RankLogError("cannot open '" + path + "'");
+  skip_byte_order_mark(in);
   if (ends_with(path, ".csv")) {
     read_csv(path + " (CSV)", in, names, fixed_rank, file, rows);
     return path + " (CSV)";

@@ -64,6 +64,7 @@ Series read_text(const std::string& path, const std::string& values_dataset, con
   const std::string steps_name = column_name(steps_dataset);
   std::ifstream in(path);
   if (!in) throw SeriesFileError("cannot open '" + path + "': no such file or not readable");
+  skip_byte_order_mark(in);
   Series series;
   std::string line;
   size_t line_no = 0;

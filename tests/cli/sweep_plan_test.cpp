@@ -46,6 +46,13 @@ TEST(SweepConfigFile, SectionsModesAndOverrides) {
   EXPECT_EQ(c.overrides, (std::vector<std::string>{"--train.threads=1", "--eval.batches=2"}));
 }
 
+TEST(SweepConfigFile, AByteOrderMarkIsSkipped) {
+  const auto c = read_sweep_config(
+      lrkit::testing::write_text("sweep_bom.cfg", "\xEF\xBB\xBF[sweep]\nbudgets = 100\n[schedules]\na = cosine()\n"));
+  EXPECT_EQ(c.budgets, (std::vector<int64_t>{100}));
+  ASSERT_EQ(c.schedules.size(), 1u);
+}
+
 TEST(SweepConfigFile, BadFilesNameTheProblem) {
   const std::string schedules = "[schedules]\na = cosine()\n";
   for (const auto& [text, needle] : std::vector<std::pair<std::string, std::string>>{

@@ -44,6 +44,13 @@ TEST(RankLog, CsvAndJsonLinesGiveTheSameGrid) {
   EXPECT_TRUE(no_cos.cos_to_mean.empty());
 }
 
+// pandas' to_csv(encoding="utf-8-sig") and spreadsheets start a CSV with a byte-order mark.
+TEST(RankLog, AByteOrderMarkBeforeTheCsvHeaderIsSkipped) {
+  const auto log = read_rank_log(write_text("bom_ranks.csv", "\xEF\xBB\xBFstep,rank,loss,grad_norm\n0,0,2.4,1.4\n0,1,2.5,1.5\n"));
+  EXPECT_EQ(log.steps, (std::vector<double>{0}));
+  EXPECT_EQ(log.loss, (std::vector<double>{2.4, 2.5}));
+}
+
 TEST(RankLog, JsonLinesTakePythonsNonFiniteNumbersAndNull) {
   // What Python's json.dumps writes for a diverged worker (lrkit.torch.DispersionHook's log), and null.
   const auto log = read_rank_log(write_text(

@@ -21,6 +21,16 @@ TEST(SeriesFile, CsvWithHeaderPicksColumnsByName) {
   EXPECT_EQ(read_series_file(path, "grad_norm", "").values, (std::vector<double>{1.5, 2.5}));
 }
 
+// A spreadsheet's "CSV UTF-8" starts with a byte-order mark: the header's 'step' went unfound and a
+// sparse table's rows were read as steps 0, 1, ... without a word.
+TEST(SeriesFile, AByteOrderMarkBeforeTheHeaderIsSkipped) {
+  const Series s = read_series_file(write_text("bom.csv", "\xEF\xBB\xBFstep,lr\n0,0.1\n100,0.2\n"), "lr", "step");
+  EXPECT_EQ(s.steps, (std::vector<double>{0, 100}));
+  EXPECT_EQ(s.values, (std::vector<double>{0.1, 0.2}));
+  EXPECT_EQ(read_series_file(write_text("bom_headerless.csv", "\xEF\xBB\xBF" "0,0.1\n100,0.2\n"), "lr", "step").steps,
+            (std::vector<double>{0, 100}));
+}
+
 TEST(SeriesFile, HeaderlessOneAndTwoColumns) {
   EXPECT_EQ(read_series_file(write_text("one.csv", "3\n4\n"), "lr", "step").steps, (std::vector<double>{0, 1}));
   const Series two = read_series_file(write_text("two.tsv", "5\t0.5\n7\t0.7\n"), "lr", "step");

@@ -84,6 +84,16 @@ TEST(TrainConfigSchema, ChoicesAreEnumsParsedWhenSetAndRefusedByName) {
   }
 }
 
+// Windows editors save UTF-8 with a byte-order mark: it made the first '[section]' an invalid line.
+TEST(TrainConfigSchema, AConfigFileWithAByteOrderMarkReadsAsWithout) {
+  const auto path = lrkit::testing::write_text("bom.cfg", "\xEF\xBB\xBF[train]\nsteps = 7\n");
+  TrainConfig c;
+  std::string help;
+  ASSERT_TRUE(parse_train_config({"--config", path}, c, help));
+  EXPECT_EQ(c.train.steps, 7);
+  EXPECT_EQ(c.config_text, "[train]\nsteps = 7\n");
+}
+
 TEST(TrainConfigSchema, ValuesOutsideTheirRuleAreOneLineErrors) {
   EXPECT_EQ(parse_error({"--optim.beta1=nan"}), "optim.beta1 must be a finite number (got 'nan')");
   EXPECT_EQ(parse_error({"--optim.beta2=2"}), "optim.beta2 must be in [0, 1) (got 2)");

@@ -206,6 +206,7 @@ bool parse_train_config(const std::vector<std::string>& args, TrainConfig& c, st
       if (const auto problem = input_file_problem(file)) throw std::invalid_argument("config file " + *problem);
       std::ifstream in(file);
       if (!in) throw std::invalid_argument("cannot open config file '" + file + "'");
+      skip_byte_order_mark(in);
       std::stringstream text;
       text << in.rdbuf();
       c.config_text = text.str();
