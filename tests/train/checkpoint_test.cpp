@@ -9,6 +9,7 @@
 #include <functional>
 #include <sstream>
 
+#include "checkpoint_file.hpp"
 #include "lrkit/h5/file.hpp"
 #include "lrkit/train/trainer.hpp"
 #include "test_files.hpp"
@@ -221,6 +222,105 @@ TEST(Checkpoint, InitFromStartsANewRunFromTheWeights) {
   scratch.schedule = "constant(1e-4)";
   const auto from_scratch = run_training(scratch, out);
   EXPECT_LT(continued.losses[0], from_scratch.losses[0] - 0.5);  // it starts where the source ended
+}
+
+// LibTorch's Module::load put a saved tensor of any shape in place: a resume with another model.width
+// crashed in the first forward pass with a LayerNorm stack trace, another model.heads trained on silently.
+TEST(Checkpoint, AnotherModelShapeIsRefusedOnResumeInitAndBranchNamingTheKeys) {
+  std::ostringstream out;
+  TrainConfig c = resumable_config("shape_run");  // layers 1, heads 2, width 16, context 16
+  c.train.steps = 8;
+  const auto run = run_training(c, out);
+  const auto refusal = [&](TrainConfig attempt) { return thrown_message([&] { run_training(attempt, out); }); };
+  TrainConfig resume = c;
+  resume.resume = "auto";
+  resume.train.steps = 12;
+  resume.model.width = 32;
+  EXPECT_EQ(refusal(resume), "checkpoint '" + run.checkpoint + "' holds another model: model.width = 16 there, 32 in this run "
+                             "(a checkpoint resumes, branches or initializes the model shape it was saved with)");
+  TrainConfig init = resumable_config("shape_init");
+  init.init_from = run.checkpoint;
+  init.model.heads = 4;  // no tensor changes shape: only the recorded shape tells
+  EXPECT_NE(refusal(init).find("model.heads = 2 there, 4 in this run"), std::string::npos) << refusal(init);
+  TrainConfig branch = resumable_config("shape_branch");
+  branch.branch_from = run.checkpoint;
+  branch.train.steps = 12;
+  branch.model.layers = 3;
+  branch.model.context = 8;
+  EXPECT_NE(refusal(branch).find("model.layers = 1 there, 3 in this run, model.context = 16 there, 8 in this run"),
+            std::string::npos) << refusal(branch);
+  EXPECT_FALSE(fs::exists(branch.out + "/log.h5")) << "refused before the run log is started";
+
+  // A checkpoint written before the shape was recorded: compared tensor by tensor.
+  torch::serialize::OutputArchive archive, model_archive;
+  Gpt saved(c.model);
+  saved->save(model_archive);
+  archive.write("model", model_archive);
+  archive.write("format", c10::IValue(int64_t{2}));
+  archive.write("step", c10::IValue(int64_t{8}));
+  archive.write("schedule_spec", c10::IValue(c.schedule));
+  std::ostringstream payload;
+  archive.save_to(payload);
+  write_checkpoint_file(c.out, "unrecorded.pt", payload.str());
+  const std::string unrecorded = c.out + "/unrecorded.pt";
+  GptConfig wider = c.model, deeper = c.model;
+  wider.width = 32;
+  deeper.layers = 2;
+  Gpt wider_model(wider), deeper_model(deeper), same_model(c.model);
+  EXPECT_NE(thrown_message([&] { load_checkpoint(unrecorded, wider_model, nullptr); })
+                .find("another model: 'token_embedding.weight' is [256, 16] there, [256, 32] in this run"),
+            std::string::npos);
+  EXPECT_NE(thrown_message([&] { load_checkpoint(unrecorded, deeper_model, nullptr); })
+                .find("another model: it has no module 'blocks.1'"),
+            std::string::npos);
+  EXPECT_EQ(load_checkpoint(unrecorded, same_model, nullptr).step, 8);
+  EXPECT_TRUE(torch::equal(same_model->parameters().front(), saved->parameters().front()));
+}
+
+// LibTorch read AdamW state into SGD with "INTERNAL ASSERT FAILED ... please report a bug to PyTorch", which
+// the trainer reported as a corrupt checkpoint.
+TEST(Checkpoint, AnotherOptimizerIsRefusedByName) {
+  std::ostringstream out;
+  TrainConfig c = resumable_config("optimizer_run");
+  c.train.steps = 8;
+  const auto run = run_training(c, out);
+  TrainConfig resume = c;
+  resume.resume = "auto";
+  resume.train.steps = 12;
+  resume.optim.name = OptimizerName::sgd;
+  EXPECT_EQ(thrown_message([&] { run_training(resume, out); }),
+            "checkpoint '" + run.checkpoint + "' holds the state of optim.name = adamw, this run's is sgd "
+            "(--init-from starts another optimizer from its weights)");
+  TrainConfig init = resumable_config("optimizer_init");  // weights only: any optimizer
+  init.init_from = run.checkpoint;
+  init.train.steps = 2;
+  init.schedule = "constant(1e-4)";
+  init.optim.name = OptimizerName::sgd;
+  EXPECT_EQ(run_training(init, out).losses.size(), 2u);
+
+  // A checkpoint written before the optimizer was recorded: LibTorch's failure is named as this one.
+  Gpt model(c.model);
+  torch::optim::AdamW adamw(model->parameters(), torch::optim::AdamWOptions(1e-3));
+  for (auto& p : model->parameters()) p.mutable_grad() = torch::ones_like(p);
+  adamw.step();
+  torch::serialize::OutputArchive archive, model_archive, optimizer_archive;
+  model->save(model_archive);
+  adamw.save(optimizer_archive);
+  archive.write("model", model_archive);
+  archive.write("optimizer", optimizer_archive);
+  archive.write("format", c10::IValue(int64_t{2}));
+  archive.write("step", c10::IValue(int64_t{1}));
+  archive.write("schedule_spec", c10::IValue(c.schedule));
+  archive.write("rng_cpu", at::detail::getDefaultCPUGenerator().get_state());
+  std::ostringstream payload;
+  archive.save_to(payload);
+  write_checkpoint_file(c.out, "unrecorded.pt", payload.str());
+  torch::optim::SGD sgd(model->parameters(), torch::optim::SGDOptions(1e-3).momentum(0.9));
+  EXPECT_NE(thrown_message([&] { load_checkpoint(c.out + "/unrecorded.pt", model, &sgd); })
+                .find("holds optimizer state this run's sgd cannot read (another optim.name?)"),
+            std::string::npos);
+  torch::optim::AdamW same(model->parameters(), torch::optim::AdamWOptions(1e-3));
+  EXPECT_EQ(load_checkpoint(c.out + "/unrecorded.pt", model, &same).step, 1);
 }
 
 TEST(Checkpoint, NonFiniteLossStopsByDefaultAndCanBeSkipped) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <sstream>
 #include <vector>
 
@@ -101,9 +102,102 @@ SavedCheckpoint write_archive(torch::serialize::OutputArchive& archive, const fs
   return {(dir / name).string(), crc};
 }
 
+// The model's shape as its config keys: model.heads changes no tensor's shape, so only this record tells a
+// checkpoint of 4 heads from one of 2.
+struct ShapeKey {
+  const char* name;
+  int64_t GptConfig::*field;
+};
+constexpr ShapeKey kShapeKeys[] = {{"model.layers", &GptConfig::layers}, {"model.heads", &GptConfig::heads},
+                                   {"model.width", &GptConfig::width},   {"model.context", &GptConfig::context},
+                                   {"model.vocab", &GptConfig::vocab}};
+
+void write_model_shape(torch::serialize::OutputArchive& archive, const GptConfig& model) {
+  torch::serialize::OutputArchive shape;
+  for (const auto& key : kShapeKeys) shape.write(key.name, c10::IValue(model.*key.field));
+  archive.write("model_shape", shape);
+}
+
+std::string shape_text(torch::IntArrayRef sizes) {
+  std::ostringstream text;
+  text << sizes;
+  return text.str();
+}
+
+// Module::load puts each saved tensor in place whatever its shape (training then fails far from the cause, or
+// runs on) and stops at a missing one with LibTorch's "No such serialized tensor". Compared first, a checkpoint
+// of another model is named as one: by its recorded shape, and tensor by tensor for checkpoints without it.
+void require_same_model(torch::serialize::InputArchive& archive, const Gpt& model, const std::string& path) {
+  const std::string another = "checkpoint '" + path + "' holds another model: ";
+  const std::string why = " (a checkpoint resumes, branches or initializes the model shape it was saved with)";
+  torch::serialize::InputArchive shape;
+  if (archive.try_read("model_shape", shape)) {
+    std::string differences;
+    c10::IValue value;
+    for (const auto& key : kShapeKeys) {
+      if (!shape.try_read(key.name, value)) continue;
+      const int64_t saved = value.toInt(), configured = model->config().*key.field;
+      if (saved != configured)
+        differences += (differences.empty() ? "" : ", ") + std::string(key.name) + " = " + std::to_string(saved) +
+                       " there, " + std::to_string(configured) + " in this run";
+    }
+    if (!differences.empty()) throw CheckpointError(another + differences + why);
+  }
+  torch::serialize::InputArchive saved_model;
+  archive.read("model", saved_model);
+  const std::function<void(torch::serialize::InputArchive&, const torch::nn::Module&, const std::string&)> compare =
+      [&](torch::serialize::InputArchive& saved, const torch::nn::Module& module, const std::string& prefix) {
+        const auto compare_tensor = [&](const std::string& key, const torch::Tensor& mine, bool is_buffer) {
+          torch::Tensor theirs;
+          if (!saved.try_read(key, theirs, is_buffer))
+            throw CheckpointError(another + "it has no tensor '" + prefix + key + "'" + why);
+          if (theirs.sizes() != mine.sizes())
+            throw CheckpointError(another + "'" + prefix + key + "' is " + shape_text(theirs.sizes()) + " there, " +
+                                  shape_text(mine.sizes()) + " in this run" + why);
+        };
+        for (const auto& parameter : module.named_parameters(false)) compare_tensor(parameter.key(), parameter.value(), false);
+        for (const auto& buffer : module.named_buffers(false)) compare_tensor(buffer.key(), buffer.value(), true);
+        for (const auto& child : module.named_children()) {
+          torch::serialize::InputArchive saved_child;
+          if (!saved.try_read(child.key(), saved_child))
+            throw CheckpointError(another + "it has no module '" + prefix + child.key() + "'" + why);
+          compare(saved_child, *child.value(), prefix + child.key() + ".");
+        }
+      };
+  compare(saved_model, *model, "");
+}
+
+// optim.name of the optimizers the trainer builds (MultiTensorAdamW is an AdamW).
+std::string optimizer_name(const torch::optim::Optimizer& optimizer) {
+  if (dynamic_cast<const torch::optim::AdamW*>(&optimizer)) return "adamw";
+  if (dynamic_cast<const torch::optim::SGD*>(&optimizer)) return "sgd";
+  return "another optimizer";
+}
+
+// LibTorch fails on another optimizer's state (AdamW's in SGD or SGD's in AdamW) with "INTERNAL ASSERT FAILED
+// ... please report a bug to PyTorch": the recorded name refuses it first, and a checkpoint written without the
+// record gets LibTorch's failure named as what it is.
+void load_optimizer(torch::serialize::InputArchive& archive, torch::optim::Optimizer& optimizer, const std::string& path) {
+  c10::IValue saved_name;
+  const std::string name = optimizer_name(optimizer);
+  if (archive.try_read("optimizer_name", saved_name) && saved_name.toStringRef() != name)
+    throw CheckpointError("checkpoint '" + path + "' holds the state of optim.name = " + saved_name.toStringRef() +
+                          ", this run's is " + name + " (--init-from starts another optimizer from its weights)");
+  torch::serialize::InputArchive optimizer_archive;
+  archive.read("optimizer", optimizer_archive);
+  try {
+    optimizer.load(optimizer_archive);
+  } catch (const c10::Error& e) {
+    throw CheckpointError("checkpoint '" + path + "' holds optimizer state this run's " + name +
+                          " cannot read (another optim.name?): " + e.what_without_backtrace());
+  }
+}
+
 void write_training_state(torch::serialize::OutputArchive& archive, int64_t step, Gpt& model,
                           torch::optim::Optimizer& optimizer, const std::string& schedule_spec) {
   torch::serialize::OutputArchive model_archive, optimizer_archive;
+  write_model_shape(archive, model->config());
+  archive.write("optimizer_name", c10::IValue(optimizer_name(optimizer)));
   model->save(model_archive);
   optimizer.save(optimizer_archive);
   archive.write("model", model_archive);
@@ -183,13 +277,12 @@ CheckpointInfo read_checkpoint_info(const std::string& path) {
 
 CheckpointInfo load_checkpoint(const std::string& path, Gpt& model, torch::optim::Optimizer* optimizer) {
   return read_checkpoint(path, [&](torch::serialize::InputArchive& archive) {
+    require_same_model(archive, model, path);
     torch::serialize::InputArchive model_archive;
     archive.read("model", model_archive);
     model->load(model_archive);
     if (optimizer) {
-      torch::serialize::InputArchive optimizer_archive;
-      archive.read("optimizer", optimizer_archive);
-      optimizer->load(optimizer_archive);
+      load_optimizer(archive, *optimizer, path);
       torch::Tensor rng;
       archive.read("rng_cpu", rng);
       at::Generator generator = at::detail::getDefaultCPUGenerator();  // a handle to the global generator

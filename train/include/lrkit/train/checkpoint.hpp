@@ -1,5 +1,6 @@
-// Checkpoints: model, optimizer state, step, CPU RNG state, the schedule spec
-// and HDET's controller states in one LibTorch archive, behind a header with
+// Checkpoints: model (and its shape: model.layers, heads, width, context,
+// vocab), optimizer state, step, CPU RNG state, the schedule spec and HDET's
+// controller states in one LibTorch archive, behind a header with
 // its size and CRC-32 (verified on every read: a damaged file is an error
 // naming it), written atomically (temporary file, fsync, rename, fsync of the
 // directory) as DIR/checkpoints/step_<step>.pt; the last `keep` are kept. Data position
@@ -61,7 +62,9 @@ CheckpointInfo read_checkpoint_info(const std::string& path);
 
 // Restores the model and, when given, the optimizer and the CPU RNG. Throws
 // CheckpointError naming the file when it is missing, truncated, damaged
-// (checksum) or not a checkpoint.
+// (checksum) or not a checkpoint, and when it holds another model shape than
+// `model`'s (naming the keys that differ or, in a checkpoint that does not
+// record its shape, the first tensor that differs).
 CheckpointInfo load_checkpoint(const std::string& path, Gpt& model, torch::optim::Optimizer* optimizer);
 
 }  // namespace lrkit::train
