@@ -16,6 +16,7 @@
 #include <map>
 
 #include "command.hpp"
+#include "lrkit/common/numbers.hpp"
 #include "lrkit/h5/file.hpp"
 #include "lrkit/train/checkpoint.hpp"
 #include "lrkit/train/run_files.hpp"
@@ -89,8 +90,8 @@ std::vector<std::string> check_log(const std::string& log) {
   const auto step_values = h5::read_series(log, "/train/step");
   for (size_t i = 0; i < step_values.size(); ++i) {
     if (!std::isfinite(step_values[i]) || (i > 0 && step_values[i] != step_values[i - 1] + 1)) {
-      problems.push_back("/train/step row " + std::to_string(i) + " is " + std::to_string(step_values[i]) +
-                         (i > 0 ? " after " + std::to_string(step_values[i - 1]) : std::string()) + " (a gap or repeat)");
+      problems.push_back("/train/step row " + std::to_string(i) + " is " + format_number(step_values[i]) +
+                         (i > 0 ? " after " + format_number(step_values[i - 1]) : std::string()) + " (a gap or repeat)");
       break;
     }
   }

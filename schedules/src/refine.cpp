@@ -123,7 +123,7 @@ std::vector<double> refine_from_norms(const std::vector<double>& norms, int64_t 
   if (!(tau >= 0.0 && tau <= 1.0)) throw std::invalid_argument("refinement tau must be in [0, 1] (got " + format_number(tau) + ")");
   for (size_t i = 0; i < norms.size(); ++i)
     if (!std::isfinite(norms[i]) || norms[i] <= 0.0)
-      throw std::invalid_argument("gradient norm at index " + std::to_string(i) + " is " + std::to_string(norms[i]) +
+      throw std::invalid_argument("gradient norm at index " + std::to_string(i) + " is " + format_number(norms[i]) +
                                   "; refinement needs finite positive norms");
 
   const std::vector<double> resampled = resample_linear(norms, total);

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "lrkit/common/input_file.hpp"
+#include "lrkit/common/numbers.hpp"
 #include "lrkit/h5/file.hpp"
 
 namespace lrkit::schedules {
@@ -127,7 +128,7 @@ Series read_series_file(const std::string& path, const std::string& values_name,
   for (size_t i = 1; i < series.steps.size(); ++i)
     if (!(series.steps[i] > series.steps[i - 1]))
       throw SeriesFileError("'" + path + "': steps must increase strictly (row " + std::to_string(i + 1) + ": " +
-                            std::to_string(series.steps[i]) + " after " + std::to_string(series.steps[i - 1]) + ")");
+                            format_number(series.steps[i]) + " after " + format_number(series.steps[i - 1]) + ")");
   return series;
 }
 

@@ -22,6 +22,8 @@ TEST(FormatNumber, ShortestFormThatParsesBack) {
   EXPECT_EQ(format_number(1e-7), "1e-07");   // std::to_string: 0.000000
   EXPECT_EQ(format_number(-1e-9), "-1e-09");  // std::to_string: -0.000000
   EXPECT_EQ(format_number(std::numeric_limits<double>::infinity()), "inf");
+  EXPECT_EQ(format_number(-std::numeric_limits<double>::quiet_NaN()), "nan");
+  EXPECT_EQ(format_number(std::numeric_limits<double>::quiet_NaN()), "nan");
 }
 
 TEST(ParseNumber, TheWholeTextAndFiniteOnly) {

@@ -56,7 +56,13 @@ TEST(SeriesFile, ErrorsNameFileAndLine) {
   }
   EXPECT_THROW(read_series_file(write_text("nocol.csv", "a,b\n1,2\n"), "lr", "step"), SeriesFileError);
   EXPECT_THROW(read_series_file(write_text("empty.csv", "lr\n"), "lr", "step"), SeriesFileError);
-  EXPECT_THROW(read_series_file(write_text("order.csv", "2,1\n1,1\n"), "lr", "step"), SeriesFileError);
+  try {
+    read_series_file(write_text("order.csv", "2,1\n1.5,1\n"), "lr", "step");
+    FAIL();
+  } catch (const SeriesFileError& e) {
+    EXPECT_NE(std::string(e.what()).find("order.csv': steps must increase strictly (row 2: 1.5 after 2)"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(SeriesFile, Hdf5DatasetsAndMissingDataset) {

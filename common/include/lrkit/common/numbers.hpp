@@ -43,8 +43,10 @@ inline std::vector<std::string> split_list(const std::string& text) {
 }
 
 // `value` in the shortest form that parses back to the same double (12500, 0.003, 1e-07), for
-// messages, logs and specs alike: std::to_string's six decimals turn 1e-7 into 0.000000.
+// messages, logs and specs alike: std::to_string's six decimals turn 1e-7 into 0.000000. NaN is
+// "nan" whatever its sign bit (0/0 and inf-inf give the negative one, which glibc prints "-nan").
 inline std::string format_number(double value) {
+  if (std::isnan(value)) return "nan";
   char buffer[40];
   if (value == std::floor(value) && std::fabs(value) < 1e15) {  // whole numbers: 12500, not 1.25e+04
     std::snprintf(buffer, sizeof buffer, "%.0f", value);
