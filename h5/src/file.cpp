@@ -230,8 +230,7 @@ Matrix read_matrix(const std::string& path, const std::string& dataset) {
 
 Writer::Writer(const std::string& path) : path_(path) {
   QuietErrors quiet;
-  file_ = file_handle(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT),
-                      "cannot create HDF5 file '" + path + "'");
+  file_ = created_file(path, H5P_DEFAULT, "cannot create HDF5 file");
 }
 
 void Writer::write_raw(const std::string& dataset, hid_t mem_type, const void* data, hsize_t n) {

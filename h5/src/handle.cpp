@@ -1,5 +1,8 @@
 #include "lrkit/h5/handle.hpp"
 
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <utility>
 
 namespace lrkit::h5 {
@@ -37,6 +40,25 @@ Handle dataspace_handle(hid_t id, const std::string& what) { return checked(id, 
 Handle datatype_handle(hid_t id, const std::string& what) { return checked(id, H5Tclose, what); }
 Handle attribute_handle(hid_t id, const std::string& what) { return checked(id, H5Aclose, what); }
 Handle plist_handle(hid_t id, const std::string& what) { return checked(id, H5Pclose, what); }
+
+Handle created_file(const std::string& path, hid_t access, const std::string& what) {
+  errno = 0;
+  const hid_t id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access);
+  if (id >= 0) return Handle(id, H5Fclose);
+  const int reason = errno;  // the failed open(2) underneath, unless HDF5 failed before it
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path parent = fs::path(path).parent_path();
+  std::string why;
+  if (fs::is_directory(path, ec))
+    why = "it is a directory";
+  else if (!parent.empty() && !fs::is_directory(parent, ec))
+    why = fs::exists(parent, ec) ? "'" + parent.string() + "' is not a directory"
+                                 : "directory '" + parent.string() + "' does not exist";
+  else
+    why = reason != 0 ? std::strerror(reason) : "HDF5 could not create it";
+  throw Error(what + " '" + path + "': " + why);
+}
 
 QuietErrors::QuietErrors() {
   H5Eget_auto2(H5E_DEFAULT, &saved_func_, &saved_data_);

@@ -17,8 +17,7 @@ SeriesLog::SeriesLog(const std::string& path, const std::vector<Column>& columns
   QuietErrors quiet;
   Handle fapl = plist_handle(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate failed");
   H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_LATEST, H5F_LIBVER_LATEST);  // required for SWMR
-  file_ = file_handle(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
-                      "cannot create run log '" + path + "'");
+  file_ = created_file(path, fapl.get(), "cannot create run log");
   for (const Column& column : columns) series_.emplace(column.path, create_series(column));
   write_attributes(attributes);
   if (H5Fstart_swmr_write(file_.get()) < 0) throw Error("cannot start SWMR writing on run log '" + path + "'");

@@ -68,7 +68,8 @@ TEST(ScheduleCommand, BadInputExitsTwoWithOneClearLine) {
       {"schedule 'cosine(1)' --steps 10 --at -3", "--at must be >= 0"},
       {"schedule 'cosine(1)' --steps 1000000000000 --at 5", "--steps is at most 1e8 (got 1000000000000)"},
       {"schedule", "missing SPEC"},
-      {"schedule 'cosine(1)' --steps 10 --out /nonexistent-dir/x.h5", "cannot create HDF5 file"},
+      {"schedule 'cosine(1)' --steps 10 --out /nonexistent-dir/x.h5",
+       "cannot create HDF5 file '/nonexistent-dir/x.h5': directory '/nonexistent-dir' does not exist"},
       {"frobnicate", "unknown command"},
   };
   for (const auto& [args, expected] : cases) {

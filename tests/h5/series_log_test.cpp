@@ -100,13 +100,23 @@ TEST(SeriesLog, AColumnAddedSinceTheLogWasWrittenStartsWithNaNRows) {
   EXPECT_EQ(added[3], 0.5);
 }
 
-TEST(SeriesLog, UnwritablePathIsAClearError) {
-  try {
-    SeriesLog log("/nonexistent-dir/log.h5", {{"/a", 1}});
-    FAIL();
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("cannot create run log '/nonexistent-dir/log.h5'"), std::string::npos);
-  }
+TEST(SeriesLog, UnwritablePathIsAClearErrorWithTheReason) {
+  const auto error_of = [](const std::string& path) -> std::string {
+    try {
+      SeriesLog log(path, {{"/a", 1}});
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  EXPECT_EQ(error_of("/nonexistent-dir/log.h5"),
+            "cannot create run log '/nonexistent-dir/log.h5': directory '/nonexistent-dir' does not exist");
+  const std::string directory = lrkit::testing::scratch_dir().string();
+  EXPECT_EQ(error_of(directory), "cannot create run log '" + directory + "': it is a directory");
+  const std::string file = scratch("a_file");
+  SeriesLog(file, {{"/a", 1}});
+  EXPECT_EQ(error_of(file + "/log.h5"), "cannot create run log '" + file + "/log.h5': '" + file + "' is not a directory");
+  EXPECT_EQ(error_of("/proc/lrkit_log.h5"), "cannot create run log '/proc/lrkit_log.h5': No such file or directory");
 }
 
 }  // namespace

@@ -46,6 +46,11 @@ Handle datatype_handle(hid_t id, const std::string& what);
 Handle attribute_handle(hid_t id, const std::string& what);
 Handle plist_handle(hid_t id, const std::string& what);
 
+// Creates (or truncates) the file at `path` with the file-access list `access`; a failure is an Error
+// "<what> '<path>': <reason>", the reason as the file system gives it (a directory, a missing
+// directory, permission denied, ...): HDF5's own error stack is silenced.
+Handle created_file(const std::string& path, hid_t access, const std::string& what);
+
 // Turns off HDF5's own stderr error stack printing while alive: lrkit reports
 // one clear line instead.
 class QuietErrors {
