@@ -277,6 +277,27 @@ TEST(Checkpoint, AnotherModelShapeIsRefusedOnResumeInitAndBranchNamingTheKeys) {
   EXPECT_TRUE(torch::equal(same_model->parameters().front(), saved->parameters().front()));
 }
 
+TEST(Checkpoint, AResumeWhoseRunLogIsGoneOrEmptiedSaysHowToGoOn) {
+  std::ostringstream out;
+  TrainConfig c = resumable_config("lost_log_run");
+  c.train.steps = 8;
+  c.checkpoint.every = 4;
+  const auto run = run_training(c, out);
+  fs::remove(c.out + "/checkpoints/step_0000000008.pt");
+  const std::string four = c.out + "/checkpoints/step_0000000004.pt";
+  const std::string way_on = " (a resume continues its run's log; --branch-from " + four +
+                             " --out NEW_DIR continues the checkpoint under a new log)";
+  TrainConfig resume = c;
+  resume.resume = "auto";
+  fs::remove(run.log_path);
+  EXPECT_EQ(thrown_message([&] { run_training(resume, out); }),
+            "cannot continue the run log at step 4: cannot open HDF5 file '" + run.log_path + "': no such file" + way_on);
+  std::ofstream(run.log_path).close();  // emptied
+  EXPECT_EQ(thrown_message([&] { run_training(resume, out); }),
+            "cannot continue the run log at step 4: '" + run.log_path + "' is not an HDF5 file (or is truncated)" + way_on);
+  EXPECT_TRUE(fs::exists(four)) << "the checkpoint is kept";
+}
+
 // LibTorch read AdamW state into SGD with "INTERNAL ASSERT FAILED ... please report a bug to PyTorch", which
 // the trainer reported as a corrupt checkpoint.
 TEST(Checkpoint, AnotherOptimizerIsRefusedByName) {

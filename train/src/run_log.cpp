@@ -20,12 +20,6 @@ std::string utc_now() {
   return buf;
 }
 
-std::string number_text(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.6g", value);
-  return text;
-}
-
 const char* const kStepColumns[] = {"step", "lr", "loss", "grad_norm", "grad_norm_l1", "tokens", "wall_s", "mfu"};
 const char* const kDispersionColumns[] = {"loss_std",      "loss_cv",        "loss_range",
                                           "loss_outlier_rank", "grad_norm_std", "grad_norm_cv",
@@ -157,8 +151,8 @@ Hdf5RunLog::Hdf5RunLog(const TrainConfig& c, int64_t world_size, const RunStart&
       {"/start", "checksum", start.checksum},
       {"/start", "step", std::to_string(start.step)},
       {"/start", "device", start.device},
-      {"/start", "flops_per_token", number_text(start.flops_per_token)},
-      {"/start", "peak_flops", number_text(start.peak_flops)},
+      {"/start", "flops_per_token", format_number(start.flops_per_token)},
+      {"/start", "peak_flops", format_number(start.peak_flops)},
       {"/start", "threads", start.threads},
   };
   if (!continues) {
@@ -172,16 +166,23 @@ Hdf5RunLog::Hdf5RunLog(const TrainConfig& c, int64_t world_size, const RunStart&
   // at its fork step); events up to and including the resume step.
   h5::SeriesLog::Continue keep;
   keep.attributes = start_attributes;
-  const auto logged = h5::read_series(path, "/train/step");
-  const auto kept_steps = std::count_if(logged.begin(), logged.end(), [&](double s) { return s < static_cast<double>(resume_step); });
-  for (const auto& column : l.per_step) keep.keep_rows[column.path] = kept_steps;
-  for (const auto& [step_column, values] : l.events) {
-    const auto steps = h5::read_series(path, step_column);
-    const auto kept = std::count_if(steps.begin(), steps.end(), [&](double s) { return s <= static_cast<double>(resume_step); });
-    keep.keep_rows[step_column] = kept;
-    for (const auto& v : values) keep.keep_rows[v.path] = kept;
+  try {
+    const auto logged = h5::read_series(path, "/train/step");
+    const auto kept_steps = std::count_if(logged.begin(), logged.end(), [&](double s) { return s < static_cast<double>(resume_step); });
+    for (const auto& column : l.per_step) keep.keep_rows[column.path] = kept_steps;
+    for (const auto& [step_column, values] : l.events) {
+      const auto steps = h5::read_series(path, step_column);
+      const auto kept = std::count_if(steps.begin(), steps.end(), [&](double s) { return s <= static_cast<double>(resume_step); });
+      keep.keep_rows[step_column] = kept;
+      for (const auto& v : values) keep.keep_rows[v.path] = kept;
+    }
+    log_ = std::make_unique<h5::SeriesLog>(path, columns, keep);
+  } catch (const h5::Error& e) {
+    // A log deleted, emptied or overwritten beside its run's checkpoints: say what a resume needs and the way on.
+    throw h5::Error("cannot continue the run log at step " + std::to_string(resume_step) + ": " + e.what() +
+                    " (a resume continues its run's log; --branch-from " + start.checkpoint +
+                    " --out NEW_DIR continues the checkpoint under a new log)");
   }
-  log_ = std::make_unique<h5::SeriesLog>(path, columns, keep);
 }
 
 void Hdf5RunLog::record(const StepRecord& r) {
