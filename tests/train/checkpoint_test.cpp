@@ -224,6 +224,27 @@ TEST(Checkpoint, InitFromStartsANewRunFromTheWeights) {
   EXPECT_LT(continued.losses[0], from_scratch.losses[0] - 0.5);  // it starts where the source ended
 }
 
+// A checkpoint as builds before the model-shape and optim.name records wrote it (format 2 without them).
+std::string write_unrecorded_checkpoint(const std::string& dir, Gpt& model, torch::optim::Optimizer* optimizer,
+                                        int64_t step, const std::string& schedule_spec) {
+  torch::serialize::OutputArchive archive, model_archive;
+  model->save(model_archive);
+  archive.write("model", model_archive);
+  if (optimizer) {
+    torch::serialize::OutputArchive optimizer_archive;
+    optimizer->save(optimizer_archive);
+    archive.write("optimizer", optimizer_archive);
+    archive.write("rng_cpu", at::detail::getDefaultCPUGenerator().get_state());
+  }
+  archive.write("format", c10::IValue(int64_t{2}));
+  archive.write("step", c10::IValue(step));
+  archive.write("schedule_spec", c10::IValue(schedule_spec));
+  std::ostringstream payload;
+  archive.save_to(payload);
+  write_checkpoint_file(dir, "unrecorded.pt", payload.str());
+  return dir + "/unrecorded.pt";
+}
+
 // LibTorch's Module::load put a saved tensor of any shape in place: a resume with another model.width
 // crashed in the first forward pass with a LayerNorm stack trace, another model.heads trained on silently.
 TEST(Checkpoint, AnotherModelShapeIsRefusedOnResumeInitAndBranchNamingTheKeys) {
@@ -252,17 +273,8 @@ TEST(Checkpoint, AnotherModelShapeIsRefusedOnResumeInitAndBranchNamingTheKeys) {
   EXPECT_FALSE(fs::exists(branch.out + "/log.h5")) << "refused before the run log is started";
 
   // A checkpoint written before the shape was recorded: compared tensor by tensor.
-  torch::serialize::OutputArchive archive, model_archive;
   Gpt saved(c.model);
-  saved->save(model_archive);
-  archive.write("model", model_archive);
-  archive.write("format", c10::IValue(int64_t{2}));
-  archive.write("step", c10::IValue(int64_t{8}));
-  archive.write("schedule_spec", c10::IValue(c.schedule));
-  std::ostringstream payload;
-  archive.save_to(payload);
-  write_checkpoint_file(c.out, "unrecorded.pt", payload.str());
-  const std::string unrecorded = c.out + "/unrecorded.pt";
+  const std::string unrecorded = write_unrecorded_checkpoint(c.out, saved, nullptr, 8, c.schedule);
   GptConfig wider = c.model, deeper = c.model;
   wider.width = 32;
   deeper.layers = 2;
@@ -324,24 +336,13 @@ TEST(Checkpoint, AnotherOptimizerIsRefusedByName) {
   torch::optim::AdamW adamw(model->parameters(), torch::optim::AdamWOptions(1e-3));
   for (auto& p : model->parameters()) p.mutable_grad() = torch::ones_like(p);
   adamw.step();
-  torch::serialize::OutputArchive archive, model_archive, optimizer_archive;
-  model->save(model_archive);
-  adamw.save(optimizer_archive);
-  archive.write("model", model_archive);
-  archive.write("optimizer", optimizer_archive);
-  archive.write("format", c10::IValue(int64_t{2}));
-  archive.write("step", c10::IValue(int64_t{1}));
-  archive.write("schedule_spec", c10::IValue(c.schedule));
-  archive.write("rng_cpu", at::detail::getDefaultCPUGenerator().get_state());
-  std::ostringstream payload;
-  archive.save_to(payload);
-  write_checkpoint_file(c.out, "unrecorded.pt", payload.str());
+  const std::string unrecorded = write_unrecorded_checkpoint(c.out, model, &adamw, 1, c.schedule);
   torch::optim::SGD sgd(model->parameters(), torch::optim::SGDOptions(1e-3).momentum(0.9));
-  EXPECT_NE(thrown_message([&] { load_checkpoint(c.out + "/unrecorded.pt", model, &sgd); })
+  EXPECT_NE(thrown_message([&] { load_checkpoint(unrecorded, model, &sgd); })
                 .find("holds optimizer state this run's sgd cannot read (another optim.name?)"),
             std::string::npos);
   torch::optim::AdamW same(model->parameters(), torch::optim::AdamWOptions(1e-3));
-  EXPECT_EQ(load_checkpoint(c.out + "/unrecorded.pt", model, &same).step, 1);
+  EXPECT_EQ(load_checkpoint(unrecorded, model, &same).step, 1);
 }
 
 TEST(Checkpoint, NonFiniteLossStopsByDefaultAndCanBeSkipped) {
