@@ -163,6 +163,17 @@ void require_same_model(torch::serialize::InputArchive& archive, const Gpt& mode
             throw CheckpointError(another + "it has no module '" + prefix + child.key() + "'" + why);
           compare(saved_child, *child.value(), prefix + child.key() + ".");
         }
+        // What the model lacks (a deeper checkpoint's 'blocks.2'), which Module::load would skip: any saved
+        // tensor or module by another name. The archive's other attributes ('training') are no weights.
+        for (const auto& key : saved.keys()) {
+          if (module.named_parameters(false).contains(key) || module.named_buffers(false).contains(key) ||
+              module.named_children().contains(key))
+            continue;
+          torch::Tensor tensor;
+          torch::serialize::InputArchive child;
+          if (saved.try_read(key, tensor) || saved.try_read(key, child))
+            throw CheckpointError(another + "it has '" + prefix + key + "', which this run's model lacks" + why);
+        }
       };
   compare(saved_model, *model, "");
 }

@@ -64,7 +64,7 @@ CheckpointInfo read_checkpoint_info(const std::string& path);
 // CheckpointError naming the file when it is missing, truncated, damaged
 // (checksum) or not a checkpoint, and when it holds another model shape than
 // `model`'s (naming the keys that differ or, in a checkpoint that does not
-// record its shape, the first tensor that differs).
+// record its shape, the first tensor or module that differs or that one side lacks).
 CheckpointInfo load_checkpoint(const std::string& path, Gpt& model, torch::optim::Optimizer* optimizer);
 
 }  // namespace lrkit::train
