@@ -30,8 +30,10 @@ int run_train_command(const std::vector<std::string>& args) {
     const auto env = distributed::distributed_env_from_environment();  // torchrun's or SLURM's variables
     lead = env.rank == 0;
     const bool launching = config.nproc > 1 && env.launcher.empty();
-    // Devices and backend first: a worker count NCCL cannot serve is refused before the run directory is touched.
+    // Devices, backend and the batch's split first: a worker count that cannot serve is refused before the run
+    // directory is touched.
     train::place_worker(config, env.local_rank, launching ? static_cast<int>(config.nproc) : env.local_world_size);
+    config.validate_world(launching ? config.nproc : env.world_size);  // once here, not once per worker
     train::cores_per_worker(env);  // a malformed LRKIT_CORES or SLURM_CPUS_PER_TASK too
     // Our launcher's workers inherit its lock and its checks; any other process
     // checks, and rank 0 owns the run directory.

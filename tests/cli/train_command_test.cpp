@@ -302,6 +302,20 @@ TEST(TrainCommand, CudaRequestsThatCannotBeServedAreRefusedBeforeAnythingStarts)
   EXPECT_FALSE(std::filesystem::exists(dir)) << "refused before the run directory is made";
 }
 
+// The rules that need the worker count are checked by the launcher: one line, not one per worker and a
+// "worker 0 failed", and no run directory.
+TEST(TrainCommand, WorkerCountRulesAreRefusedOnceBeforeTheWorkersStart) {
+  for (const std::string args : {"--train.batch=3", "--dist.desync_ranks=5", "--hdet.enabled=true --hdet.replicas_per_rank=3"}) {
+    const auto dir = out_dir("world_refused");
+    const auto r = run_lrkit("train --config " + tiny_config() + " --nproc 2 " + args + " --out " + dir);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
+    EXPECT_EQ(lrkit::testing::count_lines(r.out), 1) << args << "\n" << r.out;
+    EXPECT_NE(r.out.find(args == "--dist.desync_ranks=5" ? "names rank 5 but there are 2 workers" : "must be a multiple of workers (2)"),
+              std::string::npos) << r.out;
+    EXPECT_FALSE(std::filesystem::exists(dir)) << args;
+  }
+}
+
 TEST(TrainCommand, ANonFiniteLossExitsThreeOnOneAndTwoWorkers) {
   for (const char* workers : {"1", "2"}) {
     const auto dir = out_dir("dp_diverged");

@@ -98,6 +98,9 @@ TEST(TrainConfigSchema, ValuesOutsideTheirRuleAreOneLineErrors) {
   EXPECT_EQ(parse_error({"--optim.beta1=nan"}), "optim.beta1 must be a finite number (got 'nan')");
   EXPECT_EQ(parse_error({"--optim.beta2=2"}), "optim.beta2 must be in [0, 1) (got 2)");
   EXPECT_EQ(parse_error({"--optim.eps=-1"}), "optim.eps must be > 0 (got -1)");
+  // One rule, the corpus's: the schema said [0, 1) while loading refused 0 and 0.5 up as "(0, 0.5)".
+  for (const char* heldout : {"0", "0.5", "0.9"})
+    EXPECT_EQ(parse_error({std::string("--data.heldout=") + heldout}), std::string("data.heldout must be in (0, 0.5) (got ") + heldout + ")");
   EXPECT_EQ(parse_error({"--train.steps=0"}), "train.steps must be >= 1 (got 0)");
   EXPECT_EQ(parse_error({"--train.seed=-1"}), "train.seed must be a whole number >= 0 (got '-1')");
   EXPECT_EQ(parse_error({"--train.steps=1e3"}), "train.steps must be a whole number (got '1e3')");

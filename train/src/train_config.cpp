@@ -66,6 +66,15 @@ void TrainConfig::validate() const {
           "diagnostics.pairwise=" + diagnostics.pairwise.text() + " measures the gradient all-reduce, which hdet.mode=local does not do");
 }
 
+void TrainConfig::validate_world(int64_t workers) const {
+  const int64_t per_rank = replicas_per_rank();
+  require(train.batch % (workers * per_rank * train.accumulation) == 0,
+          "train.batch (" + std::to_string(train.batch) + ") must be a multiple of workers (" + std::to_string(workers) +
+              ") x replicas per worker (" + std::to_string(per_rank) + ") x train.accumulation (" +
+              std::to_string(train.accumulation) + ")");
+  desynced_ranks(workers * per_rank);
+}
+
 namespace {
 
 bool valid_name(const std::string& name) {

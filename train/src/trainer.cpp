@@ -25,12 +25,7 @@ const TrainConfig& validated(const TrainConfig& c) {
 // Checks what needs the world and places the worker (its share of the cores: Trainer::threads_).
 WorkerPlacement prepare_worker(const TrainConfig& c, const distributed::DistributedEnv& env) {
   const WorkerPlacement placement = place_worker(c, env.local_rank, env.local_world_size);
-  const int64_t per_rank = c.replicas_per_rank();
-  if (c.train.batch % (env.world_size * per_rank * c.train.accumulation) != 0)
-    throw std::invalid_argument("train.batch (" + std::to_string(c.train.batch) + ") must be a multiple of workers (" +
-                                std::to_string(env.world_size) + ") x replicas per worker (" + std::to_string(per_rank) +
-                                ") x train.accumulation (" + std::to_string(c.train.accumulation) + ")");
-  c.desynced_ranks(env.world_size * per_rank);  // names a rank beyond the world before anything starts
+  c.validate_world(env.world_size);
   if (placement.device.is_cuda()) use_cuda_device(placement.device, c.train.tf32);
   return placement;
 }

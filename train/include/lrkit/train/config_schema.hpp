@@ -52,8 +52,9 @@ Rule<T> in_range(T low, T high) {  // [low, high]
 inline Rule<double> in_unit_interval_open_right() {  // [0, 1)
   return {[](const double& v) { return v >= 0 && v < 1; }, "must be in [0, 1)"};
 }
-inline Rule<double> in_open_unit_interval() {  // (0, 1)
-  return {[](const double& v) { return v > 0 && v < 1; }, "must be in (0, 1)"};
+inline Rule<double> in_open_range(double low, double high) {  // (low, high)
+  return {[=](const double& v) { return v > low && v < high; },
+          "must be in (" + schedules::format_number(low) + ", " + schedules::format_number(high) + ")"};
 }
 
 namespace config_text {

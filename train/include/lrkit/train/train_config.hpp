@@ -197,6 +197,10 @@ struct TrainConfig {
 
   // Checks cross-field rules; throws std::invalid_argument naming the key.
   void validate() const;
+  // Checks the rules that need the number of workers: train.batch splits evenly over them (and their HDET
+  // replicas and micro-batches), dist.desync_ranks names none beyond them. The launcher calls it before it
+  // starts any worker, each worker again for the world it joined.
+  void validate_world(int64_t workers) const;
   // data.sources parsed (or one source `path`); throws std::invalid_argument naming the bad entry.
   std::vector<DataSource> data_sources() const;
   // data.proportions parsed, one per source; empty when not given.
