@@ -213,6 +213,7 @@ int run_sweep_command(const std::vector<std::string>& args) {
     for (const auto& run : plan.runs) {
       std::cout << run.name << ": steps " << run.start_step << ".." << run.steps << ", " << run.schedule_spec;
       if (run.depends_on >= 0) std::cout << ", branches from " << plan.runs[static_cast<size_t>(run.depends_on)].name;
+      if (run.reads_log_of >= 0) std::cout << ", after " << plan.runs[static_cast<size_t>(run.reads_log_of)].name;
       if (!run.milestones.empty()) {
         std::cout << ", milestones";
         for (auto m : run.milestones) std::cout << " " << m;

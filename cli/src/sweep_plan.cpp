@@ -65,12 +65,51 @@ std::string add_argument(const std::string& spec, const std::string& key, const 
   return spec.substr(0, close) + (empty ? "" : ", ") + key + "=" + value + spec.substr(close);
 }
 
-schedules::Schedule parse_for(const SweepSchedule& s, const std::string& spec, std::optional<int64_t> total) {
+// `check` of a spec of schedule `s`, its errors naming the schedule and the spec.
+template <class Check>
+auto checked(const SweepSchedule& s, const std::string& spec, Check check) {
   try {
-    return schedules::parse_schedule(spec, total);
+    return check();
   } catch (const std::exception& e) {
     throw std::invalid_argument("schedule '" + s.name + "' (" + spec + "): " + e.what());
   }
+}
+
+schedules::Schedule parse_for(const SweepSchedule& s, const std::string& spec, std::optional<int64_t> total) {
+  return checked(s, spec, [&] { return schedules::parse_schedule(spec, total); });
+}
+
+// The schedules a spec template names with {run:NAME}, in order.
+std::vector<std::string> run_references(const SweepSchedule& s) {
+  std::vector<std::string> names;
+  for (size_t at = s.spec.find("{run:"); at != std::string::npos; at = s.spec.find("{run:", at + 1)) {
+    const auto end = s.spec.find('}', at);
+    if (end == std::string::npos) throw std::invalid_argument("schedule '" + s.name + "': '{run:' without its closing '}'");
+    names.push_back(s.spec.substr(at + 5, end - at - 5));
+  }
+  return names;
+}
+
+// The schedule whose runs' logs schedule `k` reads ({run:NAME}), if any: one, defined above it, in mode separate,
+// whose run at a budget is that budget's whole history.
+std::optional<size_t> log_source(const SweepConfig& c, size_t k) {
+  const SweepSchedule& s = c.schedules[k];
+  const auto names = run_references(s);
+  if (names.empty()) return std::nullopt;
+  const std::string& name = names.front();
+  const auto fail = [&](const std::string& why) {
+    throw std::invalid_argument("schedule '" + s.name + "' reads {run:" + name + "}: " + why);
+  };
+  for (const auto& other : names)
+    if (other != name) fail("it also reads {run:" + other + "}, and a run waits for one other run");
+  if (s.mode != "separate") fail("only a separate schedule (one run per budget) can read another run's log");
+  const auto source = std::find_if(c.schedules.begin(), c.schedules.end(), [&](const SweepSchedule& x) { return x.name == name; });
+  if (source == c.schedules.end()) fail("the sweep has no schedule '" + name + "'");
+  const auto index = static_cast<size_t>(source - c.schedules.begin());
+  if (index >= k) fail("'" + name + "' must be defined above '" + s.name + "' (its runs train first)");
+  if (source->mode != "separate")
+    fail("'" + name + "' is " + source->mode + ": only a separate run's log holds its budget's whole history");
+  return index;
 }
 
 }  // namespace
@@ -184,8 +223,10 @@ SweepPlan plan_sweep(const SweepConfig& c, uint64_t default_seed) {
   const int64_t largest = c.budgets.back();
   // Names built from different schedules can meet (single "x_B8" and separate "x" at budget 8).
   std::map<std::string, std::string> directory_owner;
+  std::map<std::string, size_t> run_index;
   std::string schedule_name;
   auto add_run = [&](SweepRun run) {
+    run_index.emplace(run.name, plan.runs.size());
     const auto [owner, fresh] = directory_owner.emplace(run.name, schedule_name);
     if (!fresh)
       throw std::invalid_argument("schedules '" + owner->second + "' and '" + schedule_name + "' both name run directory '" +
@@ -211,6 +252,7 @@ SweepPlan plan_sweep(const SweepConfig& c, uint64_t default_seed) {
   for (size_t k = 0; k < c.schedules.size(); ++k) {
     const auto& s = c.schedules[k];
     schedule_name = s.name;
+    const auto source = log_source(c, k);
     int64_t trained = 0, separate = 0;
     for (double peak : peaks)
       for (uint64_t seed : seeds) {
@@ -221,10 +263,25 @@ SweepPlan plan_sweep(const SweepConfig& c, uint64_t default_seed) {
         };
         if (s.mode == "separate") {
           for (int64_t budget : c.budgets) {
-            const auto spec = instantiate_spec(s.spec, budget, c.budgets, peak, seed);
-            parse_for(s, spec, budget);
-            const auto run = add_run({s.name + "_B" + std::to_string(budget) + suffix, spec, budget, 0, seed, {}, -1, {}});
-            result(budget, run, budget, budget);
+            auto spec = instantiate_spec(s.spec, budget, c.budgets, peak, seed);
+            int reads_log_of = -1;
+            if (source) {
+              const std::string& source_name = c.schedules[*source].name;
+              const std::string source_run = source_name + "_B" + std::to_string(budget) + suffix;
+              reads_log_of = static_cast<int>(run_index.at(source_run));
+              replace_all(spec, "{run:" + source_name + "}",
+                          schedules::format_word(train::run_log_path((runs_dir / source_run).string())));
+            }
+            // A spec that reads a run's log is built when its run starts, after that run: its values are checked
+            // then (the log may not exist yet, or end in a diverged step), its form here.
+            if (source)
+              checked(s, spec, [&] { schedules::check_spec_form(spec); });
+            else
+              parse_for(s, spec, budget);
+            auto run = SweepRun{s.name + "_B" + std::to_string(budget) + suffix, spec, budget, 0, seed, {}, -1, {}};
+            run.reads_log_of = reads_log_of;
+            const auto index = add_run(run);
+            result(budget, index, budget, budget);
             trained += budget;
           }
         } else if (s.mode == "branching") {

@@ -139,12 +139,20 @@ std::vector<RunState> run_sweep(const SweepPlan& plan, const std::string& out, i
   while (true) {
     for (size_t i = 0; i < n && static_cast<int64_t>(running.size()) < jobs; ++i) {
       if (status[i] != Status::kPending) continue;
-      const int dep = plan.runs[i].depends_on;
+      const bool reads_log = plan.runs[i].reads_log_of >= 0;
+      const int dep = reads_log ? plan.runs[i].reads_log_of : plan.runs[i].depends_on;
       if (dep >= 0) {
         const auto d = status[static_cast<size_t>(dep)];
         if (d == Status::kFailed || d == Status::kBlocked) {
           status[i] = Status::kBlocked;
           progress << "sweep: " << plan.runs[i].name << " not started: " << plan.runs[static_cast<size_t>(dep)].name << " failed" << std::endl;
+          continue;
+        }
+        if (d == Status::kDiverged && reads_log) {
+          // Its schedule comes from that run's log (a refinement of its norms), which ends in a non-finite step:
+          // there is no schedule to train, and the result goes with its source's.
+          status[i] = Status::kDiverged;
+          count_done(i, "diverged: the run whose log its schedule reads, " + plan.runs[static_cast<size_t>(dep)].name + ", diverged");
           continue;
         }
         if (d == Status::kDiverged) {

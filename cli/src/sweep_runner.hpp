@@ -1,5 +1,6 @@
 // Runs a sweep's `lrkit train` processes, at most `jobs` at a time, each
-// branch after the run it forks from. A run directory records the arguments
+// branch after the run it forks from, and a run whose spec reads another run's
+// log ({run:NAME}) once that run finished. A run directory records the arguments
 // it was started with (sweep_args.txt) and, once finished, a sweep_done
 // marker (saying "diverged" for a run that stopped on a non-finite loss, a
 // result rather than a failure): finished runs are skipped, unfinished ones resume from their last
@@ -15,7 +16,8 @@
 
 namespace lrkit::cli {
 
-// kDiverged: the run stopped on a non-finite loss (now or before), or its main run did before its fork.
+// kDiverged: the run stopped on a non-finite loss (now or before), or its main run did before its fork, or the run
+// whose log its spec reads did.
 enum class RunState { kFinished, kSkipped, kDiverged, kFailed, kBlocked };
 
 // Throws UsageError when a run directory was started with other arguments;

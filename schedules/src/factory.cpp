@@ -28,18 +28,27 @@ std::string family_names() {
   return out;
 }
 
+const Family& family_of(const std::string& spec, const SpecCall& call) {
+  for (const Family& family : registry())
+    if (family.name == call.name) return family;
+  throw SpecError(spec, call.position, call.name, "unknown schedule family; known: " + family_names());
+}
+
+void check_call_form(const std::string& spec, const SpecCall& call) {
+  const Family& family = family_of(spec, call);
+  const Args args(spec, call, family.keys, family.takes_schedules);
+  for (const SpecValue* schedule : args.schedules()) check_call_form(spec, *schedule->call);
+}
+
 }  // namespace
 
 NodePtr build_call(const std::string& spec, const SpecCall& call, std::optional<int64_t> total) {
-  for (const Family& family : registry()) {
-    if (family.name != call.name) continue;
-    const Args args(spec, call, family.keys, family.takes_schedules);
-    Context ctx(spec, total);
-    MutableNode node = family.build(args, ctx);
-    node->set_spec(args.render(ctx.child_specs));
-    return node;
-  }
-  throw SpecError(spec, call.position, call.name, "unknown schedule family; known: " + family_names());
+  const Family& family = family_of(spec, call);
+  const Args args(spec, call, family.keys, family.takes_schedules);
+  Context ctx(spec, total);
+  MutableNode node = family.build(args, ctx);
+  node->set_spec(args.render(ctx.child_specs));
+  return node;
 }
 
 }  // namespace detail
@@ -58,6 +67,8 @@ Schedule parse_schedule(const std::string& spec, std::optional<int64_t> total) {
                         std::to_string(checkpoints.back()) + " steps, or give no total to use its own length)");
   return schedule;
 }
+
+void check_spec_form(const std::string& spec) { detail::check_call_form(spec, parse_spec(spec)); }
 
 std::vector<FamilyInfo> schedule_families() {
   std::vector<FamilyInfo> out;

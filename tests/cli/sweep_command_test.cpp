@@ -160,6 +160,66 @@ TEST(SweepCommand, ABranchThatForksBeforeItsMainRunDivergedStillRuns) {
       << r.out;
 }
 
+// {run:NAME}: the refinement of each budget's linear run starts once that run finished and trains what `lrkit train`
+// trains with the spec it names; a diverged linear run leaves its refinement diverged too (a result: exit 0).
+TEST(SweepCommand, ARunThatReadsAnotherRunsLogStartsAfterItAndSharesItsDivergence) {
+  const auto out = out_dir("sweep_reads_log");
+  const auto config = lrkit::testing::write_text(
+      "sweep_reads_log.cfg", "[sweep]\ntrain_config = " + tiny_config() + "\nout = " + out + "\nbudgets = 8, 12\npeaks = 1e-2, 1e4\njobs = 2\n"
+                             "[schedules]\nlin = linear(warmup=2)\nref = refined(norms={run:lin}, norm=l1)\n");
+  auto r = run_lrkit("sweep --config " + config);
+  ASSERT_EQ(r.code, 0) << r.out;
+  for (const std::string budget : {"8", "12"}) {
+    const std::string suffix = "_B" + budget + "_p0.01_s1234";
+    const auto finished = r.out.find("sweep: lin" + suffix + " finished"), started = r.out.find("sweep: started ref" + suffix);
+    ASSERT_NE(started, std::string::npos) << r.out;
+    EXPECT_LT(finished, started) << r.out;
+    EXPECT_NE(r.out.find("sweep: ref_B" + budget + "_p10000_s1234 diverged: the run whose log its schedule reads, lin_B" + budget +
+                         "_p10000_s1234, diverged"),
+              std::string::npos)
+        << r.out;
+  }
+  const auto schedule = lrkit::h5::read_series(out + "/summary.h5", "/results/schedule");
+  const auto peak = lrkit::h5::read_series(out + "/summary.h5", "/results/peak");
+  const auto loss = lrkit::h5::read_series(out + "/summary.h5", "/results/loss");
+  ASSERT_EQ(loss.size(), 8u);
+  for (size_t i = 0; i < loss.size(); ++i) EXPECT_EQ(std::isfinite(loss[i]), peak[i] == 1e-2) << i;
+  // The same refinement trained by hand gives the same held-out loss (budget 12 of ref at peak 0.01: result 5).
+  ASSERT_EQ(schedule[5], 1);
+  const auto by_hand = out_dir("sweep_reads_log_by_hand");
+  r = run_lrkit("train --config " + tiny_config() + " --train.steps=12 --schedule.spec=\"refined(norms=" + out +
+                "/runs/lin_B12_p0.01_s1234/log.h5, norm=l1, peak=0.01)\" --out " + by_hand);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(eval_at(by_hand + "/log.h5", 12), loss[5]);
+  // Rerun: nothing starts, and the refinements of the diverged runs are diverged again.
+  r = run_lrkit("sweep --config " + config);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(count(r.out, "sweep: started"), 0) << r.out;
+  EXPECT_EQ(lrkit::h5::read_series(out + "/summary.h5", "/results/loss"), loss);
+  // A value the plan could not check (the log did not exist) fails its run when it starts, naming the value.
+  const auto bad = lrkit::testing::write_text(
+      "sweep_reads_log_bad.cfg", "[sweep]\ntrain_config = " + tiny_config() + "\nout = " + out + "\nbudgets = 8, 12\npeaks = 1e-2\n"
+                                 "[schedules]\nlin = linear(warmup=2)\nref_l3 = refined(norms={run:lin}, norm=l3)\n");
+  r = run_lrkit("sweep --config " + bad);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("sweep: ref_l3_B8_p0.01_s1234 failed (exit 2)"), std::string::npos) << r.out;
+  EXPECT_NE(lrkit::read_text(out + "/runs/ref_l3_B8_p0.01_s1234/train.txt").find("'norm' must be"), std::string::npos);
+}
+
+// The sweep files under configs/ plan as the README's experiments run them: from the repository root, where
+// data/kjv.txt is (a stand-in corpus here) and configs/quickstart.cfg is every run's base.
+TEST(SweepCommand, TheShippedSweepFilesPlan) {
+  const auto root = fs::path(out_dir("sweep_shipped"));
+  fs::create_directories(root / "data");
+  fs::copy_file(lrkit::testing::write_text("sweep_shipped_corpus.txt", std::string(200000, 'a')), root / "data" / "kjv.txt");
+  fs::create_directory_symlink(fs::path(LRKIT_SOURCE_DIR) / "configs", root / "configs");
+  for (const char* file : {"sweep_schedules.cfg", "sweep_wsds.cfg", "sweep_tuned_peaks.cfg"}) {
+    const auto r = lrkit::testing::run_command("cd " + root.string() + " && " + LRKIT_BINARY + " sweep --config configs/" + file + " --dry-run");
+    EXPECT_EQ(r.code, 0) << file << "\n" << r.out;
+    EXPECT_FALSE(fs::exists(root / "out")) << "a dry run starts nothing";
+  }
+}
+
 TEST(SweepCommand, AMalformedLrkitCoresIsRefusedBeforeAnyRunStarts) {
   const auto out = out_dir("sweep_bad_cores");
   const auto config = lrkit::testing::write_text("sweep_bad_cores.cfg", "[sweep]\ntrain_config = " + tiny_config() +

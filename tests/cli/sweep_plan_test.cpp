@@ -180,6 +180,52 @@ TEST(SweepPlan, WsdsCheckpointsLandAtEachBudgetPlusTheEarlierDecays) {
   EXPECT_EQ(plan.separate_steps[0], 87500);
 }
 
+// {run:NAME}: each budget's run reads the log of NAME's run at the same budget, peak and seed, and waits for it.
+TEST(SweepPlan, ARunReadsTheLogOfAnotherSchedulesRunAtItsBudgetPeakAndSeed) {
+  auto c = sweep_of({{"lin", "separate", "linear(warmup=5%)"}, {"ref", "separate", "refined(norms={run:lin}, norm=l1)"}},
+                    {100, 300});
+  c.peaks = {1e-3, 3e-3};
+  c.out = "out/a sweep";  // a path the spec must quote
+  const auto plan = plan_sweep(c, 7);
+  ASSERT_EQ(plan.runs.size(), 8u);
+  for (size_t i = 0; i < 4; ++i) {
+    const SweepRun& source = plan.runs[i];
+    const SweepRun& reader = plan.runs[i + 4];
+    EXPECT_EQ(source.reads_log_of, -1);
+    EXPECT_EQ(reader.reads_log_of, static_cast<int>(i)) << reader.name;
+    EXPECT_EQ(reader.depends_on, -1) << "it reads a log, it does not branch";
+    EXPECT_EQ(reader.name, "ref" + source.name.substr(3));
+    EXPECT_EQ(reader.steps, source.steps);
+    EXPECT_EQ(std::count_if(reader.args.begin(), reader.args.end(), [](const std::string& a) { return a.rfind("--branch-from", 0) == 0; }), 0);
+  }
+  EXPECT_EQ(plan.runs[5].schedule_spec, "refined(norms=\"out/a sweep/runs/lin_B300_p0.001_s7/log.h5\", norm=l1, peak=0.001)");
+  EXPECT_EQ(plan.schedule_steps, (std::vector<int64_t>{800, 800}));
+
+  const auto refused = [](const std::vector<SweepSchedule>& schedules) {
+    try {
+      plan_sweep(sweep_of(schedules, {100}), 1);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const SweepSchedule lin{"lin", "separate", "linear()"};
+  EXPECT_EQ(refused({{"ref", "separate", "refined(norms={run:lin})"}, lin}),
+            "schedule 'ref' reads {run:lin}: 'lin' must be defined above 'ref' (its runs train first)");
+  EXPECT_EQ(refused({lin, {"ref", "separate", "refined(norms={run:lni})"}}), "schedule 'ref' reads {run:lni}: the sweep has no schedule 'lni'");
+  EXPECT_EQ(refused({{"ref", "separate", "refined(norms={run:ref})"}}),
+            "schedule 'ref' reads {run:ref}: 'ref' must be defined above 'ref' (its runs train first)");
+  EXPECT_EQ(refused({{"wsd", "branching", "wsd(decay=20%)"}, {"ref", "separate", "refined(norms={run:wsd})"}}),
+            "schedule 'ref' reads {run:wsd}: 'wsd' is branching: only a separate run's log holds its budget's whole history");
+  EXPECT_EQ(refused({lin, {"ref", "single", "refined(norms={run:lin})"}}),
+            "schedule 'ref' reads {run:lin}: only a separate schedule (one run per budget) can read another run's log");
+  EXPECT_EQ(refused({lin, {"cos", "separate", "cosine()"}, {"ref", "separate", "join(refined(norms={run:lin}), refined(norms={run:cos}), at=[50])"}}),
+            "schedule 'ref' reads {run:lin}: it also reads {run:cos}, and a run waits for one other run");
+  EXPECT_EQ(refused({lin, {"ref", "separate", "refined(norms={run:lin)"}}), "schedule 'ref': '{run:' without its closing '}'");
+  // The log is not written when the sweep is planned: the spec's form is checked then, its values when its run starts.
+  EXPECT_NE(refused({lin, {"ref", "separate", "refined(norms={run:lin}, nrom=l1)"}}).find("unknown key for refined"), std::string::npos);
+}
+
 TEST(SweepPlan, SingleRunsWithoutCheckpointsAreReadAtTheBudgets) {
   const auto plan = plan_sweep(sweep_of({{"cyc", "single", "cyclic(budgets={budgets}, rewarm=10)"},
                                          {"cos", "single", "cosine(warmup=10)"}},

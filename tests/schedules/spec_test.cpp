@@ -116,6 +116,28 @@ TEST(SpecErrors, MessageQuotesTheWholeSpecOnOneLine) {
   EXPECT_STREQ(e.what(), "invalid schedule spec \"uba(peak=1e-3, phi=-1)\" at position 19 ('-1'): 'phi' must be > 0 (got -1)");
 }
 
+// What a sweep checks of a spec whose file is not written yet: syntax, families and keys, nested ones too,
+// with parse_schedule's messages; values and files are left to parse_schedule.
+TEST(SpecForm, ChecksSyntaxFamiliesAndKeysButNotValuesOrFiles) {
+  EXPECT_NO_THROW(check_spec_form("refined(norms=/not/yet/written.h5, peak=1e-3, norm=l1)"));
+  EXPECT_NO_THROW(check_spec_form("join(refined(norms=later.h5, peak=1), linear(1, 0), at=[10])"));
+  EXPECT_NO_THROW(check_spec_form("cosine(peak=-1)")) << "values are parse_schedule's";
+  for (const auto& [spec, rule] : std::vector<std::pair<std::string, std::string>>{
+           {"refined(norms=x.h5, nrm=l1)", "unknown key for refined"},
+           {"join(refind(norms=x.h5), linear(1, 0), at=[10])", "unknown schedule family"},
+           {"constant(1, 100, 5, 0, linear, 7)", "takes at most 5 positional arguments"},
+           {"cosine(peak=1", "expected"},
+       }) {
+    try {
+      check_spec_form(spec);
+      ADD_FAILURE() << "no error for " << spec;
+    } catch (const SpecError& e) {
+      EXPECT_NE(e.rule().find(rule), std::string::npos) << spec << ": " << e.what();
+      EXPECT_EQ(e.rule(), error_of(spec).rule()) << "the same message as parse_schedule's";
+    }
+  }
+}
+
 TEST(FormatWord, QuotesWhatWouldNotLexBackAsOneWord) {
   EXPECT_EQ(format_word("1-sqrt"), "1-sqrt");
   EXPECT_EQ(format_word("a b"), "\"a b\"");

@@ -19,7 +19,10 @@ namespace lrkit::cli {
 struct SweepSchedule {
   std::string name;
   std::string mode = "separate";  // separate | branching | single
-  std::string spec;               // template: {peak}, {budget}, {budgets}, {seed}; peak= added when absent
+  // template: {peak}, {budget}, {budgets}, {seed}; peak= added when absent. {run:NAME} is the run log of schedule
+  // NAME (separate, defined above) at the same budget, peak and seed: `refined(norms={run:linear})` refines each
+  // budget's linear run, and waits for it.
+  std::string spec;
 };
 
 struct SweepConfig {
@@ -54,6 +57,7 @@ struct SweepRun {
   std::vector<int64_t> milestones;  // checkpoint.at
   int depends_on = -1;            // index of the run it branches from
   std::vector<std::string> args;  // the `lrkit train` arguments
+  int reads_log_of = -1;          // index of the run whose log its spec reads ({run:NAME}): it starts once that one finished
 };
 
 // Where one (schedule, budget, peak, seed) result is read.

@@ -17,6 +17,11 @@ namespace lrkit::schedules {
 
 Schedule parse_schedule(const std::string& spec, std::optional<int64_t> total = std::nullopt);
 
+// Checks the part of a spec that needs no values and no files: its syntax, and every call's family and keys
+// (throws SpecError as parse_schedule does). For a spec that cannot be built yet, such as a refinement of a
+// run log still to be written; parse_schedule checks everything once it can.
+void check_spec_form(const std::string& spec);
+
 struct FamilyInfo {
   std::string name;
   std::vector<std::string> keys;  // positional order
