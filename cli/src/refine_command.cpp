@@ -5,7 +5,6 @@
 #include <boost/program_options.hpp>
 
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include "command.hpp"
@@ -25,7 +24,7 @@ int run_refine_command(const std::vector<std::string>& args) {
   double peak = 0, tau = 0.1;
   int64_t steps = 0;
   po::options_description visible("options");
-  visible.add_options()("help,h", "show this help")("out,o", po::value(&out), "the refined schedule's table (.h5 or .csv)")(
+  visible.add_options()("help,h", "show this help")("out,o", po::value(&out), "the refined schedule's table (.h5, .csv or .tsv)")(
       "peak", po::value(&peak), "peak learning rate of the refined schedule (required)")(
       "norm", po::value(&norm)->default_value(norm), "l1 (Adam-type optimizers, the default) or l2 (SGD)")(
       "tau", po::value(&tau)->default_value(tau), "median-filter width as a fraction of the run")(
@@ -33,20 +32,18 @@ int run_refine_command(const std::vector<std::string>& args) {
   const auto vm = parse_with_positional(args, visible, run, "refine");
   run = run_log_argument(run);
   if (vm.count("help")) {
-    std::cout << "usage: lrkit refine RUN.h5|RUN_DIR --peak LR --out FILE.h5|FILE.csv [options]\n\n"
+    std::cout << "usage: lrkit refine RUN.h5|RUN_DIR --peak LR --out FILE.h5|FILE.csv|FILE.tsv [options]\n\n"
                  "Reads /train/grad_norm_l1 (or /train/grad_norm with --norm l2) of a finished run and\n"
                  "writes the refined schedule; train the next run with the printed schedule.spec.\n\n"
               << visible;
     return kExitOk;
   }
   if (run.empty()) throw UsageError("no run log given (usage: lrkit refine RUN.h5 --peak LR --out FILE)");
-  if (out.empty()) throw UsageError("--out FILE is required (.h5 or .csv)");
+  if (out.empty()) throw UsageError("--out FILE is required (.h5, .csv or .tsv)");
   if (!vm.count("peak")) throw UsageError("--peak is required (the refined schedule's largest rate)");
   if (norm != "l1" && norm != "l2") throw UsageError("--norm must be l1 or l2 (got '" + norm + "')");
   if (steps < 0) throw UsageError("--steps must be >= 0 (got " + std::to_string(steps) + ")");
-  const std::string extension = std::filesystem::path(out).extension().string();
-  if (extension != ".h5" && extension != ".csv")
-    throw UsageError("--out '" + out + "' must end in .h5 or .csv");
+  check_table_file(out);
   std::error_code same_error;
   if (std::filesystem::equivalent(run, out, same_error))
     throw UsageError("--out '" + out + "' is the run log itself; write the refined schedule to another file");
@@ -65,17 +62,7 @@ int run_refine_command(const std::vector<std::string>& args) {
       throw UsageError(e.what());
     }
   }();
-  std::string next;
-  if (extension == ".csv") {
-    std::ofstream file(out);
-    if (!file) throw UsageError("cannot write '" + out + "'");
-    write_table(file, schedule, steps, 1, TableFormat::Csv);
-    if (!file.flush()) throw std::runtime_error("writing '" + out + "' failed");
-    next = "table(file=" + schedules::format_word(out) + ")";
-  } else {
-    write_hdf5(out, schedule, steps);
-    next = "table(file=" + schedules::format_word(out) + ", column=/schedule/lr, steps=/schedule/step)";
-  }
+  const std::string next = write_table_file(out, schedule, steps);
   std::cout << "refined " << steps << " steps from " << run << " (" << norm << " norms)\n"
             << "schedule.spec = " << next << "\n";
   return kExitOk;

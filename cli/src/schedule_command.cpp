@@ -65,7 +65,7 @@ int run_schedule_command(const std::vector<std::string>& args) {
       ("plot", "draw the curve in the terminal")
       ("width", po::value<int>()->default_value(72), "plot width in characters")
       ("height", po::value<int>()->default_value(16), "plot height in lines")
-      ("out,o", po::value<std::string>(), "also write the full table to this HDF5 file");
+      ("out,o", po::value<std::string>(), "also write the full table to this file: .h5 (HDF5), .csv or .tsv");
   std::string spec;
   const auto vm = parse_with_positional(args, options, spec, "schedule");
   if (vm.count("help")) {
@@ -89,6 +89,7 @@ int run_schedule_command(const std::vector<std::string>& args) {
   if (width < 8 || width > 1000 || height < 4 || height > 200)
     throw UsageError("--width must be in [8, 1000] and --height in [4, 200]");
   const TableFormat format = parse_format(vm["format"].as<std::string>());
+  if (vm.count("out")) check_table_file(vm["out"].as<std::string>());
 
   schedules::Schedule schedule = [&] {
     try {
@@ -122,13 +123,7 @@ int run_schedule_command(const std::vector<std::string>& args) {
   } else if (!vm.count("out")) {
     write_table(std::cout, schedule, *steps, every, format);
   }
-  if (vm.count("out")) {
-    try {
-      write_hdf5(vm["out"].as<std::string>(), schedule, *steps);
-    } catch (const h5::Error& e) {
-      throw UsageError(e.what());
-    }
-  }
+  if (vm.count("out")) write_table_file(vm["out"].as<std::string>(), schedule, *steps);
   return kExitOk;
 }
 

@@ -3,9 +3,16 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <optional>
+#include <sstream>
 #include <vector>
 
+#include "command.hpp"
+#include "lrkit/common/output_file.hpp"
+#include "lrkit/common/text_file.hpp"
 #include "lrkit/h5/file.hpp"
+#include "lrkit/h5/handle.hpp"
 #include "lrkit/schedules/spec.hpp"
 
 namespace lrkit::cli {
@@ -42,6 +49,15 @@ std::string short_number(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3g", v);
   return buf;
+}
+
+// The text format a table file's name asks for, or none for HDF5.
+std::optional<TableFormat> table_file_format(const std::string& path) {
+  const std::string extension = std::filesystem::path(path).extension().string();
+  if (extension == ".h5") return std::nullopt;
+  if (extension == ".csv") return TableFormat::Csv;
+  if (extension == ".tsv") return TableFormat::Tsv;
+  throw UsageError("--out '" + path + "' must end in .h5 (HDF5), .csv or .tsv: the table's form follows the name");
 }
 
 }  // namespace
@@ -132,6 +148,8 @@ void write_plot(std::ostream& out, const schedules::Schedule& schedule, int64_t 
       << right << (schedule.checkpoints().empty() ? "  (step)\n" : "  (step; ^ marks checkpoints)\n");
 }
 
+namespace {
+
 void write_hdf5(const std::string& path, const schedules::Schedule& schedule, int64_t steps) {
   std::vector<int64_t> step(static_cast<size_t>(steps) + 1);
   std::vector<double> lr(step.size());
@@ -147,6 +165,32 @@ void write_hdf5(const std::string& path, const schedules::Schedule& schedule, in
   writer.set_attribute("/schedule", "steps", steps);
   writer.set_attribute("/", "lrkit_version", std::string(LRKIT_VERSION));
   writer.flush();
+}
+
+}  // namespace
+
+void check_table_file(const std::string& path) { table_file_format(path); }
+
+std::string write_table_file(const std::string& path, const schedules::Schedule& schedule, int64_t steps) {
+  const auto format = table_file_format(path);
+  const std::string file = "table(file=" + schedules::format_word(path);
+  if (!format) {
+    try {
+      write_hdf5(path, schedule, steps);
+    } catch (const h5::Error& e) {
+      throw UsageError(e.what());
+    }
+    return file + ", column=/schedule/lr, steps=/schedule/step)";
+  }
+  if (const auto problem = output_file_problem(path)) throw UsageError("cannot write '" + path + "': " + *problem);
+  std::ostringstream table;
+  write_table(table, schedule, steps, 1, *format);
+  try {
+    write_text_atomically(path, table.str());
+  } catch (const std::runtime_error& e) {
+    throw UsageError(e.what());
+  }
+  return file + ")";
 }
 
 }  // namespace lrkit::cli

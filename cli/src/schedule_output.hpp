@@ -1,5 +1,5 @@
 // Renderings of a schedule for `lrkit schedule`: tables (csv, tsv, json), the
-// summary, a terminal plot, and an HDF5 table.
+// summary, a terminal plot, and table files (HDF5, CSV, TSV).
 #pragma once
 
 #include <cstdint>
@@ -18,8 +18,12 @@ void write_table(std::ostream& out, const schedules::Schedule& schedule, int64_t
                  TableFormat format);
 void write_summary(std::ostream& out, const schedules::Summary& summary, const std::string& spec, bool json);
 void write_plot(std::ostream& out, const schedules::Schedule& schedule, int64_t steps, int width, int height);
-// /schedule/step and /schedule/lr (every step 0..steps), /schedule/checkpoints,
-// with the spec and total as attributes.
-void write_hdf5(const std::string& path, const schedules::Schedule& schedule, int64_t steps);
+// A file holding the whole table (every step 0..steps), in the form its name ends in: .h5 (HDF5:
+// /schedule/step, /schedule/lr, /schedule/checkpoints, the spec and total as attributes), .csv or .tsv
+// (step and lr columns). Refuses any other name (UsageError naming it and the forms), before anything is
+// computed when called first.
+void check_table_file(const std::string& path);
+// Writes the table file (a text one atomically) and returns the spec that reads it back, table(file=...).
+std::string write_table_file(const std::string& path, const schedules::Schedule& schedule, int64_t steps);
 
 }  // namespace lrkit::cli

@@ -2,8 +2,9 @@
 
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 #include <utility>
+
+#include "lrkit/common/output_file.hpp"
 
 namespace lrkit::h5 {
 
@@ -46,17 +47,7 @@ Handle created_file(const std::string& path, hid_t access, const std::string& wh
   const hid_t id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access);
   if (id >= 0) return Handle(id, H5Fclose);
   const int reason = errno;  // the failed open(2) underneath, unless HDF5 failed before it
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::path parent = fs::path(path).parent_path();
-  std::string why;
-  if (fs::is_directory(path, ec))
-    why = "it is a directory";
-  else if (!parent.empty() && !fs::is_directory(parent, ec))
-    why = fs::exists(parent, ec) ? "'" + parent.string() + "' is not a directory"
-                                 : "directory '" + parent.string() + "' does not exist";
-  else
-    why = reason != 0 ? std::strerror(reason) : "HDF5 could not create it";
+  const std::string why = output_file_problem(path).value_or(reason != 0 ? std::strerror(reason) : "HDF5 could not create it");
   throw Error(what + " '" + path + "': " + why);
 }
 

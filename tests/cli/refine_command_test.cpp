@@ -70,7 +70,7 @@ TEST(RefineCommand, BadInputExitsTwoWithOneLine) {
            {"refine " + log + " --peak 1e-3 --out x.h5", "missing.h5"},
            {"refine " + log + " --out x.h5", "--peak is required"},
            {"refine " + log + " --peak 1e-3", "--out FILE is required"},
-           {"refine " + log + " --peak 1e-3 --out x.txt", "must end in .h5 or .csv"},
+           {"refine " + log + " --peak 1e-3 --out x.txt", "must end in .h5 (HDF5), .csv or .tsv"},
            {"refine " + log + " --peak 1e-3 --norm l3 --out x.h5", "--norm must be l1 or l2"},
        }) {
     const auto r = run_lrkit(args);

@@ -1,6 +1,7 @@
 // Runs the real `lrkit` binary: outputs, exit codes and one-line errors.
 #include <gtest/gtest.h>
 
+#include "lrkit/common/text_file.hpp"
 #include "lrkit/h5/file.hpp"
 #include "run_command.hpp"
 #include "test_files.hpp"
@@ -55,6 +56,24 @@ TEST(ScheduleCommand, WritesAnHdf5Table) {
   EXPECT_EQ(lrkit::h5::read_series(path, "/schedule/checkpoints"), (std::vector<double>{10, 21}));
 }
 
+// --out writes what its name says: a table written to lr.csv was HDF5 bytes that no spreadsheet opens. Each form
+// reads back through table(file=...), as `lrkit refine`'s tables do.
+TEST(ScheduleCommand, OutWritesTheFormItsNameSays) {
+  const std::string spec = "wsds(peak=1, budgets=[10, 20])";
+  const auto expected = run("schedule '" + spec + "' --format csv").out;
+  for (const std::string name : {"s.csv", "s.tsv", "s.h5"}) {
+    const auto path = (lrkit::testing::scratch_dir() / name).string();
+    auto r = run("schedule '" + spec + "' --out " + path);
+    ASSERT_EQ(r.code, 0) << name << "\n" << r.out;
+    EXPECT_EQ(r.out, "") << name;
+    const std::string reads = name == "s.h5" ? "table(file=" + path + ", column=/schedule/lr, steps=/schedule/step)" : "table(file=" + path + ")";
+    r = run("schedule '" + reads + "' --steps 21 --format csv");
+    ASSERT_EQ(r.code, 0) << name << "\n" << r.out;
+    EXPECT_EQ(r.out, expected) << name;
+  }
+  EXPECT_EQ(lrkit::read_text(lrkit::testing::scratch_dir() / "s.csv"), expected) << "every step, in the table's own CSV";
+}
+
 TEST(ScheduleCommand, BadInputExitsTwoWithOneClearLine) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"schedule 'uba(peak=1e-3, phi=-1)' --steps 100", "'phi' must be > 0 (got -1)"},
@@ -70,6 +89,9 @@ TEST(ScheduleCommand, BadInputExitsTwoWithOneClearLine) {
       {"schedule", "missing SPEC"},
       {"schedule 'cosine(1)' --steps 10 --out /nonexistent-dir/x.h5",
        "cannot create HDF5 file '/nonexistent-dir/x.h5': directory '/nonexistent-dir' does not exist"},
+      {"schedule 'cosine(1)' --steps 10 --out /nonexistent-dir/x.csv", "cannot write '/nonexistent-dir/x.csv': directory '/nonexistent-dir' does not exist"},
+      {"schedule 'cosine(1)' --steps 10 --out x.json", "--out 'x.json' must end in .h5 (HDF5), .csv or .tsv"},
+      {"schedule 'cosine(1)' --steps 10 --out /tmp", "--out '/tmp' must end in"},
       {"frobnicate", "unknown command"},
   };
   for (const auto& [args, expected] : cases) {
