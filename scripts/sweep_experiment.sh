@@ -4,7 +4,7 @@
 #      and a schedule refined from the linear run's gradient norms, at three budgets;
 #   b  configs/sweep_wsds.cfg: WSD with decay branches vs WSD-S vs cyclic cosine;
 #   c  configs/sweep_tuned_peaks.cfg: (a)'s cosine, linear, WSD and refined, each at its best
-#      of four peaks, two seeds, budgets 400 and 1000 (about half an hour on 2 cores; only when named).
+#      of seven peaks, two seeds, budgets 400 and 1000 (about half an hour on 2 cores; only when named).
 # Resumable: an interrupted run picks up where it stopped. Tables go to out/sweep_*.txt.
 # Usage: scripts/sweep_experiment.sh [a] [b] [c] [--jobs N]   (default: a b; needs a build and data/kjv.txt)
 set -euo pipefail
