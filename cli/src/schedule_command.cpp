@@ -4,7 +4,6 @@
 
 #include "command.hpp"
 #include "schedule_output.hpp"
-#include "lrkit/h5/handle.hpp"
 #include "lrkit/schedules/factory.hpp"
 #include "lrkit/schedules/spec.hpp"
 #include "lrkit/schedules/summary.hpp"

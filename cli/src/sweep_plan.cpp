@@ -263,25 +263,21 @@ SweepPlan plan_sweep(const SweepConfig& c, uint64_t default_seed) {
         };
         if (s.mode == "separate") {
           for (int64_t budget : c.budgets) {
-            auto spec = instantiate_spec(s.spec, budget, c.budgets, peak, seed);
-            int reads_log_of = -1;
+            SweepRun run{s.name + "_B" + std::to_string(budget) + suffix,
+                         instantiate_spec(s.spec, budget, c.budgets, peak, seed), budget, 0, seed, {}, -1, {}};
             if (source) {
               const std::string& source_name = c.schedules[*source].name;
               const std::string source_run = source_name + "_B" + std::to_string(budget) + suffix;
-              reads_log_of = static_cast<int>(run_index.at(source_run));
-              replace_all(spec, "{run:" + source_name + "}",
+              run.reads_log_of = static_cast<int>(run_index.at(source_run));
+              replace_all(run.schedule_spec, "{run:" + source_name + "}",
                           schedules::format_word(train::run_log_path((runs_dir / source_run).string())));
+              // Built when its run starts, after the run it reads: its values are checked then (the log may not
+              // exist yet, or end in a diverged step), its form here.
+              checked(s, run.schedule_spec, [&] { schedules::check_spec_form(run.schedule_spec); });
+            } else {
+              parse_for(s, run.schedule_spec, budget);
             }
-            // A spec that reads a run's log is built when its run starts, after that run: its values are checked
-            // then (the log may not exist yet, or end in a diverged step), its form here.
-            if (source)
-              checked(s, spec, [&] { schedules::check_spec_form(spec); });
-            else
-              parse_for(s, spec, budget);
-            auto run = SweepRun{s.name + "_B" + std::to_string(budget) + suffix, spec, budget, 0, seed, {}, -1, {}};
-            run.reads_log_of = reads_log_of;
-            const auto index = add_run(run);
-            result(budget, index, budget, budget);
+            result(budget, add_run(run), budget, budget);
             trained += budget;
           }
         } else if (s.mode == "branching") {
