@@ -48,13 +48,7 @@ void RunDirectoryLock::release() {
 
 namespace {
 
-bool holds_a_run(const std::string& dir) {
-  if (fs::exists(train::run_log_path(dir))) return true;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(train::checkpoint_dir(dir), ec))
-    if (entry.path().extension() == ".pt") return true;
-  return false;
-}
+bool holds_a_run(const std::string& dir) { return fs::exists(train::run_log_path(dir)) || holds_checkpoints(dir); }
 
 std::string utc_stamp() {
   const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
@@ -64,6 +58,22 @@ std::string utc_stamp() {
 }
 
 }  // namespace
+
+bool holds_checkpoints(const std::string& dir) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(train::checkpoint_dir(dir), ec))
+    if (entry.path().extension() == ".pt") return true;
+  return false;
+}
+
+std::string move_run_directory_aside(const std::string& dir) {
+  RunDirectoryLock(dir).release();  // refuses a directory that a running lrkit train owns
+  const std::string aside = dir + ".old-" + utc_stamp();
+  std::error_code ec;
+  fs::rename(dir, aside, ec);
+  if (ec) throw UsageError("cannot move '" + dir + "' aside to '" + aside + "': " + ec.message());
+  return aside;
+}
 
 std::string run_log_argument(const std::string& path) {
   std::error_code ec;
@@ -88,11 +98,8 @@ RunDirectoryLock own_run_directory(const train::TrainConfig& c, std::ostream& ou
   if (!c.overwrite)
     throw UsageError("run directory '" + c.out + "' holds an earlier run (log.h5 or checkpoints); continue it with "
                      "--resume auto, move it aside with --overwrite, or choose another --out");
-  const std::string aside = c.out + ".old-" + utc_stamp();
   lock.release();  // the old directory's lock goes with it
-  std::error_code ec;
-  fs::rename(c.out, aside, ec);
-  if (ec) throw UsageError("cannot move '" + c.out + "' aside to '" + aside + "': " + ec.message());
+  const std::string aside = move_run_directory_aside(c.out);
   out << "moved the earlier run in " << c.out << " to " << aside << std::endl;
   return RunDirectoryLock(c.out);
 }

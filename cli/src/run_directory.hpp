@@ -37,6 +37,13 @@ class RunDirectoryLock {
 // earlier run (no --resume) or moving it aside (--overwrite, said on `out`).
 RunDirectoryLock own_run_directory(const train::TrainConfig& config, std::ostream& out);
 
+// True when `dir` holds a checkpoint (a run's trained state).
+bool holds_checkpoints(const std::string& dir);
+
+// Renames run directory `dir` to DIR.old-<UTC time> and returns that path: nothing is deleted. Throws
+// UsageError when a running lrkit train owns it or the rename fails.
+std::string move_run_directory_aside(const std::string& dir);
+
 // The log argument of lrkit diagnose, log and refine: a run directory (what `lrkit train --out`
 // made) stands for its log.h5; any other path is returned as given, for the reader's own checks.
 std::string run_log_argument(const std::string& path);

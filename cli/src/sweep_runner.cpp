@@ -16,6 +16,7 @@
 
 #include "child_process.hpp"
 #include "command.hpp"
+#include "run_directory.hpp"
 #include "lrkit/common/text_file.hpp"
 #include "lrkit/train/run_files.hpp"
 #include "lrkit/train/worker_threads.hpp"
@@ -101,18 +102,29 @@ std::vector<RunState> run_sweep(const SweepPlan& plan, const std::string& out, i
   const size_t n = plan.runs.size();
   enum class Status { kPending, kRunning, kFinished, kSkipped, kDiverged, kFailed, kBlocked };
   std::vector<Status> status(n, Status::kPending);
-  for (size_t i = 0; i < n; ++i) {  // every conflict is found before anything starts
+  // A directory started with other settings is restarted when it holds no checkpoint (a run that failed at its
+  // start, or diverged before its first checkpoint: nothing trained is lost, and the old directory is kept aside);
+  // one with checkpoints is refused. Every conflict is found before anything moves or starts.
+  std::vector<std::string> restarted;
+  for (size_t i = 0; i < n; ++i) {
     const fs::path dir = run_directory(out, plan.runs[i].name);
     const auto args_file = dir / "sweep_args.txt";
-    if (fs::exists(args_file) && lrkit::read_text(args_file) != joined(plan.runs[i].args))
-      throw UsageError("run directory '" + dir.string() + "' was started with other settings (see its sweep_args.txt); "
-                       "delete it or choose another sweep.out");
+    if (fs::exists(args_file) && lrkit::read_text(args_file) != joined(plan.runs[i].args)) {
+      if (holds_checkpoints(dir.string()))
+        throw UsageError("run directory '" + dir.string() + "' was started with other settings (see its sweep_args.txt) "
+                         "and holds checkpoints; delete it or choose another sweep.out");
+      restarted.push_back(dir.string());
+      continue;
+    }
     // A run killed after its last checkpoint (evaluated before it was written) but before its marker is finished too.
     if (fs::exists(dir / "sweep_done"))
       status[i] = lrkit::read_text(dir / "sweep_done") == kDivergedMark ? Status::kDiverged : Status::kSkipped;
     else if (fs::exists(args_file) && fs::exists(train::checkpoint_path(dir.string(), plan.runs[i].steps)))
       status[i] = Status::kSkipped;
   }
+  for (const auto& dir : restarted)
+    progress << "sweep: " << dir << " was started with other settings and holds no checkpoint; moved aside to "
+             << move_run_directory_aside(dir) << std::endl;
   size_t skipped = 0;
   for (auto s : status) skipped += s == Status::kSkipped || s == Status::kDiverged;
   const CoresForEachRun cores(jobs);

@@ -4,7 +4,8 @@
 // it was started with (sweep_args.txt) and, once finished, a sweep_done
 // marker (saying "diverged" for a run that stopped on a non-finite loss, a
 // result rather than a failure): finished runs are skipped, unfinished ones resume from their last
-// checkpoint, and a directory started with other arguments is an error.
+// checkpoint, and a directory started with other arguments is moved aside and restarted when it holds no
+// checkpoint (nothing trained to lose), an error otherwise.
 #pragma once
 
 #include <cstdint>
@@ -20,7 +21,7 @@ namespace lrkit::cli {
 // whose log its spec reads did.
 enum class RunState { kFinished, kSkipped, kDiverged, kFailed, kBlocked };
 
-// Throws UsageError when a run directory was started with other arguments;
+// Throws UsageError when a run directory holding checkpoints was started with other arguments;
 // std::runtime_error when interrupted (SIGINT/SIGTERM stop every child first).
 std::vector<RunState> run_sweep(const SweepPlan& plan, const std::string& out, int64_t jobs, std::ostream& progress);
 

@@ -1,7 +1,7 @@
 // `lrkit sweep`: a tiny sweep in every mode, its summary against the run logs,
 // WSD branches against separate WSD runs, WSD-S checkpoint placement, and
 // resumption (finished runs skipped, unfinished ones continued, changed
-// settings refused).
+// settings refused, or restarted where nothing was trained).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -104,10 +104,13 @@ TEST(SweepCommand, EveryModeSummarizedResumedAndCheckedAgainstSeparateRuns) {
   EXPECT_NE(r.out.find("sweep: started cos_B16_p0.01_s1234"), std::string::npos) << r.out;
   EXPECT_EQ(lrkit::h5::read_series(summary, "/results/loss"), loss);
 
-  // Changed settings in the same directory are refused before anything starts.
+  // Changed settings in a directory with checkpoints are refused before anything moves or starts.
   r = run_lrkit("sweep --config " + sweep_file("sweep_changed.cfg", out, "cosine(warmup=3)"));
   EXPECT_EQ(r.code, 2) << r.out;
-  EXPECT_NE(r.out.find("cos_B8_p0.01_s1234' was started with other settings"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("cos_B8_p0.01_s1234' was started with other settings (see its sweep_args.txt) and holds checkpoints"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("moved aside"), std::string::npos) << r.out;
 }
 
 TEST(SweepCommand, ADivergedRunIsAnInfiniteResultNotAFailure) {
@@ -204,6 +207,28 @@ TEST(SweepCommand, ARunThatReadsAnotherRunsLogStartsAfterItAndSharesItsDivergenc
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("sweep: ref_l3_B8_p0.01_s1234 failed (exit 2)"), std::string::npos) << r.out;
   EXPECT_NE(lrkit::read_text(out + "/runs/ref_l3_B8_p0.01_s1234/train.txt").find("'norm' must be"), std::string::npos);
+  // Corrected, the same schedule name runs: its failed directories hold no checkpoint, so they are moved aside
+  // (kept, with the failure's output) and the runs start afresh.
+  const auto corrected = lrkit::testing::write_text(
+      "sweep_reads_log_corrected.cfg", "[sweep]\ntrain_config = " + tiny_config() + "\nout = " + out + "\nbudgets = 8, 12\npeaks = 1e-2\n"
+                                       "[schedules]\nlin = linear(warmup=2)\nref_l3 = refined(norms={run:lin}, norm=l2)\n");
+  r = run_lrkit("sweep --config " + corrected);
+  ASSERT_EQ(r.code, 0) << r.out;
+  for (const std::string budget : {"8", "12"}) {
+    const auto dir = out + "/runs/ref_l3_B" + budget + "_p0.01_s1234";
+    EXPECT_NE(r.out.find("sweep: " + dir + " was started with other settings and holds no checkpoint; moved aside to " + dir + ".old-"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("sweep: ref_l3_B" + budget + "_p0.01_s1234 finished"), std::string::npos) << r.out;
+  }
+  int kept = 0;
+  for (const auto& entry : fs::directory_iterator(out + "/runs")) {
+    const auto name = entry.path().filename().string();
+    if (name.rfind("ref_l3_B8_p0.01_s1234.old-", 0) != 0) continue;
+    ++kept;
+    EXPECT_NE(lrkit::read_text(entry.path() / "train.txt").find("'norm' must be"), std::string::npos) << name;
+  }
+  EXPECT_EQ(kept, 1);
 }
 
 // The sweep files under configs/ plan as the README's experiments run them: from the repository root, where
