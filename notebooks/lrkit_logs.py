@@ -241,6 +241,8 @@ def sweep_summary(path):
         out["modes"] = [_text(x) for x in sch.attrs["modes"]]
         for name in ("trained_steps", "separate_steps", "wall_s"):
             out[name] = sch[name][()]
+        # Summaries written before planned_steps existed counted the plan as trained_steps.
+        out["planned_steps"] = sch["planned_steps"][()] if "planned_steps" in sch else out["trained_steps"]
         out["metric"] = _text(f.attrs["metric"])
         out["run_dir"] = os.path.join(os.path.dirname(os.path.abspath(path)), "runs")
         return out
@@ -308,9 +310,10 @@ def sweep_dashboard(path):
     ax = axes[2]
     x = np.arange(len(s["names"]))
     ax.bar(x - 0.2, s["separate_steps"], width=0.4, label="separate runs would train", color="lightgrey")
-    ax.bar(x + 0.2, s["trained_steps"], width=0.4, label="this mode trained")
-    for i, (t, sep) in enumerate(zip(s["trained_steps"], s["separate_steps"])):
-        ax.text(i + 0.2, t, f"{t / sep:.2f}x", ha="center", va="bottom", fontsize="small")
+    ax.bar(x + 0.2, s["planned_steps"], width=0.4, label="this mode plans", color="lightblue")
+    ax.bar(x + 0.2, s["trained_steps"], width=0.4, label="of which trained (diverged runs stop early)")
+    for i, (p, sep) in enumerate(zip(s["planned_steps"], s["separate_steps"])):
+        ax.text(i + 0.2, p, f"{p / sep:.2f}x", ha="center", va="bottom", fontsize="small")
     ax.set_xticks(x, [f"{n}\n{m}" for n, m in zip(s["names"], s["modes"])])
     ax.set_ylabel("optimizer steps (all peaks and seeds)")
     ax.set_title("compute per schedule")

@@ -40,6 +40,34 @@ double run_seconds(const std::string& log) {
   return wall.empty() ? 0.0 : wall.back();
 }
 
+// The steps a run computed: its log's per-step rows (a branch's log starts at its fork; a diverged run's ends at
+// the step that diverged).
+int64_t logged_steps(const std::string& log) {
+  if (!h5::is_hdf5_file(log) || !h5::has_dataset(log, "/train/step")) return 0;
+  return static_cast<int64_t>(h5::read_series(log, "/train/step").size());
+}
+
+// Per schedule, what its runs took: a run is counted once however many results it gives (a WSD-S run, a branches'
+// main run).
+struct ScheduleCost {
+  std::vector<int64_t> trained_steps;
+  std::vector<double> wall_s;
+};
+
+ScheduleCost schedule_costs(const SweepConfig& sweep, const SweepPlan& plan) {
+  ScheduleCost cost{std::vector<int64_t>(sweep.schedules.size(), 0), std::vector<double>(sweep.schedules.size(), 0.0)};
+  std::vector<bool> counted(plan.runs.size(), false);
+  for (const auto& r : plan.results) {
+    for (int run = static_cast<int>(r.run); run >= 0 && !counted[static_cast<size_t>(run)]; run = plan.runs[static_cast<size_t>(run)].depends_on) {
+      counted[static_cast<size_t>(run)] = true;
+      const auto log = train::run_log_path(run_directory(sweep.out, plan.runs[static_cast<size_t>(run)].name));
+      cost.trained_steps[r.schedule] += logged_steps(log);
+      cost.wall_s[r.schedule] += run_seconds(log);
+    }
+  }
+  return cost;
+}
+
 std::string format(double v, const char* pattern = "%.4f") {
   if (std::isnan(v)) return "-";
   char buf[32];
@@ -70,8 +98,8 @@ uint64_t check_runs(const SweepConfig& sweep) {
   return base.train.seed;
 }
 
-void write_summary(const std::string& path, const SweepConfig& sweep, const SweepPlan& plan,
-                   const std::vector<double>& losses, const std::vector<double>& schedule_seconds) {
+void write_summary(const std::string& path, const SweepConfig& sweep, const SweepPlan& plan, const std::vector<double>& losses,
+                   const ScheduleCost& cost) {
   const std::string temporary = path + ".tmp";
   {
     h5::Writer out(temporary);
@@ -92,9 +120,10 @@ void write_summary(const std::string& path, const SweepConfig& sweep, const Swee
     out.write_series("/results/step", step);
     out.write_series("/results/compute", compute);
     out.write_series("/results/loss", losses);
-    out.write_series("/schedules/trained_steps", plan.schedule_steps);
+    out.write_series("/schedules/trained_steps", cost.trained_steps);
+    out.write_series("/schedules/planned_steps", plan.schedule_steps);
     out.write_series("/schedules/separate_steps", plan.separate_steps);
-    out.write_series("/schedules/wall_s", schedule_seconds);
+    out.write_series("/schedules/wall_s", cost.wall_s);
     std::vector<std::string> names, modes, specs, runs;  // one entry per schedule / per result row
     for (const auto& s : sweep.schedules) {
       names.push_back(s.name);
@@ -114,7 +143,7 @@ void write_summary(const std::string& path, const SweepConfig& sweep, const Swee
 }
 
 void print_tables(std::ostream& os, const SweepConfig& sweep, const SweepPlan& plan, const std::vector<double>& losses,
-                  const std::vector<double>& schedule_seconds) {
+                  const ScheduleCost& cost) {
   // Per (schedule, budget): the best peak's mean loss over seeds.
   std::map<std::pair<size_t, int64_t>, std::map<double, std::pair<double, int>>> by_peak;
   for (size_t i = 0; i < plan.results.size(); ++i) {
@@ -152,14 +181,15 @@ void print_tables(std::ostream& os, const SweepConfig& sweep, const SweepPlan& p
     }
     os << " " << best_name << " |\n";
   }
+  // Trained: what the logs hold (fewer than planned where runs diverged or failed); the ratio is the mode's own.
   os << "\ncompute per schedule (optimizer steps, all peaks and seeds):\n"
-     << "| schedule | mode | steps trained | separate runs would train | ratio | wall s |\n"
-     << "| --- | --- | ---: | ---: | ---: | ---: |\n";
+     << "| schedule | mode | steps trained | planned | separate runs would train | planned / separate | wall s |\n"
+     << "| --- | --- | ---: | ---: | ---: | ---: | ---: |\n";
   for (size_t k = 0; k < sweep.schedules.size(); ++k)
-    os << "| " << sweep.schedules[k].name << " | " << sweep.schedules[k].mode << " | " << plan.schedule_steps[k] << " | "
-       << plan.separate_steps[k] << " | "
+    os << "| " << sweep.schedules[k].name << " | " << sweep.schedules[k].mode << " | " << cost.trained_steps[k] << " | "
+       << plan.schedule_steps[k] << " | " << plan.separate_steps[k] << " | "
        << format(static_cast<double>(plan.schedule_steps[k]) / static_cast<double>(plan.separate_steps[k]), "%.3f") << " | "
-       << format(schedule_seconds[k], "%.0f") << " |\n";
+       << format(cost.wall_s[k], "%.0f") << " |\n";
 }
 
 }  // namespace
@@ -232,17 +262,10 @@ int run_sweep_command(const std::vector<std::string>& args) {
     const double loss = eval_loss_at(train::run_log_path(run_directory(sweep.out, plan.runs[r.run].name)), sweep.metric, r.step);
     losses.push_back(std::isnan(loss) && states[r.run] == RunState::kDiverged ? std::numeric_limits<double>::infinity() : loss);
   }
-  std::vector<double> seconds(sweep.schedules.size(), 0.0);
-  std::vector<bool> counted(plan.runs.size(), false);
-  for (const auto& r : plan.results) {
-    for (int run = static_cast<int>(r.run); run >= 0 && !counted[static_cast<size_t>(run)]; run = plan.runs[static_cast<size_t>(run)].depends_on) {
-      counted[static_cast<size_t>(run)] = true;
-      seconds[r.schedule] += run_seconds(train::run_log_path(run_directory(sweep.out, plan.runs[static_cast<size_t>(run)].name)));
-    }
-  }
+  const auto cost = schedule_costs(sweep, plan);
   const std::string summary = (fs::path(sweep.out) / "summary.h5").string();
-  write_summary(summary, sweep, plan, losses, seconds);
-  print_tables(std::cout, sweep, plan, losses, seconds);
+  write_summary(summary, sweep, plan, losses, cost);
+  print_tables(std::cout, sweep, plan, losses, cost);
   std::cout << "\nsummary: " << summary << std::endl;
   size_t failed = 0, diverged = 0;
   for (auto s : states) {

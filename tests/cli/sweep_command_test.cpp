@@ -78,7 +78,9 @@ TEST(SweepCommand, EveryModeSummarizedResumedAndCheckedAgainstSeparateRuns) {
     EXPECT_TRUE(fs::exists(out + "/runs/wsds_p0.01_s1234/checkpoints/" + file)) << file;
   // Compute against 36 steps of separate runs: WSD-S trains B_3 + D_1 + D_2 = 21; the branches fork one step
   // after B_i - D_i (a linear decay's first step is still the peak): main to 13, then 1 + 2 + 3 steps of decay.
-  EXPECT_EQ(lrkit::h5::read_series(summary, "/schedules/trained_steps"), (std::vector<double>{36, 19, 21}));
+  EXPECT_EQ(lrkit::h5::read_series(summary, "/schedules/planned_steps"), (std::vector<double>{36, 19, 21}));
+  EXPECT_EQ(lrkit::h5::read_series(summary, "/schedules/trained_steps"), (std::vector<double>{36, 19, 21}));  // as planned
+  EXPECT_NE(r.out.find("| wsd | branching | 19 | 19 | 36 | 0.528 |"), std::string::npos) << r.out;
   EXPECT_EQ(lrkit::h5::read_series(summary, "/schedules/separate_steps"), (std::vector<double>{36, 36, 36}));
 
   // A branch equals a separate run of the same WSD schedule, bit for bit.
@@ -142,6 +144,14 @@ TEST(SweepCommand, ADivergedRunIsAnInfiniteResultNotAFailure) {
     EXPECT_EQ(row.find("| boom |"), std::string::npos) << row;
   }
   EXPECT_NE(r.out.find("10 run(s) diverged (non-finite training loss); summary.h5 gives their results as +inf"), std::string::npos) << r.out;
+  // Compute: a diverged run counts the steps its log holds, not its budget.
+  int64_t boom_logged = 0;
+  for (const char* run : {"boom_B8_p0.01", "boom_B12_p0.01", "boom_B8_p10000", "boom_B12_p10000"})
+    boom_logged += static_cast<int64_t>(lrkit::h5::read_series(out + "/runs/" + run + "_s1234/log.h5", "/train/step").size());
+  EXPECT_LT(boom_logged, 40);
+  EXPECT_EQ(lrkit::h5::read_series(out + "/summary.h5", "/schedules/trained_steps")[3], static_cast<double>(boom_logged));
+  EXPECT_EQ(lrkit::h5::read_series(out + "/summary.h5", "/schedules/planned_steps")[3], 40.0);
+  EXPECT_NE(r.out.find("| boom | separate | " + std::to_string(boom_logged) + " | 40 | 40 | 1.000 |"), std::string::npos) << r.out;
   // Rerun: a diverged run is done, not retried.
   r = run_lrkit("sweep --config " + config);
   ASSERT_EQ(r.code, 0) << r.out;

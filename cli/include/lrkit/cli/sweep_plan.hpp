@@ -74,7 +74,7 @@ struct SweepResult {
 struct SweepPlan {
   std::vector<SweepRun> runs;
   std::vector<SweepResult> results;
-  std::vector<int64_t> schedule_steps;   // updates each schedule's runs train in all
+  std::vector<int64_t> schedule_steps;   // updates each schedule's runs are planned to train in all
   std::vector<int64_t> separate_steps;   // what separate runs of the same results would train
 };
 
