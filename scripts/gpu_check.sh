@@ -7,7 +7,8 @@
 #   build    configure build/ with -DLRKIT_WITH_CUDA=ON (plus $LRKIT_CMAKE_ARGS; the Python package
 #            for the Python with torch, with its pybind11) and build everything
 #   test     the gpu-labelled tests (the CUDA twins), then every other test
-#   bench    bench/gpu_vs_pytorch.sh $STEPS $ROUNDS (default 60 3) at the GPT-2-small shape, PROFILE=0
+#   bench    bench/gpu_vs_pytorch.sh $STEPS $ROUNDS (default 60 3) at the GPT-2-small shape, PROFILE=0;
+#            bench/grad_norm_recorder_overhead.sh on cuda
 #   profile  the same script's traced steps and their breakdown only (PROFILE=only: no timed rounds again)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -71,6 +72,9 @@ stage_bench() {
     { tail -30 "$logs/bench.txt"; note "bench FAILED"; return 1; }
   sed -n '/^device: /,$p' "$logs/bench.txt"
   note "bench: $((SECONDS - start)) s (table above; $logs/bench.txt)"
+  # The Python GradNormRecorder on CUDA: record() queues its norms without waiting for the device.
+  bash bench/grad_norm_recorder_overhead.sh 3 60 cuda > "$logs/recorder.txt" 2>&1 || true
+  note "GradNormRecorder on cuda: $(tail -1 "$logs/recorder.txt")"
 }
 
 stage_profile() {

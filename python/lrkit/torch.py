@@ -92,26 +92,56 @@ class GradNormRecorder:
     """Records the gradient's l2 and l1 norms after each backward pass.
 
     Call ``record()`` after ``loss.backward()`` (before clipping, where the
-    refinement wants them) and ``save(path)`` at the end: a CSV with columns
-    step, grad_norm, grad_norm_l1 that ``refine(path, ...)`` and the spec
-    ``refined(norms=path, ...)`` read.  ``state_dict()`` goes into the loop's
-    checkpoint, so a resumed run records on where it stopped.
+    refinement wants them; with a GradScaler, after ``scaler.unscale_``) and
+    ``save(path)`` at the end: a CSV with columns step, grad_norm, grad_norm_l1
+    that ``refine(path, ...)`` and the spec ``refined(norms=path, ...)`` read.
+    ``state_dict()`` goes into the loop's checkpoint, so a resumed run records
+    on where it stopped.
+
+    ``record()`` does not wait for the device: the norms come from two
+    multi-tensor kernels and stay on the device until ``l2``, ``l1``,
+    ``state_dict()`` or ``save()`` asks for them, or ``flush_every`` records
+    have piled up (one wait per that many steps).
     """
 
-    def __init__(self, parameters):
+    def __init__(self, parameters, flush_every=1000):
         self.parameters = [p for p in parameters]
-        self.l2, self.l1 = [], []
+        if int(flush_every) < 1:
+            raise ValueError(f"GradNormRecorder: flush_every must be >= 1 (got {flush_every})")
+        self.flush_every = int(flush_every)
+        self._l2, self._l1, self._pending = [], [], []
 
     @torch.no_grad()
     def record(self):
         grads = [p.grad.detach() for p in self.parameters if p.grad is not None]
         if not grads:
             raise RuntimeError("GradNormRecorder.record: no parameter has a gradient (call it after backward)")
-        l2 = torch.stack([g.double().pow(2).sum() for g in grads]).sum().sqrt()
-        l1 = torch.stack([g.double().abs().sum() for g in grads]).sum()
-        pair = torch.stack([l2, l1]).cpu().tolist()
-        self.l2.append(pair[0])
-        self.l1.append(pair[1])
+        # Half-precision gradients are summed in float32: their own type would round the norm to 3 digits.
+        grads = [g.float() if g.dtype in (torch.float16, torch.bfloat16) else g for g in grads]
+        l2 = torch.stack(torch._foreach_norm(grads, 2)).double().pow(2).sum().sqrt()
+        l1 = torch.stack(torch._foreach_norm(grads, 1)).double().sum()
+        self._pending.append(torch.stack([l2, l1]))
+        if len(self._pending) >= self.flush_every:
+            self._flush()
+
+    def _flush(self):
+        if self._pending:
+            pairs = torch.stack(self._pending).cpu().tolist()
+            self._pending = []
+            self._l2 += [a for a, _ in pairs]
+            self._l1 += [b for _, b in pairs]
+
+    @property
+    def l2(self):
+        """The recorded l2 norms, one per ``record()``."""
+        self._flush()
+        return self._l2
+
+    @property
+    def l1(self):
+        """The recorded l1 norms, one per ``record()``."""
+        self._flush()
+        return self._l1
 
     def state_dict(self):
         """The norms so far, for the loop's checkpoint: a resumed run's refinement then sees the whole run."""
@@ -121,7 +151,7 @@ class GradNormRecorder:
         l2, l1 = list(state_dict["l2"]), list(state_dict["l1"])
         if len(l2) != len(l1):
             raise ValueError(f"GradNormRecorder.load_state_dict: {len(l2)} l2 norms but {len(l1)} l1 norms")
-        self.l2, self.l1 = l2, l1
+        self._l2, self._l1, self._pending = l2, l1, []
 
     def save(self, path):
         with open(path, "w", newline="") as f:

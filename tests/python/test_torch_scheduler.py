@@ -121,6 +121,29 @@ def test_refine_from_recorded_norms_and_from_an_array(tmp_path):
         lt.refine([1.0, float("nan")], peak=1.0, total_steps=10)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+def test_recorded_norms_are_the_gradients_norms_in_float64(dtype):
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(6, 5), torch.nn.Tanh(), torch.nn.Linear(5, 3)).to(dtype)
+    frozen = torch.nn.Parameter(torch.ones(2))  # no gradient: left out
+    recorder = lt.GradNormRecorder(list(model.parameters()) + [frozen], flush_every=2)
+    expected = []
+    for step in range(5):
+        model.zero_grad()
+        model(torch.randn(4, 6).to(dtype)).pow(2).mean().backward()
+        recorder.record()
+        grads = [p.grad.double() for p in model.parameters()]
+        expected.append((sum(g.pow(2).sum() for g in grads).sqrt().item(), sum(g.abs().sum() for g in grads).item()))
+        assert len(recorder.l2) == step + 1  # every record is readable at once, flushed or not
+    rtol = 1e-6 if dtype == torch.float32 else 1e-12 if dtype == torch.float64 else 1e-5
+    assert np.allclose(recorder.l2, [e[0] for e in expected], rtol=rtol, atol=0)
+    assert np.allclose(recorder.l1, [e[1] for e in expected], rtol=rtol, atol=0)
+    with pytest.raises(ValueError, match="flush_every must be >= 1"):
+        lt.GradNormRecorder(model.parameters(), flush_every=0)
+    with pytest.raises(RuntimeError, match="no parameter has a gradient"):
+        lt.GradNormRecorder([frozen]).record()
+
+
 def test_refine_takes_any_path_and_numpy_numbers(tmp_path):
     odd = tmp_path / "run (2), copy"
     odd.mkdir()

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Step time of a one-process PyTorch loop (a 4-layer width-128 transformer, 51 parameter tensors) with and without
+# lrkit.torch.GradNormRecorder.record() after each backward pass, alternated ROUNDS times in one run; prints the
+# medians, the ratio to the plain loop and the median host time of record() itself.
+# Usage: bench/grad_norm_recorder_overhead.sh [ROUNDS] [STEPS] [DEVICE]   (needs a build with the Python package)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=${1:-5}
+steps=${2:-60}
+device=${3:-cpu}
+python=$(grep -m1 '^Python3_EXECUTABLE:' build/CMakeCache.txt | cut -d= -f2)
+[ -x "$python" ] || { echo "no Python package in build/ (configure with pybind11 and a Python with torch)" >&2; exit 2; }
+export PYTHONPATH=$PWD/build/python OMP_NUM_THREADS=1
+declare -A times
+record_ms=""
+for ((i = 0; i < rounds; i++)); do
+  for mode in plain record; do
+    line=$("$python" bench/recorder_loop.py "$mode" "$steps" "$device")
+    ms=$(sed -nE 's/.*ms_per_step=([0-9.]+).*/\1/p' <<< "$line")
+    record_ms+="$(sed -nE 's/.*record_ms=([0-9.]+).*/\1/p' <<< "$line") "
+    times[$mode]+="$ms "
+    echo "round $((i + 1)) $line"
+  done
+done
+median() { printf '%s\n' $1 | sort -n | awk '{a[NR]=$1} END {print a[int((NR + 1) / 2)]}'; }
+plain=$(median "${times[plain]}")
+m=$(median "${times[record]}")
+echo "record: median $m ms/step vs plain $plain: ratio $(awk -v a="$m" -v b="$plain" 'BEGIN {printf "%.3f", a / b}'); record() $(median "$record_ms") ms"
