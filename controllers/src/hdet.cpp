@@ -73,24 +73,47 @@ HdetState Hdet::observe(HdetState s, const std::vector<double>& losses) const {
 
 bool Hdet::sync_due(const HdetState& s) const { return s.step > 0 && s.step % config_.sync_every == 0; }
 
+namespace {
+
+// Auto-LR's softmax weights of (center - L_r) / unit over the replicas' window losses. A replica whose loss is not
+// finite (its rate diverged, or overflowed the loss) gets weight 0 and the others are weighed among themselves:
+// that its rate failed is the signal, which a NaN center would erase. No finite loss: all weights NaN (no update).
+std::vector<double> replica_weights(const std::vector<double>& loss, double sigma, bool standardize) {
+  double sum = 0.0;
+  size_t finite = 0;
+  for (double l : loss) {
+    if (!std::isfinite(l)) continue;
+    sum += l;
+    ++finite;
+  }
+  const double center = sum / static_cast<double>(finite);
+  double spread_of_losses = 0.0;
+  for (double l : loss)
+    if (std::isfinite(l)) spread_of_losses += (l - center) * (l - center) / static_cast<double>(finite);
+  // Standardized: all-equal losses give equal weights (a zero std is no signal).
+  const double unit = sigma * (standardize ? std::max(std::sqrt(spread_of_losses), 1e-300) : 1.0);
+  std::vector<double> score(loss.size(), -INFINITY);
+  double top = -INFINITY;
+  for (size_t r = 0; r < loss.size(); ++r)
+    if (std::isfinite(loss[r])) top = std::max(top, score[r] = (center - loss[r]) / unit);
+  double total = 0.0;
+  for (auto& x : score) total += (x = std::isfinite(x) ? std::exp(x - top) : 0.0);
+  for (auto& x : score) x /= total;
+  return score;
+}
+
+}  // namespace
+
 HdetState Hdet::sync(HdetState s, double scheduled) const {
   const auto n = static_cast<size_t>(config_.replicas);
   // alpha = 0: every replica has the base rate, Delta is 0 up to rounding; skip it so the base stays exact.
   if (config_.auto_lr && config_.alpha > 0 && s.step >= config_.warmup_steps && s.window_steps > 0 && n > 1) {
-    std::vector<double> mean_loss(n), score(n);
+    std::vector<double> mean_loss(n);
     for (size_t r = 0; r < n; ++r) mean_loss[r] = s.window_loss[r] / static_cast<double>(s.window_steps);
-    const double center = std::accumulate(mean_loss.begin(), mean_loss.end(), 0.0) / static_cast<double>(n);
-    double spread_of_losses = 0.0;
-    for (double l : mean_loss) spread_of_losses += (l - center) * (l - center) / static_cast<double>(n);
-    // Standardized: all-equal losses give equal weights (a zero std is no signal).
-    const double unit = config_.sigma * (config_.standardize ? std::max(std::sqrt(spread_of_losses), 1e-300) : 1.0);
-    double top = -INFINITY;
-    for (size_t r = 0; r < n; ++r) top = std::max(top, score[r] = (center - mean_loss[r]) / unit);
-    double total = 0.0;
-    for (auto& x : score) total += (x = std::isfinite(x) ? std::exp(x - top) : 0.0);
+    const auto weight = replica_weights(mean_loss, config_.sigma, config_.standardize);
     // Delta = sum_r w_r eta_r - mean_r eta_r, relative to the base (multiplicative) or absolute (paper).
     double delta = 0.0;
-    for (size_t r = 0; r < n; ++r) delta += score[r] / total * spread_[static_cast<size_t>(s.permutation[r])];
+    for (size_t r = 0; r < n; ++r) delta += weight[r] * spread_[static_cast<size_t>(s.permutation[r])];
     delta -= 1.0;  // mean rho is 1
     if (config_.paper_mode) delta *= base_value(s, scheduled);
     if (std::isfinite(delta)) {

@@ -5,7 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
+#include <vector>
 
 namespace lrkit::controllers {
 namespace {
@@ -100,6 +102,54 @@ TEST(Hdet, AutoLrMovesTheBaseRateTowardTheBestFromBothSides) {
     EXPECT_GT(from_high, 0.7) << "from 5x too high, paper mode " << paper;
     EXPECT_LT(from_high, 1.4) << "from 5x too high, paper mode " << paper;
   }
+}
+
+// A replica whose rate made its loss non-finite gets weight 0 and the others are weighed among themselves: the
+// failure moves the base away from that rate instead of blocking the meta-update.
+TEST(Hdet, AReplicaWithANonFiniteWindowLossGetsNoWeight) {
+  HdetConfig c;
+  c.replicas = 4;
+  c.alpha = 1.0 / 3.0;  // rates 2/3, 8/9, 10/9, 4/3 of the base
+  c.sync_every = 1;
+  c.beta = 0.0;  // the velocity is the last Delta
+  c.meta_lr = 1.0;
+  c.sigma = 0.5;
+  c.standardize = false;
+  const Hdet h(c);
+  const auto rho = [&](const HdetState& s, size_t r) { return h.replica_value(s, static_cast<int64_t>(r), 1.0); };
+  for (double bad : {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()}) {
+    auto s = h.init();
+    size_t top = 0;  // the replica with the highest rate diverges
+    for (size_t r = 1; r < 4; ++r)
+      if (rho(s, r) > rho(s, top)) top = r;
+    std::vector<double> losses = {2.0, 2.5, 3.0, 3.5};
+    losses[top] = bad;
+    std::vector<double> weight(4, 0.0), finite;
+    for (size_t r = 0; r < 4; ++r)
+      if (r != top) finite.push_back(losses[r]);
+    const double center = (finite[0] + finite[1] + finite[2]) / 3.0;
+    double total = 0.0;
+    for (size_t r = 0; r < 4; ++r)
+      if (r != top) total += weight[r] = std::exp((center - losses[r]) / c.sigma);
+    double expected = -1.0;
+    for (size_t r = 0; r < 4; ++r) expected += weight[r] / total * rho(s, r);
+    const auto before = s;
+    s = h.sync(h.observe(s, losses), 1.0);
+    EXPECT_NEAR(s.delta, expected, 1e-15) << bad;
+    EXPECT_NEAR(s.scale, 1.0 + expected, 1e-15) << bad;
+    // Equal finite losses: the mean rate of the replicas that did not diverge, below the base.
+    s = before;
+    losses = {2.0, 2.0, 2.0, 2.0};
+    losses[top] = bad;
+    s = h.sync(h.observe(s, losses), 1.0);
+    EXPECT_NEAR(s.delta, (2.0 / 3.0 + 8.0 / 9.0 + 10.0 / 9.0) / 3.0 - 1.0, 1e-15) << bad;
+  }
+  // No finite loss: no signal, the base stays.
+  auto s = h.init();
+  s = h.sync(h.observe(s, std::vector<double>(4, std::numeric_limits<double>::quiet_NaN())), 1.0);
+  EXPECT_EQ(s.scale, 1.0);
+  EXPECT_EQ(s.delta, 0.0);
+  EXPECT_EQ(s.syncs, 1);
 }
 
 TEST(Hdet, SharedGradientSgdReplicasAverageToTheBaseTrajectory) {

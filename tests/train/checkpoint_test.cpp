@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -11,6 +12,7 @@
 
 #include "checkpoint_file.hpp"
 #include "lrkit/h5/file.hpp"
+#include "lrkit/train/run_files.hpp"
 #include "lrkit/train/trainer.hpp"
 #include "test_files.hpp"
 
@@ -350,19 +352,41 @@ TEST(Checkpoint, AnotherOptimizerIsRefusedByName) {
   EXPECT_EQ(load_checkpoint(unrecorded, model, &same).step, 1);
 }
 
-TEST(Checkpoint, NonFiniteLossStopsByDefaultAndCanBeSkipped) {
+TEST(Checkpoint, NonFiniteLossStopsByDefaultAndSkippingStopsAfterTheSkipLimit) {
   std::ostringstream out;
   TrainConfig c = resumable_config("nonfinite_run");
-  c.schedule = "constant(1e30)";  // diverges within a few steps
+  c.schedule = "constant(1e30)";  // diverges within a few steps, and the weights stay non-finite-making after that
   c.optim.clip = 0;
+  const auto log = run_log_path(c.out);
   try {
     run_training(c, out);
     FAIL() << "expected a non-finite loss";
   } catch (const DivergedError& e) {
     EXPECT_NE(std::string(e.what()).find("non-finite training loss"), std::string::npos) << e.what();
   }
+  // Skipped updates leave the weights as they are: three in a row end the run, logged up to the third.
+  fs::remove_all(c.out);
   c.train.nonfinite = "skip";
+  c.train.skip_limit = 3;
+  std::string message;
+  try {
+    run_training(c, out);
+  } catch (const DivergedError& e) {
+    message = e.what();
+  }
+  const auto loss = lrkit::h5::read_series(log, "/train/loss");
+  ASSERT_GE(loss.size(), 4u);
+  ASSERT_LT(loss.size(), 20u);
+  for (size_t i = 0; i < loss.size(); ++i) EXPECT_EQ(std::isfinite(loss[i]), i + 3 < loss.size()) << i;
+  EXPECT_NE(message.find("non-finite training loss in 3 steps in a row (steps " + std::to_string(loss.size() - 3) + ".." +
+                         std::to_string(loss.size() - 1) + ", logged; updates skipped)"),
+            std::string::npos)
+      << message;
+  // No limit: every update after the divergence is skipped, to the end.
+  fs::remove_all(c.out);
+  c.train.skip_limit = 0;
   EXPECT_NO_THROW(run_training(c, out));
+  EXPECT_EQ(lrkit::h5::read_series(log, "/train/loss").size(), 20u);
 }
 
 }  // namespace

@@ -23,6 +23,7 @@ struct RunPlan {
         reweighting(c.reweight.enabled()),
         several_sources(!c.data.sources.empty()),
         stop_on_nonfinite(c.train.nonfinite == NonFinite::stop),
+        skip_limit(c.train.skip_limit),
         steps(c.train.steps),
         log_every(c.train.log_every),
         eval_every(c.eval.every),
@@ -33,7 +34,7 @@ struct RunPlan {
 
   bool bf16, local_mode, identical_replicas, diagnostics, exact_pairwise, sketching, sketch_pairwise, reweighting,
       several_sources, stop_on_nonfinite;
-  int64_t steps, log_every, eval_every, checkpoint_every, matrix_every, histogram_every;
+  int64_t skip_limit, steps, log_every, eval_every, checkpoint_every, matrix_every, histogram_every;
   std::vector<int64_t> milestones;  // checkpoint.at: checkpointed, kept and evaluated
 
   // After update `step` (0-based), i.e. with step + 1 updates done:

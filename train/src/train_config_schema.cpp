@@ -47,6 +47,7 @@ std::vector<Key> make_schema() {
       config_key<C>("train.profile_steps", "updates traced into DIR/profile/ (0: none)", at_least<int64_t>(0), &C::train, &LoopConfig::profile_steps),
       config_key<C>("train.profile_from", "first traced update (1-based)", at_least<int64_t>(1), &C::train, &LoopConfig::profile_from),
       plain_key<C>("train.nonfinite", "on a non-finite loss: stop (exit code 3) or skip the update", &C::train, &LoopConfig::nonfinite),
+      config_key<C>("train.skip_limit", "nonfinite=skip: stop (exit code 3) after N updates skipped in a row (0: never)", at_least<int64_t>(0), &C::train, &LoopConfig::skip_limit),
       config_key<C>("eval.every", "held-out evaluation every N steps (0: end only)", at_least<int64_t>(0), &C::eval, &EvalConfig::every),
       config_key<C>("eval.batches", "evaluation batches", at_least<int64_t>(1), &C::eval, &EvalConfig::batches),
       plain_key<C>("eval.sets", "named sets: heldout, NAME=PATH, ...", &C::eval, &EvalConfig::sets),

@@ -143,7 +143,7 @@ void Trainer::run_step(int64_t step) {
   const Gradients gradients = synchronize(step);
   StepScalars scalars = gather_step_scalars(*collective_, losses.replicas, gradients.sync, gradients.sketch);
   if (plan_.local_mode) use_rms_gradient_norm(scalars);
-  if (plan_.stop_on_nonfinite && !std::isfinite(scalars.loss)) stop_diverged(step, hyper, scalars, losses);
+  if (diverged(scalars.loss)) stop_diverged(step, hyper, scalars, losses);
   optimizer_step(step, scalars.loss);
   record(step, hyper, scalars, losses);
   hdet_after_step(step, hyper, scalars);

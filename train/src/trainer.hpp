@@ -64,6 +64,7 @@ class Trainer {
   torch::Tensor to_device(const torch::Tensor& host) const;
   Gradients synchronize(int64_t step);
   void optimizer_step(int64_t step, double loss);
+  bool diverged(double loss);
   [[noreturn]] void stop_diverged(int64_t step, const Hyperparameters& hyper, const StepScalars& scalars, const Losses& losses);
   void record(int64_t step, const Hyperparameters& hyper, const StepScalars& scalars, const Losses& losses);
   void hdet_after_step(int64_t step, const Hyperparameters& hyper, const StepScalars& scalars);
@@ -102,6 +103,7 @@ class Trainer {
   std::optional<StepProfiler> profiler_;
   TrainSummary summary_;
   std::string last_checkpoint_;
+  int64_t skipped_in_a_row_ = 0;                 // updates skipped on a non-finite loss since the last finite one
 };
 
 }  // namespace lrkit::train

@@ -92,6 +92,13 @@ Trainer::Gradients Trainer::synchronize(int64_t step) {
   return g;
 }
 
+// A non-finite loss ends the run under train.nonfinite=stop, and under skip once skip_limit updates in a row were
+// skipped: the weights do not move while updates are skipped, so such a run would skip to its end.
+bool Trainer::diverged(double loss) {
+  skipped_in_a_row_ = std::isfinite(loss) ? 0 : skipped_in_a_row_ + 1;
+  return skipped_in_a_row_ > 0 && (plan_.stop_on_nonfinite || skipped_in_a_row_ == plan_.skip_limit);
+}
+
 void Trainer::optimizer_step(int64_t step, double loss) {
   RECORD_USER_SCOPE("lrkit.optimizer");
   if (std::isfinite(loss)) {
@@ -111,9 +118,13 @@ void Trainer::stop_diverged(int64_t step, const Hyperparameters& hyper, const St
   }
   log_->end_step();
   log_->flush();
-  throw DivergedError("non-finite training loss " + format_number(scalars.loss) + " at step " + std::to_string(step) +
-                      " (logged); last good checkpoint: " + (last_checkpoint_.empty() ? std::string("none") : last_checkpoint_) +
-                      " (train.nonfinite=skip skips such updates)");
+  const std::string checkpoint = "; last good checkpoint: " + (last_checkpoint_.empty() ? std::string("none") : last_checkpoint_);
+  if (plan_.stop_on_nonfinite)
+    throw DivergedError("non-finite training loss " + format_number(scalars.loss) + " at step " + std::to_string(step) + " (logged)" +
+                        checkpoint + " (train.nonfinite=skip skips such updates)");
+  throw DivergedError("non-finite training loss in " + std::to_string(skipped_in_a_row_) + " steps in a row (steps " +
+                      std::to_string(step + 1 - skipped_in_a_row_) + ".." + std::to_string(step) + ", logged; updates skipped)" +
+                      checkpoint + " (train.skip_limit=0 never stops)");
 }
 
 void Trainer::record(int64_t step, const Hyperparameters& hyper, const StepScalars& scalars, const Losses& losses) {

@@ -100,6 +100,9 @@ struct LoopConfig {
   int64_t log_every = 10;
   int64_t threads = 0;         // LibTorch intra-op threads; 0: all cores
   Choice<NonFinite> nonfinite = NonFinite::stop;  // a non-finite loss: stop (keep the last checkpoint) or skip the update
+  // nonfinite = skip: stop as diverged after this many updates skipped in a row (0: never). Skipping leaves the weights
+  // as they are, so a non-finite loss that outlasts a few batches is the weights' (and would last to the end).
+  int64_t skip_limit = 20;
   Choice<Precision> precision = Precision::fp32;  // bf16: autocast of the forward pass; weights and optimizer stay fp32
   bool tf32 = true;            // CUDA: fp32 matmuls in TF32 (torch.set_float32_matmul_precision("high"))
   double peak_tflops = 0;      // MFU denominator; 0: the GPU's known bf16 peak (none on the CPU: no MFU)
