@@ -11,6 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lrkit_binary.sh
 source bench/lrkit_windows.sh
+source bench/medians.sh
 rounds=${1:-3}
 steps=${2:-200}
 machine=$(nproc --all)
@@ -54,8 +55,6 @@ rate() {
   lrkit_window_rate "$progress"
 }
 
-median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR + 1) / 2)]}'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
 limits=(taskset)
 if make_group; then limits+=(quota); else echo "quota: skipped (needs root and a writable cgroup cpu controller)"; fi
 for limit in "${limits[@]}"; do

@@ -5,6 +5,7 @@
 # Usage: bench/dispersion_hook_overhead.sh [ROUNDS] [STEPS]   (needs a build with the Python package)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/medians.sh
 rounds=${1:-3}
 steps=${2:-60}
 python=$(grep -m1 '^Python3_EXECUTABLE:' build/CMakeCache.txt | cut -d= -f2)
@@ -19,9 +20,8 @@ for ((i = 0; i < rounds; i++)); do
     echo "round $((i + 1)) $mode: $ms ms/step"
   done
 done
-median() { printf '%s\n' $1 | sort -n | awk '{a[NR]=$1} END {print a[int((NR + 1) / 2)]}'; }
-plain=$(median "${times[plain]}")
+plain=$(median ${times[plain]})
 for mode in hook exact; do
-  m=$(median "${times[$mode]}")
-  echo "$mode: median $m ms/step vs plain $plain: ratio $(awk -v a="$m" -v b="$plain" 'BEGIN {printf "%.3f", a / b}')"
+  m=$(median ${times[$mode]})
+  echo "$mode: median $m ms/step vs plain $plain: ratio $(ratio "$m" "$plain" 3)"
 done

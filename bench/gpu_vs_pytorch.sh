@@ -20,6 +20,7 @@ cd "$(dirname "$0")/.."
 source scripts/lrkit_binary.sh
 source scripts/find_python.sh
 source bench/lrkit_windows.sh
+source bench/medians.sh
 python=$(python_with torch)
 steps=${1:-60}
 rounds=${2:-3}
@@ -81,7 +82,6 @@ timed_rounds() {  # ROUNDS alternations of the five forms, then the table and th
     if [ "$compile_ok" = 1 ]; then ms["pytorch compiled"]+="$(pytorch_ms --attention fused --adamw fused --compile) "; fi
     echo "round $r: $(for f in "${forms[@]}"; do [ -n "${ms[$f]:-}" ] && printf '%s %s ms; ' "$f" "$(echo ${ms[$f]} | awk '{print $NF}')"; done)"
   done
-  median() { printf '%s\n' $1 | sort -g | awk '{a[NR]=$1} END {print a[int((NR + 1) / 2)]}'; }
   echo
   echo "device: $("$python" -c "import torch; print(torch.cuda.get_device_name(0) if '$device' == 'cuda' else 'cpu')"), torch $("$python" -c 'import torch; print(torch.__version__)'), shape ${shape[*]}, $precision, $steps steps x $rounds rounds"
   echo "FLOPs per token $flops_per_token (6P + 12LWT), peak ${peak} TFLOP/s"
@@ -92,22 +92,22 @@ timed_rounds() {  # ROUNDS alternations of the five forms, then the table and th
       printf '%-18s %s\n' "$f" "$reason"
       continue
     fi
-    med[$f]=$(median "${ms[$f]}")
+    med[$f]=$(median ${ms[$f]})
     awk -v name="$f" -v m="${med[$f]}" -v t="$tokens_per_step" -v fl="$flops_per_token" -v p="$peak" 'BEGIN {
       tps = t / (m / 1000); mfu = p > 0 ? sprintf("%.1f%%", 100 * fl * tps / (p * 1e12)) : "-";
       printf "%-18s %10.2f %12.0f %7s\n", name, m, tps, mfu }'
   done
-  ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", b / a}'; }  # speed ratio from times
-  echo "lrkit explicit / pytorch explicit: $(ratio "${med[lrkit explicit]}" "${med[pytorch explicit]}")x"
-  echo "lrkit / pytorch fused (eager):      $(ratio "${med[lrkit]}" "${med[pytorch fused]}")x"
+  speed_ratio() { ratio "$2" "$1"; }  # A's speed over B's, from their times
+  echo "lrkit explicit / pytorch explicit: $(speed_ratio "${med[lrkit explicit]}" "${med[pytorch explicit]}")x"
+  echo "lrkit / pytorch fused (eager):      $(speed_ratio "${med[lrkit]}" "${med[pytorch fused]}")x"
   if [ -n "${med[pytorch compiled]:-}" ]; then
-    echo "lrkit / pytorch compiled:           $(ratio "${med[lrkit]}" "${med[pytorch compiled]}")x"
+    echo "lrkit / pytorch compiled:           $(speed_ratio "${med[lrkit]}" "${med[pytorch compiled]}")x"
   fi
   if [ -n "${med[lrkit fused norm]:-}" ]; then
-    echo "lrkit fused norm / pytorch fused:   $(ratio "${med[lrkit fused norm]}" "${med[pytorch fused]}")x"
+    echo "lrkit fused norm / pytorch fused:   $(speed_ratio "${med[lrkit fused norm]}" "${med[pytorch fused]}")x"
     [ -z "${med[pytorch compiled]:-}" ] ||
-      echo "lrkit fused norm / pytorch compiled: $(ratio "${med[lrkit fused norm]}" "${med[pytorch compiled]}")x"
-    echo "lrkit fused norm / lrkit:           $(ratio "${med[lrkit fused norm]}" "${med[lrkit]}")x"
+      echo "lrkit fused norm / pytorch compiled: $(speed_ratio "${med[lrkit fused norm]}" "${med[pytorch compiled]}")x"
+    echo "lrkit fused norm / lrkit:           $(speed_ratio "${med[lrkit fused norm]}" "${med[lrkit]}")x"
   fi
 }
 

@@ -5,6 +5,7 @@
 # Usage: bench/grad_norm_recorder_overhead.sh [ROUNDS] [STEPS] [DEVICE]   (needs a build with the Python package)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/medians.sh
 rounds=${1:-5}
 steps=${2:-60}
 device=${3:-cpu}
@@ -22,7 +23,6 @@ for ((i = 0; i < rounds; i++)); do
     echo "round $((i + 1)) $line"
   done
 done
-median() { printf '%s\n' $1 | sort -n | awk '{a[NR]=$1} END {print a[int((NR + 1) / 2)]}'; }
-plain=$(median "${times[plain]}")
-m=$(median "${times[record]}")
-echo "record: median $m ms/step vs plain $plain: ratio $(awk -v a="$m" -v b="$plain" 'BEGIN {printf "%.3f", a / b}'); record() $(median "$record_ms") ms"
+plain=$(median ${times[plain]})
+m=$(median ${times[record]})
+echo "record: median $m ms/step vs plain $plain: ratio $(ratio "$m" "$plain" 3); record() $(median $record_ms) ms"

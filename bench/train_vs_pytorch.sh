@@ -17,6 +17,7 @@ steps=${2:-200}
 nproc=${3:-1}
 source scripts/find_python.sh
 source bench/lrkit_windows.sh
+source bench/medians.sh
 python=$(python_with torch)
 pytorch=("$python" bench/pytorch_loop.py)
 # --redirects/--tee 1: Debian's torch 1.13 launcher fails under Python 3.11 with its default 0.
@@ -41,8 +42,6 @@ for ((i = 0; i < rounds; i++)); do
   fi
   echo "$line"
 done
-median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR + 1) / 2)]}'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
 l=$(median "${lrkit_rates[@]}") t=$(median "${torch_rates[@]}")
 echo "$nproc worker(s), median: lrkit $l tok/s, pytorch $t tok/s, ratio lrkit/pytorch $(ratio "$l" "$t")"
 if [ -n "${LRKIT_BASELINE:-}" ]; then
