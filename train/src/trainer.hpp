@@ -103,6 +103,7 @@ class Trainer {
   std::optional<StepProfiler> profiler_;
   TrainSummary summary_;
   std::string last_checkpoint_;
+  std::string last_good_checkpoint_;             // the newest written after a finite loss
   int64_t skipped_in_a_row_ = 0;                 // updates skipped on a non-finite loss since the last finite one
 };
 

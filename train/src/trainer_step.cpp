@@ -118,7 +118,7 @@ void Trainer::stop_diverged(int64_t step, const Hyperparameters& hyper, const St
   }
   log_->end_step();
   log_->flush();
-  const std::string checkpoint = "; last good checkpoint: " + (last_checkpoint_.empty() ? std::string("none") : last_checkpoint_);
+  const std::string checkpoint = "; last good checkpoint: " + (last_good_checkpoint_.empty() ? std::string("none") : last_good_checkpoint_);
   if (plan_.stop_on_nonfinite)
     throw DivergedError("non-finite training loss " + format_number(scalars.loss) + " at step " + std::to_string(step) + " (logged)" +
                         checkpoint + " (train.nonfinite=skip skips such updates)");
@@ -190,7 +190,9 @@ void Trainer::evaluate_and_checkpoint(int64_t step) {
       if (!plan_.last(step)) *progress_ << "eval   step " << step + 1 << "  " << set.name << " loss " << loss << std::endl;
     }
   }
-  if (plan_.checkpoint_due(step)) save_checkpoints(step + 1);
+  // While updates are being skipped the weights are those that made the loss non-finite: a periodic checkpoint of
+  // them would prune a good one. Milestones and the last step are still written (sweeps and branches read them).
+  if (plan_.checkpoint_due(step) && (skipped_in_a_row_ == 0 || plan_.milestone(step) || plan_.last(step))) save_checkpoints(step + 1);
 }
 
 void Trainer::save_checkpoints(int64_t steps_done) {
@@ -207,6 +209,7 @@ void Trainer::save_checkpoints(int64_t steps_done) {
       save_checkpoint(c_.out, c_.checkpoint.keep, plan_.milestones, steps_done, replicas_.front().model,
                       *replicas_.front().optimizer, c_.schedule, hdet_ ? hdet_->states() : std::vector<controllers::HdetState>());
   last_checkpoint_ = saved.path;
+  if (skipped_in_a_row_ == 0) last_good_checkpoint_ = saved.path;
   log_->record_checkpoint(steps_done, saved.crc32);  // only a checkpoint that exists is listed
   log_->flush();
 }
