@@ -390,6 +390,20 @@ TEST(Checkpoint, NonFiniteLossStopsByDefaultAndSkippingStopsAfterTheSkipLimit) {
   EXPECT_NO_THROW(run_training(c, out));
   EXPECT_EQ(lrkit::h5::read_series(log, "/train/loss").size(), 20u);
   EXPECT_TRUE(fs::exists(checkpoint_path(c.out, 20)));  // the last step's is written, as sweeps expect
+  // A branch that diverges before its first checkpoint names the one it started from.
+  TrainConfig source = resumable_config("nonfinite_source");
+  source.train.steps = 10;
+  run_training(source, out);
+  TrainConfig branch = resumable_config("nonfinite_branch");
+  branch.branch_from = checkpoint_path(source.out, 10);
+  branch.schedule = c.schedule;
+  branch.optim.clip = 0;
+  try {
+    run_training(branch, out);
+    FAIL() << "expected a non-finite loss";
+  } catch (const DivergedError& e) {
+    EXPECT_NE(std::string(e.what()).find("last good checkpoint: " + checkpoint_path(source.out, 10) + " "), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
