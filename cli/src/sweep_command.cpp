@@ -34,17 +34,17 @@ double eval_loss_at(const std::string& log, const std::string& metric, int64_t s
   return loss;
 }
 
-double run_seconds(const std::string& log) {
-  if (!h5::is_hdf5_file(log) || !h5::has_dataset(log, "/train/wall_s")) return 0.0;
-  const auto wall = h5::read_series(log, "/train/wall_s");
-  return wall.empty() ? 0.0 : wall.back();
-}
+// What a run took, from its log's per-step wall clock: one row per step it computed (a branch's log starts at its
+// fork; a diverged run's ends at the step that diverged) and the seconds at the last.
+struct RunCost {
+  int64_t steps = 0;
+  double seconds = 0.0;
+};
 
-// The steps a run computed: its log's per-step rows (a branch's log starts at its fork; a diverged run's ends at
-// the step that diverged).
-int64_t logged_steps(const std::string& log) {
-  if (!h5::is_hdf5_file(log) || !h5::has_dataset(log, "/train/step")) return 0;
-  return static_cast<int64_t>(h5::read_series(log, "/train/step").size());
+RunCost run_cost(const std::string& log) {
+  if (!h5::is_hdf5_file(log) || !h5::has_dataset(log, "/train/wall_s")) return {};
+  const auto wall = h5::read_series(log, "/train/wall_s");
+  return {static_cast<int64_t>(wall.size()), wall.empty() ? 0.0 : wall.back()};
 }
 
 // Per schedule, what its runs took: a run is counted once however many results it gives (a WSD-S run, a branches'
@@ -61,8 +61,9 @@ ScheduleCost schedule_costs(const SweepConfig& sweep, const SweepPlan& plan) {
     for (int run = static_cast<int>(r.run); run >= 0 && !counted[static_cast<size_t>(run)]; run = plan.runs[static_cast<size_t>(run)].depends_on) {
       counted[static_cast<size_t>(run)] = true;
       const auto log = train::run_log_path(run_directory(sweep.out, plan.runs[static_cast<size_t>(run)].name));
-      cost.trained_steps[r.schedule] += logged_steps(log);
-      cost.wall_s[r.schedule] += run_seconds(log);
+      const RunCost run_took = run_cost(log);
+      cost.trained_steps[r.schedule] += run_took.steps;
+      cost.wall_s[r.schedule] += run_took.seconds;
     }
   }
   return cost;

@@ -145,7 +145,7 @@ void Trainer::run_step(int64_t step) {
   StepScalars scalars = gather_step_scalars(*collective_, losses.replicas, gradients.sync, gradients.sketch);
   if (plan_.local_mode) use_rms_gradient_norm(scalars);
   if (diverged(scalars.loss)) stop_diverged(step, hyper, scalars, losses);
-  optimizer_step(step, scalars.loss);
+  optimizer_step(step);
   record(step, hyper, scalars, losses);
   hdet_after_step(step, hyper, scalars);
   log_->end_step();

@@ -63,7 +63,7 @@ class Trainer {
                              std::optional<BatchWeights>& batch_weights);
   torch::Tensor to_device(const torch::Tensor& host) const;
   Gradients synchronize(int64_t step);
-  void optimizer_step(int64_t step, double loss);
+  void optimizer_step(int64_t step);
   bool diverged(double loss);
   [[noreturn]] void stop_diverged(int64_t step, const Hyperparameters& hyper, const StepScalars& scalars, const Losses& losses);
   void record(int64_t step, const Hyperparameters& hyper, const StepScalars& scalars, const Losses& losses);

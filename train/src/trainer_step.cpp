@@ -99,9 +99,9 @@ bool Trainer::diverged(double loss) {
   return skipped_in_a_row_ > 0 && (plan_.stop_on_nonfinite || skipped_in_a_row_ == plan_.skip_limit);
 }
 
-void Trainer::optimizer_step(int64_t step, double loss) {
+void Trainer::optimizer_step(int64_t step) {
   RECORD_USER_SCOPE("lrkit.optimizer");
-  if (std::isfinite(loss)) {
+  if (skipped_in_a_row_ == 0) {  // the step's loss was finite (diverged() counted it)
     for (auto& replica : replicas_) replica.optimizer->step();
     return;
   }
