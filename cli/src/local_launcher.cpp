@@ -81,10 +81,14 @@ int launch_local_workers(const std::vector<std::string>& command_args, int worke
   // After the first failure (or a stop signal to the launcher) the others get
   // SIGTERM (and SIGCONT, so a stopped worker can act on it), then SIGKILL once
   // the grace period is over: a hung worker never keeps the launcher waiting.
+  // Divergence is the exception: every worker sees the same all-reduced loss and
+  // stops at the same step, and rank 0 is still writing that step's row to the
+  // log when a faster worker exits, so the others first get the grace period to
+  // exit on their own.
   constexpr auto kGrace = std::chrono::seconds(5);
   int result = 0;
   size_t running = pids.size();
-  std::optional<std::chrono::steady_clock::time_point> kill_at;
+  std::optional<std::chrono::steady_clock::time_point> term_at, kill_at;
   const auto stop_the_others = [&](int signal) {
     for (pid_t other : pids)
       if (other > 0) {
@@ -106,6 +110,7 @@ int launch_local_workers(const std::vector<std::string>& command_args, int worke
     const pid_t done = ::waitpid(-1, &status, WNOHANG);  // polled: a signal between checks is never missed
     if (done < 0 && errno != EINTR) break;
     if (done <= 0) {
+      if (term_at && !kill_at && std::chrono::steady_clock::now() >= *term_at) stop_the_others(SIGTERM);
       if (kill_at && std::chrono::steady_clock::now() >= *kill_at)
         for (pid_t other : pids)
           if (other > 0) ::kill(other, SIGKILL);
@@ -118,9 +123,13 @@ int launch_local_workers(const std::vector<std::string>& command_args, int worke
       --running;
       if (exit_code(status) != 0 && result == 0) {
         result = exit_code(status);
-        std::cerr << "lrkit train: worker " << rank << " failed (exit " << result
-                  << "); stopping the other workers" << std::endl;
-        stop_the_others(SIGTERM);
+        if (result == kExitDiverged) {
+          term_at = std::chrono::steady_clock::now() + kGrace;
+        } else {
+          std::cerr << "lrkit train: worker " << rank << " failed (exit " << result
+                    << "); stopping the other workers" << std::endl;
+          stop_the_others(SIGTERM);
+        }
       }
     }
   }
