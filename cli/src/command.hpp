@@ -1,7 +1,8 @@
 // The sub-command interface of the `lrkit` executable. Each command parses its
 // own options (Boost.Program_options) and returns the process exit code:
 // 0 success, 2 bad input (one clear line on stderr), 1 failure at run time,
-// 3 a training run that diverged (non-finite loss).
+// 3 a training run that diverged (non-finite loss), 128 + N a training run
+// that signal N stopped (after its step in progress, checkpointed).
 #pragma once
 
 #include <boost/program_options.hpp>

@@ -57,8 +57,8 @@ int main(int argc, char** argv) {
     if (name != command.name) continue;
     try {
       return command.run({all.begin() + 1, all.end()});
-    } catch (const lrkit::cli::ExitCodeError& e) {  // bad input (2), a diverged run (3)
-      std::cerr << "lrkit " << name << ": " << e.what() << "\n";
+    } catch (const lrkit::cli::ExitCodeError& e) {  // bad input (2), a diverged run (3), a stop signal (128 + signal)
+      if (*e.what() != '\0') std::cerr << "lrkit " << name << ": " << e.what() << "\n";  // empty: another rank reported it
       return e.code();
     } catch (const std::exception& e) {
       std::cerr << "lrkit " << name << ": " << e.what() << "\n";

@@ -60,6 +60,8 @@ int run_train_command(const std::vector<std::string>& args) {
     throw UsageError(e.what());
   } catch (const train::DivergedError& e) {
     throw ExitCodeError(kExitDiverged, e.what());
+  } catch (const train::StoppedError& e) {
+    throw ExitCodeError(128 + e.signal(), e.what());  // a shell's code for a process a signal ended
   }
   if (!lead) return kExitOk;
   std::cout << "done: " << summary.steps << " steps in " << summary.seconds << " s, "

@@ -1,6 +1,7 @@
 // `lrkit train` owns its run directory: one writer at a time, an earlier run is
-// never mixed into a new one, a finished run resumes to a no-op, and a signal
-// to the --nproc launcher stops its workers too.
+// never mixed into a new one, a finished run resumes to a no-op, and a stop
+// signal, to a run or to the --nproc launcher alone, ends every worker after its
+// step with a checkpoint of it.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -81,9 +82,46 @@ TEST(RunDirectory, AnEarlierRunIsRefusedMovedAsideWithOverwriteAndAFinishedResum
   EXPECT_EQ(h5::read_series(dir + "/log.h5", "/train/step").size(), 12u);
 }
 
+// A stopped run says where it stopped, once; its log ends at that step and closes cleanly (no repair needed), and
+// a checkpoint of that very step exists. Returns the step (-1 when the output does not say it).
+int64_t expect_a_clean_stop(const std::string& dir, const std::string& output, const std::string& signal_name) {
+  const std::string said = "lrkit train: " + signal_name + ": stopped after ";
+  const auto at = output.find(said);
+  EXPECT_NE(at, std::string::npos) << output;
+  if (at == std::string::npos) return -1;
+  EXPECT_EQ(output.find(said, at + 1), std::string::npos) << "rank 0 alone reports the stop\n" << output;
+  const int64_t steps = std::stoll(output.substr(at + said.size()));
+  const std::string checkpoint = dir + "/checkpoints/step_" + std::string(10 - std::to_string(steps).size(), '0') +
+                                 std::to_string(steps) + ".pt";
+  EXPECT_TRUE(fs::exists(checkpoint)) << checkpoint << "\n" << output;
+  EXPECT_NE(output.find("checkpoint: " + checkpoint), std::string::npos) << output;
+  const auto check = run_lrkit("log check " + dir + "/log.h5");
+  EXPECT_EQ(check.code, 0) << "closed, not left for a repair: " << check.out;
+  EXPECT_EQ(h5::read_series(dir + "/log.h5", "/train/step").size(), static_cast<size_t>(steps));
+  return steps;
+}
+
+TEST(RunDirectory, ASignalStopsARunAfterItsStepWithACheckpointOfItAndTheRunResumes) {
+  const auto dir = out_dir("single_signal");
+  const std::string args = "--config " + tiny_config() + " --checkpoint.every=1000 --out " + dir;
+  const pid_t run = start_train(args + " --train.steps=100000", dir + ".txt");
+  // Training (the loop that handles the signal) has begun once a progress line is out.
+  ASSERT_TRUE(wait_for([&] { return run_command("cat " + dir + ".txt").out.find("\nstep ") != std::string::npos; }, 60));
+  kill(run, SIGINT);
+  int status = 0;
+  waitpid(run, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGINT) << status;
+  const int64_t stopped = expect_a_clean_stop(dir, run_command("cat " + dir + ".txt").out, "Interrupt");
+  ASSERT_GT(stopped, 0);
+  const auto r = run_lrkit("train " + args + " --resume auto --train.steps=" + std::to_string(stopped + 3));
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("resumed from " + dir + "/checkpoints/step_"), std::string::npos) << r.out;
+  EXPECT_EQ(h5::read_series(dir + "/log.h5", "/train/step").size(), static_cast<size_t>(stopped + 3));
+}
+
 TEST(RunDirectory, ASignalToTheLauncherAloneStopsEveryWorkerAndTheRunResumes) {
   const auto dir = out_dir("launcher_signal");
-  const std::string args = "--config " + tiny_config() + " --nproc 2 --checkpoint.every=10 --out " + dir;
+  const std::string args = "--config " + tiny_config() + " --nproc 2 --checkpoint.every=10 --hdet.enabled=true --out " + dir;
   const pid_t launcher = start_train(args + " --train.steps=100000", dir + ".txt");
   std::string workers;
   ASSERT_TRUE(wait_for([&] {
@@ -94,16 +132,19 @@ TEST(RunDirectory, ASignalToTheLauncherAloneStopsEveryWorkerAndTheRunResumes) {
   int status = 0;
   waitpid(launcher, &status, 0);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGTERM) << status;
-  std::this_thread::sleep_for(std::chrono::seconds(2));
   for (size_t at = 0; at < workers.size();) {
     const pid_t worker = std::stoi(workers.substr(at));
     EXPECT_NE(kill(worker, 0), 0) << "worker " << worker << " is still alive";
     at = workers.find('\n', at) + 1;
   }
-  // Resumable: the newest checkpoint continues to a nearby end, one log row per step.
-  const auto newest = run_command("ls " + dir + "/checkpoints | grep -v replica | sort | tail -n 1").out;
-  const int64_t at_step = std::stoll(newest.substr(5, 10));
-  const int64_t end = at_step + 5;
+  const auto output = run_command("cat " + dir + ".txt").out;
+  EXPECT_EQ(output.find("failed"), std::string::npos) << output;
+  const int64_t stopped = expect_a_clean_stop(dir, output, "Terminated");
+  ASSERT_GT(stopped, 0);
+  // HDET's other replica is checkpointed beside the main file.
+  EXPECT_TRUE(fs::exists(dir + "/checkpoints/step_" + std::string(10 - std::to_string(stopped).size(), '0') +
+                         std::to_string(stopped) + ".replica_1.pt"));
+  const int64_t end = stopped + 5;
   const auto r = run_lrkit("train " + args + " --resume auto --train.steps=" + std::to_string(end));
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("resumed from"), std::string::npos) << r.out;

@@ -1,5 +1,6 @@
 #include "step_scalars.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -7,15 +8,16 @@
 namespace lrkit::train {
 
 StepScalars gather_step_scalars(distributed::Collective& collective, const torch::Tensor& replica_losses,
-                                const distributed::GradientSyncResult& sync, const torch::Tensor& sketch) {
+                                const distributed::GradientSyncResult& sync, const torch::Tensor& sketch, int stop_signal) {
   RECORD_USER_SCOPE("lrkit.step_scalars");  // where the host waits for the device
   const auto device = replica_losses.device();
   const auto nan = torch::full({1}, std::numeric_limits<double>::quiet_NaN(), torch::TensorOptions().dtype(torch::kDouble).device(device));
   const auto defined_or_nan = [&](const torch::Tensor& t) { return t.defined() ? t.reshape({1}) : nan; };
   const int64_t replicas = replica_losses.numel();
-  std::vector<torch::Tensor> mine = {sync.local_sq.reshape({1}), defined_or_nan(sync.dot_with_mean), replica_losses};
+  const auto signal = torch::full({1}, static_cast<double>(stop_signal), nan.options());
+  std::vector<torch::Tensor> mine = {sync.local_sq.reshape({1}), defined_or_nan(sync.dot_with_mean), signal, replica_losses};
   if (sketch.defined()) mine.push_back(sketch);
-  const auto gathered = collective.all_gather(torch::cat(mine));  // [world, 2 + replicas (+ sketch dim)]
+  const auto gathered = collective.all_gather(torch::cat(mine));  // [world, 3 + replicas (+ sketch dim)]
   const auto host = torch::cat({gathered.reshape({-1}), defined_or_nan(sync.mean_l2), defined_or_nan(sync.mean_l1),
                                 defined_or_nan(sync.normalized_sum_sq)})
                         .to(torch::kCPU);
@@ -26,11 +28,13 @@ StepScalars gather_step_scalars(distributed::Collective& collective, const torch
     const double* row = v + r * width;
     out.ranks.grad_norm.push_back(std::sqrt(row[0]));
     if (sync.dot_with_mean.defined()) out.ranks.dot_with_mean.push_back(row[1]);
+    out.stop_signal = std::max(out.stop_signal, static_cast<int>(row[2]));
+    const double* losses = row + 3;
     double rank_loss = 0.0;
-    for (int64_t k = 0; k < replicas; ++k) rank_loss += row[2 + k];
+    for (int64_t k = 0; k < replicas; ++k) rank_loss += losses[k];
     out.ranks.loss.push_back(rank_loss / static_cast<double>(replicas));
-    out.replica_loss.insert(out.replica_loss.end(), row + 2, row + 2 + replicas);
-    out.sketches.insert(out.sketches.end(), row + 2 + replicas, row + width);
+    out.replica_loss.insert(out.replica_loss.end(), losses, losses + replicas);
+    out.sketches.insert(out.sketches.end(), losses + replicas, row + width);
   }
   out.ranks.mean_grad_norm = v[world * width];
   out.grad_norm_l1 = v[world * width + 1];

@@ -20,12 +20,13 @@ struct StepScalars {
   double grad_norm_l1 = 0.0;
   std::vector<double> sketches;      // [world, sketch dim] row-major, when sketched this step
   double loss = 0.0;                 // the step's loss: the mean of the ranks' losses
+  int stop_signal = 0;               // the highest stop signal any rank received (0: none): every rank stops alike
 };
 
 // `replica_losses`: this rank's replicas' losses ([replicas], float64 on the device);
-// `sketch`: this rank's gradient sketch, or undefined.
+// `sketch`: this rank's gradient sketch, or undefined; `stop_signal`: the stop signal this rank received (0: none).
 StepScalars gather_step_scalars(distributed::Collective& collective, const torch::Tensor& replica_losses,
-                                const distributed::GradientSyncResult& sync, const torch::Tensor& sketch);
+                                const distributed::GradientSyncResult& sync, const torch::Tensor& sketch, int stop_signal);
 
 // hdet.mode=local: every replica steps on its own gradient, clipped by its own
 // norm; no all-reduce. The rank reports the mean squared norm of its replicas

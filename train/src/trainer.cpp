@@ -8,6 +8,7 @@
 #include "lrkit/train/model_flops.hpp"
 #include "lrkit/train/rank_streams.hpp"
 #include "lrkit/train/run_files.hpp"
+#include "lrkit/train/stop_signals.hpp"
 #include "cuda_device.hpp"
 #include "restore.hpp"
 
@@ -112,6 +113,7 @@ TrainSummary Trainer::run() {
   *progress_ << "threads per worker: " << session_.threads << std::endl;
   if (const std::string warning = schedules::peak_warning(schedules::summarize(schedule_, c_.train.steps)); !warning.empty())
     *progress_ << "warning: " << warning << std::endl;
+  const StopSignals stop_signals;  // from here on a stop signal ends the run after its step, checkpointed
   for (int64_t step = start_step_; step < c_.train.steps; ++step) this->step(step);
 
   summary_.steps = c_.train.steps;
@@ -142,7 +144,7 @@ void Trainer::run_step(int64_t step) {
   const Hyperparameters hyper = set_hyperparameters(step);
   const Losses losses = forward_backward(step);
   const Gradients gradients = synchronize(step);
-  StepScalars scalars = gather_step_scalars(*collective_, losses.replicas, gradients.sync, gradients.sketch);
+  StepScalars scalars = gather_step_scalars(*collective_, losses.replicas, gradients.sync, gradients.sketch, StopSignals::requested());
   if (plan_.local_mode) use_rms_gradient_norm(scalars);
   if (diverged(scalars.loss)) stop_diverged(step, hyper, scalars, losses);
   optimizer_step(step);
@@ -153,6 +155,7 @@ void Trainer::run_step(int64_t step) {
   if (meter_->add(step, scalars.loss, hyper.lr, plan_.progress_due(step), hdet_ ? hdet_->state(0).scale : 0.0, *progress_))
     summary_.final_loss = meter_->last_window_loss();
   evaluate_and_checkpoint(step);
+  if (scalars.stop_signal != 0 && !plan_.last(step)) stop_on_signal(step, scalars.stop_signal);
 }
 
 }  // namespace lrkit::train

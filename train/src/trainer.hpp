@@ -66,6 +66,7 @@ class Trainer {
   void optimizer_step(int64_t step);
   bool diverged(double loss);
   [[noreturn]] void stop_diverged(int64_t step, const Hyperparameters& hyper, const StepScalars& scalars, const Losses& losses);
+  [[noreturn]] void stop_on_signal(int64_t step, int signal);
   void record(int64_t step, const Hyperparameters& hyper, const StepScalars& scalars, const Losses& losses);
   void hdet_after_step(int64_t step, const Hyperparameters& hyper, const StepScalars& scalars);
   HdetRecord hdet_record(std::vector<double> window_loss, const Hyperparameters& hyper, const StepScalars& scalars) const;
@@ -103,6 +104,7 @@ class Trainer {
   std::optional<StepProfiler> profiler_;
   TrainSummary summary_;
   std::string last_checkpoint_;
+  int64_t checkpointed_steps_ = -1;              // the steps done at the newest checkpoint this session wrote
   std::string last_good_checkpoint_;             // the newest written after a finite loss
   int64_t skipped_in_a_row_ = 0;                 // updates skipped on a non-finite loss since the last finite one
 };

@@ -1,5 +1,6 @@
 // The named parts of Trainer::step(), in the order the step calls them.
 #include <cmath>
+#include <cstring>
 #include <stdexcept>
 
 #include "lrkit/common/numbers.hpp"
@@ -195,7 +196,25 @@ void Trainer::evaluate_and_checkpoint(int64_t step) {
   if (plan_.checkpoint_due(step) && (skipped_in_a_row_ == 0 || plan_.milestone(step) || plan_.last(step))) save_checkpoints(step + 1);
 }
 
+// Every rank saw the same request in the step's gather, so all stop after this step. The checkpoint of the stop
+// is written like a periodic one (not while updates are being skipped: those weights made the loss non-finite).
+void Trainer::stop_on_signal(int64_t step, int signal) {
+  const int64_t steps_done = step + 1;
+  const bool weights_good = skipped_in_a_row_ == 0;
+  if (weights_good && checkpointed_steps_ != steps_done) save_checkpoints(steps_done);
+  log_->flush();
+  if (!lead_) throw StoppedError(signal, "");  // rank 0 speaks for the run
+  std::string message = std::string(strsignal(signal)) + ": stopped after " + std::to_string(steps_done) + " steps (logged); ";
+  if (weights_good)
+    message += "checkpoint: " + last_checkpoint_;
+  else
+    message += "no checkpoint of it: its updates were skipped (non-finite loss); last good checkpoint: " +
+               (last_good_checkpoint_.empty() ? std::string("none") : last_good_checkpoint_);
+  throw StoppedError(signal, message + " (--resume auto continues the run)");
+}
+
 void Trainer::save_checkpoints(int64_t steps_done) {
+  checkpointed_steps_ = steps_done;
   if (hdet_) {  // every replica's file first; rank 0's main file, written last, marks the set complete
     for (auto& replica : replicas_)
       if (replica.index != 0)

@@ -35,8 +35,21 @@ class DivergedError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A stop signal (SIGTERM, SIGINT, SIGHUP; see stop_signals.hpp) while training: the run stopped after the
+// step in progress and checkpointed it. `lrkit train` exits 128 + signal(). The message is empty on ranks
+// other than 0.
+class StoppedError : public std::runtime_error {
+ public:
+  StoppedError(int signal, const std::string& message) : std::runtime_error(message), signal_(signal) {}
+  int signal() const { return signal_; }
+
+ private:
+  int signal_;
+};
+
 // Throws std::invalid_argument for bad configuration, DivergedError on a
-// non-finite loss (naming the step) and std::runtime_error when training fails.
+// non-finite loss (naming the step), StoppedError after a stop signal and
+// std::runtime_error when training fails.
 TrainSummary run_training(const TrainConfig& config, std::ostream& progress);
 
 }  // namespace lrkit::train
