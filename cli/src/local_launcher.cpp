@@ -140,7 +140,7 @@ int launch_local_workers(const std::vector<std::string>& command_args, int worke
       const bool stopped_by_signal = WIFEXITED(status) && code > 128;  // exited by itself: it finished the step
       if (code == kExitDiverged || stopped_by_signal) {
         stopped = stopped_by_signal;
-        term_at = std::chrono::steady_clock::now() + kGrace;
+        term_at = std::chrono::steady_clock::now() + (stopped_by_signal ? kStopGrace : kGrace);  // a checkpoint, a log row
       } else {
         std::cerr << "lrkit train: worker " << rank << " failed (exit " << code << "); stopping the other workers" << std::endl;
         stop_the_others(SIGTERM, kGrace);
