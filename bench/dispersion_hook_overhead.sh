@@ -8,8 +8,8 @@ cd "$(dirname "$0")/.."
 source bench/medians.sh
 rounds=${1:-3}
 steps=${2:-60}
-python=$(grep -m1 '^Python3_EXECUTABLE:' build/CMakeCache.txt | cut -d= -f2)
-[ -x "$python" ] || { echo "no Python package in build/ (configure with pybind11 and a Python with torch)" >&2; exit 2; }
+source scripts/find_python.sh
+python=$(python_of_the_build)
 export PYTHONPATH=$PWD/build/python OMP_NUM_THREADS=1
 declare -A times
 for ((i = 0; i < rounds; i++)); do

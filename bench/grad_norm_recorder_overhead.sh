@@ -9,8 +9,8 @@ source bench/medians.sh
 rounds=${1:-5}
 steps=${2:-60}
 device=${3:-cpu}
-python=$(grep -m1 '^Python3_EXECUTABLE:' build/CMakeCache.txt | cut -d= -f2)
-[ -x "$python" ] || { echo "no Python package in build/ (configure with pybind11 and a Python with torch)" >&2; exit 2; }
+source scripts/find_python.sh
+python=$(python_of_the_build)
 export PYTHONPATH=$PWD/build/python OMP_NUM_THREADS=1
 declare -A times
 record_ms=""

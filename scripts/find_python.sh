@@ -12,3 +12,15 @@ python_with() {
   echo "no python3 imports $imports (Debian: apt-get install $(printf 'python3-%s ' "$@"))" >&2
   exit 2
 }
+
+# python_of_the_build prints the Python that build/'s lrkit package (build/python) was built for, or says there is
+# none and exits 2.
+python_of_the_build() {
+  local python
+  python=$(grep -m1 '^Python3_EXECUTABLE:' build/CMakeCache.txt 2>/dev/null | cut -d= -f2)
+  if [ ! -x "$python" ] || [ ! -d build/python/lrkit ]; then
+    echo "no Python package in build/ (configure with pybind11 and a Python with torch)" >&2
+    exit 2
+  fi
+  echo "$python"
+}
