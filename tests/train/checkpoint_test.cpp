@@ -406,5 +406,45 @@ TEST(Checkpoint, NonFiniteLossStopsByDefaultAndSkippingStopsAfterTheSkipLimit) {
   }
 }
 
+// A checkpoint written while updates are being skipped (a milestone, the last step) carries the streak: resumed
+// from it, the run stops at the step the uninterrupted run would, and names no checkpoint of the streak as good.
+TEST(Checkpoint, AResumeContinuesTheSkipStreakOfItsCheckpoint) {
+  std::ostringstream out;
+  TrainConfig c = resumable_config("streak_run");
+  c.schedule = "constant(1e30)";
+  c.optim.clip = 0;
+  c.train.nonfinite = "skip";
+  c.train.skip_limit = 0;
+  c.checkpoint.at = "15";
+  run_training(c, out);
+  const auto loss = lrkit::h5::read_series(run_log_path(c.out), "/train/loss");
+  ASSERT_EQ(loss.size(), 20u);
+  int64_t streak = 0;
+  for (size_t i = 0; i < 15; ++i) streak = std::isfinite(loss[i]) ? 0 : streak + 1;
+  ASSERT_GT(streak, 2) << "the run must be skipping by step 15";
+  EXPECT_EQ(read_checkpoint_info(checkpoint_path(c.out, 15)).skipped_in_a_row, streak);
+  EXPECT_EQ(read_checkpoint_info(checkpoint_path(c.out, 20)).skipped_in_a_row, streak + 5);
+
+  TrainConfig resumed = c;
+  resumed.resume = checkpoint_path(c.out, 15);
+  resumed.train.skip_limit = streak + 2;  // two more skipped updates: steps 15 and 16
+  std::string message;
+  try {
+    run_training(resumed, out);
+  } catch (const DivergedError& e) {
+    message = e.what();
+  }
+  EXPECT_NE(message.find("non-finite training loss in " + std::to_string(streak + 2) + " steps in a row (steps " +
+                         std::to_string(15 - streak) + "..16, logged; updates skipped); last good checkpoint: none"),
+            std::string::npos)
+      << message;
+  EXPECT_EQ(lrkit::h5::read_series(run_log_path(c.out), "/train/loss").size(), 17u);
+  // A limit the streak already passed stops at the first step.
+  resumed.train.skip_limit = 2;
+  resumed.resume = checkpoint_path(c.out, 15);
+  EXPECT_THROW(run_training(resumed, out), DivergedError);
+  EXPECT_EQ(lrkit::h5::read_series(run_log_path(c.out), "/train/loss").size(), 16u);
+}
+
 }  // namespace
 }  // namespace lrkit::train

@@ -43,7 +43,7 @@ Restored restore(const TrainConfig& c, std::vector<Replica>& replicas, distribut
     load_checkpoint(r.index == 0 || !hdet ? *path : replica_checkpoint_path(*path, r.index), r.model, r.optimizer.get());
   progress << (branching ? "branched from " : "resumed from ") << *path << " at step " << info.step << " ("
            << format_checksum(info.crc32) << ")" << std::endl;
-  return {{branching ? "branch" : "resume", *path, format_checksum(info.crc32), info.step}, !branching};
+  return {{branching ? "branch" : "resume", *path, format_checksum(info.crc32), info.step}, !branching, info.skipped_in_a_row};
 }
 
 }  // namespace lrkit::train

@@ -84,7 +84,8 @@ Trainer::Trainer(const TrainConfig& config, std::ostream& progress)
   start_step_ = restored.start.step;
   tokens_per_step_ = static_cast<double>(c_.train.batch * c_.model.context);
   session_ = restored.start;
-  if (session_.kind == "resume" || session_.kind == "branch") last_good_checkpoint_ = session_.checkpoint;  // its whole state
+  skipped_in_a_row_ = restored.skipped_in_a_row;  // so a resumed run stops where the uninterrupted one would
+  if ((session_.kind == "resume" || session_.kind == "branch") && skipped_in_a_row_ == 0) last_good_checkpoint_ = session_.checkpoint;
   session_.device = device_name(device_);
   session_.flops_per_token = flops_per_token(c_.model, parameter_count(replicas_.front().parameters));
   session_.peak_flops = peak_flops(c_, env_, placement_, session_.device);

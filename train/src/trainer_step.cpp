@@ -97,7 +97,8 @@ Trainer::Gradients Trainer::synchronize(int64_t step) {
 // skipped: the weights do not move while updates are skipped, so such a run would skip to its end.
 bool Trainer::diverged(double loss) {
   skipped_in_a_row_ = std::isfinite(loss) ? 0 : skipped_in_a_row_ + 1;
-  return skipped_in_a_row_ > 0 && (plan_.stop_on_nonfinite || skipped_in_a_row_ == plan_.skip_limit);
+  // >=: a resumed streak may already be as long as a lowered limit
+  return skipped_in_a_row_ > 0 && (plan_.stop_on_nonfinite || (plan_.skip_limit > 0 && skipped_in_a_row_ >= plan_.skip_limit));
 }
 
 void Trainer::optimizer_step(int64_t step) {
@@ -226,7 +227,8 @@ void Trainer::save_checkpoints(int64_t steps_done) {
   log_->flush();  // the log never lags behind a checkpoint
   const SavedCheckpoint saved =
       save_checkpoint(c_.out, c_.checkpoint.keep, plan_.milestones, steps_done, replicas_.front().model,
-                      *replicas_.front().optimizer, c_.schedule, hdet_ ? hdet_->states() : std::vector<controllers::HdetState>());
+                      *replicas_.front().optimizer, c_.schedule, hdet_ ? hdet_->states() : std::vector<controllers::HdetState>(),
+                      skipped_in_a_row_);
   last_checkpoint_ = saved.path;
   if (skipped_in_a_row_ == 0) last_good_checkpoint_ = saved.path;
   log_->record_checkpoint(steps_done, saved.crc32);  // only a checkpoint that exists is listed

@@ -32,6 +32,7 @@ struct CheckpointInfo {
   uint32_t crc32 = 0;  // of the payload, verified
   std::string schedule_spec;
   std::vector<controllers::HdetState> hdet;  // empty: not an HDET run
+  int64_t skipped_in_a_row = 0;  // updates skipped (non-finite loss) in a row up to it: train.skip_limit counts on
 };
 
 struct SavedCheckpoint {
@@ -48,7 +49,7 @@ std::string format_checksum(uint32_t crc32);
 // throws CheckpointError naming the file and errno and leaves nothing behind.
 SavedCheckpoint save_checkpoint(const std::string& run_dir, int64_t keep, const std::vector<int64_t>& pinned, int64_t step, Gpt& model,
                             torch::optim::Optimizer& optimizer, const std::string& schedule_spec,
-                            const std::vector<controllers::HdetState>& hdet = {});
+                            const std::vector<controllers::HdetState>& hdet = {}, int64_t skipped_in_a_row = 0);
 
 // Replica `replica` (>= 1) of an HDET run at `step`.
 SavedCheckpoint save_replica_checkpoint(const std::string& run_dir, int64_t step, int64_t replica, Gpt& model,
@@ -57,7 +58,7 @@ SavedCheckpoint save_replica_checkpoint(const std::string& run_dir, int64_t step
 // The newest checkpoint under run_dir/checkpoints, if any.
 std::optional<std::string> latest_checkpoint(const std::string& run_dir);
 
-// The step, schedule spec and HDET states of a checkpoint, restoring nothing.
+// The step, schedule spec, HDET states and skip streak of a checkpoint, restoring nothing.
 CheckpointInfo read_checkpoint_info(const std::string& path);
 
 // Restores the model and, when given, the optimizer and the CPU RNG. Throws
