@@ -67,6 +67,7 @@ class Trainer {
   bool diverged(double loss);
   [[noreturn]] void stop_diverged(int64_t step, const Hyperparameters& hyper, const StepScalars& scalars, const Losses& losses);
   [[noreturn]] void stop_on_signal(int64_t step, int signal);
+  std::string last_good_checkpoint_or_none() const;  // what the stop messages name
   void record(int64_t step, const Hyperparameters& hyper, const StepScalars& scalars, const Losses& losses);
   void hdet_after_step(int64_t step, const Hyperparameters& hyper, const StepScalars& scalars);
   HdetRecord hdet_record(std::vector<double> window_loss, const Hyperparameters& hyper, const StepScalars& scalars) const;

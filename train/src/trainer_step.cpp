@@ -120,13 +120,17 @@ void Trainer::stop_diverged(int64_t step, const Hyperparameters& hyper, const St
   }
   log_->end_step();
   log_->flush();
-  const std::string checkpoint = "; last good checkpoint: " + (last_good_checkpoint_.empty() ? std::string("none") : last_good_checkpoint_);
+  const std::string checkpoint = "; last good checkpoint: " + last_good_checkpoint_or_none();
   if (plan_.stop_on_nonfinite)
     throw DivergedError("non-finite training loss " + format_number(scalars.loss) + " at step " + std::to_string(step) + " (logged)" +
                         checkpoint + " (train.nonfinite=skip skips such updates)");
   throw DivergedError("non-finite training loss in " + std::to_string(skipped_in_a_row_) + " steps in a row (steps " +
                       std::to_string(step + 1 - skipped_in_a_row_) + ".." + std::to_string(step) + ", logged; updates skipped)" +
                       checkpoint + " (train.skip_limit=0 never stops)");
+}
+
+std::string Trainer::last_good_checkpoint_or_none() const {
+  return last_good_checkpoint_.empty() ? std::string("none") : last_good_checkpoint_;
 }
 
 void Trainer::record(int64_t step, const Hyperparameters& hyper, const StepScalars& scalars, const Losses& losses) {
@@ -210,7 +214,7 @@ void Trainer::stop_on_signal(int64_t step, int signal) {
     message += "checkpoint: " + last_checkpoint_;
   else
     message += "no checkpoint of it: its updates were skipped (non-finite loss); last good checkpoint: " +
-               (last_good_checkpoint_.empty() ? std::string("none") : last_good_checkpoint_);
+               last_good_checkpoint_or_none();
   throw StoppedError(signal, message + " (--resume auto continues the run)");
 }
 
