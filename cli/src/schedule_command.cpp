@@ -7,6 +7,7 @@
 #include "lrkit/schedules/factory.hpp"
 #include "lrkit/schedules/spec.hpp"
 #include "lrkit/schedules/summary.hpp"
+#include "lrkit/schedules/usable_rates.hpp"
 
 namespace po = boost::program_options;
 
@@ -102,9 +103,14 @@ int run_schedule_command(const std::vector<std::string>& args) {
       throw UsageError("this schedule has no natural end: give --steps N");
     steps = schedule.total();
   }
-  // Every command below evaluates each step (the summary and its peak check do), so --every or --at would not help.
+  // Every command below evaluates each step (the rate check and the summary do), so --every or --at would not help.
   if (*steps > 100'000'000)
     throw UsageError("--steps is at most 1e8 (got " + std::to_string(*steps) + "): every step is evaluated, for the summary too");
+  try {
+    schedules::require_usable_rates(schedule, *steps);
+  } catch (const schedules::SpecError& e) {
+    throw UsageError(e.what());
+  }
   const schedules::Summary summary = schedules::summarize(schedule, *steps);
   if (const std::string warning = schedules::peak_warning(summary); !warning.empty())
     std::cerr << "lrkit schedule: warning: " << warning << "\n";

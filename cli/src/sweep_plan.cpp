@@ -17,6 +17,7 @@
 #include "lrkit/common/numbers.hpp"
 #include "lrkit/schedules/factory.hpp"
 #include "lrkit/schedules/spec.hpp"
+#include "lrkit/schedules/usable_rates.hpp"
 #include "lrkit/train/run_files.hpp"
 
 namespace po = boost::program_options;
@@ -75,8 +76,13 @@ auto checked(const SweepSchedule& s, const std::string& spec, Check check) {
   }
 }
 
+// With a total, the run of that many steps it makes: its rates are checked over the run too.
 schedules::Schedule parse_for(const SweepSchedule& s, const std::string& spec, std::optional<int64_t> total) {
-  return checked(s, spec, [&] { return schedules::parse_schedule(spec, total); });
+  return checked(s, spec, [&] {
+    auto schedule = schedules::parse_schedule(spec, total);
+    if (total) schedules::require_usable_rates(schedule, *total);
+    return schedule;
+  });
 }
 
 // The schedules a spec template names with {run:NAME}, in order.
@@ -331,6 +337,7 @@ SweepPlan plan_sweep(const SweepConfig& c, uint64_t default_seed) {
             throw std::invalid_argument("schedule '" + s.name + "' (single): it ends at step " + std::to_string(schedule->total()) +
                                         ", before its last milestone " + std::to_string(milestones.back()));
           const int64_t steps = schedule->bounded() ? schedule->total() : largest;
+          checked(s, spec, [&] { schedules::require_usable_rates(*schedule, steps); });
           const auto run = add_run({s.name + suffix, spec, steps, 0, seed, milestones, -1, {}});
           for (size_t i = 0; i < milestones.size(); ++i) result(c.budgets[i], run, milestones[i], milestones[i]);
           trained += steps;

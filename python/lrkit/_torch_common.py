@@ -31,8 +31,12 @@ def require_optimizer(optimizer, who):
 
 
 def loop_schedule(spec, total_steps):
-    """The Schedule a training loop runs (lrkit.Schedule refuses a total that cuts a WSD-S's last decay)."""
-    return spec if isinstance(spec, Schedule) else Schedule(spec, total_steps)
+    """The Schedule a training loop runs (lrkit.Schedule refuses a total that cuts a WSD-S's last decay), its rates
+    checked over the run when it has an end: an infinite or NaN rate is refused here, not met as NaN weights."""
+    schedule = spec if isinstance(spec, Schedule) else Schedule(spec, total_steps)
+    if schedule.total_steps is not None:
+        schedule.check_rates()
+    return schedule
 
 
 def group_ratios(optimizer):

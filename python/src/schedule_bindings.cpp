@@ -14,6 +14,7 @@
 #include "lrkit/schedules/spec.hpp"
 #include "lrkit/schedules/spec_error.hpp"
 #include "lrkit/schedules/summary.hpp"
+#include "lrkit/schedules/usable_rates.hpp"
 
 namespace py = pybind11;
 
@@ -74,6 +75,11 @@ py::dict summary(const Schedule& s, std::optional<int64_t> steps) {
   return d;
 }
 
+void check_rates(const Schedule& s, std::optional<int64_t> steps) {
+  if (!steps && !s.bounded()) throw py::value_error("Schedule.check_rates: this schedule has no end; give steps=N");
+  schedules::require_usable_rates(s, steps.value_or(s.total()));
+}
+
 }  // namespace
 
 void bind_schedules(py::module_& m) {
@@ -107,6 +113,9 @@ void bind_schedules(py::module_& m) {
       .def_property_readonly("total_steps", &total_or_none, "T, or None for a schedule without an end")
       .def_property_readonly("phases", [](const Schedule& s) { return phase_list(s.phases()); })
       .def_property_readonly("checkpoints", &Schedule::checkpoints, "steps where a budgeted run keeps a decayed checkpoint (WSD-S)")
+      .def("check_rates", &check_rates, py::arg("steps") = py::none(),
+           "raises SpecError naming the first of steps 0..steps (default: total_steps) whose rate no optimizer can "
+           "apply: NaN, infinite, negative or above float32's largest; lrkit's schedulers call it when they start")
       .def("summary", &summary, py::arg("steps") = py::none(),
            "peak, warmup end, decay start, final value, checkpoints and phases over `steps` (default: total_steps)")
       // Pickled as (canonical spec, total_steps), the pair that rebuilds it bit for bit, so a Schedule and the

@@ -41,9 +41,20 @@ TEST(ScheduleCommand, AtPastTheEndIsRefusedAndAnAbsurdPeakIsNamed) {
   auto r = run("schedule 'cosine(peak=1e-3)' --steps 10 --at 1000000000");
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.out, "lrkit schedule: --at 1000000000 is past the schedule's end: its steps run 0..10\n");
-  r = run("schedule 'cosine(peak=1e308)' --steps 4 --at 0");
+  r = run("schedule 'cosine(peak=1e30)' --steps 4 --at 0");
   EXPECT_EQ(r.code, 0);
-  EXPECT_EQ(r.out, "lrkit schedule: warning: the schedule peaks at 1e+308 (step 0); learning rates above 10 rarely train\n1e+308\n");
+  EXPECT_EQ(r.out, "lrkit schedule: warning: the schedule peaks at 1e+30 (step 0); learning rates above 10 rarely train\n1e+30\n");
+}
+
+TEST(ScheduleCommand, ARateNoOptimizerCanApplyIsRefusedWhereverTheRunReachesIt) {
+  // The whole run is checked, not only the step asked for: --at 3 of a run that overflows at step 9611.
+  auto r = run("schedule 'exponential(1e-3, gamma=1.01)' --steps 100000 --at 3");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.out, "lrkit schedule: invalid schedule spec \"exponential(peak=0.001, gamma=1.01)\" at position 0 ('exponential'): "
+                   "it is 3.409756963459282e+38 at step 9611 of 0..100000; a learning rate must be a number in "
+                   "[0, 3.4028234663852886e+38] (float32's largest)\n");
+  r = run("schedule 'exponential(1e-3, gamma=1.01)' --steps 9610 --at 3");
+  EXPECT_EQ(r.code, 0) << r.out;
 }
 
 TEST(ScheduleCommand, WritesAnHdf5Table) {

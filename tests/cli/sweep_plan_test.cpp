@@ -244,5 +244,20 @@ TEST(SweepPlan, SingleRunsWithoutCheckpointsAreReadAtTheBudgets) {
   }
 }
 
+// Checked where the plan is made, before any run: 3e-3 * 1.01^t passes float32's largest at step 9501, inside
+// the run of the larger budget only.
+TEST(SweepPlan, AScheduleWhoseRatesOverflowInARunIsRefusedInEveryMode) {
+  for (const std::string mode : {"separate", "single"}) {
+    try {
+      plan_sweep(sweep_of({{"grow", mode, "exponential(gamma=1.01)"}}, {1000, 20000}), 1);
+      ADD_FAILURE() << mode;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("schedule 'grow'"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("at step 9501 of 0..20000; a learning rate must be"), std::string::npos) << e.what();
+    }
+    EXPECT_NO_THROW(plan_sweep(sweep_of({{"grow", mode, "exponential(gamma=1.01)"}}, {1000, 9500}), 1)) << mode;
+  }
+}
+
 }  // namespace
 }  // namespace lrkit::cli

@@ -316,6 +316,20 @@ TEST(TrainCommand, WorkerCountRulesAreRefusedOnceBeforeTheWorkersStart) {
   }
 }
 
+// So is a schedule: a bad spec, or one whose rate no optimizer can apply somewhere in the run (it once trained
+// to a LibTorch overflow error at step 1, and a bad spec printed once per worker after the directory was made).
+TEST(TrainCommand, AnUnusableScheduleIsRefusedOnceBeforeTheWorkersStart) {
+  for (const std::string spec : {"wsd(", "exponential(1e-3, gamma=1e300)"}) {
+    const auto dir = out_dir("schedule_refused");
+    const auto r = run_lrkit("train --config " + tiny_config() + " --nproc 2 --schedule.spec='" + spec + "' --out " + dir);
+    EXPECT_EQ(r.code, 2) << spec << "\n" << r.out;
+    EXPECT_EQ(lrkit::testing::count_lines(r.out), 1) << spec << "\n" << r.out;
+    EXPECT_EQ(r.out.rfind("lrkit train: schedule.spec: invalid schedule spec", 0), 0u) << r.out;
+    if (spec != "wsd(") EXPECT_NE(r.out.find("it is 1e+297 at step 1 of 0.."), std::string::npos) << r.out;
+    EXPECT_FALSE(std::filesystem::exists(dir)) << spec;
+  }
+}
+
 TEST(TrainCommand, ANonFiniteLossExitsThreeOnOneAndTwoWorkers) {
   for (const char* workers : {"1", "2"}) {
     const auto dir = out_dir("dp_diverged");

@@ -69,6 +69,16 @@ def test_spec_errors_are_value_errors_with_the_position():
         lrkit.Schedule("cosine(peak=1e-3)", 0)
 
 
+def test_check_rates_names_the_first_step_no_optimizer_can_apply():
+    s = lrkit.Schedule("exponential(1e-3, gamma=1.01)", 100000)  # passes float32's largest at step 9611
+    with pytest.raises(lrkit.SpecError, match=r"it is 3.409756963459282e\+38 at step 9611 of 0..100000") as caught:
+        s.check_rates()
+    assert caught.value.position == 0 and caught.value.token == "exponential"
+    s.check_rates(steps=9610)
+    with pytest.raises(ValueError, match="no end; give steps=N"):
+        lrkit.Schedule("exponential(1e-3, gamma=1.01)").check_rates()
+
+
 def test_families_list_every_family_with_its_keys():
     names = {f["name"]: f for f in lrkit.families()}
     for name in ("wsd", "wsds", "uba", "cosine", "linear", "onecycle", "refined", "table", "join"):

@@ -87,6 +87,12 @@ def test_bad_input_is_a_clear_python_exception():
         lt.LRScheduler(optimizer, "cosine(peak=1e-3)")  # total_steps missing where the spec needs it
     with pytest.raises(ValueError, match="cut off"):
         lt.LRScheduler(optimizer, "wsds(peak=1e-3, budgets=[100, 200])", 150)
+    # A rate that would make every weight inf or NaN is refused at the start, the optimizer untouched.
+    with pytest.raises(lrkit.SpecError, match="it is 1e\\+297 at step 1 of 0..10"):
+        lt.LRScheduler(optimizer, "exponential(1e-3, gamma=1e300)", 10)
+    with pytest.raises(lrkit.SpecError, match="at step 1 of 0..10"):
+        lt.LRScheduler(optimizer, lrkit.Schedule("exponential(1e-3, gamma=1e300)", 10))
+    assert optimizer.param_groups[0]["lr"] == 0.05 and "initial_lr" not in optimizer.param_groups[0]
 
 
 def _saved(state, tmp_path):

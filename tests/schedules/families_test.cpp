@@ -30,6 +30,21 @@ TEST(Uba, SmallPhiHoldsThePeakLargePhiDecaysEarly) {
   EXPECT_EQ(lo(1000), 0.0);
 }
 
+TEST(Uba, ALargePhiStartsAtThePeakAndFollowsTheFormulaInLongDouble) {
+  for (double phi : {3.0, 1e4, 1e12, 1e20, 1e300}) {
+    const auto s = parse_schedule("uba(peak=1, floor=1e-4, phi=" + format_number(phi) + ")", 1000);
+    EXPECT_EQ(s(0), 1.0) << phi;
+    EXPECT_EQ(s(1000), 1e-4) << phi;
+    for (int64_t t = 1; t < 1000; ++t) {
+      // The paper's form, in 64-bit-mantissa arithmetic where phi < 1e12 leaves it well conditioned.
+      const long double u = 1.0L + std::cos(static_cast<long double>(kPi) * t / 1000.0L);
+      const long double reference = 1e-4L + (1.0L - 1e-4L) * 2.0L * u / (2.0L * phi + (2.0L - phi) * u);
+      ASSERT_LE(s(t), s(t - 1)) << phi << " at " << t;
+      if (phi < 1e12) ASSERT_NEAR(s(t), static_cast<double>(reference), 1e-15) << phi << " at " << t;  // peak = 1
+    }
+  }
+}
+
 TEST(Uba, InverseFollowsChebyshevStepSizesWhenPhiIsTwoKappa) {
   // Quadratic with curvature in [mu, L]: 1/lr must run through the Chebyshev
   // nodes (L + mu)/2 - (L - mu)/2 cos(pi s), from mu up to L.

@@ -8,6 +8,7 @@
 
 #include "lrkit/schedules/factory.hpp"
 #include "lrkit/schedules/spec.hpp"
+#include "lrkit/schedules/usable_rates.hpp"
 
 namespace lrkit::schedules {
 namespace {
@@ -41,7 +42,10 @@ class SpecGenerator {
       case 1: return {"linear(" + p + f + w + ")", total, low, peak, true};
       case 2: return {"cosine(" + p + f + w + ")", total, low, peak, true};
       case 3: return {"polynomial(" + p + f + ", power=" + format_number(uniform(0.3, 4)) + w + ")", total, low, peak, true};
-      case 4: return {"uba(" + p + f + ", phi=" + format_number(std::pow(10.0, uniform(-1.5, 1.5))) + w + ")", total, low, peak, true};
+      case 4: {  // phi up to 1e20: a large phi once cancelled to a zero denominator (inf at step 0)
+        const double phi = std::pow(10.0, coin() ? uniform(-1.5, 1.5) : uniform(1.5, 20));
+        return {"uba(" + p + f + ", phi=" + format_number(phi) + w + ")", total, low, peak, true};
+      }
       case 5: {
         const int64_t decay = integer(1, total - warmup);
         return {"wsd(" + p + sf + w + ", decay=" + std::to_string(decay) + ", shape=" + shape + ", power=2)", total, 0.0, peak, true};
@@ -97,6 +101,7 @@ TEST(ScheduleProperties, HoldForRandomValidSpecs) {
       ASSERT_LE(v, r.high + tol) << "step " << t;
       ASSERT_EQ(v, back(t)) << "round trip differs at step " << t;
     }
+    ASSERT_NO_THROW(require_usable_rates(s, total)) << "a valid schedule's rates are refused";
 
     for (const Phase& phase : s.phases()) {
       if (phase.begin > 0 && !phase.jumps_at_begin) {

@@ -12,6 +12,7 @@
 #include "lrkit/common/check.hpp"
 #include "lrkit/common/numbers.hpp"
 #include "lrkit/schedules/factory.hpp"
+#include "lrkit/schedules/usable_rates.hpp"
 #include "lrkit/train/gpt.hpp"
 
 namespace po = boost::program_options;
@@ -83,6 +84,12 @@ bool valid_name(const std::string& name) {
 }
 
 }  // namespace
+
+schedules::Schedule TrainConfig::learning_rate_schedule() const {
+  const auto lr = schedules::parse_schedule(schedule, train.steps);
+  schedules::require_usable_rates(lr, train.steps);
+  return lr;
+}
 
 std::vector<DataSource> TrainConfig::data_sources() const {
   if (data.sources.empty()) return {{"heldout", data.path}};

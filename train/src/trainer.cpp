@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "lrkit/schedules/factory.hpp"
 #include "lrkit/schedules/summary.hpp"
 #include "lrkit/train/model_flops.hpp"
 #include "lrkit/train/rank_streams.hpp"
@@ -59,7 +58,7 @@ std::unique_ptr<distributed::Collective> make_collective(const TrainConfig& c, c
 
 Trainer::Trainer(const TrainConfig& config, std::ostream& progress)
     : c_(validated(config)),
-      schedule_(schedules::parse_schedule(c_.schedule, c_.train.steps)),
+      schedule_(c_.learning_rate_schedule()),
       env_(distributed::distributed_env_from_environment()),
       placement_(prepare_worker(c_, env_)),
       threads_(share_cores(c_.train.threads, env_)),  // or the workers of a machine thrash

@@ -19,8 +19,14 @@ class UbaNode final : public ScheduleNode {
   UbaNode(int64_t total, double peak, double floor, double phi)
       : ScheduleNode(total), peak_(peak), floor_(floor), phi_(phi), inv_total_(1.0 / static_cast<double>(total)) {}
   double at(double t) const override {
-    const double u = 1.0 + std::cos(kPi * t * inv_total_);
-    return floor_ + (peak_ - floor_) * 2.0 * u / (2.0 * phi_ + (2.0 - phi_) * u);
+    const double angle = kPi * t * inv_total_;
+    const double u = 1.0 + std::cos(angle);
+    if (phi_ <= 2.0) return floor_ + (peak_ - floor_) * 2.0 * u / (2.0 * phi_ + (2.0 - phi_) * u);
+    // For phi > 2, (2 - phi) u cancels 2 phi near the start: at phi = 1e20 the denominator of step 0 was 0 and
+    // the rate inf. The same value as a sum of non-negative terms, with 2 - u = 2 sin^2(angle / 2):
+    // 2u / (2 phi + (2 - phi) u) = u / (phi sin^2(angle / 2) + u).
+    const double half_sine = std::sin(0.5 * angle);
+    return floor_ + (peak_ - floor_) * u / (phi_ * half_sine * half_sine + u);
   }
   std::vector<Phase> phases() const override { return {{0, total(), PhaseKind::Decay, false}}; }
 

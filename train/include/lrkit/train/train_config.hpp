@@ -11,6 +11,7 @@
 
 #include "lrkit/controllers/hdet.hpp"
 #include "lrkit/reweight/sample_weights.hpp"
+#include "lrkit/schedules/schedule.hpp"
 #include "lrkit/train/config_choice.hpp"
 #include "lrkit/train/config_schema.hpp"
 #include "lrkit/train/gpt_config.hpp"
@@ -211,6 +212,10 @@ struct TrainConfig {
   // eval.sets parsed; `heldout` stands for every source's held-out tail when
   // data.sources is set. Throws std::invalid_argument naming the bad entry.
   std::vector<EvalSet> eval_sets() const;
+  // schedule built for train.steps, its rates checked over the whole run (schedules::require_usable_rates); throws
+  // schedules::SpecError. Not part of validate(): a table or refined schedule reads a file, and `lrkit log check`
+  // validates a finished run's config after that file may be gone.
+  schedules::Schedule learning_rate_schedule() const;
   // checkpoint.at parsed: increasing steps in [1, train.steps]; throws naming the bad entry.
   std::vector<int64_t> checkpoint_steps() const;
   // dist.desync_ranks parsed for `world_size` ranks.
