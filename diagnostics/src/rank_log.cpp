@@ -9,6 +9,7 @@
 #include <map>
 #include <sstream>
 
+#include "lrkit/common/csv_line.hpp"
 #include "lrkit/common/input_file.hpp"
 #include "lrkit/h5/file.hpp"
 
@@ -201,7 +202,7 @@ double parse_number(const std::string& text, const std::string& where) {
     used = 0;
   }
   while (used < text.size() && std::isspace(static_cast<unsigned char>(text[used]))) ++used;
-  if (text.empty() || used != text.size()) throw RankLogError(where + ": '" + text + "' is not a number");
+  if (text.empty() || used != text.size()) throw RankLogError(where + ": '" + text_for_message(text) + "' is not a number");
   return value;
 }
 
@@ -230,33 +231,27 @@ void read_csv(const std::string& source, std::istream& in, const Names& names, i
     throw RankLogError(source + ": empty file (expected a header with " + names["step"] + ", " +
                        (fixed_rank < 0 ? names["rank"] + ", " : "") + names["loss"] + ", " + names["grad_norm"] + ")");
   if (!header_line.empty() && header_line.back() == '\r') header_line.pop_back();
-  std::map<std::string, size_t> column;
-  std::vector<std::string> header;
-  {
-    std::istringstream fields(header_line);
-    std::string name;
-    while (std::getline(fields, name, ',')) {
-      name.erase(0, name.find_first_not_of(" \t\r"));
-      name.erase(name.find_last_not_of(" \t\r") + 1);
-      column[name] = header.size();
-      header.push_back(name);
+  const auto fields_of = [&](const std::string& line, const std::string& where) {
+    try {
+      return split_csv_line(line, ',');
+    } catch (const std::invalid_argument& e) {
+      throw RankLogError(where + ": " + e.what());
     }
-  }
+  };
+  const std::vector<std::string> header = fields_of(header_line, source + " header");
+  std::map<std::string, size_t> column;
+  for (size_t i = 0; i < header.size(); ++i) column[header[i]] = i;
   for (const char* required : {"step", "rank", "loss", "grad_norm"}) {
     if (fixed_rank >= 0 && std::string(required) == "rank") continue;
     if (!column.count(names[required]))
       throw RankLogError(source + " header: no column '" + names[required] + "'" +
-                         (names[required] != required ? std::string(" (mapped from ") + required + ")" : "") + " (have: " + header_line +
+                         (names[required] != required ? std::string(" (mapped from ") + required + ")" : "") + " (have: " + text_for_message(header_line) +
                          "; map other names with --columns " + required + "=NAME)");
   }
   const bool has_cos = column.count(names["cos_to_mean"]) > 0;
   for_each_row_line(in, 2, out, [&](const std::string& line, size_t number) {
-    std::vector<std::string> fields;
-    std::istringstream split(line);
-    std::string field;
-    while (std::getline(split, field, ',')) fields.push_back(field);
-    if (!line.empty() && line.back() == ',') fields.push_back("");
     const std::string where = source + " line " + std::to_string(number);
+    const std::vector<std::string> fields = fields_of(line, where);
     if (fields.size() != header.size())
       throw RankLogError(where + ": " + std::to_string(fields.size()) + " fields, the header has " +
                          std::to_string(header.size()) + " (truncated file?)");
@@ -313,6 +308,11 @@ void read_json_lines(const std::string& source, std::istream& in, const Names& n
   namespace pt = boost::property_tree;
   for_each_row_line(in, 1, out, [&](const std::string& line, size_t number) {
     const std::string where = source + " line " + std::to_string(number);
+    // Boost reads an array into a tree too, whose fields would then be reported missing one by one.
+    const auto first = line.find_first_not_of(" \t");
+    if (first == std::string::npos || line[first] != '{')
+      throw RankLogError(where + ": not a JSON object (a line must be one {...}; it starts with '" +
+                         text_for_message(line.substr(first, 1)) + "')");
     pt::ptree object;
     try {
       std::istringstream text(quote_non_finite_words(line));

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "lrkit/common/csv_line.hpp"
 #include "lrkit/common/input_file.hpp"
 #include "lrkit/common/numbers.hpp"
 #include "lrkit/h5/file.hpp"
@@ -14,17 +15,13 @@ namespace lrkit::schedules {
 
 namespace {
 
-std::vector<std::string> split_fields(const std::string& line) {
-  const char sep = line.find('\t') != std::string::npos ? '\t' : ',';
-  std::vector<std::string> fields;
-  std::string field;
-  std::istringstream in(line);
-  while (std::getline(in, field, sep)) {
-    const auto b = field.find_first_not_of(" \r");
-    const auto e = field.find_last_not_of(" \r");
-    fields.push_back(b == std::string::npos ? "" : field.substr(b, e - b + 1));
+// A line with a tab is TSV, any other CSV.
+std::vector<std::string> split_fields(const std::string& path, size_t line_no, const std::string& line) {
+  try {
+    return split_csv_line(line, line.find('\t') != std::string::npos ? '\t' : ',');
+  } catch (const std::invalid_argument& e) {
+    throw SeriesFileError("'" + path + "' line " + std::to_string(line_no) + ": " + e.what());
   }
-  return fields;
 }
 
 bool parse_double(const std::string& text, double& out) {
@@ -74,7 +71,7 @@ Series read_text(const std::string& path, const std::string& values_dataset, con
   while (std::getline(in, line)) {
     ++line_no;
     if (line.find_first_not_of(" \t\r") == std::string::npos || line[line.find_first_not_of(" \t")] == '#') continue;
-    const auto fields = split_fields(line);
+    const auto fields = split_fields(path, line_no, line);
     double probe = 0.0;
     if (first_row) {
       first_row = false;
@@ -100,13 +97,13 @@ Series read_text(const std::string& path, const std::string& values_dataset, con
     double value = 0.0;
     if (!parse_double(fields[static_cast<size_t>(value_col)], value) || !std::isfinite(value))
       throw SeriesFileError("'" + path + "' line " + std::to_string(line_no) + ": '" +
-                            fields[static_cast<size_t>(value_col)] + "' is not a finite number");
+                            text_for_message(fields[static_cast<size_t>(value_col)]) + "' is not a finite number");
     series.values.push_back(value);
     if (step_col >= 0) {
       double step = 0.0;
       if (!parse_double(fields[static_cast<size_t>(step_col)], step) || !std::isfinite(step))
         throw SeriesFileError("'" + path + "' line " + std::to_string(line_no) + ": step '" +
-                              fields[static_cast<size_t>(step_col)] + "' is not a number");
+                              text_for_message(fields[static_cast<size_t>(step_col)]) + "' is not a number");
       series.steps.push_back(step);
     }
   }

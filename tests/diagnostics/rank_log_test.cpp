@@ -51,6 +51,25 @@ TEST(RankLog, AByteOrderMarkBeforeTheCsvHeaderIsSkipped) {
   EXPECT_EQ(log.loss, (std::vector<double>{2.4, 2.5}));
 }
 
+// R's write.csv and Weights & Biases exports quote every name (and any field with a comma): the quoted header
+// was reported as having no column 'step'.
+TEST(RankLog, QuotedCsvFieldsAreRead) {
+  const auto log = read_rank_log(write_text("quoted_ranks.csv", "\"step\",\"rank\",\"loss\",\"grad_norm\",\"note, free text\"\n"
+                                                                "0,0,\"2.4\",1.4,\"a, b\"\n0,1,2.5,1.5,\"\"\"quoted\"\"\"\n"));
+  EXPECT_EQ(log.loss, (std::vector<double>{2.4, 2.5}));
+  EXPECT_NE(error_of(write_text("open_quote.csv", "step,rank,loss,grad_norm\n0,0,\"2.4,1.4\n0,1,2.5,1.5\n")).find(
+                "open_quote.csv (CSV) line 2: the quote at character 5 is not closed on its line"),
+            std::string::npos);
+}
+
+TEST(RankLog, AJsonLineThatIsNoObjectAndBinaryTextAreNamedReadably) {
+  EXPECT_NE(error_of(write_text("array.jsonl", "[{\"step\": 0}]\n{\"step\": 1}\n"))
+                .find("array.jsonl (JSON lines) line 1: not a JSON object (a line must be one {...}; it starts with '[')"),
+            std::string::npos);
+  const auto binary = error_of(write_text("binary.csv", std::string("\x1b[2J\x01\x02,x\n1,2\n")));
+  EXPECT_NE(binary.find("(have: \\x1b[2J\\x01\\x02,x;"), std::string::npos) << binary;
+}
+
 TEST(RankLog, JsonLinesTakePythonsNonFiniteNumbersAndNull) {
   // What Python's json.dumps writes for a diverged worker (lrkit.torch.DispersionHook's log), and null.
   const auto log = read_rank_log(write_text(

@@ -31,6 +31,20 @@ TEST(SeriesFile, AByteOrderMarkBeforeTheHeaderIsSkipped) {
             (std::vector<double>{0, 100}));
 }
 
+// A Weights & Biases export of a run's rate quotes its header and may quote values.
+TEST(SeriesFile, QuotedFieldsAreRead) {
+  const Series s = read_series_file(write_text("quoted.csv", "\"Step\",\"lr\"\n0,\"0.1\"\n\"100\",0.2\n"), "lr", "Step");
+  EXPECT_EQ(s.steps, (std::vector<double>{0, 100}));
+  EXPECT_EQ(s.values, (std::vector<double>{0.1, 0.2}));
+  try {
+    read_series_file(write_text("open_quote.csv", "step,lr\n0,\"0.1\n"), "lr", "step");
+    FAIL();
+  } catch (const SeriesFileError& e) {
+    EXPECT_NE(std::string(e.what()).find("open_quote.csv' line 2: the quote at character 3 is not closed on its line"),
+              std::string::npos) << e.what();
+  }
+}
+
 TEST(SeriesFile, HeaderlessOneAndTwoColumns) {
   EXPECT_EQ(read_series_file(write_text("one.csv", "3\n4\n"), "lr", "step").steps, (std::vector<double>{0, 1}));
   const Series two = read_series_file(write_text("two.tsv", "5\t0.5\n7\t0.7\n"), "lr", "step");
