@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "lrkit/common/closest_name.hpp"
 #include "lrkit/common/input_file.hpp"
 #include "lrkit/common/numbers.hpp"
 #include "lrkit/schedules/factory.hpp"
@@ -145,8 +146,13 @@ SweepConfig read_sweep_config(const std::string& path) {
       const auto dot = option.string_key.find('.');
       const std::string section = option.string_key.substr(0, dot == std::string::npos ? 0 : dot);
       const std::string value = option.value.empty() ? "" : option.value.front();
-      if (section == "sweep" || section.empty())
-        throw std::invalid_argument("unknown key '" + option.string_key + "'");
+      if (section == "sweep" || section.empty()) {
+        std::vector<std::string> names;
+        for (const auto& known : keys.options()) names.push_back(known->long_name());
+        const auto meant = closest_name(option.string_key, names);
+        throw std::invalid_argument("unknown key '" + option.string_key + "'" +
+                                    (meant ? "; did you mean '" + meant->substr(meant->find('.') + 1) + "' in [sweep]?" : ""));
+      }
       if (section == "schedules") {
         SweepSchedule s;
         s.name = option.string_key.substr(dot + 1);

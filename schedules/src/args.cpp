@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "lrkit/common/closest_name.hpp"
+
 namespace lrkit::schedules::detail {
 
 namespace {
@@ -37,9 +39,12 @@ Args::Args(const std::string& spec, const SpecCall& call, std::vector<std::strin
       continue;
     }
     seen_keyword = true;
-    if (std::find(keys_.begin(), keys_.end(), arg.key) == keys_.end())
+    if (std::find(keys_.begin(), keys_.end(), arg.key) == keys_.end()) {
+      const auto meant = closest_name(arg.key, keys_);
       throw SpecError(spec_, arg.key_position, arg.key,
-                      "unknown key for " + call_.name + "; expected one of: " + join_words(keys_));
+                      "unknown key for " + call_.name + (meant ? " (did you mean '" + *meant + "'?)" : "") +
+                          "; expected one of: " + join_words(keys_));
+    }
     if (find(arg.key)) throw SpecError(spec_, arg.key_position, arg.key, "'" + arg.key + "' given twice");
     given_.emplace_back(arg.key, &arg.value);
   }

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "families/common.hpp"
+#include "lrkit/common/closest_name.hpp"
 #include "lrkit/schedules/spec.hpp"
 
 namespace lrkit::schedules {
@@ -31,7 +32,11 @@ std::string family_names() {
 const Family& family_of(const std::string& spec, const SpecCall& call) {
   for (const Family& family : registry())
     if (family.name == call.name) return family;
-  throw SpecError(spec, call.position, call.name, "unknown schedule family; known: " + family_names());
+  std::vector<std::string> names;
+  for (const auto& family : registry()) names.push_back(family.name);
+  const auto meant = closest_name(call.name, names);
+  throw SpecError(spec, call.position, call.name,
+                  "unknown schedule family" + (meant ? " (did you mean '" + *meant + "'?)" : std::string()) + "; known: " + family_names());
 }
 
 void check_call_form(const std::string& spec, const SpecCall& call) {

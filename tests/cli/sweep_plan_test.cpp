@@ -63,7 +63,7 @@ TEST(SweepConfigFile, BadFilesNameTheProblem) {
            {"[sweep]\nbudgets = 100\npeaks = -1\n" + schedules, "sweep.peaks entries must be > 0"},
            {"[sweep]\nbudgets = 100\npeaks = 1e-2, 3e-3, 0.01\n" + schedules, "sweep.peaks entry 3 (0.01) repeats entry 1"},
            {"[sweep]\nbudgets = 100\nseeds = 1, 2, 2\n" + schedules, "sweep.seeds entry 3 (2) repeats entry 2"},
-           {"[sweep]\nbudgets = 100\nbudget = 3\n" + schedules, "unknown key 'sweep.budget'"},
+           {"[sweep]\nbudgets = 100\nbudget = 3\n" + schedules, "unknown key 'sweep.budget'; did you mean 'budgets' in [sweep]?"},
            {"[sweep]\nbudgets = 100\njobs = 0\n" + schedules, "sweep.jobs must be in [1, 256]"},
            {"[sweep]\nbudgets = 100, 1000000000000\n" + schedules,
             "entry 1000000000000 is above 100000000 steps, the most a sweep plans"},

@@ -102,7 +102,12 @@ TEST(SpecErrors, BuildErrorsNameKeyValueAndRule) {
   e = error_of("cosine(peak=1)", std::nullopt);
   EXPECT_NE(e.rule().find("needs the total number of steps"), std::string::npos);
   e = error_of("nosuch(peak=1)");
-  EXPECT_NE(e.rule().find("unknown schedule family"), std::string::npos);
+  EXPECT_EQ(e.rule().find("unknown schedule family; known: constant, linear, cosine"), 0u) << e.rule();
+  e = error_of("cosin(peak=1)");
+  EXPECT_EQ(e.rule().find("unknown schedule family (did you mean 'cosine'?); known: "), 0u) << e.rule();
+  e = error_of("cosine(peak=1, warmpu=3)");
+  EXPECT_EQ(e.rule(), "unknown key for cosine (did you mean 'warmup'?); expected one of: peak, floor, total, warmup, "
+                      "warmup_init, warmup_shape");
   e = error_of("cosine(peak=constant(1))");
   EXPECT_NE(e.rule().find("takes a value, not a schedule"), std::string::npos);
   e = error_of("join(constant(1), constant(2), at=[50, 60])");

@@ -111,6 +111,18 @@ TEST(TrainConfigSchema, ValuesOutsideTheirRuleAreOneLineErrors) {
             "config file '/dev/zero' is not a regular file (a device or pipe may never end)");
 }
 
+TEST(TrainConfigSchema, AnUnknownKeyNamesTheKeyItsTypoMostLikelyMeant) {
+  EXPECT_EQ(parse_error({"--trian.steps=3"}), "unrecognised option '--trian.steps=3'; did you mean --train.steps?");
+  EXPECT_EQ(parse_error({"--model.layerz", "3"}), "unrecognised option '--model.layerz'; did you mean --model.layers?");
+  EXPECT_EQ(parse_error({"--zzz=1"}), "unrecognised option '--zzz=1'");
+  const auto path = lrkit::testing::write_text("typo.cfg", "[train]\nsteps = 7\n[optim]\nweight_dacay = 0.1\n");
+  EXPECT_EQ(parse_error({"--config", path}),
+            "config file '" + path + "': unrecognised option 'optim.weight_dacay'; did you mean 'weight_decay' in [optim]?");
+  const auto sectionless = lrkit::testing::write_text("sectionless.cfg", "steps = 7\n");
+  EXPECT_EQ(parse_error({"--config", sectionless}),
+            "config file '" + sectionless + "': unrecognised option 'steps'; did you mean 'steps' in [train]?");
+}
+
 TEST(TrainConfigSchema, HelpListsEveryKeyWithItsDefault) {
   TrainConfig c;
   std::string help;

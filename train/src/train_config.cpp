@@ -8,6 +8,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "lrkit/common/closest_name.hpp"
 #include "lrkit/common/input_file.hpp"
 #include "lrkit/common/check.hpp"
 #include "lrkit/common/numbers.hpp"
@@ -185,6 +186,26 @@ std::vector<bool> TrainConfig::desynced_ranks(int64_t world_size) const {
   return flags;
 }
 
+namespace {
+
+// Boost's "unrecognised option" with the key the typo most likely meant: --train.stepz, or [trian] steps in a file.
+std::string unknown_option_message(const po::unknown_option& e, const po::options_description& known, bool in_file) {
+  std::string name = e.get_option_name();
+  name.erase(0, name.find_first_not_of('-'));
+  name = name.substr(0, name.find('='));
+  std::vector<std::string> names;
+  for (const auto& option : known.options()) names.push_back(option->long_name());
+  const auto meant = closest_name(name, names);
+  if (!meant) return e.what();
+  const auto dot = meant->find('.');
+  return std::string(e.what()) + "; did you mean " +
+         (in_file && dot != std::string::npos ? "'" + meant->substr(dot + 1) + "' in [" + meant->substr(0, dot) + "]"
+                                              : "--" + *meant) +
+         "?";
+}
+
+}  // namespace
+
 bool parse_train_config(const std::vector<std::string>& args, TrainConfig& c, std::string& help) {
   const TrainConfig defaults;
   po::options_description keys("configuration keys (INI [section] key = value, or --section.key=value)");
@@ -229,11 +250,15 @@ bool parse_train_config(const std::vector<std::string>& args, TrainConfig& c, st
       std::istringstream parse_from(c.config_text);
       try {
         po::store(po::parse_config_file(parse_from, keys), vm);  // command-line values stored first win
+      } catch (const po::unknown_option& e) {
+        throw std::invalid_argument("config file '" + file + "': " + unknown_option_message(e, keys, true));
       } catch (const po::error& e) {
         throw std::invalid_argument("config file '" + file + "': " + e.what());
       }
     }
     po::notify(vm);
+  } catch (const po::unknown_option& e) {
+    throw std::invalid_argument(unknown_option_message(e, all, false));
   } catch (const po::error& e) {
     throw std::invalid_argument(e.what());
   }
