@@ -27,7 +27,7 @@ int run_refine_command(const std::vector<std::string>& args) {
   visible.add_options()("help,h", "show this help")("out,o", po::value(&out), "the refined schedule's table (.h5, .csv or .tsv)")(
       "peak", po::value(&peak), "peak learning rate of the refined schedule (required)")(
       "norm", po::value(&norm)->default_value(norm), "l1 (Adam-type optimizers, the default) or l2 (SGD)")(
-      "tau", po::value(&tau)->default_value(tau), "median-filter width as a fraction of the run")(
+      "tau", po::value(&tau)->default_value(tau, schedules::format_number(tau)), "median-filter width as a fraction of the run")(
       "steps", po::value(&steps)->default_value(steps), "length of the next run (0: the source run's length)");
   const auto vm = parse_with_positional(args, visible, run, "refine");
   run = run_log_argument(run);
