@@ -82,6 +82,33 @@ TEST(RunDirectory, AnEarlierRunIsRefusedMovedAsideWithOverwriteAndAFinishedResum
   EXPECT_EQ(h5::read_series(dir + "/log.h5", "/train/step").size(), 12u);
 }
 
+// Resumed for more steps, a cosine run would take other rates than it trained with (it had decayed to 0 and
+// would jump back up): refused, naming the step and both ways on. A constant run's rates do not depend on the
+// length, so it goes on.
+TEST(RunDirectory, AResumeForAnotherLengthGoesOnOnlyWhereTheTrainedRatesStayTheSame) {
+  const auto dir = out_dir("longer_cosine");
+  ASSERT_EQ(run_lrkit("train --config " + tiny_config() + " --out " + dir).code, 0);
+  const std::string checkpoint = dir + "/checkpoints/step_0000000012.pt";
+  auto r = run_lrkit("train --config " + tiny_config() + " --train.steps=20 --resume auto --out " + dir);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_EQ(r.out, "lrkit train: checkpoint '" + checkpoint + "' was trained for train.steps = 12; with 20 steps its schedule "
+                   "'cosine(peak=1e-2, warmup=2)' gives other rates from update 3 on (0.009755282581475769 then, "
+                   "0.00992403876506104 now), so the resumed run would not be the run it continues. Resume with "
+                   "--train.steps=12, or continue under the longer schedule on purpose in a new run directory: --branch-from " +
+                       checkpoint + " --out NEW_DIR\n");
+  EXPECT_EQ(h5::read_series(dir + "/log.h5", "/train/step").size(), 12u) << "the refused resume left the log alone";
+  const auto branch = out_dir("longer_cosine_branch");
+  r = run_lrkit("train --config " + tiny_config() + " --train.steps=20 --branch-from " + checkpoint + " --out " + branch);
+  EXPECT_EQ(r.code, 0) << r.out;
+
+  const auto constant = out_dir("longer_constant");
+  const std::string spec = " --schedule.spec='constant(1e-2, warmup=2)'";
+  ASSERT_EQ(run_lrkit("train --config " + tiny_config() + spec + " --out " + constant).code, 0);
+  r = run_lrkit("train --config " + tiny_config() + spec + " --train.steps=20 --resume auto --out " + constant);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(h5::read_series(constant + "/log.h5", "/train/step").size(), 20u);
+}
+
 // A stopped run says where it stopped, once; its log ends at that step and closes cleanly (no repair needed), and
 // a checkpoint of that very step exists. Returns the step (-1 when the output does not say it).
 int64_t expect_a_clean_stop(const std::string& dir, const std::string& output, const std::string& signal_name) {

@@ -253,6 +253,7 @@ TEST(Checkpoint, AnotherModelShapeIsRefusedOnResumeInitAndBranchNamingTheKeys) {
   std::ostringstream out;
   TrainConfig c = resumable_config("shape_run");  // layers 1, heads 2, width 16, context 16
   c.train.steps = 8;
+  c.schedule = "constant(1e-2, warmup=2)";  // the same rates over 12 steps: the resume below is refused for its shape only
   const auto run = run_training(c, out);
   const auto refusal = [&](TrainConfig attempt) { return thrown_message([&] { run_training(attempt, out); }); };
   TrainConfig resume = c;
@@ -323,6 +324,7 @@ TEST(Checkpoint, AnotherOptimizerIsRefusedByName) {
   std::ostringstream out;
   TrainConfig c = resumable_config("optimizer_run");
   c.train.steps = 8;
+  c.schedule = "constant(1e-2, warmup=2)";  // the same rates over 12 steps: the resume below is refused for its optimizer only
   const auto run = run_training(c, out);
   TrainConfig resume = c;
   resume.resume = "auto";

@@ -222,10 +222,11 @@ void write_training_state(torch::serialize::OutputArchive& archive, int64_t step
 }  // namespace
 
 SavedCheckpoint save_checkpoint(const std::string& run_dir, int64_t keep, const std::vector<int64_t>& pinned, int64_t step, Gpt& model,
-                            torch::optim::Optimizer& optimizer, const std::string& schedule_spec,
+                            torch::optim::Optimizer& optimizer, const std::string& schedule_spec, int64_t schedule_steps,
                             const std::vector<controllers::HdetState>& hdet, int64_t skipped_in_a_row) {
   torch::serialize::OutputArchive archive;
   write_training_state(archive, step, model, optimizer, schedule_spec);
+  archive.write("schedule_steps", c10::IValue(schedule_steps));
   if (!hdet.empty()) write_hdet_states(archive, hdet);
   archive.write("skipped_in_a_row", c10::IValue(skipped_in_a_row));
   const SavedCheckpoint written = write_archive(archive, checkpoint_dir(run_dir), checkpoint_file_name(step));
@@ -273,6 +274,7 @@ CheckpointInfo read_checkpoint(const std::string& path, Then then) {
     info.step = value.toInt();
     archive.read("schedule_spec", value);
     info.schedule_spec = value.toStringRef();
+    if (archive.try_read("schedule_steps", value)) info.schedule_steps = value.toInt();  // absent in older checkpoints
     info.hdet = read_hdet_states(archive, path);
     if (archive.try_read("skipped_in_a_row", value)) info.skipped_in_a_row = value.toInt();  // absent before skip_limit
     then(archive);

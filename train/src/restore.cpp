@@ -4,9 +4,36 @@
 #include <stdexcept>
 #include <string>
 
+#include "lrkit/common/numbers.hpp"
+#include "lrkit/schedules/factory.hpp"
 #include "lrkit/train/checkpoint.hpp"
 
 namespace lrkit::train {
+
+namespace {
+
+// A resumed run goes on as the run it continues: the same spec and, where its rates depend on the run's length
+// (cosine, a warmup given in %), the rates it already trained with. Resumed with another train.steps, a cosine
+// run that had decayed to 0 jumped back to a quarter of its peak without a word.
+void require_the_trained_schedule(const std::string& path, const CheckpointInfo& info, const TrainConfig& c) {
+  if (info.schedule_spec != c.schedule)
+    throw std::invalid_argument("checkpoint '" + path + "' was trained with schedule '" + info.schedule_spec +
+                                "' but the config says '" + c.schedule + "'");
+  if (info.schedule_steps == 0 || info.schedule_steps == c.train.steps) return;
+  const auto trained = schedules::parse_schedule(info.schedule_spec, info.schedule_steps);
+  const auto resumed = c.learning_rate_schedule();
+  for (int64_t step = 0; step < info.step; ++step)
+    if (trained(step) != resumed(step))
+      throw std::invalid_argument(
+          "checkpoint '" + path + "' was trained for train.steps = " + std::to_string(info.schedule_steps) + "; with " +
+          std::to_string(c.train.steps) + " steps its schedule '" + c.schedule + "' gives other rates from update " +
+          std::to_string(step) + " on (" + format_number(trained(step)) + " then, " + format_number(resumed(step)) +
+          " now), so the resumed run would not be the run it continues. Resume with --train.steps=" +
+          std::to_string(info.schedule_steps) + ", or continue under the longer schedule on purpose in a new run directory: "
+          "--branch-from " + path + " --out NEW_DIR");
+}
+
+}  // namespace
 
 Restored restore(const TrainConfig& c, std::vector<Replica>& replicas, distributed::HdetEnsemble* hdet, std::ostream& progress) {
   if (!c.init_from.empty()) {
@@ -24,10 +51,7 @@ Restored restore(const TrainConfig& c, std::vector<Replica>& replicas, distribut
   if (branching) path = c.branch_from;
   if (!path) return {};
   const CheckpointInfo info = read_checkpoint_info(*path);
-  // A branch changes the schedule on purpose; a resumed run must not.
-  if (!branching && info.schedule_spec != c.schedule)
-    throw std::invalid_argument("checkpoint '" + *path + "' was trained with schedule '" + info.schedule_spec +
-                                "' but the config says '" + c.schedule + "'");
+  if (!branching) require_the_trained_schedule(*path, info, c);  // a branch changes the schedule on purpose
   if (info.step >= c.train.steps)
     throw std::invalid_argument("checkpoint '" + *path + "' is at step " + std::to_string(info.step) +
                                 ", not before train.steps = " + std::to_string(c.train.steps));

@@ -231,7 +231,8 @@ void Trainer::save_checkpoints(int64_t steps_done) {
   log_->flush();  // the log never lags behind a checkpoint
   const SavedCheckpoint saved =
       save_checkpoint(c_.out, c_.checkpoint.keep, plan_.milestones, steps_done, replicas_.front().model,
-                      *replicas_.front().optimizer, c_.schedule, hdet_ ? hdet_->states() : std::vector<controllers::HdetState>(),
+                      *replicas_.front().optimizer, c_.schedule, c_.train.steps,
+                      hdet_ ? hdet_->states() : std::vector<controllers::HdetState>(),
                       skipped_in_a_row_);
   last_checkpoint_ = saved.path;
   if (skipped_in_a_row_ == 0) last_good_checkpoint_ = saved.path;

@@ -31,6 +31,7 @@ struct CheckpointInfo {
   int64_t step = 0;
   uint32_t crc32 = 0;  // of the payload, verified
   std::string schedule_spec;
+  int64_t schedule_steps = 0;  // the run length (train.steps) the spec was built for; 0: written before it was recorded
   std::vector<controllers::HdetState> hdet;  // empty: not an HDET run
   int64_t skipped_in_a_row = 0;  // updates skipped (non-finite loss) in a row up to it: train.skip_limit counts on
 };
@@ -48,7 +49,7 @@ std::string format_checksum(uint32_t crc32);
 // steps (a sweep's fork and budget points). A write failure (disk full, ...)
 // throws CheckpointError naming the file and errno and leaves nothing behind.
 SavedCheckpoint save_checkpoint(const std::string& run_dir, int64_t keep, const std::vector<int64_t>& pinned, int64_t step, Gpt& model,
-                            torch::optim::Optimizer& optimizer, const std::string& schedule_spec,
+                            torch::optim::Optimizer& optimizer, const std::string& schedule_spec, int64_t schedule_steps,
                             const std::vector<controllers::HdetState>& hdet = {}, int64_t skipped_in_a_row = 0);
 
 // Replica `replica` (>= 1) of an HDET run at `step`.
