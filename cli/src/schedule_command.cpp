@@ -104,8 +104,9 @@ int run_schedule_command(const std::vector<std::string>& args) {
     steps = schedule.total();
   }
   // Every command below evaluates each step (the rate check and the summary do), so --every or --at would not help.
-  if (*steps > 100'000'000)
-    throw UsageError("--steps is at most 1e8 (got " + std::to_string(*steps) + "): every step is evaluated, for the summary too");
+  if (*steps > schedules::kLongestCheckedRun)
+    throw UsageError("--steps is at most " + std::to_string(schedules::kLongestCheckedRun) + " (got " + std::to_string(*steps) +
+                     "): every step is evaluated, for the rate check and the summary");
   try {
     schedules::require_usable_rates(schedule, *steps);
   } catch (const schedules::SpecError& e) {

@@ -191,8 +191,8 @@ SweepConfig read_sweep_config(const std::string& path) {
   for (size_t i = 0; i < c.budgets.size(); ++i)
     if (c.budgets[i] < 1 || (i > 0 && c.budgets[i] <= c.budgets[i - 1]))
       fail("sweep.budgets must be positive and increasing (entry " + std::to_string(i + 1) + " = " + std::to_string(c.budgets[i]) + ")");
-  if (c.budgets.back() > kMaxSweepBudget)
-    fail("sweep.budgets entry " + std::to_string(c.budgets.back()) + " is above " + std::to_string(kMaxSweepBudget) +
+  if (c.budgets.back() > schedules::kLongestCheckedRun)  // its runs' rates are checked step by step, its forks found so
+    fail("sweep.budgets entry " + std::to_string(c.budgets.back()) + " is above " + std::to_string(schedules::kLongestCheckedRun) +
          " steps, the most a sweep plans (branching finds each fork step by step)");
   for (double p : c.peaks)
     if (!(p > 0) || !std::isfinite(p)) fail("sweep.peaks entries must be > 0 (got " + format_number(p) + ")");

@@ -130,7 +130,9 @@ int64_t expect_a_clean_stop(const std::string& dir, const std::string& output, c
 
 TEST(RunDirectory, ASignalStopsARunAfterItsStepWithACheckpointOfItAndTheRunResumes) {
   const auto dir = out_dir("single_signal");
-  const std::string args = "--config " + tiny_config() + " --checkpoint.every=1000 --out " + dir;
+  // A rate that does not depend on the run's length, so that the run stopped in a 100000-step run resumes as a
+  // shorter one (a cosine's rates would change: refused).
+  const std::string args = "--config " + tiny_config() + " --schedule.spec='constant(1e-2, warmup=2)' --checkpoint.every=1000 --out " + dir;
   const pid_t run = start_train(args + " --train.steps=100000", dir + ".txt");
   // Training (the loop that handles the signal) has begun once a progress line is out.
   ASSERT_TRUE(wait_for([&] { return run_command("cat " + dir + ".txt").out.find("\nstep ") != std::string::npos; }, 60));
@@ -148,7 +150,8 @@ TEST(RunDirectory, ASignalStopsARunAfterItsStepWithACheckpointOfItAndTheRunResum
 
 TEST(RunDirectory, ASignalToTheLauncherAloneStopsEveryWorkerAndTheRunResumes) {
   const auto dir = out_dir("launcher_signal");
-  const std::string args = "--config " + tiny_config() + " --nproc 2 --checkpoint.every=10 --hdet.enabled=true --out " + dir;
+  const std::string args = "--config " + tiny_config() + " --schedule.spec='constant(1e-2, warmup=2)' --nproc 2 "
+                           "--checkpoint.every=10 --hdet.enabled=true --out " + dir;  // length-independent rates, as above
   const pid_t launcher = start_train(args + " --train.steps=100000", dir + ".txt");
   std::string workers;
   ASSERT_TRUE(wait_for([&] {

@@ -96,7 +96,7 @@ TEST(ScheduleCommand, BadInputExitsTwoWithOneClearLine) {
       {"schedule 'cosine(1)' --steps 10 --format xml", "--format must be csv, tsv or json"},
       {"schedule 'cosine(1)' --steps 10 --bogus", "unrecognised option"},
       {"schedule 'cosine(1)' --steps 10 --at -3", "--at must be >= 0"},
-      {"schedule 'cosine(1)' --steps 1000000000000 --at 5", "--steps is at most 1e8 (got 1000000000000)"},
+      {"schedule 'cosine(1)' --steps 1000000000000 --at 5", "--steps is at most 100000000 (got 1000000000000)"},
       {"schedule", "missing SPEC"},
       {"schedule 'cosine(1)' --steps 10 --out /nonexistent-dir/x.h5",
        "cannot create HDF5 file '/nonexistent-dir/x.h5': directory '/nonexistent-dir' does not exist"},

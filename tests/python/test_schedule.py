@@ -77,6 +77,8 @@ def test_check_rates_names_the_first_step_no_optimizer_can_apply():
     s.check_rates(steps=9610)
     with pytest.raises(ValueError, match="no end; give steps=N"):
         lrkit.Schedule("exponential(1e-3, gamma=1.01)").check_rates()
+    with pytest.raises(lrkit.SpecError, match="longer than 100000000, the most lrkit checks"):
+        lrkit.Schedule("constant(1e-3)", 10**12).check_rates()  # refused at once, not after minutes
 
 
 def test_families_list_every_family_with_its_keys():

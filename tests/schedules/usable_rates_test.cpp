@@ -47,6 +47,13 @@ TEST(UsableRates, NameTheFirstStepThatIsNanInfiniteNegativeOrBeyondFloat32) {
   EXPECT_EQ(refusal(Schedule(std::make_shared<OneBadStep>(10, 5, nan)), 4), "");
 }
 
+// Checked step by step, so a run beyond kLongestCheckedRun is refused at once instead of stalling for minutes.
+TEST(UsableRates, ARunLongerThanTheLongestCheckedIsRefusedWithoutEvaluatingIt) {
+  const auto s = parse_schedule("constant(1e-3)", int64_t{1} << 40);
+  EXPECT_EQ(refusal(s, int64_t{1} << 40), "a run of 1099511627776 steps is longer than 100000000, the most lrkit checks step "
+                                          "by step (for a run without a planned end, use a schedule without one)");
+}
+
 TEST(UsableRates, AnOverflowingExponentialIsRefusedOnItsCanonicalSpecAndItsFirstCall) {
   // 1e-3 * 1.01^t passes float32's largest at t = 9611.
   const auto s = parse_schedule("exponential(1e-3, gamma=1.01)", 100000);

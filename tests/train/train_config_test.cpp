@@ -101,7 +101,8 @@ TEST(TrainConfigSchema, ValuesOutsideTheirRuleAreOneLineErrors) {
   // One rule, the corpus's: the schema said [0, 1) while loading refused 0 and 0.5 up as "(0, 0.5)".
   for (const char* heldout : {"0", "0.5", "0.9"})
     EXPECT_EQ(parse_error({std::string("--data.heldout=") + heldout}), std::string("data.heldout must be in (0, 0.5) (got ") + heldout + ")");
-  EXPECT_EQ(parse_error({"--train.steps=0"}), "train.steps must be >= 1 (got 0)");
+  EXPECT_EQ(parse_error({"--train.steps=0"}), "train.steps must be in [1, 100000000] (got 0)");
+  EXPECT_EQ(parse_error({"--train.steps=100000001"}), "train.steps must be in [1, 100000000] (got 100000001)");
   EXPECT_EQ(parse_error({"--train.seed=-1"}), "train.seed must be a whole number >= 0 (got '-1')");
   EXPECT_EQ(parse_error({"--train.steps=1e3"}), "train.steps must be a whole number (got '1e3')");
   EXPECT_EQ(parse_error({"--hdet.enabled=maybe"}), "hdet.enabled must be true or false (got 'maybe')");

@@ -4,6 +4,8 @@
 // rules in GptConfig::validate() and controllers::HdetConfig::validate().
 #include "lrkit/train/train_config.hpp"
 
+#include "lrkit/schedules/usable_rates.hpp"
+
 namespace lrkit::train {
 
 namespace {
@@ -34,7 +36,8 @@ std::vector<Key> make_schema() {
       config_key<C>("optim.eps", "AdamW epsilon", above(0.0), &C::optim, &OptimConfig::eps),
       config_key<C>("optim.momentum", "SGD momentum", in_unit_interval_open_right(), &C::optim, &OptimConfig::momentum),
       config_key<C>("optim.clip", "gradient-norm clip (0: off)", at_least(0.0), &C::optim, &OptimConfig::clip),
-      config_key<C>("train.steps", "optimizer steps", at_least<int64_t>(1), &C::train, &LoopConfig::steps),
+      config_key<C>("train.steps", "optimizer steps (each step's rate is checked before the run)",
+                    in_range<int64_t>(1, schedules::kLongestCheckedRun), &C::train, &LoopConfig::steps),
       config_key<C>("train.batch", "sequences per step", at_least<int64_t>(1), &C::train, &LoopConfig::batch),
       config_key<C>("train.accumulation", "micro-batches per step", at_least<int64_t>(1), &C::train, &LoopConfig::accumulation),
       plain_key<C>("train.seed", "seed of weights and data order", &C::train, &LoopConfig::seed),

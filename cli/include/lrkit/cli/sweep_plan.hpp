@@ -38,10 +38,6 @@ struct SweepConfig {
   std::string text;  // the sweep file, kept in the summary
 };
 
-// The largest budget a sweep plans: finding a branch's fork walks the schedule
-// step by step (about a second per 1e8 steps), and no run trains that long.
-constexpr int64_t kMaxSweepBudget = 100'000'000;
-
 // Reads a sweep file: [sweep] (train_config, out, budgets, peaks, seeds,
 // metric, jobs), [schedules] (NAME = [MODE:] SPEC, in file order) and any
 // `lrkit train` section ([train], [eval], ...) applied to every run.

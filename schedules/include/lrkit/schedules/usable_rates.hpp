@@ -14,8 +14,12 @@ namespace lrkit::schedules {
 // optimizers too). Every rate the check accepts lies in [0, kLargestUsableRate].
 inline constexpr double kLargestUsableRate = std::numeric_limits<float>::max();
 
+// The longest run whose rates are checked, and so the longest lrkit trains, sweeps or tabulates: the check
+// evaluates every step (10 to 50 ns each, so up to a few seconds here), and no training run is that long.
+inline constexpr int64_t kLongestCheckedRun = 100'000'000;
+
 // Throws SpecError (on the schedule's canonical spec, at its first call) naming the first of steps 0..steps whose
-// value is NaN, infinite, negative or above kLargestUsableRate, e.g.
+// value is NaN, infinite, negative or above kLargestUsableRate, and for `steps` above kLongestCheckedRun, e.g.
 // "... ('exponential'): it is inf at step 2 of 0..5; a learning rate must be a number in [0, 3.4e+38] (float32's largest)".
 void require_usable_rates(const Schedule& schedule, int64_t steps);
 
