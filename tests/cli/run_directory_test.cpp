@@ -94,7 +94,7 @@ TEST(RunDirectory, AResumeForAnotherLengthGoesOnOnlyWhereTheTrainedRatesStayTheS
   EXPECT_EQ(r.out, "lrkit train: checkpoint '" + checkpoint + "' was trained for train.steps = 12; with 20 steps its schedule "
                    "'cosine(peak=1e-2, warmup=2)' gives other rates from update 3 on (0.009755282581475769 then, "
                    "0.00992403876506104 now), so the resumed run would not be the run it continues. Resume with "
-                   "--train.steps=12, or continue under the longer schedule on purpose in a new run directory: --branch-from " +
+                   "--train.steps=12, or continue under the schedule of 20 steps on purpose in a new run directory: --branch-from " +
                        checkpoint + " --out NEW_DIR\n");
   EXPECT_EQ(h5::read_series(dir + "/log.h5", "/train/step").size(), 12u) << "the refused resume left the log alone";
   const auto branch = out_dir("longer_cosine_branch");

@@ -29,8 +29,8 @@ void require_the_trained_schedule(const std::string& path, const CheckpointInfo&
           std::to_string(c.train.steps) + " steps its schedule '" + c.schedule + "' gives other rates from update " +
           std::to_string(step) + " on (" + format_number(trained(step)) + " then, " + format_number(resumed(step)) +
           " now), so the resumed run would not be the run it continues. Resume with --train.steps=" +
-          std::to_string(info.schedule_steps) + ", or continue under the longer schedule on purpose in a new run directory: "
-          "--branch-from " + path + " --out NEW_DIR");
+          std::to_string(info.schedule_steps) + ", or continue under the schedule of " + std::to_string(c.train.steps) +
+          " steps on purpose in a new run directory: --branch-from " + path + " --out NEW_DIR");
 }
 
 }  // namespace
