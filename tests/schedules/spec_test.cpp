@@ -121,6 +121,25 @@ TEST(SpecErrors, MessageQuotesTheWholeSpecOnOneLine) {
   EXPECT_STREQ(e.what(), "invalid schedule spec \"uba(peak=1e-3, phi=-1)\" at position 19 ('-1'): 'phi' must be > 0 (got -1)");
 }
 
+// A generated spec of thousands of characters was printed whole in every error (100 kB for a bracket run).
+TEST(SpecErrors, ALongSpecIsQuotedAroundTheErrorAndControlBytesAreEscaped) {
+  std::string spec = "join(constant(1e-3), linear(1e-3, 0), at=[";
+  for (int i = 1; i <= 300; ++i) spec += std::to_string(i) + ", ";
+  spec += "x])";
+  const auto e = error_of(spec, 1000);
+  const std::string what = e.what();
+  EXPECT_LT(what.size(), 300u) << what;
+  EXPECT_EQ(what.rfind("invalid schedule spec of " + std::to_string(spec.size()) + " characters \"...", 0), 0u) << what;
+  EXPECT_NE(what.find("299, 300, x])\" (characters " + std::to_string(spec.size() - 120) + " to " +
+                      std::to_string(spec.size() - 1) + ") at position " + std::to_string(spec.size() - 3)),
+            std::string::npos)
+      << what;
+  EXPECT_EQ(e.position(), spec.size() - 3) << "the position still counts in the whole spec";
+
+  const auto escaped = error_of("uba(peak=1e-3, phi=\x1b[2J)");
+  EXPECT_NE(std::string(escaped.what()).find("phi=\\x1b[2J"), std::string::npos) << escaped.what();
+}
+
 // What a sweep checks of a spec whose file is not written yet: syntax, families and keys, nested ones too,
 // with parse_schedule's messages; values and files are left to parse_schedule.
 TEST(SpecForm, ChecksSyntaxFamiliesAndKeysButNotValuesOrFiles) {
