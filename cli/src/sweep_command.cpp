@@ -226,11 +226,7 @@ int run_sweep_command(const std::vector<std::string>& args) {
     sweep = read_sweep_config(config_path);
     if (jobs > 0) sweep.jobs = jobs;
     const auto default_seed = check_runs(sweep);
-    try {
-      plan = plan_sweep(sweep, default_seed);
-    } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument("sweep file '" + config_path + "': " + e.what());
-    }
+    plan = plan_sweep(sweep, default_seed);
     for (const auto& run : plan.runs) {  // every run's arguments must parse before any starts
       train::TrainConfig c;
       std::string help;

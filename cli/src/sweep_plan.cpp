@@ -14,12 +14,14 @@
 #include <type_traits>
 
 #include "lrkit/common/closest_name.hpp"
+#include "lrkit/common/ini_lines.hpp"
 #include "lrkit/common/input_file.hpp"
 #include "lrkit/common/numbers.hpp"
 #include "lrkit/schedules/factory.hpp"
 #include "lrkit/schedules/spec.hpp"
 #include "lrkit/schedules/usable_rates.hpp"
 #include "lrkit/train/run_files.hpp"
+#include "lrkit/train/train_config.hpp"
 
 namespace po = boost::program_options;
 
@@ -36,7 +38,7 @@ std::string trim(const std::string& s) {
 }
 
 template <typename T>
-std::vector<T> parse_list(const std::string& file, const std::string& key, const std::string& text) {
+std::vector<T> parse_list(const std::string& file, const std::string& file_text, const std::string& key, const std::string& text) {
   std::vector<T> values;
   for (const auto& item : split_list(text)) {
     std::optional<double> v;
@@ -47,7 +49,7 @@ std::vector<T> parse_list(const std::string& file, const std::string& key, const
       v = parse_number(item);
     }
     if (!v)
-      throw std::invalid_argument("sweep file '" + file + "': " + key + " entry '" + item + "' is not a " +
+      throw std::invalid_argument("sweep file " + ini_place(file, ini_line_of_key(file_text, key)) + ": " + key + " entry '" + item + "' is not a " +
                                   (std::is_integral_v<T> ? (std::is_signed_v<T> ? "whole number" : "whole number >= 0") : "number"));
     values.push_back(static_cast<T>(*v));
   }
@@ -137,78 +139,101 @@ SweepConfig read_sweep_config(const std::string& path) {
       "sweep.metric", po::value(&c.metric))("sweep.jobs", po::value(&c.jobs));
   po::variables_map vm;
   std::istringstream parse_from(c.text);
+  // An error about the `occurrence`-th line that sets `key`: the file and that line.
+  const auto fail_at = [&](const std::string& key, const std::string& message, size_t occurrence = 1) {
+    throw std::invalid_argument("sweep file " + ini_place(path, ini_line_of_key(c.text, key, occurrence)) + ": " + message);
+  };
+  std::vector<std::string> train_keys;
+  for (const auto& key : train::train_config_schema()) train_keys.push_back(key.name);
+  po::parsed_options parsed(&keys);
   try {
-    const auto parsed = po::parse_config_file(parse_from, keys, true);
+    parsed = po::parse_config_file(parse_from, keys, true);
     po::store(parsed, vm);
     po::notify(vm);
-    for (const auto& option : parsed.options) {
-      if (!option.unregistered) continue;
-      const auto dot = option.string_key.find('.');
-      const std::string section = option.string_key.substr(0, dot == std::string::npos ? 0 : dot);
-      const std::string value = option.value.empty() ? "" : option.value.front();
-      if (section == "sweep" || section.empty()) {
-        std::vector<std::string> names;
-        for (const auto& known : keys.options()) names.push_back(known->long_name());
-        const auto meant = closest_name(option.string_key, names);
-        throw std::invalid_argument("unknown key '" + option.string_key + "'" +
-                                    (meant ? "; did you mean '" + meant->substr(meant->find('.') + 1) + "' in [sweep]?" : ""));
-      }
-      if (section == "schedules") {
-        SweepSchedule s;
-        s.name = option.string_key.substr(dot + 1);
-        if (s.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") != std::string::npos)
-          throw std::invalid_argument("schedule name '" + s.name + "' must be letters, digits, '.', '_' and '-'");
-        const auto colon = value.find(':');
-        const auto paren = value.find('(');
-        s.spec = trim(value);
-        if (colon != std::string::npos && (paren == std::string::npos || colon < paren)) {
-          s.mode = trim(value.substr(0, colon));
-          s.spec = trim(value.substr(colon + 1));
-        }
-        if (s.mode != "separate" && s.mode != "branching" && s.mode != "single")
-          throw std::invalid_argument("schedule '" + s.name + "': mode '" + s.mode + "' must be separate, branching or single");
-        for (const auto& earlier : c.schedules)
-          if (earlier.name == s.name) throw std::invalid_argument("schedule '" + s.name + "' is defined twice");
-        c.schedules.push_back(s);
-        continue;
-      }
-      for (const char* owned : {"train.steps", "train.seed", "schedule.spec"})
-        if (option.string_key == owned)
-          throw std::invalid_argument("'" + option.string_key + "' is set by the sweep for every run (budgets, seeds, [schedules])");
-      c.overrides.push_back("--" + option.string_key + "=" + value);
-    }
+  } catch (const po::multiple_occurrences& e) {
+    fail_at(e.get_option_name(), e.what(), 2);
+  } catch (const po::invalid_config_file_syntax& e) {
+    throw std::invalid_argument("sweep file " + ini_place(path, ini_line_of_text(c.text, e.tokens())) + ": " + e.what());
+  } catch (const po::validation_error& e) {  // sweep.jobs = abc
+    fail_at(e.get_option_name(), e.what());
   } catch (const po::error& e) {
     throw std::invalid_argument("sweep file '" + path + "': " + e.what());
-  } catch (const std::invalid_argument& e) {
-    const std::string what = e.what();
-    throw std::invalid_argument(what.rfind("sweep file", 0) == 0 ? what : "sweep file '" + path + "': " + what);
   }
-  c.budgets = parse_list<int64_t>(path, "sweep.budgets", budgets);
-  if (!peaks.empty()) c.peaks = parse_list<double>(path, "sweep.peaks", peaks);
-  if (!seeds.empty()) c.seeds = parse_list<uint64_t>(path, "sweep.seeds", seeds);
+  for (const auto& option : parsed.options) {
+    if (!option.unregistered) continue;
+    const std::string& key = option.string_key;
+    const auto dot = key.find('.');
+    const std::string section = key.substr(0, dot == std::string::npos ? 0 : dot);
+    const std::string value = option.value.empty() ? "" : option.value.front();
+    if (section == "sweep" || section.empty()) {
+      std::vector<std::string> names;
+      for (const auto& known : keys.options()) names.push_back(known->long_name());
+      fail_at(key, "unknown key '" + key + "'" + ini_did_you_mean(key, names));
+    }
+    if (section == "schedules") {
+      SweepSchedule s;
+      s.name = key.substr(dot + 1);
+      const size_t occurrence = 1 + static_cast<size_t>(std::count_if(c.schedules.begin(), c.schedules.end(),
+                                                                      [&](const SweepSchedule& e) { return e.name == s.name; }));
+      if (occurrence > 1) fail_at(key, "schedule '" + s.name + "' is defined twice", occurrence);
+      if (s.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") != std::string::npos)
+        fail_at(key, "schedule name '" + s.name + "' must be letters, digits, '.', '_' and '-'");
+      const auto colon = value.find(':');
+      const auto paren = value.find('(');
+      s.spec = trim(value);
+      if (colon != std::string::npos && (paren == std::string::npos || colon < paren)) {
+        s.mode = trim(value.substr(0, colon));
+        s.spec = trim(value.substr(colon + 1));
+      }
+      if (s.mode != "separate" && s.mode != "branching" && s.mode != "single")
+        fail_at(key, "schedule '" + s.name + "': mode '" + s.mode + "' must be separate, branching or single");
+      s.line = ini_line_of_key(c.text, key).value_or(0);
+      c.schedules.push_back(s);
+      continue;
+    }
+    for (const char* owned : {"train.steps", "train.seed", "schedule.spec"})
+      if (key == owned) fail_at(key, "'" + key + "' is set by the sweep for every run (budgets, seeds, [schedules])");
+    // Every run's key, checked here where its line is known (`lrkit train` would name it as an option).
+    const auto& schema = train::train_config_schema();
+    const auto known = std::find_if(schema.begin(), schema.end(), [&](const auto& k) { return k.name == key; });
+    if (known == schema.end()) fail_at(key, "unknown key '" + key + "'" + ini_did_you_mean(key, train_keys));
+    try {
+      train::TrainConfig scratch;
+      known->set(scratch, value);
+    } catch (const std::invalid_argument& e) {
+      fail_at(key, e.what());
+    }
+    c.overrides.push_back("--" + key + "=" + value);
+  }
+  c.budgets = parse_list<int64_t>(path, c.text, "sweep.budgets", budgets);
+  if (!peaks.empty()) c.peaks = parse_list<double>(path, c.text, "sweep.peaks", peaks);
+  if (!seeds.empty()) c.seeds = parse_list<uint64_t>(path, c.text, "sweep.seeds", seeds);
   const auto fail = [&](const std::string& message) { throw std::invalid_argument("sweep file '" + path + "': " + message); };
   if (c.budgets.empty()) fail("sweep.budgets is required (e.g. 250, 500, 1000)");
   for (size_t i = 0; i < c.budgets.size(); ++i)
     if (c.budgets[i] < 1 || (i > 0 && c.budgets[i] <= c.budgets[i - 1]))
-      fail("sweep.budgets must be positive and increasing (entry " + std::to_string(i + 1) + " = " + std::to_string(c.budgets[i]) + ")");
+      fail_at("sweep.budgets", "sweep.budgets must be positive and increasing (entry " + std::to_string(i + 1) + " = " +
+                                   std::to_string(c.budgets[i]) + ")");
   if (c.budgets.back() > schedules::kLongestCheckedRun)  // its runs' rates are checked step by step, its forks found so
-    fail("sweep.budgets entry " + std::to_string(c.budgets.back()) + " is above " + std::to_string(schedules::kLongestCheckedRun) +
-         " steps, the most a sweep plans (branching finds each fork step by step)");
+    fail_at("sweep.budgets", "sweep.budgets entry " + std::to_string(c.budgets.back()) + " is above " +
+                                 std::to_string(schedules::kLongestCheckedRun) +
+                                 " steps, the most a sweep plans (branching finds each fork step by step)");
   for (double p : c.peaks)
-    if (!(p > 0) || !std::isfinite(p)) fail("sweep.peaks entries must be > 0 (got " + format_number(p) + ")");
+    if (!(p > 0) || !std::isfinite(p)) fail_at("sweep.peaks", "sweep.peaks entries must be > 0 (got " + format_number(p) + ")");
   // A repeated peak or seed names the same run directory twice: it would train once, count twice
   // in the means and, with jobs > 1, start two writers on one directory.
   const auto refuse_repeats = [&](const std::string& key, const auto& values, const auto& show) {
     for (size_t i = 0; i < values.size(); ++i)
       for (size_t j = 0; j < i; ++j)
         if (values[i] == values[j])
-          fail(key + " entry " + std::to_string(i + 1) + " (" + show(values[i]) + ") repeats entry " + std::to_string(j + 1));
+          fail_at(key, key + " entry " + std::to_string(i + 1) + " (" + show(values[i]) + ") repeats entry " + std::to_string(j + 1));
   };
   refuse_repeats("sweep.peaks", c.peaks, [](double p) { return format_number(p); });
   refuse_repeats("sweep.seeds", c.seeds, [](uint64_t s) { return std::to_string(s); });
   if (c.schedules.empty()) fail("no schedules: add a [schedules] section with NAME = [MODE:] SPEC lines");
-  if (c.jobs < 1 || c.jobs > 256) fail("sweep.jobs must be in [1, 256] (got " + std::to_string(c.jobs) + ")");
-  if (c.out.empty()) fail("sweep.out is empty");
+  if (c.jobs < 1 || c.jobs > 256) fail_at("sweep.jobs", "sweep.jobs must be in [1, 256] (got " + std::to_string(c.jobs) + ")");
+  if (c.out.empty()) fail_at("sweep.out", "sweep.out is empty");
+  c.path = path;
   return c;
 }
 
@@ -263,94 +288,100 @@ SweepPlan plan_sweep(const SweepConfig& c, uint64_t default_seed) {
   };
   for (size_t k = 0; k < c.schedules.size(); ++k) {
     const auto& s = c.schedules[k];
-    schedule_name = s.name;
-    const auto source = log_source(c, k);
-    int64_t trained = 0, separate = 0;
-    for (double peak : peaks)
-      for (uint64_t seed : seeds) {
-        const std::string suffix = (std::isnan(peak) ? "" : "_p" + format_number(peak)) + "_s" + std::to_string(seed);
-        auto result = [&](int64_t budget, size_t run, int64_t step, int64_t compute) {
-          plan.results.push_back({k, budget, peak, seed, run, step, compute});
-          separate += budget;
-        };
-        if (s.mode == "separate") {
-          for (int64_t budget : c.budgets) {
-            SweepRun run{s.name + "_B" + std::to_string(budget) + suffix,
-                         instantiate_spec(s.spec, budget, c.budgets, peak, seed), budget, 0, seed, {}, -1, {}};
-            if (source) {
-              const std::string& source_name = c.schedules[*source].name;
-              const std::string source_run = source_name + "_B" + std::to_string(budget) + suffix;
-              run.reads_log_of = static_cast<int>(run_index.at(source_run));
-              replace_all(run.schedule_spec, "{run:" + source_name + "}",
-                          schedules::format_word(train::run_log_path((runs_dir / source_run).string())));
-              // Built when its run starts, after the run it reads: its values are checked then (the log may not
-              // exist yet, or end in a diverged step), its form here.
-              checked(s, run.schedule_spec, [&] { schedules::check_spec_form(run.schedule_spec); });
-            } else {
-              parse_for(s, run.schedule_spec, budget);
+    try {
+      schedule_name = s.name;
+      const auto source = log_source(c, k);
+      int64_t trained = 0, separate = 0;
+      for (double peak : peaks)
+        for (uint64_t seed : seeds) {
+          const std::string suffix = (std::isnan(peak) ? "" : "_p" + format_number(peak)) + "_s" + std::to_string(seed);
+          auto result = [&](int64_t budget, size_t run, int64_t step, int64_t compute) {
+            plan.results.push_back({k, budget, peak, seed, run, step, compute});
+            separate += budget;
+          };
+          if (s.mode == "separate") {
+            for (int64_t budget : c.budgets) {
+              SweepRun run{s.name + "_B" + std::to_string(budget) + suffix,
+                           instantiate_spec(s.spec, budget, c.budgets, peak, seed), budget, 0, seed, {}, -1, {}};
+              if (source) {
+                const std::string& source_name = c.schedules[*source].name;
+                const std::string source_run = source_name + "_B" + std::to_string(budget) + suffix;
+                run.reads_log_of = static_cast<int>(run_index.at(source_run));
+                replace_all(run.schedule_spec, "{run:" + source_name + "}",
+                            schedules::format_word(train::run_log_path((runs_dir / source_run).string())));
+                // Built when its run starts, after the run it reads: its values are checked then (the log may not
+                // exist yet, or end in a diverged step), its form here.
+                checked(s, run.schedule_spec, [&] { schedules::check_spec_form(run.schedule_spec); });
+              } else {
+                parse_for(s, run.schedule_spec, budget);
+              }
+              result(budget, add_run(run), budget, budget);
+              trained += budget;
             }
-            result(budget, add_run(run), budget, budget);
-            trained += budget;
+          } else if (s.mode == "branching") {
+            if (s.spec.find("total=") != std::string::npos)
+              throw std::invalid_argument("schedule '" + s.name + "' (branching): remove total=; each branch's length is its budget");
+            // The main run: the same schedule stretched so far that it has not started to decay at any fork.
+            const auto main_spec = add_argument(instantiate_spec(s.spec, largest, c.budgets, peak, seed), "total", std::to_string(1000 * largest));
+            const auto main = parse_for(s, main_spec, std::nullopt);
+            std::vector<std::pair<std::string, int64_t>> branches;  // spec, fork step
+            for (int64_t budget : c.budgets) {
+              const auto spec = instantiate_spec(s.spec, budget, c.budgets, peak, seed);
+              const auto branch = parse_for(s, spec, budget);
+              int64_t fork = 0;
+              while (fork < budget && branch(fork) == main(fork)) ++fork;
+              if (fork == budget)
+                throw std::invalid_argument("schedule '" + s.name + "' (branching): at budget " + std::to_string(budget) +
+                                            " it never departs from the main run (it does not decay); use mode separate");
+              branches.push_back({spec, fork});
+            }
+            std::set<int64_t> forks;
+            for (const auto& b : branches)
+              if (b.second > 0) forks.insert(b.second);
+            int main_run = -1;
+            if (!forks.empty()) {
+              main_run = static_cast<int>(add_run({s.name + "_main" + suffix, main_spec, *forks.rbegin(), 0, seed,
+                                                    std::vector<int64_t>(forks.begin(), forks.end()), -1, {}}));
+              trained += *forks.rbegin();
+            }
+            for (size_t i = 0; i < branches.size(); ++i) {
+              const auto [spec, fork] = branches[i];
+              const int64_t budget = c.budgets[i];
+              const auto run = add_run({s.name + "_B" + std::to_string(budget) + suffix, spec, budget, fork, seed, {},
+                                        fork > 0 ? main_run : -1, {}});
+              result(budget, run, budget, budget);
+              trained += budget - fork;
+            }
+          } else {  // single
+            const auto spec = instantiate_spec(s.spec, largest, c.budgets, peak, seed);
+            std::optional<schedules::Schedule> schedule;
+            try {
+              schedule.emplace(schedules::parse_schedule(spec));  // its own length (wsds), if it has one
+            } catch (const std::exception&) {
+              schedule.emplace(parse_for(s, spec, largest));
+            }
+            auto milestones = schedule->checkpoints();
+            if (milestones.empty()) milestones = c.budgets;
+            if (milestones.size() != c.budgets.size())
+              throw std::invalid_argument("schedule '" + s.name + "' (single): it has " + std::to_string(milestones.size()) +
+                                          " checkpoints for " + std::to_string(c.budgets.size()) + " budgets (use budgets={budgets})");
+            if (schedule->bounded() && schedule->total() < milestones.back())
+              throw std::invalid_argument("schedule '" + s.name + "' (single): it ends at step " + std::to_string(schedule->total()) +
+                                          ", before its last milestone " + std::to_string(milestones.back()));
+            const int64_t steps = schedule->bounded() ? schedule->total() : largest;
+            checked(s, spec, [&] { schedules::require_usable_rates(*schedule, steps); });
+            const auto run = add_run({s.name + suffix, spec, steps, 0, seed, milestones, -1, {}});
+            for (size_t i = 0; i < milestones.size(); ++i) result(c.budgets[i], run, milestones[i], milestones[i]);
+            trained += steps;
           }
-        } else if (s.mode == "branching") {
-          if (s.spec.find("total=") != std::string::npos)
-            throw std::invalid_argument("schedule '" + s.name + "' (branching): remove total=; each branch's length is its budget");
-          // The main run: the same schedule stretched so far that it has not started to decay at any fork.
-          const auto main_spec = add_argument(instantiate_spec(s.spec, largest, c.budgets, peak, seed), "total", std::to_string(1000 * largest));
-          const auto main = parse_for(s, main_spec, std::nullopt);
-          std::vector<std::pair<std::string, int64_t>> branches;  // spec, fork step
-          for (int64_t budget : c.budgets) {
-            const auto spec = instantiate_spec(s.spec, budget, c.budgets, peak, seed);
-            const auto branch = parse_for(s, spec, budget);
-            int64_t fork = 0;
-            while (fork < budget && branch(fork) == main(fork)) ++fork;
-            if (fork == budget)
-              throw std::invalid_argument("schedule '" + s.name + "' (branching): at budget " + std::to_string(budget) +
-                                          " it never departs from the main run (it does not decay); use mode separate");
-            branches.push_back({spec, fork});
-          }
-          std::set<int64_t> forks;
-          for (const auto& b : branches)
-            if (b.second > 0) forks.insert(b.second);
-          int main_run = -1;
-          if (!forks.empty()) {
-            main_run = static_cast<int>(add_run({s.name + "_main" + suffix, main_spec, *forks.rbegin(), 0, seed,
-                                                  std::vector<int64_t>(forks.begin(), forks.end()), -1, {}}));
-            trained += *forks.rbegin();
-          }
-          for (size_t i = 0; i < branches.size(); ++i) {
-            const auto [spec, fork] = branches[i];
-            const int64_t budget = c.budgets[i];
-            const auto run = add_run({s.name + "_B" + std::to_string(budget) + suffix, spec, budget, fork, seed, {},
-                                      fork > 0 ? main_run : -1, {}});
-            result(budget, run, budget, budget);
-            trained += budget - fork;
-          }
-        } else {  // single
-          const auto spec = instantiate_spec(s.spec, largest, c.budgets, peak, seed);
-          std::optional<schedules::Schedule> schedule;
-          try {
-            schedule.emplace(schedules::parse_schedule(spec));  // its own length (wsds), if it has one
-          } catch (const std::exception&) {
-            schedule.emplace(parse_for(s, spec, largest));
-          }
-          auto milestones = schedule->checkpoints();
-          if (milestones.empty()) milestones = c.budgets;
-          if (milestones.size() != c.budgets.size())
-            throw std::invalid_argument("schedule '" + s.name + "' (single): it has " + std::to_string(milestones.size()) +
-                                        " checkpoints for " + std::to_string(c.budgets.size()) + " budgets (use budgets={budgets})");
-          if (schedule->bounded() && schedule->total() < milestones.back())
-            throw std::invalid_argument("schedule '" + s.name + "' (single): it ends at step " + std::to_string(schedule->total()) +
-                                        ", before its last milestone " + std::to_string(milestones.back()));
-          const int64_t steps = schedule->bounded() ? schedule->total() : largest;
-          checked(s, spec, [&] { schedules::require_usable_rates(*schedule, steps); });
-          const auto run = add_run({s.name + suffix, spec, steps, 0, seed, milestones, -1, {}});
-          for (size_t i = 0; i < milestones.size(); ++i) result(c.budgets[i], run, milestones[i], milestones[i]);
-          trained += steps;
         }
-      }
-    plan.schedule_steps.push_back(trained);
-    plan.separate_steps.push_back(separate);
+      plan.schedule_steps.push_back(trained);
+      plan.separate_steps.push_back(separate);
+    } catch (const std::invalid_argument& e) {
+      if (c.path.empty()) throw;
+      const auto line = s.line > 0 ? std::optional<size_t>(s.line) : std::nullopt;
+      throw std::invalid_argument("sweep file " + ini_place(c.path, line) + ": " + e.what());
+    }
   }
   return plan;
 }

@@ -305,8 +305,8 @@ TEST(SweepCommand, BadInputExitsTwoWithOneLine) {
   for (const auto& [text, needle] : std::vector<std::pair<std::string, std::string>>{
            {head + "metric = old\n[schedules]\nc = cosine(peak=1)\n", "sweep.metric 'old' is not one of the runs' eval.sets"},
            {head + "[schedules]\nc = cosine(peak=1)\n[train]\nbatch = 7\naccumulation = 2\n", "train.batch (7) must be a multiple"},
-           {head + "[schedules]\nc = cosine(peak=1)\n[trian]\nsteps = 3\n", "trian.steps"},
-           {head + "[schedules]\nc = coseine(peak=1)\n", "sweep_bad.cfg': schedule 'c'"},
+           {head + "[schedules]\nc = cosine(peak=1)\n[trian]\nsteps = 3\n", "sweep_bad.cfg' line 8: unknown key 'trian.steps'; did you mean 'steps' in [train]?"},
+           {head + "[schedules]\nc = coseine(peak=1)\n", "sweep_bad.cfg' line 6: schedule 'c'"},
            {head + "seeds = 1, 1\n[schedules]\nc = cosine(peak=1)\n", "sweep.seeds entry 2 (1) repeats entry 1"},
            {head + "[schedules]\nc = single: cosine(peak=1, total=4)\n", "ends at step 4, before its last milestone 8"},
        }) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "lrkit/schedules/factory.hpp"
 #include "lrkit/cli/sweep_plan.hpp"
@@ -53,35 +54,60 @@ TEST(SweepConfigFile, AByteOrderMarkIsSkipped) {
   ASSERT_EQ(c.schedules.size(), 1u);
 }
 
-TEST(SweepConfigFile, BadFilesNameTheProblem) {
+// Each error names the file and, where one line is to blame, the line ("line 0": none is).
+TEST(SweepConfigFile, BadFilesNameTheProblemAndItsLine) {
   const std::string schedules = "[schedules]\na = cosine()\n";
-  for (const auto& [text, needle] : std::vector<std::pair<std::string, std::string>>{
-           {"[sweep]\nbudgets = 100\n", "no schedules"},
-           {"[sweep]\n" + schedules, "sweep.budgets is required"},
-           {"[sweep]\nbudgets = 200, 100\n" + schedules, "increasing (entry 2 = 100)"},
-           {"[sweep]\nbudgets = 100, x\n" + schedules, "sweep.budgets entry 'x'"},
-           {"[sweep]\nbudgets = 100\npeaks = -1\n" + schedules, "sweep.peaks entries must be > 0"},
-           {"[sweep]\nbudgets = 100\npeaks = 1e-2, 3e-3, 0.01\n" + schedules, "sweep.peaks entry 3 (0.01) repeats entry 1"},
-           {"[sweep]\nbudgets = 100\nseeds = 1, 2, 2\n" + schedules, "sweep.seeds entry 3 (2) repeats entry 2"},
-           {"[sweep]\nbudgets = 100\nbudget = 3\n" + schedules, "unknown key 'sweep.budget'; did you mean 'budgets' in [sweep]?"},
-           {"[sweep]\nbudgets = 100\njobs = 0\n" + schedules, "sweep.jobs must be in [1, 256]"},
-           {"[sweep]\nbudgets = 100, 1000000000000\n" + schedules,
+  for (const auto& [text, line, needle] : std::vector<std::tuple<std::string, int, std::string>>{
+           {"[sweep]\nbudgets = 100\n", 0, "no schedules"},
+           {"[sweep]\n" + schedules, 0, "sweep.budgets is required"},
+           {"[sweep]\nbudgets = 200, 100\n" + schedules, 2, "increasing (entry 2 = 100)"},
+           {"[sweep]\n# budgets\n\n  budgets = 100, x # two\n" + schedules, 4, "sweep.budgets entry 'x'"},
+           {"[sweep]\nbudgets = 100\npeaks = -1\n" + schedules, 3, "sweep.peaks entries must be > 0"},
+           {"[sweep]\nbudgets = 100\npeaks = 1e-2, 3e-3, 0.01\n" + schedules, 3, "sweep.peaks entry 3 (0.01) repeats entry 1"},
+           {"[sweep]\nbudgets = 100\nseeds = 1, 2, 2\n" + schedules, 3, "sweep.seeds entry 3 (2) repeats entry 2"},
+           {"[sweep]\nbudgets = 100\nbudget = 3\n" + schedules, 3, "unknown key 'sweep.budget'; did you mean 'budgets' in [sweep]?"},
+           {"[sweep]\nbudgets = 100\njobs = 0\n" + schedules, 3, "sweep.jobs must be in [1, 256]"},
+           {"[sweep]\nbudgets = 100\njobs = abc\n" + schedules, 3, "the argument ('abc') for option 'sweep.jobs' is invalid"},
+           {"[sweep]\nbudgets = 100, 1000000000000\n" + schedules, 2,
             "entry 1000000000000 is above 100000000 steps, the most a sweep plans"},
-           {"[sweep]\nbudgets = 100\n[schedules]\na = fast: cosine()\n", "mode 'fast'"},
-           {"[sweep]\nbudgets = 100\n[schedules]\na = cosine()\na = linear()\n", "'a' is defined twice"},
-           {"[sweep]\nbudgets = 100\n" + schedules + "[train]\nsteps = 5\n", "'train.steps' is set by the sweep"},
+           {"[sweep]\nbudgets = 100\nbudgets = 200\n" + schedules, 3, "'sweep.budgets' cannot be specified more than once"},
+           {"[sweep]\nbudgets = 100\nthis is no key\n" + schedules, 3, "invalid line 'this is no key'"},
+           {"[sweep]\nbudgets = 100\n[schedules]\na = fast: cosine()\n", 4, "mode 'fast'"},
+           {"[sweep]\nbudgets = 100\n[schedules]\na = cosine()\nb = cosine()\na = linear()\n", 6, "'a' is defined twice"},
+           {"[sweep]\nbudgets = 100\n" + schedules + "[train]\nsteps = 5\n", 6, "'train.steps' is set by the sweep"},
+           // The runs' keys are checked where their line is known, as a file names them.
+           {"[sweep]\nbudgets = 100\n" + schedules + "[optim]\nbeta2 = 0.95\nweight_dacay = 0.1\n", 7,
+            "unknown key 'optim.weight_dacay'; did you mean 'weight_decay' in [optim]?"},
+           {"[sweep]\nbudgets = 100\n" + schedules + "[optim]\nbeta1 = 1.5\n", 6, "optim.beta1 must be in [0, 1) (got 1.5)"},
        }) {
     const auto path = lrkit::testing::write_text("sweep_bad.cfg", text);
     try {
       read_sweep_config(path);
       ADD_FAILURE() << "no error for: " << needle;
     } catch (const std::invalid_argument& e) {
-      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-      EXPECT_NE(std::string(e.what()).find("sweep_bad.cfg"), std::string::npos) << e.what();
+      const std::string what = e.what();
+      EXPECT_NE(what.find(needle), std::string::npos) << what;
+      EXPECT_EQ(what.rfind("sweep file '" + path + "'" + (line > 0 ? " line " + std::to_string(line) : "") + ": ", 0), 0u) << what;
     }
   }
   EXPECT_THROW(read_sweep_config("/nonexistent/sweep.cfg"), std::invalid_argument);
   EXPECT_THROW(read_sweep_config("/dev/zero"), std::invalid_argument);
+}
+
+// A spec that does not plan is named by the schedule and, read from a file, by its line.
+TEST(SweepConfigFile, APlanningErrorNamesTheSchedulesLine) {
+  const auto path = lrkit::testing::write_text(
+      "sweep_plan_bad.cfg", "[sweep]\nbudgets = 100\npeaks = 1e-3\n[schedules]\ngood = cosine()\n\nbad = cosine(warmup=zz)\n");
+  const auto c = read_sweep_config(path);
+  ASSERT_EQ(c.schedules.size(), 2u);
+  EXPECT_EQ(c.schedules[1].line, 7u);
+  try {
+    plan_sweep(c, 1);
+    ADD_FAILURE() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("sweep file '" + path + "' line 7: schedule 'bad' (cosine(warmup=zz, peak=0.001)): ", 0), 0u)
+        << e.what();
+  }
 }
 
 TEST(SweepSpec, PlaceholdersAndThePeak) {

@@ -118,10 +118,33 @@ TEST(TrainConfigSchema, AnUnknownKeyNamesTheKeyItsTypoMostLikelyMeant) {
   EXPECT_EQ(parse_error({"--zzz=1"}), "unrecognised option '--zzz=1'");
   const auto path = lrkit::testing::write_text("typo.cfg", "[train]\nsteps = 7\n[optim]\nweight_dacay = 0.1\n");
   EXPECT_EQ(parse_error({"--config", path}),
-            "config file '" + path + "': unrecognised option 'optim.weight_dacay'; did you mean 'weight_decay' in [optim]?");
+            "config file '" + path + "' line 4: unrecognised option 'optim.weight_dacay'; did you mean 'weight_decay' in [optim]?");
   const auto sectionless = lrkit::testing::write_text("sectionless.cfg", "steps = 7\n");
   EXPECT_EQ(parse_error({"--config", sectionless}),
-            "config file '" + sectionless + "': unrecognised option 'steps'; did you mean 'steps' in [train]?");
+            "config file '" + sectionless + "' line 1: unrecognised option 'steps'; did you mean 'steps' in [train]?");
+}
+
+// Boost names neither the line of a bad value nor of a bad line; a config file's errors do.
+TEST(TrainConfigSchema, AConfigFilesErrorsNameItsLine) {
+  const auto error_in = [](const std::string& text, std::vector<std::string> more = {}) {
+    const auto path = lrkit::testing::write_text("lines.cfg", text);
+    more.insert(more.begin(), {"--config", path});
+    const auto what = parse_error(more);
+    const std::string prefix = "config file '" + path + "' ";
+    return what.rfind(prefix, 0) == 0 ? what.substr(prefix.size()) : what;
+  };
+  EXPECT_EQ(error_in("[train]\nsteps = 7\n\n# the optimizer\n[optim]\nbeta1 = 1.5  # too high\n"),
+            "line 6: optim.beta1 must be in [0, 1) (got 1.5)");
+  EXPECT_EQ(error_in("train.steps = 7x\n"), "line 1: train.steps must be a whole number (got '7x')");
+  EXPECT_EQ(error_in("[train]\nsteps = 7\n[optim]\nweight_dacay = 0.1\n"),
+            "line 4: unrecognised option 'optim.weight_dacay'; did you mean 'weight_decay' in [optim]?");
+  EXPECT_EQ(error_in("[train]\nsteps = 7\nbatch = 4\nsteps = 8\n"), "line 4: option 'train.steps' cannot be specified more than once");
+  EXPECT_EQ(error_in("[train\nsteps = 7\n"), "line 1: the options configuration file contains an invalid line '[train'");
+  // A value given on the command line is the command line's, not the file's.
+  EXPECT_EQ(error_in("[optim]\nbeta1 = 0.9\n", {"--optim.beta1=2"}), "optim.beta1 must be in [0, 1) (got 2)");
+  // A value is quoted to 80 characters: a pasted blob made the message as long as the blob.
+  EXPECT_EQ(error_in("[train]\nsteps = " + std::string(5000, '7') + "x\n"),
+            "line 2: train.steps must be a whole number (got '" + std::string(80, '7') + "...')");
 }
 
 TEST(TrainConfigSchema, HelpListsEveryKeyWithItsDefault) {

@@ -5,10 +5,12 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
 #include "lrkit/common/closest_name.hpp"
+#include "lrkit/common/ini_lines.hpp"
 #include "lrkit/common/input_file.hpp"
 #include "lrkit/common/check.hpp"
 #include "lrkit/common/numbers.hpp"
@@ -195,13 +197,9 @@ std::string unknown_option_message(const po::unknown_option& e, const po::option
   name = name.substr(0, name.find('='));
   std::vector<std::string> names;
   for (const auto& option : known.options()) names.push_back(option->long_name());
+  if (in_file) return e.what() + ini_did_you_mean(name, names);
   const auto meant = closest_name(name, names);
-  if (!meant) return e.what();
-  const auto dot = meant->find('.');
-  return std::string(e.what()) + "; did you mean " +
-         (in_file && dot != std::string::npos ? "'" + meant->substr(dot + 1) + "' in [" + meant->substr(0, dot) + "]"
-                                              : "--" + *meant) +
-         "?";
+  return std::string(e.what()) + (meant ? "; did you mean --" + *meant + "?" : "");
 }
 
 }  // namespace
@@ -226,12 +224,16 @@ bool parse_train_config(const std::vector<std::string>& args, TrainConfig& c, st
 
   for (const auto& a : args) c.command_line += (c.command_line.empty() ? "" : " ") + a;
   po::variables_map vm;
+  std::string config_path_read;  // where the values not on the command line came from
+  std::set<std::string> on_command_line;
   try {
     // Boost refuses "--key=" (an empty value); "--key" alone takes the implicit empty value.
     std::vector<std::string> tokens = args;
     for (auto& t : tokens)
       if (t.size() > 3 && t.compare(0, 2, "--") == 0 && t.back() == '=') t.pop_back();
     po::store(po::command_line_parser(tokens).options(all).run(), vm);
+    for (const auto& key : train_config_schema())
+      if (!vm[key.name].defaulted()) on_command_line.insert(key.name);
     if (vm.count("help")) {
       std::ostringstream text;
       text << "usage: lrkit train [--config FILE] [--out DIR] [--section.key=value ...]\n\n" << command << "\n" << keys;
@@ -251,10 +253,18 @@ bool parse_train_config(const std::vector<std::string>& args, TrainConfig& c, st
       try {
         po::store(po::parse_config_file(parse_from, keys), vm);  // command-line values stored first win
       } catch (const po::unknown_option& e) {
-        throw std::invalid_argument("config file '" + file + "': " + unknown_option_message(e, keys, true));
+        throw std::invalid_argument("config file " + ini_place(file, ini_line_of_key(c.config_text, e.get_option_name())) +
+                                    ": " + unknown_option_message(e, keys, true));
+      } catch (const po::multiple_occurrences& e) {
+        throw std::invalid_argument("config file " + ini_place(file, ini_line_of_key(c.config_text, e.get_option_name(), 2)) +
+                                    ": " + e.what());
+      } catch (const po::invalid_config_file_syntax& e) {
+        throw std::invalid_argument("config file " + ini_place(file, ini_line_of_text(c.config_text, e.tokens())) + ": " +
+                                    e.what());
       } catch (const po::error& e) {
         throw std::invalid_argument("config file '" + file + "': " + e.what());
       }
+      config_path_read = file;
     }
     po::notify(vm);
   } catch (const po::unknown_option& e) {
@@ -262,8 +272,16 @@ bool parse_train_config(const std::vector<std::string>& args, TrainConfig& c, st
   } catch (const po::error& e) {
     throw std::invalid_argument(e.what());
   }
-  for (const auto& key : train_config_schema())
-    if (!vm[key.name].defaulted()) key.set(c, vm[key.name].as<std::string>());
+  for (const auto& key : train_config_schema()) {
+    if (vm[key.name].defaulted()) continue;
+    try {
+      key.set(c, vm[key.name].as<std::string>());
+    } catch (const std::invalid_argument& e) {
+      if (on_command_line.count(key.name) || config_path_read.empty()) throw;
+      throw std::invalid_argument("config file " + ini_place(config_path_read, ini_line_of_key(c.config_text, key.name)) + ": " +
+                                  e.what());
+    }
+  }
   c.validate();
   return true;
 }

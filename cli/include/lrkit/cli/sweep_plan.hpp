@@ -23,6 +23,7 @@ struct SweepSchedule {
   // NAME (separate, defined above) at the same budget, peak and seed: `refined(norms={run:linear})` refines each
   // budget's linear run, and waits for it.
   std::string spec;
+  size_t line = 0;  // where the sweep file defines it (0: not read from a file)
 };
 
 struct SweepConfig {
@@ -36,6 +37,7 @@ struct SweepConfig {
   std::string metric = "heldout";      // eval set whose loss ranks the runs
   int64_t jobs = 1;
   std::string text;  // the sweep file, kept in the summary
+  std::string path;  // the sweep file's path, which planning errors name with the schedule's line ("": none)
 };
 
 // Reads a sweep file: [sweep] (train_config, out, budgets, peaks, seeds,
@@ -75,7 +77,8 @@ struct SweepPlan {
 };
 
 // Every run and result of the sweep; throws std::invalid_argument naming the
-// schedule when a spec does not parse or a mode cannot apply to it.
+// schedule (and its file and line, where read from one) when a spec does not
+// parse or a mode cannot apply to it.
 SweepPlan plan_sweep(const SweepConfig& config, uint64_t default_seed);
 
 // `spec` with its placeholders filled and `peak=` added to the outer call when

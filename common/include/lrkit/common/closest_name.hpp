@@ -46,4 +46,14 @@ inline std::optional<std::string> closest_name(const std::string& name, const st
   return std::nullopt;
 }
 
+// "; did you mean 'weight_decay' in [optim]?" for an INI file's unknown key "section.name" (as a file writes the
+// key the typo most likely meant), or "" where none is close.
+inline std::string ini_did_you_mean(const std::string& key, const std::vector<std::string>& candidates) {
+  const auto meant = closest_name(key, candidates);
+  if (!meant) return "";
+  const auto dot = meant->find('.');
+  if (dot == std::string::npos) return "; did you mean '" + *meant + "'?";
+  return "; did you mean '" + meant->substr(dot + 1) + "' in [" + meant->substr(0, dot) + "]?";
+}
+
 }  // namespace lrkit

@@ -13,6 +13,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "lrkit/common/csv_line.hpp"
 #include "lrkit/common/numbers.hpp"
 #include "lrkit/schedules/spec.hpp"
 #include "lrkit/train/config_choice.hpp"
@@ -70,7 +71,7 @@ std::string format(const Choice<E>& v) {
 }
 
 [[noreturn]] inline void refuse(const std::string& key, const std::string& text, const std::string& what) {
-  throw std::invalid_argument(key + " must be " + what + " (got '" + text + "')");
+  throw std::invalid_argument(key + " must be " + what + " (got '" + text_for_message(text) + "')");
 }
 
 inline void parse(const std::string&, const std::string& text, std::string& out) { out = text; }

@@ -1,0 +1,60 @@
+// Where a key or a line stands in an INI file (the train and sweep configs), read as
+// boost::program_options reads it: its errors name neither the line of a bad value nor of a bad line, and
+// in a file of a hundred lines, or one key set in two files, the line is what finds the problem.
+#pragma once
+
+#include <optional>
+#include <sstream>
+#include <string>
+#include <string_view>
+
+namespace lrkit {
+
+namespace ini_detail {
+
+inline std::string trim_blanks(const std::string& s) {  // Boost's trim_ws
+  const auto first = s.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos) return "";
+  return s.substr(first, s.find_last_not_of(" \t\r\n") - first + 1);
+}
+
+// Calls visit(line number from 1, the line as Boost sees it: comment cut, trimmed; its full key
+// "section.name", empty where the line sets none) for each line until visit returns true; that line's number.
+template <class Visit>
+std::optional<size_t> find_line(std::string_view text, Visit visit) {
+  std::istringstream in{std::string(text)};
+  std::string line, prefix;
+  for (size_t number = 1; std::getline(in, line); ++number) {
+    line = trim_blanks(line.substr(0, line.find('#')));
+    std::string key;
+    if (!line.empty() && line.front() == '[' && line.back() == ']') {
+      prefix = line.substr(1, line.size() - 2);
+      if (!prefix.empty() && prefix.back() != '.') prefix += '.';
+    } else if (const auto equals = line.find('='); equals != std::string::npos) {
+      key = prefix + trim_blanks(line.substr(0, equals));
+    }
+    if (visit(line, key)) return number;
+  }
+  return std::nullopt;
+}
+
+}  // namespace ini_detail
+
+// The line (from 1) of the `occurrence`-th line that sets `key` ("train.steps": `steps = ...` under [train], or
+// `train.steps = ...` before any section), or nothing.
+inline std::optional<size_t> ini_line_of_key(std::string_view text, const std::string& key, size_t occurrence = 1) {
+  size_t seen = 0;
+  return ini_detail::find_line(text, [&](const std::string&, const std::string& k) { return k == key && ++seen == occurrence; });
+}
+
+// The line (from 1) that Boost reports as `line` (comment cut, trimmed), or nothing.
+inline std::optional<size_t> ini_line_of_text(std::string_view text, const std::string& line) {
+  return ini_detail::find_line(text, [&](const std::string& l, const std::string&) { return l == line; });
+}
+
+// "'FILE' line N" where the line is known, else "'FILE'": how an error names a place in a config file.
+inline std::string ini_place(const std::string& file, std::optional<size_t> line) {
+  return "'" + file + "'" + (line ? " line " + std::to_string(*line) : "");
+}
+
+}  // namespace lrkit
