@@ -65,6 +65,11 @@ void write_string_attribute(hid_t object, const std::string& name, const std::st
   if (H5Awrite(attr.get(), type.get(), value.c_str()) < 0) throw Error("cannot write attribute '" + name + "' on " + where);
 }
 
+namespace {
+// A file with HDF5's signature that HDF5 cannot open: most often a log cut short by a full disk or a copy.
+std::string cannot_open(const std::string& path) { return "cannot open HDF5 file '" + path + "' (damaged or truncated?)"; }
+}  // namespace
+
 bool is_hdf5_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return false;
@@ -76,7 +81,7 @@ bool has_dataset(const std::string& path, const std::string& dataset) {
   QuietErrors quiet;
   if (!is_hdf5_file(path)) return false;
   Handle file = file_handle(open_swmr_reader(path),
-                            "cannot open HDF5 file '" + path + "'");
+                            cannot_open(path));
   return H5Lexists(file.get(), dataset.c_str(), H5P_DEFAULT) > 0;
 }
 
@@ -123,7 +128,7 @@ void truncate_rows(const std::string& path, const std::map<std::string, int64_t>
 std::vector<DatasetShape> list_datasets(const std::string& path) {
   QuietErrors quiet;
   Handle file = file_handle(open_swmr_reader(path),
-                            "cannot open HDF5 file '" + path + "'");
+                            cannot_open(path));
   struct Visit {
     hid_t file;
     std::vector<DatasetShape> out;
@@ -153,7 +158,7 @@ std::vector<double> read_numeric(const std::string& path, const std::string& dat
   if (!std::ifstream(path)) throw Error("cannot open HDF5 file '" + path + "': no such file");
   if (H5Fis_hdf5(path.c_str()) <= 0) throw Error("'" + path + "' is not an HDF5 file (or is truncated)");
   Handle file = file_handle(open_swmr_reader(path),
-                            "cannot open HDF5 file '" + path + "'");
+                            cannot_open(path));
   if (H5Lexists(file.get(), dataset.c_str(), H5P_DEFAULT) <= 0)
     throw Error("HDF5 file '" + path + "' has no dataset '" + dataset + "'");
   Handle data = dataset_handle(H5Dopen2(file.get(), dataset.c_str(), H5P_DEFAULT),
@@ -185,7 +190,7 @@ std::map<std::string, std::string> read_string_attributes(const std::string& pat
   if (!std::ifstream(path)) throw Error("cannot open HDF5 file '" + path + "': no such file");
   if (H5Fis_hdf5(path.c_str()) <= 0) throw Error("'" + path + "' is not an HDF5 file (or is truncated)");
   Handle file = file_handle(open_swmr_reader(path),
-                            "cannot open HDF5 file '" + path + "'");
+                            cannot_open(path));
   if (object != "/" && H5Lexists(file.get(), object.c_str(), H5P_DEFAULT) <= 0)
     throw Error("HDF5 file '" + path + "' has no object '" + object + "'");
   Handle obj(H5Oopen(file.get(), object.c_str(), H5P_DEFAULT), H5Oclose);

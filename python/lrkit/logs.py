@@ -114,10 +114,15 @@ def open_hdf5(path):
     a writer holds or left marked when killed. Raises OSError when neither way opens it."""
     import h5py
 
+    # h5py raises RuntimeError, not OSError, for a file with HDF5's signature and a damaged superblock.
     try:
         return h5py.File(path, "r"), False
-    except OSError:
+    except (OSError, RuntimeError):
+        pass
+    try:
         return h5py.File(path, "r", swmr=True), True
+    except (OSError, RuntimeError) as e:
+        raise OSError(str(e)) from None
 
 
 def read_log(path):

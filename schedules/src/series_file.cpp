@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cctype>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -54,14 +55,31 @@ Series read_hdf5(const std::string& path, const std::string& values_name, const 
   return series;
 }
 
+bool has_hdf5_name(const std::string& path) {
+  const auto dot = path.find_last_of('.');
+  if (dot == std::string::npos || path.find('/', dot) != std::string::npos) return false;
+  std::string extension = path.substr(dot + 1);
+  std::transform(extension.begin(), extension.end(), extension.begin(), [](unsigned char c) { return std::tolower(c); });
+  return extension == "h5" || extension == "hdf5";
+}
+
 // Text files name columns by the last component of a dataset path: /train/lr -> lr.
 std::string column_name(const std::string& dataset) { return dataset.substr(dataset.find_last_of('/') + 1); }
 
 Series read_text(const std::string& path, const std::string& values_dataset, const std::string& steps_dataset) {
   const std::string values_name = column_name(values_dataset);
   const std::string steps_name = column_name(steps_dataset);
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw SeriesFileError("cannot open '" + path + "': no such file or not readable");
+  // Text has no NUL bytes: a binary file would otherwise fail on whichever of its bytes came first.
+  std::string head(64 * 1024, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<size_t>(in.gcount()));
+  if (const auto nul = head.find('\0'); nul != std::string::npos)
+    throw SeriesFileError("'" + path + "' holds a NUL byte (byte " + std::to_string(nul) +
+                          "): a binary file, not a CSV or TSV table");
+  in.clear();
+  in.seekg(0);
   skip_byte_order_mark(in);
   Series series;
   std::string line;
@@ -115,8 +133,10 @@ Series read_text(const std::string& path, const std::string& values_dataset, con
 
 Series read_series_file(const std::string& path, const std::string& values_name, const std::string& steps_name) {
   if (const auto problem = input_file_problem(path)) throw SeriesFileError(*problem);
-  Series series = h5::is_hdf5_file(path) ? read_hdf5(path, values_name, steps_name)
-                                         : read_text(path, values_name, steps_name);
+  const bool hdf5 = h5::is_hdf5_file(path);
+  if (!hdf5 && has_hdf5_name(path))  // read as text, a damaged log gave "line 2: '<binary>' is not a finite number"
+    throw SeriesFileError("'" + path + "' is not an HDF5 file (or is truncated); a CSV or TSV table needs another name");
+  Series series = hdf5 ? read_hdf5(path, values_name, steps_name) : read_text(path, values_name, steps_name);
   if (series.values.empty()) throw SeriesFileError("'" + path + "': " + values_name + " holds no rows");
   if (series.steps.empty()) {
     series.steps.resize(series.values.size());

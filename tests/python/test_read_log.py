@@ -30,6 +30,9 @@ def test_a_run_log_as_arrays_frames_and_config(lrkit_binary, tmp_path):
     (tmp_path / "junk.h5").write_text("not hdf5")
     with pytest.raises(ValueError, match="not a readable HDF5"):
         lrkit.read_log(tmp_path / "junk.h5")
+    (tmp_path / "cut.h5").write_bytes(b"\x89HDF\r\n\x1a\n" + bytes(500))  # the signature, then a damaged superblock
+    with pytest.raises(ValueError, match="not a readable HDF5"):
+        lrkit.read_log(tmp_path / "cut.h5")
 
 
 def test_strings_in_run_logs_and_sweep_summaries_read_as_str(lrkit_binary, tmp_path):

@@ -79,6 +79,30 @@ TEST(SeriesFile, ErrorsNameFileAndLine) {
   }
 }
 
+// A damaged log (.h5) was read as a CSV table and its bytes quoted as a number; a binary file named .csv
+// failed on whichever byte came first.
+TEST(SeriesFile, ADamagedLogOrABinaryFileIsNamedAsSuch) {
+  const auto error_of = [](const std::string& path) -> std::string {
+    try {
+      read_series_file(path, "/train/grad_norm", "/train/step");
+    } catch (const SeriesFileError& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  const std::string binary("\x7f" "ELF\r\n\x1a\n\x00\x01\xff garbage\n1,2\n", 20);
+  for (const char* name : {"damaged.h5", "damaged.HDF5"}) {
+    const auto path = write_text(name, binary);
+    EXPECT_EQ(error_of(path), "'" + path + "' is not an HDF5 file (or is truncated); a CSV or TSV table needs another name");
+  }
+  const auto cut = write_text("cut.h5", std::string("\x89HDF\r\n\x1a\n", 8) + std::string(100, '\0'));
+  EXPECT_EQ(error_of(cut), "cannot open HDF5 file '" + cut + "' (damaged or truncated?)") << "HDF5's signature, then nothing";
+  const auto csv = write_text("binary.csv", "step,grad_norm\n" + binary);
+  EXPECT_EQ(error_of(csv), "'" + csv + "' holds a NUL byte (byte 23): a binary file, not a CSV or TSV table");
+  EXPECT_EQ(read_series_file(write_text("h5.dir.csv", "0,1\n1,2\n"), "lr", "step").values, (std::vector<double>{1, 2}))
+      << "a dot in a name before the extension is no extension";
+}
+
 TEST(SeriesFile, Hdf5DatasetsAndMissingDataset) {
   const auto path = (lrkit::testing::scratch_dir() / "run.h5").string();
   {
