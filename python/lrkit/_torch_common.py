@@ -1,6 +1,8 @@
 """What lrkit's PyTorch integrations (LRScheduler, HDET, DispersionHook) share:
 the schedule a loop runs, the parameter groups' rate ratios, checkpoint
 compatibility and the process group's presence, each checked one way."""
+import warnings
+
 import torch
 
 from ._lrkit import Schedule
@@ -37,6 +39,18 @@ def loop_schedule(spec, total_steps):
     if schedule.total_steps is not None:
         schedule.check_rates()
     return schedule
+
+
+def warn_past_end(scheduler, step):
+    """Warns once per scheduler when the next update, `step`, lies past the end of its schedule: a loop longer than
+    total_steps otherwise trains on at the end value (often 0) without a word (PyTorch's OneCycleLR raises there)."""
+    total = scheduler.schedule.total_steps
+    if total is None or step <= total or getattr(scheduler, "_warned_past_end", False):
+        return
+    scheduler._warned_past_end = True
+    warnings.warn(f"{type(scheduler).__name__}: the loop has taken more than the {total} updates of its schedule "
+                  f"'{scheduler.schedule.spec}'; the rate stays at its end value {scheduler.schedule(total)!r} "
+                  "(give the loop's number of updates as total_steps)", stacklevel=4)
 
 
 def group_ratios(optimizer):

@@ -17,7 +17,7 @@ import torch
 
 from ._lrkit import Hdet, HdetConfig, HdetState
 from ._torch_common import (check_same_schedule, collective_device, distributed, group_ratios, loop_schedule,
-                            require_optimizer)
+                            require_optimizer, warn_past_end)
 
 __all__ = ["HDET"]
 
@@ -87,6 +87,7 @@ class HDET:
         self.state.permutation = permutation.tolist()
 
     def _apply(self):
+        warn_past_end(self, self.state.step)
         rate = self.lr()
         for group, ratio in zip(self.optimizer.param_groups, self.ratios):
             group["lr"] = rate * ratio

@@ -19,7 +19,7 @@ import torch
 from torch.optim import lr_scheduler as _lr_scheduler
 
 from ._lrkit import Schedule, spec_word
-from ._torch_common import check_same_schedule, group_ratios, loop_schedule, require_optimizer
+from ._torch_common import check_same_schedule, group_ratios, loop_schedule, require_optimizer, warn_past_end
 
 _SchedulerBase = getattr(_lr_scheduler, "LRScheduler", None) or _lr_scheduler._LRScheduler
 
@@ -40,6 +40,7 @@ class LRScheduler(_SchedulerBase):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        warn_past_end(self, max(self.last_epoch, 0))
         rate = self.schedule(max(self.last_epoch, 0))
         return [rate * ratio for ratio in self.ratios]
 

@@ -79,6 +79,28 @@ def test_without_a_process_group_the_hook_and_hdet_say_so():
         lt.HDET(torch.optim.SGD(model.parameters(), lr=0.1), model, "cosine(peak=0.1)", 10)
 
 
+HDET_PAST_THE_END = """
+import sys, torch, torch.distributed as dist, lrkit.torch as lt
+dist.init_process_group("gloo", init_method="file://" + sys.argv[1], rank=0, world_size=1)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+hdet = lt.HDET(optimizer, model, "linear(1e-2, 0)", 6, sync_every=2)
+for step in range(int(sys.argv[2])):
+    optimizer.step()
+    hdet.step(1.0)
+"""
+
+
+@pytest.mark.parametrize("steps,warned", [(6, False), (9, True)])
+def test_hdet_warns_once_when_the_loop_outlasts_its_schedule(tmp_path, steps, warned):
+    done = subprocess.run([sys.executable, "-c", HDET_PAST_THE_END, str(tmp_path / "store"), str(steps)],
+                          capture_output=True, text=True, timeout=120, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    assert done.returncode == 0, done.stderr[-3000:]
+    expected = ("HDET: the loop has taken more than the 6 updates of its schedule 'linear(peak=0.01, floor=0)'; the rate stays at "
+                "its end value 0.0")
+    assert done.stderr.count(expected) == (1 if warned else 0), done.stderr
+
+
 def test_the_example_loop_trains_under_torchrun_and_lrkit_diagnose_reads_its_log(tmp_path):
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("In the beginning God created the heaven and the earth. And the earth was without form. " * 300)

@@ -95,6 +95,20 @@ def test_bad_input_is_a_clear_python_exception():
     assert optimizer.param_groups[0]["lr"] == 0.05 and "initial_lr" not in optimizer.param_groups[0]
 
 
+def test_a_loop_longer_than_its_schedule_is_warned_once(recwarn):
+    model, optimizer = model_and_optimizer()
+    train(model, optimizer, lt.LRScheduler(optimizer, "cosine(peak=1e-2)", 12), 12)
+    assert not [w for w in recwarn if "updates of its schedule" in str(w.message)], "a loop of total_steps is quiet"
+    model, optimizer = model_and_optimizer()
+    scheduler = lt.LRScheduler(optimizer, "cosine(peak=1e-2)", 12)
+    with pytest.warns(UserWarning) as caught:
+        train(model, optimizer, scheduler, 16)
+    past = [str(w.message) for w in caught if "updates of its schedule" in str(w.message)]
+    assert past == ["LRScheduler: the loop has taken more than the 12 updates of its schedule 'cosine(peak=0.01)'; the "
+                    "rate stays at its end value 0.0 (give the loop's number of updates as total_steps)"]
+    assert [w.filename for w in caught if "updates of its schedule" in str(w.message)] == [__file__], "the loop's line"
+
+
 def _saved(state, tmp_path):
     path = tmp_path / "state.pt"
     torch.save(state, path)
