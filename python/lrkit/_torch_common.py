@@ -1,6 +1,9 @@
 """What lrkit's PyTorch integrations (LRScheduler, HDET, DispersionHook) share:
 the schedule a loop runs, the parameter groups' rate ratios, checkpoint
-compatibility and the process group's presence, each checked one way."""
+compatibility, the process group's presence and files replaced whole, each
+done one way."""
+import csv
+import os
 import warnings
 
 import torch
@@ -67,3 +70,20 @@ def check_same_schedule(state_dict, schedule, who):
     if spec != schedule.spec or total != schedule.total_steps:
         raise ValueError(f"the checkpoint's {who} ran schedule '{spec}' (total_steps={total}); "
                          f"this one runs '{schedule.spec}' (total_steps={schedule.total_steps})")
+
+
+def unfinished_path(path):
+    """Where a file's next version is written before it is renamed over the file: a kill in between leaves the old
+    version whole."""
+    path = os.fspath(path)
+    return os.path.join(os.path.dirname(path) or ".", "." + os.path.basename(path) + ".unfinished")
+
+
+def write_csv(path, header, rows):
+    """A CSV file written whole or not at all (a kill while a loop saves its norms kept half a file)."""
+    unfinished = unfinished_path(path)
+    with open(unfinished, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(header)
+        writer.writerows(rows)
+    os.replace(unfinished, path)

@@ -32,7 +32,7 @@ import os
 
 import torch
 
-from ._torch_common import distributed
+from ._torch_common import distributed, unfinished_path
 from .logs import open_hdf5
 
 __all__ = ["DispersionHook"]
@@ -142,11 +142,6 @@ def _open_rank_log(path, world, exact_pairwise, flush_every, start_step):
     raise ValueError(f"DispersionHook log '{path}' must end in .jsonl (JSON lines) or .h5 (HDF5)")
 
 
-def _unfinished_path(path):
-    # The log's next version is written beside it and renamed over it: a kill in between leaves the old one whole.
-    return os.path.join(os.path.dirname(path) or ".", "." + os.path.basename(path) + ".unfinished")
-
-
 class _JsonRankLog:
     def __init__(self, path, start_step):
         kept = []
@@ -159,7 +154,7 @@ class _JsonRankLog:
                         continue  # a blank line, or the row a kill cut off
                     if isinstance(row, dict) and isinstance(row.get("step"), (int, float)) and row["step"] < start_step:
                         kept.append(line if line.endswith("\n") else line + "\n")
-        unfinished = _unfinished_path(path)
+        unfinished = unfinished_path(path)
         with open(unfinished, "w") as new:
             new.writelines(kept)
         os.replace(unfinished, path)
@@ -189,7 +184,7 @@ class _Hdf5RankLog:
         matrices = ["/ranks/loss", "/ranks/grad_norm", "/ranks/cos_to_mean"]
         kept = _h5_rows_before(path, start_step, scalars + matrices, world) if start_step > 0 and os.path.exists(path) else {}
         self.rows = len(kept.get("/train/step", []))
-        unfinished = _unfinished_path(path)
+        unfinished = unfinished_path(path)
         self.file = h5py.File(unfinished, "w", libver="latest")
         self.flush_every = max(int(flush_every), 1)
         self.series = {}

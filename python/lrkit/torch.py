@@ -10,7 +10,6 @@
 - ``HDET`` (lrkit.hdet) and ``DispersionHook`` (lrkit.dispersion), re-exported
   here so that one import serves a training loop.
 """
-import csv
 import math
 import os
 import tempfile
@@ -19,7 +18,7 @@ import torch
 from torch.optim import lr_scheduler as _lr_scheduler
 
 from ._lrkit import Schedule, spec_word
-from ._torch_common import check_same_schedule, group_ratios, loop_schedule, require_optimizer, warn_past_end
+from ._torch_common import check_same_schedule, group_ratios, loop_schedule, require_optimizer, warn_past_end, write_csv
 
 _SchedulerBase = getattr(_lr_scheduler, "LRScheduler", None) or _lr_scheduler._LRScheduler
 
@@ -82,10 +81,7 @@ def refine(log_or_norms, peak, total_steps, norm="l1", tau=0.1, save_norms_to=No
         if bad is not None:
             raise ValueError(f"refine: norm {bad} is {norms[bad]}; norms must be finite and > 0")
         path = save_norms_to or os.path.join(tempfile.mkdtemp(prefix="lrkit_norms_"), "norms.csv")
-        with open(path, "w", newline="") as f:
-            writer = csv.writer(f)
-            writer.writerow(["grad_norm_l1" if norm == "l1" else "grad_norm"])
-            writer.writerows([v] for v in norms)
+        write_csv(path, ["grad_norm_l1" if norm == "l1" else "grad_norm"], ([v] for v in norms))
     return Schedule(f"refined(norms={spec_word(path)}, peak={float(peak)!r}, norm={norm}, tau={float(tau)!r})", total_steps)
 
 
@@ -155,10 +151,7 @@ class GradNormRecorder:
         self._l2, self._l1, self._pending = l2, l1, []
 
     def save(self, path):
-        with open(path, "w", newline="") as f:
-            writer = csv.writer(f)
-            writer.writerow(["step", "grad_norm", "grad_norm_l1"])
-            writer.writerows([i, a, b] for i, (a, b) in enumerate(zip(self.l2, self.l1)))
+        write_csv(path, ["step", "grad_norm", "grad_norm_l1"], ([i, a, b] for i, (a, b) in enumerate(zip(self.l2, self.l1))))
         return os.fspath(path)
 
 

@@ -140,6 +140,17 @@ def test_refine_from_recorded_norms_and_from_an_array(tmp_path):
     with pytest.raises(ValueError, match="norm 1 is"):
         lt.refine([1.0, float("nan")], peak=1.0, total_steps=10)
 
+    # A save cut short (here by a value that cannot be written; in a loop, by a kill) leaves the last save whole.
+    class Unwritable:
+        def __str__(self):
+            raise RuntimeError("cut short")
+
+    before = open(path).read()
+    recorder.load_state_dict({"l2": recorder.l2 + [Unwritable()], "l1": recorder.l1 + [1.0]})
+    with pytest.raises(RuntimeError, match="cut short"):
+        recorder.save(path)
+    assert open(path).read() == before
+
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
 def test_recorded_norms_are_the_gradients_norms_in_float64(dtype):
