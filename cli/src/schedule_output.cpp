@@ -157,14 +157,25 @@ void write_hdf5(const std::string& path, const schedules::Schedule& schedule, in
     step[static_cast<size_t>(t)] = t;
     lr[static_cast<size_t>(t)] = schedule(t);
   }
-  h5::Writer writer(path);
-  writer.write_series("/schedule/step", step);
-  writer.write_series("/schedule/lr", lr);
-  writer.write_series("/schedule/checkpoints", schedule.checkpoints());
-  writer.set_attribute("/schedule", "spec", schedule.to_spec());
-  writer.set_attribute("/schedule", "steps", steps);
-  writer.set_attribute("/", "lrkit_version", std::string(LRKIT_VERSION));
-  writer.flush();
+  // Written beside the file and renamed over it, as the text tables are: a kill mid-write leaves the file it
+  // replaces (a refined schedule a run may still read) whole.
+  const std::string temporary = path + ".tmp";
+  {
+    h5::Writer writer(temporary);
+    writer.write_series("/schedule/step", step);
+    writer.write_series("/schedule/lr", lr);
+    writer.write_series("/schedule/checkpoints", schedule.checkpoints());
+    writer.set_attribute("/schedule", "spec", schedule.to_spec());
+    writer.set_attribute("/schedule", "steps", steps);
+    writer.set_attribute("/", "lrkit_version", std::string(LRKIT_VERSION));
+    writer.flush();
+  }
+  std::error_code ec;
+  std::filesystem::rename(temporary, path, ec);
+  if (ec) {
+    std::filesystem::remove(temporary, ec);
+    throw h5::Error("cannot write '" + path + "': " + ec.message());
+  }
 }
 
 }  // namespace
@@ -174,6 +185,7 @@ void check_table_file(const std::string& path) { table_file_format(path); }
 std::string write_table_file(const std::string& path, const schedules::Schedule& schedule, int64_t steps) {
   const auto format = table_file_format(path);
   const std::string file = "table(file=" + schedules::format_word(path);
+  if (const auto problem = output_file_problem(path)) throw UsageError("cannot write '" + path + "': " + *problem);
   if (!format) {
     try {
       write_hdf5(path, schedule, steps);
@@ -182,7 +194,6 @@ std::string write_table_file(const std::string& path, const schedules::Schedule&
     }
     return file + ", column=/schedule/lr, steps=/schedule/step)";
   }
-  if (const auto problem = output_file_problem(path)) throw UsageError("cannot write '" + path + "': " + *problem);
   std::ostringstream table;
   write_table(table, schedule, steps, 1, *format);
   try {

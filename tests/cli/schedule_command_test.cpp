@@ -99,7 +99,7 @@ TEST(ScheduleCommand, BadInputExitsTwoWithOneClearLine) {
       {"schedule 'cosine(1)' --steps 1000000000000 --at 5", "--steps is at most 100000000 (got 1000000000000)"},
       {"schedule", "missing SPEC"},
       {"schedule 'cosine(1)' --steps 10 --out /nonexistent-dir/x.h5",
-       "cannot create HDF5 file '/nonexistent-dir/x.h5': directory '/nonexistent-dir' does not exist"},
+       "cannot write '/nonexistent-dir/x.h5': directory '/nonexistent-dir' does not exist"},
       {"schedule 'cosine(1)' --steps 10 --out /nonexistent-dir/x.csv", "cannot write '/nonexistent-dir/x.csv': directory '/nonexistent-dir' does not exist"},
       {"schedule 'cosine(1)' --steps 10 --out x.json", "--out 'x.json' must end in .h5 (HDF5), .csv or .tsv"},
       {"schedule 'cosine(1)' --steps 10 --out /tmp", "--out '/tmp' must end in"},
