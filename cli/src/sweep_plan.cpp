@@ -37,8 +37,9 @@ std::string trim(const std::string& s) {
   return s.substr(first, s.find_last_not_of(" \t") - first + 1);
 }
 
-template <typename T>
-std::vector<T> parse_list(const std::string& file, const std::string& file_text, const std::string& key, const std::string& text) {
+// The numbers of list `key`'s value `text`; an entry that is none goes to fail(key, message).
+template <typename T, class Fail>
+std::vector<T> parse_list(const std::string& key, const std::string& text, const Fail& fail) {
   std::vector<T> values;
   for (const auto& item : split_list(text)) {
     std::optional<double> v;
@@ -49,8 +50,8 @@ std::vector<T> parse_list(const std::string& file, const std::string& file_text,
       v = parse_number(item);
     }
     if (!v)
-      throw std::invalid_argument("sweep file " + ini_place(file, ini_line_of_key(file_text, key)) + ": " + key + " entry '" + item + "' is not a " +
-                                  (std::is_integral_v<T> ? (std::is_signed_v<T> ? "whole number" : "whole number >= 0") : "number"));
+      fail(key, key + " entry '" + item + "' is not a " +
+                    (std::is_integral_v<T> ? (std::is_signed_v<T> ? "whole number" : "whole number >= 0") : "number"));
     values.push_back(static_cast<T>(*v));
   }
   return values;
@@ -187,7 +188,7 @@ SweepConfig read_sweep_config(const std::string& path) {
       }
       if (s.mode != "separate" && s.mode != "branching" && s.mode != "single")
         fail_at(key, "schedule '" + s.name + "': mode '" + s.mode + "' must be separate, branching or single");
-      s.line = ini_line_of_key(c.text, key).value_or(0);
+      s.line = ini_line_of_key(c.text, key);
       c.schedules.push_back(s);
       continue;
     }
@@ -205,9 +206,9 @@ SweepConfig read_sweep_config(const std::string& path) {
     }
     c.overrides.push_back("--" + key + "=" + value);
   }
-  c.budgets = parse_list<int64_t>(path, c.text, "sweep.budgets", budgets);
-  if (!peaks.empty()) c.peaks = parse_list<double>(path, c.text, "sweep.peaks", peaks);
-  if (!seeds.empty()) c.seeds = parse_list<uint64_t>(path, c.text, "sweep.seeds", seeds);
+  c.budgets = parse_list<int64_t>("sweep.budgets", budgets, fail_at);
+  if (!peaks.empty()) c.peaks = parse_list<double>("sweep.peaks", peaks, fail_at);
+  if (!seeds.empty()) c.seeds = parse_list<uint64_t>("sweep.seeds", seeds, fail_at);
   const auto fail = [&](const std::string& message) { throw std::invalid_argument("sweep file '" + path + "': " + message); };
   if (c.budgets.empty()) fail("sweep.budgets is required (e.g. 250, 500, 1000)");
   for (size_t i = 0; i < c.budgets.size(); ++i)
@@ -379,8 +380,7 @@ SweepPlan plan_sweep(const SweepConfig& c, uint64_t default_seed) {
       plan.separate_steps.push_back(separate);
     } catch (const std::invalid_argument& e) {
       if (c.path.empty()) throw;
-      const auto line = s.line > 0 ? std::optional<size_t>(s.line) : std::nullopt;
-      throw std::invalid_argument("sweep file " + ini_place(c.path, line) + ": " + e.what());
+      throw std::invalid_argument("sweep file " + ini_place(c.path, s.line) + ": " + e.what());
     }
   }
   return plan;

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "lrkit/common/csv_line.hpp"
+#include "lrkit/common/message_text.hpp"
 #include "lrkit/common/input_file.hpp"
 #include "lrkit/h5/file.hpp"
 

@@ -4,10 +4,12 @@
 #include <charconv>
 #include <cctype>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "lrkit/common/csv_line.hpp"
+#include "lrkit/common/message_text.hpp"
 #include "lrkit/common/input_file.hpp"
 #include "lrkit/common/numbers.hpp"
 #include "lrkit/h5/file.hpp"
@@ -56,11 +58,9 @@ Series read_hdf5(const std::string& path, const std::string& values_name, const 
 }
 
 bool has_hdf5_name(const std::string& path) {
-  const auto dot = path.find_last_of('.');
-  if (dot == std::string::npos || path.find('/', dot) != std::string::npos) return false;
-  std::string extension = path.substr(dot + 1);
+  std::string extension = std::filesystem::path(path).extension().string();
   std::transform(extension.begin(), extension.end(), extension.begin(), [](unsigned char c) { return std::tolower(c); });
-  return extension == "h5" || extension == "hdf5";
+  return extension == ".h5" || extension == ".hdf5";
 }
 
 // Text files name columns by the last component of a dataset path: /train/lr -> lr.

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "lrkit/common/csv_line.hpp"
+#include "lrkit/common/message_text.hpp"
 
 namespace lrkit::schedules {
 

@@ -41,18 +41,5 @@ TEST(CsvLine, AnOpenQuoteOrTextAfterAClosingOneIsAnError) {
   }
 }
 
-TEST(CsvLine, TextForMessagesEscapesControlCharactersAndIsCut) {
-  EXPECT_EQ(text_for_message("loss"), "loss");
-  EXPECT_EQ(text_for_message(std::string("a\x1b[2Jb\0c", 8)), "a\\x1b[2Jb\\x00c");
-  EXPECT_EQ(text_for_message(std::string(100, 'x'), 5), "xxxxx...");
-  EXPECT_EQ(text_for_message("caf\xc3\xa9"), "caf\xc3\xa9") << "UTF-8 is text";
-  EXPECT_EQ(text_for_message("\xe2\x82\xac \xf0\x9f\x99\x82"), "\xe2\x82\xac \xf0\x9f\x99\x82") << "three and four bytes";
-  // A binary file's bytes that are no UTF-8 printed raw made the terminal show replacement marks or worse.
-  EXPECT_EQ(text_for_message("a\xff\xfe" "b"), "a\\xff\\xfeb");
-  EXPECT_EQ(text_for_message("caf\xc3"), "caf\\xc3") << "a sequence cut by the end of the text";
-  EXPECT_EQ(text_for_message("\xc3(x"), "\\xc3(x") << "a lead byte without its continuation";
-  EXPECT_EQ(text_for_message("caf\xc3\xa9s", 4), "caf...") << "the limit does not cut a character in two";
-}
-
 }  // namespace
 }  // namespace lrkit

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,7 +24,7 @@ struct SweepSchedule {
   // NAME (separate, defined above) at the same budget, peak and seed: `refined(norms={run:linear})` refines each
   // budget's linear run, and waits for it.
   std::string spec;
-  size_t line = 0;  // where the sweep file defines it (0: not read from a file)
+  std::optional<size_t> line = std::nullopt;  // where the sweep file defines it (none: not read from a file)
 };
 
 struct SweepConfig {

@@ -57,42 +57,4 @@ inline std::vector<std::string> split_csv_line(const std::string& line, char sep
   }
 }
 
-// The length of the UTF-8 sequence starting at text[i] (1 to 4), or 0 where the bytes there are no valid one.
-inline size_t utf8_sequence_length(std::string_view text, size_t i) {
-  const auto c = static_cast<unsigned char>(text[i]);
-  const size_t n = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
-  if (n == 0 || i + n > text.size()) return 0;
-  for (size_t k = 1; k < n; ++k)
-    if ((static_cast<unsigned char>(text[i + k]) & 0xc0) != 0x80) return 0;
-  return n;
-}
-
-// A file's text as an error message quotes it: at most `limit` bytes (then "..."), control characters and bytes
-// that are no UTF-8 as \xNN, so that a binary file given by mistake cannot garble the terminal.
-inline std::string text_for_message(std::string_view text, size_t limit = 80) {
-  static const char* const kHex = "0123456789abcdef";
-  std::string out;
-  size_t i = 0;
-  while (i < text.size() && i < limit) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    const size_t n = utf8_sequence_length(text, i);
-    if (n > 1 && i + n <= limit) {
-      out.append(text.substr(i, n));
-      i += n;
-      continue;
-    }
-    if (n == 1 && c >= 0x20 && c != 0x7f) {
-      out += static_cast<char>(c);
-    } else if (n > 1) {
-      break;  // a character cut by the limit
-    } else {
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-    ++i;
-  }
-  return i < text.size() ? out + "..." : out;
-}
-
 }  // namespace lrkit

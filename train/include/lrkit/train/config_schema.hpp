@@ -13,7 +13,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "lrkit/common/csv_line.hpp"
+#include "lrkit/common/message_text.hpp"
 #include "lrkit/common/numbers.hpp"
 #include "lrkit/schedules/spec.hpp"
 #include "lrkit/train/config_choice.hpp"
