@@ -33,6 +33,7 @@ import os
 import torch
 
 from ._torch_common import distributed, unfinished_path
+from ._worker_callbacks import handed_to_worker
 from .logs import open_hdf5
 
 __all__ = ["DispersionHook"]
@@ -88,7 +89,7 @@ class DispersionHook:
             self._mean_sq = self._add(self._mean_sq, torch.dot(flat_mean, flat_mean).double())
             return mean
 
-        return future.then(measured)
+        return future.then(handed_to_worker(measured))  # runs on the process group's thread
 
     def step(self, loss):
         """After backward (and the optimizer step): this step's metrics, on every rank."""
