@@ -2,11 +2,9 @@
 
 #include "child_process.hpp"
 #include "command.hpp"
+#include "lrkit/distributed/launcher_store.hpp"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,23 +19,6 @@
 namespace lrkit::cli {
 
 namespace {
-
-// A port the kernel just handed out on loopback (free at least a moment ago).
-int free_loopback_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) throw std::runtime_error("cannot open a socket to pick a rendezvous port");
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    ::close(fd);
-    throw std::runtime_error("cannot bind a loopback socket to pick a rendezvous port");
-  }
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
 
 volatile sig_atomic_t g_stop_signal = 0;
 volatile sig_atomic_t g_stop_signals = 0;  // how many arrived
@@ -67,7 +48,8 @@ struct LauncherSignals {
 }  // namespace
 
 int launch_local_workers(const std::vector<std::string>& command_args, int workers) {
-  const std::string port = std::to_string(free_loopback_port());
+  const distributed::LauncherStore store;  // held until every worker has ended
+  const std::string port = std::to_string(store.port());
   std::vector<pid_t> pids;
   const LauncherSignals stop_signals;
   for (int rank = 0; rank < workers; ++rank) {
@@ -78,6 +60,7 @@ int launch_local_workers(const std::vector<std::string>& command_args, int worke
       ::setenv("LOCAL_WORLD_SIZE", std::to_string(workers).c_str(), 1);
       ::setenv("MASTER_ADDR", "127.0.0.1", 1);
       ::setenv("MASTER_PORT", port.c_str(), 1);
+      ::setenv(distributed::kLauncherStoreVariable, "1", 1);
       ::setenv("LRKIT_RUN_LOCKED", "1", 1);  // the launcher holds the run directory's lock
     };
     pids.push_back(start_lrkit_train(command_args, torchrun_variables, "worker " + std::to_string(rank)));

@@ -1,5 +1,6 @@
-// The one file that talks to c10d (its C++ API differs between LibTorch 1.x
-// and 2.x; guard such differences here with TORCH_VERSION_MAJOR).
+// The process groups of c10d (their C++ API differs between LibTorch 1.x and
+// 2.x; guard such differences here with TORCH_VERSION_MAJOR). The launcher's
+// store (launcher_store.cpp) uses only TCPStore, the same in both.
 #include <torch/version.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
@@ -13,6 +14,7 @@
 
 #include "device_check.hpp"
 #include "lrkit/distributed/collective.hpp"
+#include "lrkit/distributed/launcher_store.hpp"
 
 namespace lrkit::distributed {
 
@@ -64,23 +66,15 @@ class C10dCollective final : public Collective {
       throw std::invalid_argument("this lrkit was built without CUDA, so without NCCL: rebuild against a CUDA LibTorch "
                                   "(LRKIT_WITH_CUDA) or use dist.backend=gloo");
 #endif
-    // Under torchrun the agent already hosts the store on MASTER_PORT: join it
-    // as a client under the prefix PyTorch's env:// rendezvous uses.
-    const char* agent_store = std::getenv("TORCHELASTIC_USE_AGENT_STORE");
-    const bool use_agent_store = agent_store != nullptr && std::string(agent_store) == "True";
     c10d::TCPStoreOptions store_options;
     store_options.port = static_cast<std::uint16_t>(env.master_port);
-    store_options.isServer = env.rank == 0 && !use_agent_store;
+    store_options.isServer = env.rank == 0 && !env.store_hosted_by_launcher;
     store_options.numWorkers = static_cast<std::size_t>(env.world_size);
-    store_options.waitWorkers = !use_agent_store;
+    store_options.waitWorkers = !env.store_hosted_by_launcher;
     store_options.timeout = timeout;
     try {
       c10::intrusive_ptr<c10d::Store> store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, store_options);
-      if (use_agent_store) {
-        const char* restarts = std::getenv("TORCHELASTIC_RESTART_COUNT");
-        store = c10::make_intrusive<c10d::PrefixStore>(
-            "/worker/attempt_" + std::string(restarts != nullptr ? restarts : "0"), store);
-      }
+      if (!env.store_prefix.empty()) store = c10::make_intrusive<c10d::PrefixStore>(env.store_prefix, store);
 #ifdef LRKIT_WITH_CUDA
       if (backend == Backend::nccl) {
         auto options = c10d::ProcessGroupNCCL::Options::create();
@@ -192,6 +186,13 @@ DistributedEnv distributed_env_from_environment() {
     throw std::invalid_argument("RANK=" + std::to_string(env.rank) + " is not below WORLD_SIZE=" +
                                 std::to_string(env.world_size));
   if (env.master_port > 65535) throw std::invalid_argument("MASTER_PORT=" + std::to_string(env.master_port) + " is not a port");
+  // torchrun's agent hosts the store on MASTER_PORT, its keys under the prefix PyTorch's env:// rendezvous uses.
+  if (const char* agent = std::getenv("TORCHELASTIC_USE_AGENT_STORE"); agent != nullptr && std::string(agent) == "True") {
+    env.store_hosted_by_launcher = true;
+    env.store_prefix = "/worker/attempt_" + std::to_string(int_from_env("TORCHELASTIC_RESTART_COUNT", 0, 0));
+  } else if (const char* lrkit = std::getenv(kLauncherStoreVariable); lrkit != nullptr && std::string(lrkit) == "1") {
+    env.store_hosted_by_launcher = true;
+  }
   return env;
 }
 

@@ -15,18 +15,26 @@ if not torch.distributed.is_available():
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def run_torchrun(workers, script_and_args, **environment):
+    """torchrun on a port that was free a moment ago. torchrun binds it only once its agent is up, so another
+    socket (a parallel test's) may take it first: that start is tried again on a new port."""
+    for _ in range(3):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        # --redirects/--tee: Debian's torch 1.13 launcher fails under Python 3.11 with its default 0.
+        command = [sys.executable, "-m", "torch.distributed.run", "--redirects", "1", "--tee", "1", "--nproc_per_node",
+                   str(workers), "--master_port", str(port), *script_and_args]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=300,
+                              env=dict(os.environ, OMP_NUM_THREADS="1", **environment))
+        if done.returncode == 0 or "address already in use" not in (done.stdout + done.stderr).lower():
+            break
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return done
 
 
 def torchrun(workers, out, log_name):
-    # --redirects/--tee: Debian's torch 1.13 launcher fails under Python 3.11 with its default 0.
-    command = [sys.executable, "-m", "torch.distributed.run", "--redirects", "1", "--tee", "1", "--nproc_per_node",
-               str(workers), "--master_port", str(free_port()), os.path.join(HERE, "ddp_worker.py"), str(out), log_name]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=300, env=dict(os.environ, OMP_NUM_THREADS="1"))
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    run_torchrun(workers, [os.path.join(HERE, "ddp_worker.py"), str(out), log_name])
     return [json.load(open(out / f"rank{r}.json")) for r in range(workers)]
 
 
@@ -105,11 +113,7 @@ def test_the_example_loop_trains_under_torchrun_and_lrkit_diagnose_reads_its_log
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("In the beginning God created the heaven and the earth. And the earth was without form. " * 300)
     example = os.path.join(HERE, "..", "..", "examples", "nanogpt_lrkit.py")
-    command = [sys.executable, "-m", "torch.distributed.run", "--redirects", "1", "--tee", "1", "--nproc_per_node", "2",
-               "--master_port", str(free_port()), example, str(tmp_path), "40"]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=300,
-                          env=dict(os.environ, OMP_NUM_THREADS="1", CORPUS=str(corpus), HDET="1"))
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    run_torchrun(2, [example, str(tmp_path), "40"], CORPUS=str(corpus), HDET="1")
     lines = [json.loads(line) for line in open(tmp_path / "ranks.jsonl")]
     assert len(lines) == 2 * 44  # wsds(budgets=[20, 40], decay=20%) runs 40 + 20 % of 20 = 44 steps
     binary = os.environ.get("LRKIT")

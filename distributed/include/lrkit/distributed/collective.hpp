@@ -24,14 +24,21 @@ struct DistributedEnv {
   std::string master_addr = "127.0.0.1";
   int master_port = 29500;
   std::string launcher;  // "torchrun" (RANK set), "slurm" (SLURM_PROCID set, RANK not) or "" (one process)
+  // Who hosts the rendezvous store at master_addr:master_port: rank 0 (false),
+  // or the launcher, which the workers join as clients: torchrun's agent
+  // (TORCHELASTIC_USE_AGENT_STORE=True; keys under store_prefix) or lrkit's own
+  // (LRKIT_LAUNCHER_STORE=1, launcher_store.hpp).
+  bool store_hosted_by_launcher = false;
+  std::string store_prefix;  // "/worker/attempt_<TORCHELASTIC_RESTART_COUNT>" under torchrun's agent, else ""
 };
 
 // Reads torchrun's variables (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,
 // MASTER_ADDR, MASTER_PORT), else SLURM's (SLURM_PROCID, SLURM_NTASKS,
 // SLURM_LOCALID, SLURM_NTASKS_PER_NODE or SLURM_TASKS_PER_NODE; MASTER_ADDR
 // is then required when SLURM_NTASKS > 1, MASTER_PORT defaults to 29500);
-// none: a single process. Throws std::invalid_argument naming the variable
-// and its value when one is malformed or missing.
+// none: a single process. The store's host: see DistributedEnv. Throws
+// std::invalid_argument naming the variable and its value when one is
+// malformed or missing.
 DistributedEnv distributed_env_from_environment();
 
 // The c10d backend of a process group.
@@ -58,7 +65,7 @@ std::unique_ptr<Collective> make_single_process_collective(torch::Device device 
 // Every rank must call the same operations in the same order.
 std::vector<std::unique_ptr<Collective>> make_thread_group(int ranks, torch::Device device = torch::kCPU);
 // Rendezvous through c10d::TCPStore at master_addr:master_port (rank 0 hosts
-// it), then a Gloo or NCCL process group over tensors on `device` (NCCL: a
+// it unless a launcher does), then a Gloo or NCCL process group over tensors on `device` (NCCL: a
 // CUDA device of this worker's own; throws std::invalid_argument for NCCL on
 // the CPU or in a build without CUDA). Every operation fails after `timeout`
 // instead of hanging when a peer dies.
