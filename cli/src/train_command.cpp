@@ -45,6 +45,7 @@ int run_train_command(const std::vector<std::string>& args) {
                             << " already; nothing to do" << std::endl;
         return kExitOk;
       }
+      config.check_data_files();  // a missing data file: once, not by every worker, and before the run directory
       if (lead) lock.emplace(own_run_directory(config, std::cout));
     }
     if (launching) return launch_local_workers(args, static_cast<int>(config.nproc));

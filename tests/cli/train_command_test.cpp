@@ -325,8 +325,29 @@ TEST(TrainCommand, AnUnusableScheduleIsRefusedOnceBeforeTheWorkersStart) {
     EXPECT_EQ(r.code, 2) << spec << "\n" << r.out;
     EXPECT_EQ(lrkit::testing::count_lines(r.out), 1) << spec << "\n" << r.out;
     EXPECT_EQ(r.out.rfind("lrkit train: schedule.spec: invalid schedule spec", 0), 0u) << r.out;
-    if (spec != "wsd(") EXPECT_NE(r.out.find("it is 1e+297 at step 1 of 0.."), std::string::npos) << r.out;
+    if (spec != "wsd(") {
+      EXPECT_NE(r.out.find("it is 1e+297 at step 1 of 0.."), std::string::npos) << r.out;
+    }
     EXPECT_FALSE(std::filesystem::exists(dir)) << spec;
+  }
+}
+
+TEST(TrainCommand, AMissingDataFileIsRefusedOnceBeforeTheWorkersStartOrTheRunDirectoryIsMade) {
+  const auto tiny = lrkit::testing::write_text("too_small_corpus.txt", "In the beginning\n");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {" --data.path=" + tiny + "_missing", "does not exist or cannot be reached"},
+      {" --data.sources=a=" + tiny + ",b=" + tiny, "bytes: too small for context 16"},
+      {" --eval.sets=other=" + std::filesystem::path(tiny).parent_path().string(), "is a directory, not a file"}};
+  for (const auto& [option, problem] : cases) {
+    for (const char* workers : {"1", "2"}) {
+      const auto dir = out_dir("data_refused");
+      const auto r = run_lrkit("train --config " + tiny_config() + " --nproc " + workers + option + " --out " + dir);
+      EXPECT_EQ(r.code, 2) << option << "\n" << r.out;
+      EXPECT_EQ(lrkit::testing::count_lines(r.out), 1) << option << "\n" << r.out;
+      EXPECT_EQ(r.out.rfind("lrkit train: data file '", 0), 0u) << r.out;
+      EXPECT_NE(r.out.find(problem), std::string::npos) << r.out;
+      EXPECT_FALSE(std::filesystem::exists(dir)) << option << " with " << workers << " worker(s)";
+    }
   }
 }
 

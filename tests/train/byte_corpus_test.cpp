@@ -2,6 +2,10 @@
 #include "lrkit/train/byte_corpus.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 
 namespace lrkit::train {
 namespace {
@@ -20,6 +24,33 @@ TEST(ByteCorpus, ADeviceOrDirectoryIsRefusedNotReadForever) {
     EXPECT_EQ(std::string(e.what()), "data file '/dev/zero' is not a regular file (a device or pipe may never end)");
   }
   EXPECT_THROW(ByteCorpus::load("/tmp", 0.1, 16), CorpusError);
+}
+
+TEST(ByteCorpus, CheckRefusesWhatLoadRefusesWithTheSameMessage) {
+  const auto dir = std::filesystem::temp_directory_path() / ("byte_corpus_check_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto small = (dir / "small.txt").string(), fits = (dir / "fits.txt").string();
+  std::ofstream(small) << std::string(40, 'a');   // 4 held-out bytes: too few for context 16
+  std::ofstream(fits) << std::string(400, 'a');   // 40 held-out bytes, 360 to train on
+  for (const auto& path : {small, (dir / "missing.txt").string(), std::string("/dev/zero"), dir.string()}) {
+    std::string checked, loaded;
+    try {
+      ByteCorpus::check(path, 0.1, 16);
+    } catch (const CorpusError& e) {
+      checked = e.what();
+    }
+    try {
+      ByteCorpus::load(path, 0.1, 16);
+    } catch (const CorpusError& e) {
+      loaded = e.what();
+    }
+    EXPECT_FALSE(checked.empty()) << path;
+    EXPECT_EQ(checked, loaded) << path;
+  }
+  EXPECT_NO_THROW(ByteCorpus::check(fits, 0.1, 16));
+  EXPECT_EQ(ByteCorpus::load(fits, 0.1, 16).heldout().size(), 40u);
+  EXPECT_THROW(ByteCorpus::check(fits, 0.5, 16), CorpusError);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(ByteCorpus, RowsArePureFunctionsOfSeedStepAndIndex) {

@@ -40,21 +40,34 @@ Batch token_windows(const std::vector<const std::vector<uint8_t>*>& tokens, cons
   return {data.index({Slice(), Slice(0, context)}).contiguous(), data.index({Slice(), Slice(1, context + 1)}).contiguous()};
 }
 
-ByteCorpus ByteCorpus::load(const std::string& path, double heldout_fraction, int64_t context) {
+namespace {
+
+void require_room_for_both_splits(const std::string& path, uintmax_t bytes, double heldout_fraction, int64_t context) {
+  const auto held = static_cast<uintmax_t>(static_cast<double>(bytes) * heldout_fraction);
+  const auto needed = static_cast<uintmax_t>(context + 2);
+  if (held < needed || bytes - held < needed)
+    throw CorpusError("data file '" + path + "' has " + std::to_string(bytes) + " bytes: too small for context " +
+                      std::to_string(context) + " with a held-out split of " + format_number(heldout_fraction));
+}
+
+}  // namespace
+
+void ByteCorpus::check(const std::string& path, double heldout_fraction, int64_t context) {
   if (!(heldout_fraction > 0.0 && heldout_fraction < 0.5))
     throw CorpusError("data.heldout must be in (0, 0.5) (got " + format_number(heldout_fraction) + ")");
   if (const auto problem = input_file_problem(path))
     throw CorpusError("data file " + *problem +
                       (std::filesystem::exists(path) ? "" : " (prepare the default corpus with scripts/prepare_data.sh)"));
+  require_room_for_both_splits(path, std::filesystem::file_size(path), heldout_fraction, context);
+}
+
+ByteCorpus ByteCorpus::load(const std::string& path, double heldout_fraction, int64_t context) {
+  check(path, heldout_fraction, context);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw CorpusError("cannot open data file '" + path + "'");
   std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  require_room_for_both_splits(path, bytes.size(), heldout_fraction, context);  // what was read, should the file have changed
   const auto held = static_cast<size_t>(static_cast<double>(bytes.size()) * heldout_fraction);
-  const auto needed = static_cast<size_t>(context + 2);
-  if (held < needed || bytes.size() - held < needed)
-    throw CorpusError("data file '" + path + "' has " + std::to_string(bytes.size()) +
-                      " bytes: too small for context " + std::to_string(context) + " with a held-out split of " +
-                      format_number(heldout_fraction));
   ByteCorpus corpus;
   corpus.path_ = path;
   corpus.train_.assign(bytes.begin(), bytes.end() - static_cast<std::ptrdiff_t>(held));

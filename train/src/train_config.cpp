@@ -16,6 +16,7 @@
 #include "lrkit/common/numbers.hpp"
 #include "lrkit/schedules/factory.hpp"
 #include "lrkit/schedules/usable_rates.hpp"
+#include "lrkit/train/byte_corpus.hpp"
 #include "lrkit/train/gpt.hpp"
 
 namespace po = boost::program_options;
@@ -92,6 +93,12 @@ schedules::Schedule TrainConfig::learning_rate_schedule() const {
   const auto lr = schedules::parse_schedule(schedule, train.steps);
   schedules::require_usable_rates(lr, train.steps);
   return lr;
+}
+
+void TrainConfig::check_data_files() const {
+  for (const auto& source : data_sources()) ByteCorpus::check(source.path, data.heldout, model.context);
+  for (const auto& set : eval_sets())
+    if (!set.path.empty()) ByteCorpus::check(set.path, data.heldout, model.context);
 }
 
 std::vector<DataSource> TrainConfig::data_sources() const {

@@ -33,6 +33,9 @@ class ByteCorpus {
   // Reads any file as bytes; the last `heldout_fraction` becomes the held-out split.
   // Throws CorpusError naming the file when it is missing or too small for `context`.
   static ByteCorpus load(const std::string& path, double heldout_fraction, int64_t context);
+  // What load checks, without reading the file: a regular file large enough for `context` on both sides of the
+  // held-out split. Throws CorpusError naming the file.
+  static void check(const std::string& path, double heldout_fraction, int64_t context);
 
   const std::vector<uint8_t>& train() const { return train_; }
   const std::vector<uint8_t>& heldout() const { return heldout_; }

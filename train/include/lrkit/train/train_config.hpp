@@ -216,6 +216,10 @@ struct TrainConfig {
   // schedules::SpecError. Not part of validate(): a table or refined schedule reads a file, and `lrkit log check`
   // validates a finished run's config after that file may be gone.
   schedules::Schedule learning_rate_schedule() const;
+  // Every file the run reads as data (the sources and the evaluation sets) checked without reading it
+  // (ByteCorpus::check); throws CorpusError naming the file. Not part of validate() either: a sweep is planned,
+  // and a finished run's config checked, where the data may be absent.
+  void check_data_files() const;
   // checkpoint.at parsed: increasing steps in [1, train.steps]; throws naming the bad entry.
   std::vector<int64_t> checkpoint_steps() const;
   // dist.desync_ranks parsed for `world_size` ranks.
