@@ -87,8 +87,8 @@ std::string run_log_argument(const std::string& path) {
 bool run_finished(const train::TrainConfig& c) {
   if (c.resume.empty()) return false;
   const auto path = c.resume == "auto" ? train::latest_checkpoint(c.out) : std::optional<std::string>(c.resume);
-  if (!path || !fs::exists(*path)) return false;
-  const auto info = train::read_checkpoint_info(*path);
+  if (!path) return false;
+  const auto info = train::read_checkpoint_info(*path);  // a missing or damaged --resume PATH: refused before the lock
   return info.step == c.train.steps && info.schedule_spec == c.schedule;
 }
 

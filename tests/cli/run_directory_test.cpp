@@ -85,6 +85,23 @@ TEST(RunDirectory, AnEarlierRunIsRefusedMovedAsideWithOverwriteAndAFinishedResum
 // Resumed for more steps, a cosine run would take other rates than it trained with (it had decayed to 0 and
 // would jump back up): refused, naming the step and both ways on. A constant run's rates do not depend on the
 // length, so it goes on.
+TEST(RunDirectory, AResumeFromAMissingOrDamagedCheckpointLeavesNoRunDirectory) {
+  const auto damaged = write_text("damaged.pt", "not a checkpoint\n");
+  for (const auto& [checkpoint, problem] :
+       std::vector<std::pair<std::string, std::string>>{{damaged + "_missing", "' does not exist"}, {damaged, damaged}}) {
+    for (const char* workers : {"1", "2"}) {
+      const auto dir = out_dir("resume_refused");
+      const auto r = run_lrkit("train --config " + tiny_config() + " --nproc " + workers + " --resume " + checkpoint +
+                               " --out " + dir);
+      EXPECT_EQ(r.code, 2) << r.out;
+      EXPECT_EQ(count_lines(r.out), 1) << r.out;
+      EXPECT_EQ(r.out.rfind("lrkit train: ", 0), 0u) << r.out;
+      EXPECT_NE(r.out.find(problem), std::string::npos) << r.out;
+      EXPECT_FALSE(std::filesystem::exists(dir)) << checkpoint << " with " << workers << " worker(s)";
+    }
+  }
+}
+
 TEST(RunDirectory, AResumeForAnotherLengthGoesOnOnlyWhereTheTrainedRatesStayTheSame) {
   const auto dir = out_dir("longer_cosine");
   ASSERT_EQ(run_lrkit("train --config " + tiny_config() + " --out " + dir).code, 0);
