@@ -2,10 +2,10 @@
 #include "lrkit/train/byte_corpus.hpp"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <filesystem>
 #include <fstream>
+
+#include "test_files.hpp"
 
 namespace lrkit::train {
 namespace {
@@ -27,8 +27,7 @@ TEST(ByteCorpus, ADeviceOrDirectoryIsRefusedNotReadForever) {
 }
 
 TEST(ByteCorpus, CheckRefusesWhatLoadRefusesWithTheSameMessage) {
-  const auto dir = std::filesystem::temp_directory_path() / ("byte_corpus_check_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  const auto dir = lrkit::testing::scratch_dir();
   const auto small = (dir / "small.txt").string(), fits = (dir / "fits.txt").string();
   std::ofstream(small) << std::string(40, 'a');   // 4 held-out bytes: too few for context 16
   std::ofstream(fits) << std::string(400, 'a');   // 40 held-out bytes, 360 to train on
@@ -50,7 +49,6 @@ TEST(ByteCorpus, CheckRefusesWhatLoadRefusesWithTheSameMessage) {
   EXPECT_NO_THROW(ByteCorpus::check(fits, 0.1, 16));
   EXPECT_EQ(ByteCorpus::load(fits, 0.1, 16).heldout().size(), 40u);
   EXPECT_THROW(ByteCorpus::check(fits, 0.5, 16), CorpusError);
-  std::filesystem::remove_all(dir);
 }
 
 TEST(ByteCorpus, RowsArePureFunctionsOfSeedStepAndIndex) {
