@@ -1,5 +1,7 @@
 #include "child_process.hpp"
 
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,9 +16,14 @@ pid_t start_lrkit_train(const std::vector<std::string>& args, const std::functio
   for (auto& a : command) argv.push_back(a.data());
   argv.push_back(nullptr);
   const std::string exec_failed = "lrkit train: cannot start " + what + "\n";
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error("fork failed while starting " + what);
   if (pid == 0) {
+    // A parent that dies without passing anything on (SIGKILL, the OOM killer) stops the child as a stop signal
+    // would: it finishes its step and checkpoints it instead of training on as an orphan.
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != parent) ::_exit(128 + SIGTERM);  // the parent died before the line above took effect
     in_child();
     ::execv("/proc/self/exe", argv.data());
     [[maybe_unused]] const auto written = ::write(STDERR_FILENO, exec_failed.data(), exec_failed.size());

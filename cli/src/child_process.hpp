@@ -11,7 +11,8 @@
 namespace lrkit::cli {
 
 // fork + exec of /proc/self/exe as `lrkit train ARGS...`; `in_child` runs in
-// the child first (environment, redirections). Throws std::runtime_error
+// the child first (environment, redirections). The child gets SIGTERM when
+// this process dies (PR_SET_PDEATHSIG). Throws std::runtime_error
 // naming `what` when fork fails; a child that cannot exec exits 127.
 pid_t start_lrkit_train(const std::vector<std::string>& args, const std::function<void()>& in_child, const std::string& what);
 

@@ -7,11 +7,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <thread>
+#include <vector>
 
 #include "lrkit/h5/file.hpp"
 #include "run_command.hpp"
@@ -196,6 +198,36 @@ TEST(RunDirectory, ASignalToTheLauncherAloneStopsEveryWorkerAndTheRunResumes) {
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("resumed from"), std::string::npos) << r.out;
   EXPECT_EQ(h5::read_series(dir + "/log.h5", "/train/step").size(), static_cast<size_t>(end));
+}
+
+// Alive and not a zombie (an orphan's zombie waits for whoever adopted it to reap it).
+bool running(pid_t pid) {
+  if (kill(pid, 0) != 0) return false;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string pid_field, name, state;
+  stat >> pid_field >> name >> state;
+  return state != "Z";
+}
+
+TEST(RunDirectory, AKilledLauncherStopsEveryWorkerAfterItsStepWithACheckpoint) {
+  const auto dir = out_dir("launcher_killed");
+  const std::string args = "--config " + tiny_config() + " --schedule.spec='constant(1e-2, warmup=2)' --nproc 2 "
+                           "--checkpoint.every=10 --out " + dir;
+  const pid_t launcher = start_train(args + " --train.steps=100000", dir + ".txt");
+  std::string listed;
+  ASSERT_TRUE(wait_for([&] {
+    listed = run_command("pgrep -P " + std::to_string(launcher)).out;
+    return count_lines(listed) == 2 && fs::exists(dir + "/checkpoints/step_0000000010.pt");
+  }, 60)) << listed;
+  std::vector<pid_t> workers;
+  for (size_t at = 0; at < listed.size(); at = listed.find('\n', at) + 1) workers.push_back(std::stoi(listed.substr(at)));
+  kill(launcher, SIGKILL);  // nothing to forward: the kernel tells the workers
+  int status = 0;
+  waitpid(launcher, &status, 0);
+  EXPECT_TRUE(wait_for([&] { return std::none_of(workers.begin(), workers.end(), running); }, 60))
+      << "the workers of a killed launcher must not train on";
+  const auto output = run_command("cat " + dir + ".txt").out;
+  EXPECT_GT(expect_a_clean_stop(dir, output, "Terminated"), 0);
 }
 
 }  // namespace
