@@ -167,25 +167,40 @@ TEST(RunDirectory, ASignalStopsARunAfterItsStepWithACheckpointOfItAndTheRunResum
   EXPECT_EQ(h5::read_series(dir + "/log.h5", "/train/step").size(), static_cast<size_t>(stopped + 3));
 }
 
+// Alive and not a zombie (an orphan's zombie waits for whoever adopted it to reap it).
+bool running(pid_t pid) {
+  if (kill(pid, 0) != 0) return false;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string pid_field, name, state;
+  stat >> pid_field >> name >> state;
+  return state != "Z";
+}
+
+// The 2 workers of a --nproc 2 launcher, once they have written checkpoint 10 (empty after 60 s without).
+std::vector<pid_t> workers_once_checkpointed(pid_t launcher, const std::string& dir) {
+  std::string listed;
+  const bool ready = wait_for([&] {
+    listed = run_command("pgrep -P " + std::to_string(launcher)).out;
+    return count_lines(listed) == 2 && fs::exists(dir + "/checkpoints/step_0000000010.pt");
+  }, 60);
+  std::vector<pid_t> workers;
+  for (size_t at = 0; ready && at < listed.size(); at = listed.find('\n', at) + 1)
+    workers.push_back(std::stoi(listed.substr(at)));
+  return workers;
+}
+
 TEST(RunDirectory, ASignalToTheLauncherAloneStopsEveryWorkerAndTheRunResumes) {
   const auto dir = out_dir("launcher_signal");
   const std::string args = "--config " + tiny_config() + " --schedule.spec='constant(1e-2, warmup=2)' --nproc 2 "
                            "--checkpoint.every=10 --hdet.enabled=true --out " + dir;  // length-independent rates, as above
   const pid_t launcher = start_train(args + " --train.steps=100000", dir + ".txt");
-  std::string workers;
-  ASSERT_TRUE(wait_for([&] {
-    workers = run_command("pgrep -P " + std::to_string(launcher)).out;
-    return count_lines(workers) == 2 && fs::exists(dir + "/checkpoints/step_0000000010.pt");
-  }, 60)) << workers;
+  const auto workers = workers_once_checkpointed(launcher, dir);
+  ASSERT_EQ(workers.size(), 2u);
   kill(launcher, SIGTERM);  // the launcher's PID only, as a job scheduler or `kill PID` does
   int status = 0;
   waitpid(launcher, &status, 0);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGTERM) << status;
-  for (size_t at = 0; at < workers.size();) {
-    const pid_t worker = std::stoi(workers.substr(at));
-    EXPECT_NE(kill(worker, 0), 0) << "worker " << worker << " is still alive";
-    at = workers.find('\n', at) + 1;
-  }
+  for (const pid_t worker : workers) EXPECT_FALSE(running(worker)) << "worker " << worker << " is still alive";
   const auto output = run_command("cat " + dir + ".txt").out;
   EXPECT_EQ(output.find("failed"), std::string::npos) << output;
   const int64_t stopped = expect_a_clean_stop(dir, output, "Terminated");
@@ -200,27 +215,13 @@ TEST(RunDirectory, ASignalToTheLauncherAloneStopsEveryWorkerAndTheRunResumes) {
   EXPECT_EQ(h5::read_series(dir + "/log.h5", "/train/step").size(), static_cast<size_t>(end));
 }
 
-// Alive and not a zombie (an orphan's zombie waits for whoever adopted it to reap it).
-bool running(pid_t pid) {
-  if (kill(pid, 0) != 0) return false;
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string pid_field, name, state;
-  stat >> pid_field >> name >> state;
-  return state != "Z";
-}
-
 TEST(RunDirectory, AKilledLauncherStopsEveryWorkerAfterItsStepWithACheckpoint) {
   const auto dir = out_dir("launcher_killed");
   const std::string args = "--config " + tiny_config() + " --schedule.spec='constant(1e-2, warmup=2)' --nproc 2 "
                            "--checkpoint.every=10 --out " + dir;
   const pid_t launcher = start_train(args + " --train.steps=100000", dir + ".txt");
-  std::string listed;
-  ASSERT_TRUE(wait_for([&] {
-    listed = run_command("pgrep -P " + std::to_string(launcher)).out;
-    return count_lines(listed) == 2 && fs::exists(dir + "/checkpoints/step_0000000010.pt");
-  }, 60)) << listed;
-  std::vector<pid_t> workers;
-  for (size_t at = 0; at < listed.size(); at = listed.find('\n', at) + 1) workers.push_back(std::stoi(listed.substr(at)));
+  const auto workers = workers_once_checkpointed(launcher, dir);
+  ASSERT_EQ(workers.size(), 2u);
   kill(launcher, SIGKILL);  // nothing to forward: the kernel tells the workers
   int status = 0;
   waitpid(launcher, &status, 0);
