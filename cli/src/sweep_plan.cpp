@@ -31,12 +31,6 @@ namespace {
 
 using schedules::format_number;
 
-std::string trim(const std::string& s) {
-  const auto first = s.find_first_not_of(" \t");
-  if (first == std::string::npos) return "";
-  return s.substr(first, s.find_last_not_of(" \t") - first + 1);
-}
-
 // The numbers of list `key`'s value `text`; an entry that is none goes to fail(key, message).
 template <typename T, class Fail>
 std::vector<T> parse_list(const std::string& key, const std::string& text, const Fail& fail) {
@@ -66,7 +60,7 @@ std::string add_argument(const std::string& spec, const std::string& key, const 
   const auto open = spec.find('('), close = spec.rfind(')');
   if (open == std::string::npos || close == std::string::npos || close < open)
     throw std::invalid_argument("spec '" + spec + "' is not a call like family(key=value, ...)");
-  const bool empty = trim(spec.substr(open + 1, close - open - 1)).empty();
+  const bool empty = trim_blanks(spec.substr(open + 1, close - open - 1)).empty();
   return spec.substr(0, close) + (empty ? "" : ", ") + key + "=" + value + spec.substr(close);
 }
 
@@ -181,10 +175,10 @@ SweepConfig read_sweep_config(const std::string& path) {
         fail_at(key, "schedule name '" + s.name + "' must be letters, digits, '.', '_' and '-'");
       const auto colon = value.find(':');
       const auto paren = value.find('(');
-      s.spec = trim(value);
+      s.spec = trim_blanks(value);
       if (colon != std::string::npos && (paren == std::string::npos || colon < paren)) {
-        s.mode = trim(value.substr(0, colon));
-        s.spec = trim(value.substr(colon + 1));
+        s.mode = trim_blanks(value.substr(0, colon));
+        s.spec = trim_blanks(value.substr(colon + 1));
       }
       if (s.mode != "separate" && s.mode != "branching" && s.mode != "single")
         fail_at(key, "schedule '" + s.name + "': mode '" + s.mode + "' must be separate, branching or single");

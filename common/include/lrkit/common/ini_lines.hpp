@@ -10,13 +10,14 @@
 
 namespace lrkit {
 
-namespace ini_detail {
-
-inline std::string trim_blanks(const std::string& s) {  // Boost's trim_ws
+// `s` without leading and trailing blanks, as Boost trims an INI file's keys and values (its trim_ws).
+inline std::string trim_blanks(const std::string& s) {
   const auto first = s.find_first_not_of(" \t\r\n");
   if (first == std::string::npos) return "";
   return s.substr(first, s.find_last_not_of(" \t\r\n") - first + 1);
 }
+
+namespace ini_detail {
 
 // Calls visit(line number from 1, the line as Boost sees it: comment cut, trimmed; its full key
 // "section.name", empty where the line sets none) for each line until visit returns true; that line's number.
