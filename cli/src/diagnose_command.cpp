@@ -11,6 +11,7 @@
 
 #include "command.hpp"
 #include "run_directory.hpp"
+#include "lrkit/train/whole_number_option.hpp"
 #include "lrkit/diagnostics/rank_log.hpp"
 #include "lrkit/diagnostics/report.hpp"
 
@@ -61,13 +62,13 @@ int run_diagnose_command(const std::vector<std::string>& args) {
   po::options_description visible("options");
   visible.add_options()("help,h", "show this help")("json", "print the report as one JSON object")(
       "columns", po::value(&columns), "CSV / JSON-lines names of the fields, e.g. loss=train/loss,step=global_step")(
-      "window", po::value(&options.window)->default_value(options.window), "trailing window of the robust z-scores (steps)")(
+      "window", train::whole_number(&options.window), "trailing window of the robust z-scores (steps)")(
       "jump-z", po::value(&options.jump_z)->default_value(options.jump_z), "flag a dispersion jump / consistency drop beyond this robust z")(
       "spike-z", po::value(&options.spike_z)->default_value(options.spike_z), "flag a loss spike above this robust z")(
       "grad-spike-z", po::value(&options.grad_spike_z)->default_value(options.grad_spike_z),
       "flag a gradient-norm spike above this robust z (gradient norms are heavy-tailed)")(
       "outlier-z", po::value(&options.outlier_z)->default_value(options.outlier_z), "flag a rank whose extreme-count binomial z exceeds this")(
-      "skip", po::value<int64_t>()->notifier([&](int64_t v) { options.skip = v; }), "ignore the first N steps (default: the first 10 %, warmup transients)");
+      "skip", train::whole_number(&options.skip), "ignore the first N steps (default: the first 10 %, warmup transients)");
   po::options_description all;
   all.add(visible).add_options()("input", po::value(&inputs));
   po::positional_options_description positional;

@@ -1,9 +1,11 @@
 // `lrkit schedule SPEC`: the schedule library from the command line.
 #include <boost/program_options.hpp>
 #include <iostream>
+#include <optional>
 
 #include "command.hpp"
 #include "schedule_output.hpp"
+#include "lrkit/train/whole_number_option.hpp"
 #include "lrkit/schedules/factory.hpp"
 #include "lrkit/schedules/spec.hpp"
 #include "lrkit/schedules/summary.hpp"
@@ -53,18 +55,20 @@ TableFormat parse_format(const std::string& name) {
 }  // namespace
 
 int run_schedule_command(const std::vector<std::string>& args) {
+  std::optional<int64_t> steps, at;
+  int64_t every = 1, width = 72, height = 16;
   po::options_description options("options");
   options.add_options()
       ("help,h", "show this help")
       ("list", "list every schedule family and its keys")
-      ("steps,n", po::value<int64_t>(), "total number of updates T (default: the schedule's own, e.g. wsds)")
+      ("steps,n", train::whole_number(&steps), "total number of updates T (default: the schedule's own, e.g. wsds)")
       ("format,f", po::value<std::string>()->default_value("csv"), "table format: csv, tsv or json")
-      ("every", po::value<int64_t>()->default_value(1), "print every K-th step (the last step is always printed)")
-      ("at", po::value<int64_t>(), "print the learning rate at one step")
+      ("every", train::whole_number(&every), "print every K-th step (the last step is always printed)")
+      ("at", train::whole_number(&at), "print the learning rate at one step")
       ("summary", "print peak, warmup end, decay start, final value, checkpoints and phases")
       ("plot", "draw the curve in the terminal")
-      ("width", po::value<int>()->default_value(72), "plot width in characters")
-      ("height", po::value<int>()->default_value(16), "plot height in lines")
+      ("width", train::whole_number(&width), "plot width in characters")
+      ("height", train::whole_number(&height), "plot height in lines")
       ("out,o", po::value<std::string>(), "also write the full table to this file: .h5 (HDF5), .csv or .tsv");
   std::string spec;
   const auto vm = parse_with_positional(args, options, spec, "schedule");
@@ -78,14 +82,8 @@ int run_schedule_command(const std::vector<std::string>& args) {
   }
   if (spec.empty()) throw UsageError("missing SPEC, e.g. lrkit schedule 'cosine(peak=1e-3)' --steps 1000");
 
-  std::optional<int64_t> steps;
-  if (vm.count("steps")) {
-    steps = vm["steps"].as<int64_t>();
-    if (*steps < 1) throw UsageError("--steps must be at least 1 (got " + std::to_string(*steps) + ")");
-  }
-  const int64_t every = vm["every"].as<int64_t>();
+  if (steps && *steps < 1) throw UsageError("--steps must be at least 1 (got " + std::to_string(*steps) + ")");
   if (every < 1) throw UsageError("--every must be at least 1 (got " + std::to_string(every) + ")");
-  const int width = vm["width"].as<int>(), height = vm["height"].as<int>();
   if (width < 8 || width > 1000 || height < 4 || height > 200)
     throw UsageError("--width must be in [8, 1000] and --height in [4, 200]");
   const TableFormat format = parse_format(vm["format"].as<std::string>());
@@ -116,16 +114,15 @@ int run_schedule_command(const std::vector<std::string>& args) {
   if (const std::string warning = schedules::peak_warning(summary); !warning.empty())
     std::cerr << "lrkit schedule: warning: " << warning << "\n";
 
-  if (vm.count("at")) {
-    const int64_t at = vm["at"].as<int64_t>();
-    if (at < 0) throw UsageError("--at must be >= 0 (got " + std::to_string(at) + ")");
-    if (at > *steps)
-      throw UsageError("--at " + std::to_string(at) + " is past the schedule's end: its steps run 0.." + std::to_string(*steps));
-    std::cout << schedules::format_number(schedule(at)) << "\n";
+  if (at) {
+    if (*at < 0) throw UsageError("--at must be >= 0 (got " + std::to_string(*at) + ")");
+    if (*at > *steps)
+      throw UsageError("--at " + std::to_string(*at) + " is past the schedule's end: its steps run 0.." + std::to_string(*steps));
+    std::cout << schedules::format_number(schedule(*at)) << "\n";
   } else if (vm.count("summary")) {
     write_summary(std::cout, summary, schedule.to_spec(), format == TableFormat::Json);
   } else if (vm.count("plot")) {
-    write_plot(std::cout, schedule, *steps, width, height);
+    write_plot(std::cout, schedule, *steps, static_cast<int>(width), static_cast<int>(height));
   } else if (!vm.count("out")) {
     write_table(std::cout, schedule, *steps, every, format);
   }

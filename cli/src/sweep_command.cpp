@@ -7,9 +7,11 @@
 #include <iostream>
 #include <limits>
 #include <map>
+#include <optional>
 
 #include "command.hpp"
 #include "sweep_runner.hpp"
+#include "lrkit/train/whole_number_option.hpp"
 #include "lrkit/h5/file.hpp"
 #include "lrkit/cli/sweep_plan.hpp"
 #include "lrkit/train/run_files.hpp"
@@ -198,9 +200,9 @@ void print_tables(std::ostream& os, const SweepConfig& sweep, const SweepPlan& p
 int run_sweep_command(const std::vector<std::string>& args) {
   po::options_description options("options");
   std::string config_path;
-  int64_t jobs = 0;
+  std::optional<int64_t> jobs;
   options.add_options()("help,h", "show this help")("config,c", po::value(&config_path), "sweep file (INI)")(
-      "jobs,j", po::value(&jobs), "runs at a time (overrides sweep.jobs)")("dry-run", "print the planned runs and stop");
+      "jobs,j", train::whole_number(&jobs), "runs at a time (overrides sweep.jobs)")("dry-run", "print the planned runs and stop");
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(args).options(options).run(), vm);
@@ -219,12 +221,12 @@ int run_sweep_command(const std::vector<std::string>& args) {
     return kExitOk;
   }
   if (config_path.empty()) throw UsageError("--config SWEEP.cfg is required (see lrkit sweep --help)");
-  if (jobs < 0) throw UsageError("--jobs must be >= 1 (got " + std::to_string(jobs) + ")");
+  if (jobs && *jobs < 1) throw UsageError("--jobs must be >= 1 (got " + std::to_string(*jobs) + ")");
   SweepConfig sweep;
   SweepPlan plan;
   try {
     sweep = read_sweep_config(config_path);
-    if (jobs > 0) sweep.jobs = jobs;
+    if (jobs) sweep.jobs = *jobs;
     const auto default_seed = check_runs(sweep);
     plan = plan_sweep(sweep, default_seed);
     for (const auto& run : plan.runs) {  // every run's arguments must parse before any starts

@@ -17,6 +17,7 @@
 #include "lrkit/common/ini_lines.hpp"
 #include "lrkit/common/input_file.hpp"
 #include "lrkit/common/numbers.hpp"
+#include "lrkit/train/whole_number_option.hpp"
 #include "lrkit/schedules/factory.hpp"
 #include "lrkit/schedules/spec.hpp"
 #include "lrkit/schedules/usable_rates.hpp"
@@ -131,7 +132,7 @@ SweepConfig read_sweep_config(const std::string& path) {
   po::options_description keys;
   keys.add_options()("sweep.train_config", po::value(&c.train_config))("sweep.out", po::value(&c.out))(
       "sweep.budgets", po::value(&budgets))("sweep.peaks", po::value(&peaks))("sweep.seeds", po::value(&seeds))(
-      "sweep.metric", po::value(&c.metric))("sweep.jobs", po::value(&c.jobs));
+      "sweep.metric", po::value(&c.metric))("sweep.jobs", train::whole_number(&c.jobs));
   po::variables_map vm;
   std::istringstream parse_from(c.text);
   // An error about the `occurrence`-th line that sets `key`: the file and that line.

@@ -39,6 +39,30 @@ py::list phase_list(const std::vector<schedules::Phase>& phases) {
   return out;
 }
 
+// A step or a step count from Python: an int (or numpy's, through __index__), or a float that is exactly whole,
+// as PyTorch's own schedulers take total_steps=1e4; anything else raises naming `what`.
+int64_t whole_number(const py::handle& value, const std::string& what) {
+  if (PyIndex_Check(value.ptr())) {
+    const auto index = py::reinterpret_steal<py::object>(PyNumber_Index(value.ptr()));
+    if (!index) throw py::error_already_set();
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+    if (overflow != 0 || v > 9'000'000'000'000'000LL || v < -9'000'000'000'000'000LL)
+      throw py::value_error(what + " is out of range (got " + std::string(py::str(index)) + ")");
+    return v;
+  }
+  if (PyFloat_Check(value.ptr())) {
+    const double v = value.cast<double>();
+    if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) <= 9e15) return static_cast<int64_t>(v);
+    throw py::value_error(what + " must be a whole number (got " + lrkit::format_number(v) + ")");
+  }
+  throw py::type_error(what + " must be a whole number (got " + std::string(py::str(py::type::of(value).attr("__name__"))) + ")");
+}
+
+std::optional<int64_t> whole_number_or_none(const py::handle& value, const std::string& what) {
+  return value.is_none() ? std::nullopt : std::optional<int64_t>(whole_number(value, what));
+}
+
 std::optional<int64_t> total_or_none(const Schedule& s) { return s.bounded() ? std::optional<int64_t>(s.total()) : std::nullopt; }
 
 // Every element a whole step >= 0 (floats like 3.0 are accepted; 3.5 is not).
@@ -59,7 +83,8 @@ py::array_t<double> values(const Schedule& s, const py::object& steps) {
   return out;
 }
 
-py::dict summary(const Schedule& s, std::optional<int64_t> steps) {
+py::dict summary(const Schedule& s, const py::object& steps_given) {
+  const auto steps = whole_number_or_none(steps_given, "Schedule.summary: steps");
   if (!steps && !s.bounded()) throw py::value_error("Schedule.summary: this schedule has no end; give steps=N");
   if (steps && *steps < 1) throw py::value_error("Schedule.summary: steps must be >= 1 (got " + std::to_string(*steps) + ")");
   const auto sm = schedules::summarize(s, steps.value_or(s.total()));
@@ -75,7 +100,8 @@ py::dict summary(const Schedule& s, std::optional<int64_t> steps) {
   return d;
 }
 
-void check_rates(const Schedule& s, std::optional<int64_t> steps) {
+void check_rates(const Schedule& s, const py::object& steps_given) {
+  const auto steps = whole_number_or_none(steps_given, "Schedule.check_rates: steps");
   if (!steps && !s.bounded()) throw py::value_error("Schedule.check_rates: this schedule has no end; give steps=N");
   schedules::require_usable_rates(s, steps.value_or(s.total()));
 }
@@ -98,15 +124,17 @@ void bind_schedules(py::module_& m) {
 
   py::class_<Schedule>(m, "Schedule",
                        "An immutable learning-rate schedule built from a spec string, a pure function of the step.\n"
-                       "Schedule('wsd(peak=3e-4, warmup=2%, decay=20%)', total_steps=10000)")
-      .def(py::init([](const std::string& spec, std::optional<int64_t> total_steps) {
+                       "Schedule('wsd(peak=3e-4, warmup=2%, decay=20%)', total_steps=10000)\n"
+                       "Steps and total_steps are whole numbers: ints, or floats like 1e4 that are exactly whole.")
+      .def(py::init([](const std::string& spec, const py::object& total_steps_given) {
+             const auto total_steps = whole_number_or_none(total_steps_given, "total_steps");
              if (total_steps && *total_steps < 1)
                throw py::value_error("total_steps must be >= 1 (got " + std::to_string(*total_steps) + ")");
              return schedules::parse_schedule(spec, total_steps);
            }),
            py::arg("spec"), py::arg("total_steps") = py::none())
-      .def("__call__", [](const Schedule& s, int64_t step) { return s(step); }, py::arg("step"),
-           "the learning rate of update `step` (0-based); past the end, the end value")
+      .def("__call__", [](const Schedule& s, const py::object& step) { return s(whole_number(step, "step")); }, py::arg("step"),
+           "the learning rate of update `step` (0-based, a whole number); past the end, the end value")
       .def("values", &values, py::arg("steps"), "the rates of an array of steps, as a float64 array of the same shape")
       .def("at", &Schedule::at, py::arg("t"), "the value in continuous time t")
       .def_property_readonly("spec", &Schedule::to_spec, "the canonical spec; Schedule(spec, total_steps) rebuilds it")
@@ -153,7 +181,8 @@ void bind_schedules(py::module_& m) {
         "(f'table(file={lrkit.spec_word(path)})' for a path with spaces, commas or brackets)");
 
   m.def("refine_multipliers",
-        [](const std::vector<double>& norms, int64_t total_steps, const std::string& norm, double tau) {
+        [](const std::vector<double>& norms, const py::object& total_steps_given, const std::string& norm, double tau) {
+          const int64_t total_steps = whole_number(total_steps_given, "total_steps");
           if (norm != "l1" && norm != "l2") throw py::value_error("norm must be 'l1' or 'l2' (got '" + norm + "')");
           if (total_steps < 1) throw py::value_error("total_steps must be >= 1");
           return schedules::refine_from_norms(norms, total_steps, norm == "l1" ? schedules::NormKind::L1 : schedules::NormKind::L2,

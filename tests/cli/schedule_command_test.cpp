@@ -36,6 +36,16 @@ TEST(ScheduleCommand, AtSummaryAndPlot) {
   EXPECT_NE(r.out.find('*'), std::string::npos);
 }
 
+// Whole-number options read as the config files' whole-number keys: 1e2 is 100, 1.5 is refused.
+TEST(ScheduleCommand, StepCountsTakeExactlyWholeDecimals) {
+  const auto r = run("schedule 'cosine(peak=2)' --steps 1e2 --at 5e1");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out, "1\n");
+  EXPECT_EQ(run("schedule 'linear(peak=1)' --steps 4e0 --every 3.0e0").out, run("schedule 'linear(peak=1)' --steps 4 --every 3").out);
+  EXPECT_EQ(run("schedule 'cosine(peak=2)' --steps 1.5e0").out,
+            "lrkit schedule: the argument ('1.5e0') for option '--steps' is invalid (see lrkit schedule --help)\n");
+}
+
 TEST(ScheduleCommand, AtPastTheEndIsRefusedAndAnAbsurdPeakIsNamed) {
   EXPECT_EQ(run("schedule 'cosine(peak=1e-3)' --steps 10 --at 10").out, "0\n");
   auto r = run("schedule 'cosine(peak=1e-3)' --steps 10 --at 1000000000");

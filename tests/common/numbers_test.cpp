@@ -36,9 +36,23 @@ TEST(ParseNumber, TheWholeTextAndFiniteOnly) {
   EXPECT_FALSE(parse_number("1e999"));
   EXPECT_FALSE(parse_number("1e-999"));  // it would be 0
   EXPECT_EQ(parse_number("2.5e-310"), 2.5e-310);
+}
+
+TEST(ParseInteger, DigitsOrADecimalThatIsExactlyWhole) {
   EXPECT_EQ(parse_integer("-12"), -12);
-  EXPECT_FALSE(parse_integer("1.5"));
-  EXPECT_FALSE(parse_integer("1e3"));
+  EXPECT_EQ(parse_integer("+7"), 7);
+  EXPECT_EQ(parse_integer("1e3"), 1000);
+  EXPECT_EQ(parse_integer("1E+3"), 1000);
+  EXPECT_EQ(parse_integer("2.5e4"), 25000);
+  EXPECT_EQ(parse_integer("1.50e1"), 15);
+  EXPECT_EQ(parse_integer("1000.0"), 1000);
+  EXPECT_EQ(parse_integer("1000e-3"), 1);
+  EXPECT_EQ(parse_integer("-3e2"), -300);
+  EXPECT_EQ(parse_integer("0e-5"), 0);
+  EXPECT_EQ(parse_integer("9e15"), 9000000000000000);
+  for (const char* text : {"1.5", "1e-3", "2.55e1", "1001e-3", "1.0000000000000001e3", "1e16", "0x10", "inf", "nan", "",
+                           "e3", "1e", "1e+", "1..0", "1.0.0", "1e3e3", "--1", ".", "1e-99999999999999999999999"})
+    EXPECT_FALSE(parse_integer(text)) << text;
 }
 
 }  // namespace

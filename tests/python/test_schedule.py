@@ -121,3 +121,22 @@ def test_a_malformed_pickled_state_is_a_value_error():
     s = lrkit.Schedule.__new__(lrkit.Schedule)
     with pytest.raises(ValueError, match=r"\(spec, total_steps\); got 1 items"):
         s.__setstate__(("cosine(peak=1)",))
+
+
+def test_steps_are_ints_or_exactly_whole_floats():
+    """total_steps=1e4 works as in PyTorch's own schedulers; 1.5, '5' and an int past int64 are refused by name."""
+    schedule = lrkit.Schedule("cosine(peak=1e-3)", total_steps=1e4)
+    assert schedule.total_steps == 10000
+    assert schedule(5e3) == schedule(5000) == schedule(np.int64(5000))
+    assert schedule.summary(steps=1e2)["steps"] == 100
+    assert lrkit.refine_multipliers([1.0] * 4, 4.0) == lrkit.refine_multipliers([1.0] * 4, 4)
+    with pytest.raises(ValueError, match=r"^total_steps must be a whole number \(got 1.5\)$"):
+        lrkit.Schedule("cosine(peak=1e-3)", total_steps=1.5)
+    with pytest.raises(ValueError, match=r"^step must be a whole number \(got nan\)$"):
+        schedule(float("nan"))
+    with pytest.raises(TypeError, match=r"^step must be a whole number \(got str\)$"):
+        schedule("5")
+    with pytest.raises(ValueError, match=r"^step is out of range \(got 1180591620717411303424\)$"):
+        schedule(2**70)
+    with pytest.raises(ValueError, match=r"^Schedule.check_rates: steps must be a whole number \(got 0.5\)$"):
+        schedule.check_rates(steps=0.5)

@@ -187,6 +187,16 @@ def test_refine_takes_any_path_and_numpy_numbers(tmp_path):
         lt.refine(str(tmp_path / "missing.h5"), peak=1.0, total_steps=10)
 
 
+def test_total_steps_takes_a_whole_float_as_torchs_schedulers_do():
+    """PyTorch's own schedulers run with T_max=1e4 from a config; so do lrkit's, at the int's rates."""
+    _, optimizer = model_and_optimizer()
+    from_float = lt.LRScheduler(optimizer, "cosine(peak=1e-3)", total_steps=1e2)
+    assert from_float.schedule.total_steps == 100
+    assert from_float.schedule.values(np.arange(101)).tolist() == lrkit.Schedule("cosine(peak=1e-3)", 100).values(np.arange(101)).tolist()
+    with pytest.raises(ValueError, match=r"total_steps must be a whole number \(got 99.5\)"):
+        lt.LRScheduler(optimizer, "cosine(peak=1e-3)", total_steps=99.5)
+
+
 def test_the_readme_shows_the_examples_the_tests_run():
     import os
     import subprocess

@@ -3,6 +3,7 @@
 // comma-separated lists from configuration text, and printing numbers exactly.
 #pragma once
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -73,9 +74,45 @@ inline std::optional<double> parse_number(const std::string& text) {
   return v;
 }
 
-// The whole of `text` as a whole number (|v| <= 9e15), or nothing.
+namespace numbers_detail {
+
+// Whether the decimal `text` ([+-]digits[.digits][e[+-]digits], as parse_number reads it) is a whole number,
+// decided on its digits: strtod would round 1.0000000000000001e3 to 1000.
+inline bool decimal_is_whole(const std::string& text) {
+  const size_t sign = !text.empty() && (text[0] == '+' || text[0] == '-') ? 1 : 0;
+  const size_t e_at = text.find_first_of("eE");
+  const std::string mantissa = text.substr(sign, e_at == std::string::npos ? std::string::npos : e_at - sign);
+  long exponent = 0;
+  if (e_at != std::string::npos) {
+    const char* first = text.data() + e_at + 1;
+    const char* last = text.data() + text.size();
+    if (first != last && *first == '+') ++first;
+    const auto [end, ec] = std::from_chars(first, last, exponent);
+    if (first == last || ec != std::errc() || end != last) return false;
+    exponent = std::clamp(exponent, -100000L, 100000L);  // past this the value is 0 or too large anyway; -LONG_MIN overflows
+  }
+  const size_t dot = mantissa.find('.');
+  const std::string whole_digits = mantissa.substr(0, dot);
+  const std::string fraction_digits = dot == std::string::npos ? "" : mantissa.substr(dot + 1);
+  const auto digits_only = [](const std::string& s) { return s.find_first_not_of("0123456789") == std::string::npos; };
+  if ((whole_digits.empty() && fraction_digits.empty()) || !digits_only(whole_digits) || !digits_only(fraction_digits))
+    return false;
+  const auto zeros_from = [](const std::string& s, size_t from) {
+    return from >= s.size() || s.find_first_not_of('0', from) == std::string::npos;
+  };
+  if (exponent >= 0) return zeros_from(fraction_digits, static_cast<size_t>(exponent));  // 2.5e4: "5" moves left
+  const size_t shifted = static_cast<size_t>(-exponent);  // 1000e-3: the last three digits must be zeros
+  return zeros_from(fraction_digits, 0) &&
+         zeros_from(whole_digits, whole_digits.size() > shifted ? whole_digits.size() - shifted : 0);
+}
+
+}  // namespace numbers_detail
+
+// The whole of `text` as a whole number (|v| <= 9e15), or nothing. Digits with an optional sign, or a decimal
+// whose value is exactly whole, as configs write run lengths: 1e4, 2.5e4, 1000.0. Not 1.5, 1e-3, hex, inf or nan.
 inline std::optional<int64_t> parse_integer(const std::string& text) {
-  if (text.empty() || text.find_first_not_of("+-0123456789") != std::string::npos) return std::nullopt;
+  if (text.empty() || text.find_first_not_of("+-0123456789.eE") != std::string::npos) return std::nullopt;
+  if (!numbers_detail::decimal_is_whole(text)) return std::nullopt;
   const auto v = parse_number(text);
   if (!v || std::fabs(*v) > 9e15) return std::nullopt;
   return static_cast<int64_t>(*v);

@@ -89,12 +89,16 @@ inline void parse(const std::string& key, const std::string& text, double& out) 
   if (!v) refuse(key, text, "a finite number");
   out = *v;
 }
+// Digits over the type's whole range (a uint64 seed), else a decimal that is exactly whole (1e4, 2.5e4).
 template <class Integer>
 void parse_whole(const std::string& key, const std::string& text, Integer& out) {
   const char* first = text.data() + (text.size() > 1 && text[0] == '+' ? 1 : 0);
   const auto [end, ec] = std::from_chars(first, text.data() + text.size(), out);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size())
+  if (!text.empty() && ec == std::errc() && end == text.data() + text.size()) return;
+  const auto whole = parse_integer(text);
+  if (!whole || (std::is_unsigned_v<Integer> && *whole < 0))
     refuse(key, text, std::is_signed_v<Integer> ? "a whole number" : "a whole number >= 0");
+  out = static_cast<Integer>(*whole);
 }
 inline void parse(const std::string& key, const std::string& text, int64_t& out) { parse_whole(key, text, out); }
 inline void parse(const std::string& key, const std::string& text, uint64_t& out) { parse_whole(key, text, out); }
