@@ -32,9 +32,15 @@ int run_train_command(const std::vector<std::string>& args) {
     const bool launching = config.nproc > 1 && env.launcher.empty();
     // Devices, backend and the batch's split first: a worker count that cannot serve is refused before the run
     // directory is touched.
-    train::place_worker(config, env.local_rank, launching ? static_cast<int>(config.nproc) : env.local_world_size);
-    config.validate_world(launching ? config.nproc : env.world_size);  // once here, not once per worker
-    config.learning_rate_schedule();  // a schedule no optimizer can apply, before the run directory is touched
+    try {
+      train::place_worker(config, env.local_rank, launching ? static_cast<int>(config.nproc) : env.local_world_size);
+      config.validate_world(launching ? config.nproc : env.world_size);  // once here, not once per worker
+      config.learning_rate_schedule();  // a schedule no optimizer can apply, before the run directory is touched
+    } catch (const schedules::SpecError& e) {
+      throw std::invalid_argument(config.placed_in_config_file("schedule.spec: " + std::string(e.what())));
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(config.placed_in_config_file(e.what()));
+    }
     train::cores_per_worker(env);  // a malformed LRKIT_CORES or SLURM_CPUS_PER_TASK too
     // Our launcher's workers inherit its lock and its checks; any other process
     // checks, and rank 0 owns the run directory.

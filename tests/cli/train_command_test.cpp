@@ -332,6 +332,22 @@ TEST(TrainCommand, AnUnusableScheduleIsRefusedOnceBeforeTheWorkersStart) {
   }
 }
 
+// Those checks name the config file's line of each key they name that the file set, as a key's own rule does.
+TEST(TrainCommand, RulesCheckedAtTheStartNameTheConfigFileLinesOfTheKeysTheFileSet) {
+  const std::string in_file = "lrkit train: config file '" + tiny_config() + "' ";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--nproc 3", in_file + "line 10: train.batch (8) must be a multiple of workers (3)"},
+      {"--train.steps=1", in_file + "line 17: schedule.spec: invalid schedule spec"},
+      {"--nproc 3 --train.batch=10", "lrkit train: train.batch (10) must be a multiple of workers (3)"}};
+  for (const auto& [args, expected] : cases) {
+    const auto dir = out_dir("placed_refusal");
+    const auto r = run_lrkit("train --config " + tiny_config() + " " + args + " --out " + dir);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
+    EXPECT_EQ(r.out.rfind(expected, 0), 0u) << args << "\n" << r.out;
+    EXPECT_FALSE(std::filesystem::exists(dir)) << args;
+  }
+}
+
 TEST(TrainCommand, AMissingDataFileIsRefusedOnceBeforeTheWorkersStartOrTheRunDirectoryIsMade) {
   const auto tiny = lrkit::testing::write_text("too_small_corpus.txt", "In the beginning\n");
   const std::vector<std::pair<std::string, std::string>> cases = {

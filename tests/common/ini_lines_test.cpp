@@ -42,6 +42,13 @@ TEST(IniLines, ALineIsFoundAsBoostQuotesIt) {
   EXPECT_EQ(ini_place("f.cfg", std::nullopt), "'f.cfg'");
 }
 
+TEST(IniLines, SeveralLinesAreNamedInOrderOnce) {
+  EXPECT_EQ(ini_place("f.cfg", std::vector<size_t>{}), "'f.cfg'");
+  EXPECT_EQ(ini_place("f.cfg", std::vector<size_t>{4}), "'f.cfg' line 4");
+  EXPECT_EQ(ini_place("f.cfg", std::vector<size_t>{9, 4}), "'f.cfg' lines 4 and 9");
+  EXPECT_EQ(ini_place("f.cfg", std::vector<size_t>{9, 4, 7, 4}), "'f.cfg' lines 4, 7 and 9");
+}
+
 TEST(IniLines, AnUnknownKeyIsAnsweredAsAFileWritesIt) {
   const std::vector<std::string> keys = {"train.steps", "optim.weight_decay", "top"};
   EXPECT_EQ(ini_did_you_mean("optim.weight_dacay", keys), "; did you mean 'weight_decay' in [optim]?");

@@ -104,12 +104,31 @@ TEST(TrainConfigSchema, ValuesOutsideTheirRuleAreOneLineErrors) {
   EXPECT_EQ(parse_error({"--train.steps=0"}), "train.steps must be in [1, 100000000] (got 0)");
   EXPECT_EQ(parse_error({"--train.steps=100000001"}), "train.steps must be in [1, 100000000] (got 100000001)");
   EXPECT_EQ(parse_error({"--train.seed=-1"}), "train.seed must be a whole number >= 0 (got '-1')");
-  EXPECT_EQ(parse_error({"--train.steps=1e3"}), "train.steps must be a whole number (got '1e3')");
+  EXPECT_EQ(parse_error({"--train.steps=1.5e3"}), "no error");
+  EXPECT_EQ(parse_error({"--train.steps=1.5"}), "train.steps must be a whole number (got '1.5')");
+  EXPECT_EQ(parse_error({"--train.seed=-1e3"}), "train.seed must be a whole number >= 0 (got '-1e3')");
   EXPECT_EQ(parse_error({"--hdet.enabled=maybe"}), "hdet.enabled must be true or false (got 'maybe')");
   EXPECT_EQ(parse_error({"--config", lrkit::testing::scratch_dir().string()}),
             "config file '" + lrkit::testing::scratch_dir().string() + "' is a directory, not a file");
   EXPECT_EQ(parse_error({"--config", "/dev/zero"}),
             "config file '/dev/zero' is not a regular file (a device or pipe may never end)");
+}
+
+// Run lengths are written 1e4 or 2.5e4 as often as 10000; the record keeps the digits.
+TEST(TrainConfigSchema, WholeNumberKeysTakeExactlyWholeDecimals) {
+  TrainConfig c;
+  std::string help;
+  ASSERT_TRUE(parse_train_config({"--train.steps=2.5e4", "--train.seed=1e3", "--checkpoint.at=1e4, 2e4", "--eval.every=5e3"}, c, help));
+  EXPECT_EQ(c.train.steps, 25000);
+  EXPECT_EQ(c.train.seed, 1000u);
+  EXPECT_EQ(c.checkpoint_steps(), (std::vector<int64_t>{10000, 20000}));
+  EXPECT_EQ(c.eval.every, 5000);
+  const auto values = config_values(c);
+  const std::map<std::string, std::string> recorded(values.begin(), values.end());
+  EXPECT_EQ(recorded.at("train.steps"), "25000");
+  EXPECT_EQ(recorded.at("train.seed"), "1000");
+  EXPECT_EQ(parse_error({"--checkpoint.at=1e-3"}), "checkpoint.at entry '1e-3' must be a step in [1, train.steps = 200]");
+  EXPECT_EQ(parse_error({"--train.batch=2.5e0"}), "train.batch must be a whole number (got '2.5e0')");
 }
 
 TEST(TrainConfigSchema, AnUnknownKeyNamesTheKeyItsTypoMostLikelyMeant) {
@@ -142,6 +161,16 @@ TEST(TrainConfigSchema, AConfigFilesErrorsNameItsLine) {
   EXPECT_EQ(error_in("[train\nsteps = 7\n"), "line 1: the options configuration file contains an invalid line '[train'");
   // A value given on the command line is the command line's, not the file's.
   EXPECT_EQ(error_in("[optim]\nbeta1 = 0.9\n", {"--optim.beta1=2"}), "optim.beta1 must be in [0, 1) (got 2)");
+  // A rule across keys names the lines of those the file set, not of those given on the command line.
+  EXPECT_EQ(error_in("[train]\nsteps = 7\nbatch = 30\naccumulation = 4\n"),
+            "lines 3 and 4: train.batch (30) must be a multiple of train.accumulation (4)");
+  EXPECT_EQ(error_in("[train]\nsteps = 7\nbatch = 30\n", {"--train.accumulation=4"}),
+            "line 3: train.batch (30) must be a multiple of train.accumulation (4)");
+  EXPECT_EQ(error_in("[train]\nbatch = 8\n", {"--train.batch=30", "--train.accumulation=4"}),
+            "train.batch (30) must be a multiple of train.accumulation (4)");
+  EXPECT_EQ(error_in("[hdet]\nenabled = true\ndropout_alpha = 0.1\n"),
+            "line 3: hdet.dropout_alpha > 0 spreads model.dropout, which is 0");
+  EXPECT_EQ(error_in("[checkpoint]\nat = 300\n"), "line 2: checkpoint.at entry '300' must be a step in [1, train.steps = 200]");
   // A value is quoted to 80 characters: a pasted blob made the message as long as the blob.
   EXPECT_EQ(error_in("[train]\nsteps = " + std::string(5000, '7') + "x\n"),
             "line 2: train.steps must be a whole number (got '" + std::string(80, '7') + "...')");

@@ -1,6 +1,7 @@
 #include "lrkit/train/train_config.hpp"
 
 #include <boost/program_options.hpp>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +15,7 @@
 #include "lrkit/common/input_file.hpp"
 #include "lrkit/common/check.hpp"
 #include "lrkit/common/numbers.hpp"
+#include "lrkit/train/whole_number_option.hpp"
 #include "lrkit/schedules/factory.hpp"
 #include "lrkit/schedules/usable_rates.hpp"
 #include "lrkit/train/byte_corpus.hpp"
@@ -88,6 +90,30 @@ bool valid_name(const std::string& name) {
 }
 
 }  // namespace
+
+namespace {
+
+// Whether `message` names `key` as a whole word: "train.steps (100)" does, "train.steps_x" would not.
+bool names_key(const std::string& message, const std::string& key) {
+  const auto part_of_name = [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '.'; };
+  for (auto at = message.find(key); at != std::string::npos; at = message.find(key, at + 1)) {
+    const size_t end = at + key.size();
+    if ((at == 0 || !part_of_name(message[at - 1])) && (end == message.size() || !part_of_name(message[end]) || message[end] == '.'))
+      return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string TrainConfig::placed_in_config_file(const std::string& message) const {
+  std::vector<size_t> lines;
+  for (const auto& key : keys_from_config_file)
+    if (names_key(message, key))
+      if (const auto line = ini_line_of_key(config_text, key)) lines.push_back(*line);
+  if (lines.empty()) return message;
+  return "config file " + ini_place(config_file, lines) + ": " + message;
+}
 
 schedules::Schedule TrainConfig::learning_rate_schedule() const {
   const auto lr = schedules::parse_schedule(schedule, train.steps);
@@ -224,7 +250,7 @@ bool parse_train_config(const std::vector<std::string>& args, TrainConfig& c, st
       "resume", po::value(&c.resume), "auto (newest checkpoint in the run directory) or a checkpoint file")(
       "init-from", po::value(&c.init_from), "start from this checkpoint's weights (new optimizer, step 0)")(
       "branch-from", po::value(&c.branch_from), "continue this checkpoint (weights, optimizer, step) under this run's schedule")(
-      "nproc", po::value(&c.nproc)->default_value(c.nproc), "start N local data-parallel workers (Gloo)")(
+      "nproc", whole_number(&c.nproc), "start N local data-parallel workers (Gloo)")(
       "overwrite", po::bool_switch(&c.overwrite), "move a run directory holding an earlier run aside (DIR.old-<time>) and start afresh");
   po::options_description all;
   all.add(command).add(keys);
@@ -279,17 +305,24 @@ bool parse_train_config(const std::vector<std::string>& args, TrainConfig& c, st
   } catch (const po::error& e) {
     throw std::invalid_argument(e.what());
   }
+  c.config_file = config_path_read;
+  for (const auto& key : train_config_schema())
+    if (!config_path_read.empty() && !vm[key.name].defaulted() && !on_command_line.count(key.name))
+      c.keys_from_config_file.push_back(key.name);
   for (const auto& key : train_config_schema()) {
     if (vm[key.name].defaulted()) continue;
     try {
       key.set(c, vm[key.name].as<std::string>());
     } catch (const std::invalid_argument& e) {
-      if (on_command_line.count(key.name) || config_path_read.empty()) throw;
-      throw std::invalid_argument("config file " + ini_place(config_path_read, ini_line_of_key(c.config_text, key.name)) + ": " +
-                                  e.what());
+      if (on_command_line.count(key.name)) throw;  // a value given on the command line is the command line's
+      throw std::invalid_argument(c.placed_in_config_file(e.what()));
     }
   }
-  c.validate();
+  try {
+    c.validate();
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(c.placed_in_config_file(e.what()));
+  }
   return true;
 }
 

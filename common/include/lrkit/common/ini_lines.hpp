@@ -3,10 +3,12 @@
 // in a file of a hundred lines, or one key set in two files, the line is what finds the problem.
 #pragma once
 
+#include <algorithm>
 #include <optional>
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace lrkit {
 
@@ -56,6 +58,17 @@ inline std::optional<size_t> ini_line_of_text(std::string_view text, const std::
 // "'FILE' line N" where the line is known, else "'FILE'": how an error names a place in a config file.
 inline std::string ini_place(const std::string& file, std::optional<size_t> line) {
   return "'" + file + "'" + (line ? " line " + std::to_string(*line) : "");
+}
+
+// "'FILE' lines 4 and 9" (or "line 4", "lines 4, 7 and 9"; "'FILE'" for none): a rule across keys set on several lines.
+inline std::string ini_place(const std::string& file, std::vector<size_t> lines) {
+  std::sort(lines.begin(), lines.end());
+  lines.erase(std::unique(lines.begin(), lines.end()), lines.end());
+  if (lines.size() < 2) return ini_place(file, lines.empty() ? std::nullopt : std::optional<size_t>(lines.front()));
+  std::string listed;
+  for (size_t i = 0; i < lines.size(); ++i)
+    listed += (i == 0 ? "" : i + 1 == lines.size() ? " and " : ", ") + std::to_string(lines[i]);
+  return "'" + file + "' lines " + listed;
 }
 
 }  // namespace lrkit

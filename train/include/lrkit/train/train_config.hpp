@@ -198,9 +198,15 @@ struct TrainConfig {
   std::string out = "out/run";
   std::string config_text;   // the file's content, kept for provenance
   std::string command_line;  // the arguments as given
+  std::string config_file;   // the --config file read, "" for none
+  std::vector<std::string> keys_from_config_file;  // the keys whose value is the file's (the command line did not set them)
 
   // Checks cross-field rules; throws std::invalid_argument naming the key.
   void validate() const;
+  // `message` led by the lines of the config file that set the keys it names ("config file 'run.ini' lines 4 and 5:
+  // train.batch (30) must be a multiple of train.accumulation (4)"), so that a rule across keys points into the file
+  // as a key's own rule does; `message` itself where it names no key the file set.
+  std::string placed_in_config_file(const std::string& message) const;
   // Checks the rules that need the number of workers: train.batch splits evenly over them (and their HDET
   // replicas and micro-batches), dist.desync_ranks names none beyond them. The launcher calls it before it
   // starts any worker, each worker again for the world it joined.
