@@ -11,9 +11,9 @@
 
 #include "command.hpp"
 #include "run_directory.hpp"
-#include "lrkit/train/whole_number_option.hpp"
 #include "lrkit/diagnostics/rank_log.hpp"
 #include "lrkit/diagnostics/report.hpp"
+#include "lrkit/train/whole_number_option.hpp"
 
 namespace po = boost::program_options;
 

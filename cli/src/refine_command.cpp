@@ -11,10 +11,10 @@
 #include "run_directory.hpp"
 #include "schedule_output.hpp"
 #include "lrkit/h5/file.hpp"
-#include "lrkit/train/whole_number_option.hpp"
 #include "lrkit/schedules/factory.hpp"
 #include "lrkit/schedules/spec.hpp"
 #include "lrkit/schedules/spec_error.hpp"
+#include "lrkit/train/whole_number_option.hpp"
 
 namespace po = boost::program_options;
 

@@ -5,11 +5,11 @@
 
 #include "command.hpp"
 #include "schedule_output.hpp"
-#include "lrkit/train/whole_number_option.hpp"
 #include "lrkit/schedules/factory.hpp"
 #include "lrkit/schedules/spec.hpp"
 #include "lrkit/schedules/summary.hpp"
 #include "lrkit/schedules/usable_rates.hpp"
+#include "lrkit/train/whole_number_option.hpp"
 
 namespace po = boost::program_options;
 

@@ -11,11 +11,12 @@
 
 #include "command.hpp"
 #include "sweep_runner.hpp"
-#include "lrkit/train/whole_number_option.hpp"
-#include "lrkit/h5/file.hpp"
 #include "lrkit/cli/sweep_plan.hpp"
+#include "lrkit/common/ini_lines.hpp"
+#include "lrkit/h5/file.hpp"
 #include "lrkit/train/run_files.hpp"
 #include "lrkit/train/train_config.hpp"
+#include "lrkit/train/whole_number_option.hpp"
 #include "lrkit/train/worker_threads.hpp"
 
 namespace fs = std::filesystem;
@@ -91,7 +92,12 @@ uint64_t check_runs(const SweepConfig& sweep) {
   try {
     train::parse_train_config(args, base, help);
   } catch (const std::invalid_argument& e) {
-    throw UsageError("the runs' configuration: " + std::string(e.what()));
+    // A rule across keys the sweep file sets for every run ([train] batch = 30, accumulation = 4) names their lines.
+    std::vector<std::string> sweep_keys;
+    for (const auto& o : sweep.overrides) sweep_keys.push_back(o.substr(2, o.find('=') - 2));  // "--section.key=value"
+    const auto lines = ini_lines_of_keys_named(sweep.text, e.what(), sweep_keys);
+    throw UsageError((lines.empty() ? "" : "sweep file " + ini_place(sweep.path, lines) + ": ") + "the runs' configuration: " +
+                     e.what());
   }
   bool metric_found = false;
   for (const auto& set : base.eval_sets()) metric_found |= set.name == sweep.metric;

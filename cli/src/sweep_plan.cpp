@@ -17,12 +17,12 @@
 #include "lrkit/common/ini_lines.hpp"
 #include "lrkit/common/input_file.hpp"
 #include "lrkit/common/numbers.hpp"
-#include "lrkit/train/whole_number_option.hpp"
 #include "lrkit/schedules/factory.hpp"
 #include "lrkit/schedules/spec.hpp"
 #include "lrkit/schedules/usable_rates.hpp"
 #include "lrkit/train/run_files.hpp"
 #include "lrkit/train/train_config.hpp"
+#include "lrkit/train/whole_number_option.hpp"
 
 namespace po = boost::program_options;
 

@@ -304,7 +304,8 @@ TEST(SweepCommand, BadInputExitsTwoWithOneLine) {
   const std::string head = "[sweep]\ntrain_config = " + tiny_config() + "\nout = " + out + "\nbudgets = 8\n";
   for (const auto& [text, needle] : std::vector<std::pair<std::string, std::string>>{
            {head + "metric = old\n[schedules]\nc = cosine(peak=1)\n", "sweep.metric 'old' is not one of the runs' eval.sets"},
-           {head + "[schedules]\nc = cosine(peak=1)\n[train]\nbatch = 7\naccumulation = 2\n", "train.batch (7) must be a multiple"},
+           {head + "[schedules]\nc = cosine(peak=1)\n[train]\nbatch = 7\naccumulation = 2\n",
+            "sweep_bad.cfg' lines 8 and 9: the runs' configuration: train.batch (7) must be a multiple"},
            {head + "[schedules]\nc = cosine(peak=1)\n[trian]\nsteps = 3\n", "sweep_bad.cfg' line 8: unknown key 'trian.steps'; did you mean 'steps' in [train]?"},
            {head + "[schedules]\nc = coseine(peak=1)\n", "sweep_bad.cfg' line 6: schedule 'c'"},
            {head + "seeds = 1, 1\n[schedules]\nc = cosine(peak=1)\n", "sweep.seeds entry 2 (1) repeats entry 1"},

@@ -42,6 +42,16 @@ TEST(IniLines, ALineIsFoundAsBoostQuotesIt) {
   EXPECT_EQ(ini_place("f.cfg", std::nullopt), "'f.cfg'");
 }
 
+TEST(IniLines, TheKeysAMessageNamesAsWholeWordsAreFoundOnTheirLines) {
+  const std::vector<std::string> keys = {"train.steps", "optim.beta1", "sched.spec", "top"};
+  EXPECT_EQ(ini_lines_of_keys_named(kFile, "optim.beta1 (0.9) must be below train.steps (7)", keys), (std::vector<size_t>{4, 7}));
+  EXPECT_EQ(ini_lines_of_keys_named(kFile, "it needs train.steps.", keys), (std::vector<size_t>{4})) << "a full stop ends a word";
+  EXPECT_EQ(ini_lines_of_keys_named(kFile, "sched.spec: bad; top=3", keys), (std::vector<size_t>{10, 2}));
+  for (const char* unnamed : {"train.steps_max is 3", "xtrain.steps", "optim.train.steps", "stop", "optim.beta12"})
+    EXPECT_EQ(ini_lines_of_keys_named(kFile, unnamed, keys), std::vector<size_t>{}) << unnamed;
+  EXPECT_EQ(ini_lines_of_keys_named(kFile, "optim.beta2 is off", {"optim.beta2"}), std::vector<size_t>{}) << "a key the file does not set";
+}
+
 TEST(IniLines, SeveralLinesAreNamedInOrderOnce) {
   EXPECT_EQ(ini_place("f.cfg", std::vector<size_t>{}), "'f.cfg'");
   EXPECT_EQ(ini_place("f.cfg", std::vector<size_t>{4}), "'f.cfg' line 4");

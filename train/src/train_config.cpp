@@ -1,7 +1,6 @@
 #include "lrkit/train/train_config.hpp"
 
 #include <boost/program_options.hpp>
-#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -15,11 +14,11 @@
 #include "lrkit/common/input_file.hpp"
 #include "lrkit/common/check.hpp"
 #include "lrkit/common/numbers.hpp"
-#include "lrkit/train/whole_number_option.hpp"
 #include "lrkit/schedules/factory.hpp"
 #include "lrkit/schedules/usable_rates.hpp"
 #include "lrkit/train/byte_corpus.hpp"
 #include "lrkit/train/gpt.hpp"
+#include "lrkit/train/whole_number_option.hpp"
 
 namespace po = boost::program_options;
 
@@ -91,26 +90,8 @@ bool valid_name(const std::string& name) {
 
 }  // namespace
 
-namespace {
-
-// Whether `message` names `key` as a whole word: "train.steps (100)" does, "train.steps_x" would not.
-bool names_key(const std::string& message, const std::string& key) {
-  const auto part_of_name = [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '.'; };
-  for (auto at = message.find(key); at != std::string::npos; at = message.find(key, at + 1)) {
-    const size_t end = at + key.size();
-    if ((at == 0 || !part_of_name(message[at - 1])) && (end == message.size() || !part_of_name(message[end]) || message[end] == '.'))
-      return true;
-  }
-  return false;
-}
-
-}  // namespace
-
 std::string TrainConfig::placed_in_config_file(const std::string& message) const {
-  std::vector<size_t> lines;
-  for (const auto& key : keys_from_config_file)
-    if (names_key(message, key))
-      if (const auto line = ini_line_of_key(config_text, key)) lines.push_back(*line);
+  const auto lines = ini_lines_of_keys_named(config_text, message, keys_from_config_file);
   if (lines.empty()) return message;
   return "config file " + ini_place(config_file, lines) + ": " + message;
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cctype>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -53,6 +54,27 @@ inline std::optional<size_t> ini_line_of_key(std::string_view text, const std::s
 // The line (from 1) that Boost reports as `line` (comment cut, trimmed), or nothing.
 inline std::optional<size_t> ini_line_of_text(std::string_view text, const std::string& line) {
   return ini_detail::find_line(text, [&](const std::string& l, const std::string&) { return l == line; });
+}
+
+// The lines of `text` that set those of `keys` that `message` names as whole words ("train.batch (30)" names
+// train.batch, "train.batches" does not), in the order of `keys`: where an error of a rule across keys points.
+inline std::vector<size_t> ini_lines_of_keys_named(std::string_view text, const std::string& message,
+                                                   const std::vector<std::string>& keys) {
+  const auto part_of_name = [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '.'; };
+  const auto names = [&](const std::string& key) {
+    for (auto at = message.find(key); at != std::string::npos; at = message.find(key, at + 1)) {
+      const size_t end = at + key.size();
+      const bool starts_word = at == 0 || !part_of_name(message[at - 1]);
+      const bool ends_word = end == message.size() || !part_of_name(message[end]) || message[end] == '.';  // a full stop
+      if (starts_word && ends_word) return true;
+    }
+    return false;
+  };
+  std::vector<size_t> lines;
+  for (const auto& key : keys)
+    if (names(key))
+      if (const auto line = ini_line_of_key(text, key)) lines.push_back(*line);
+  return lines;
 }
 
 // "'FILE' line N" where the line is known, else "'FILE'": how an error names a place in a config file.
