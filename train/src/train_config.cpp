@@ -287,6 +287,7 @@ bool parse_train_config(const std::vector<std::string>& args, TrainConfig& c, st
     throw std::invalid_argument(e.what());
   }
   c.config_file = config_path_read;
+  c.keys_from_config_file.clear();
   for (const auto& key : train_config_schema())
     if (!config_path_read.empty() && !vm[key.name].defaulted() && !on_command_line.count(key.name))
       c.keys_from_config_file.push_back(key.name);
