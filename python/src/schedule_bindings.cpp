@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "bindings.hpp"
+#include "lrkit/common/numbers.hpp"
 #include "lrkit/schedules/factory.hpp"
 #include "lrkit/schedules/refine.hpp"
 #include "lrkit/schedules/schedule.hpp"
@@ -47,13 +48,14 @@ int64_t whole_number(const py::handle& value, const std::string& what) {
     if (!index) throw py::error_already_set();
     int overflow = 0;
     const long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
-    if (overflow != 0 || v > 9'000'000'000'000'000LL || v < -9'000'000'000'000'000LL)
+    if (overflow != 0 || v > kLargestWholeNumber || v < -kLargestWholeNumber)
       throw py::value_error(what + " is out of range (got " + std::string(py::str(index)) + ")");
     return v;
   }
   if (PyFloat_Check(value.ptr())) {
     const double v = value.cast<double>();
-    if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) <= 9e15) return static_cast<int64_t>(v);
+    if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) <= static_cast<double>(kLargestWholeNumber))
+      return static_cast<int64_t>(v);
     throw py::value_error(what + " must be a whole number (got " + lrkit::format_number(v) + ")");
   }
   throw py::type_error(what + " must be a whole number (got " + std::string(py::str(py::type::of(value).attr("__name__"))) + ")");
@@ -75,7 +77,7 @@ py::array_t<double> values(const Schedule& s, const py::object& steps) {
   const auto n = as_double.size();
   for (py::ssize_t i = 0; i < n; ++i) {
     const double step = in[i];
-    if (!(step >= 0) || step != std::floor(step) || step > 9e15)
+    if (!(step >= 0) || step != std::floor(step) || step > static_cast<double>(kLargestWholeNumber))
       throw py::value_error("Schedule.values: element " + std::to_string(i) + " is " + lrkit::format_number(step) +
                             "; steps must be whole numbers >= 0");
     result[i] = s(static_cast<int64_t>(step));

@@ -108,13 +108,16 @@ inline bool decimal_is_whole(const std::string& text) {
 
 }  // namespace numbers_detail
 
-// The whole of `text` as a whole number (|v| <= 9e15), or nothing. Digits with an optional sign, or a decimal
-// whose value is exactly whole, as configs write run lengths: 1e4, 2.5e4, 1000.0. Not 1.5, 1e-3, hex, inf or nan.
+// The largest magnitude a whole number read from text may have: every whole number up to it is a double exactly.
+inline constexpr int64_t kLargestWholeNumber = 9'000'000'000'000'000;
+
+// The whole of `text` as a whole number (|v| <= kLargestWholeNumber), or nothing. Digits with an optional sign, or a
+// decimal whose value is exactly whole, as configs write run lengths: 1e4, 2.5e4, 1000.0. Not 1.5, 1e-3, hex, inf or nan
+// (decimal_is_whole refuses every character but digits, signs, one point and an exponent).
 inline std::optional<int64_t> parse_integer(const std::string& text) {
-  if (text.empty() || text.find_first_not_of("+-0123456789.eE") != std::string::npos) return std::nullopt;
   if (!numbers_detail::decimal_is_whole(text)) return std::nullopt;
   const auto v = parse_number(text);
-  if (!v || std::fabs(*v) > 9e15) return std::nullopt;
+  if (!v || std::fabs(*v) > static_cast<double>(kLargestWholeNumber)) return std::nullopt;
   return static_cast<int64_t>(*v);
 }
 
