@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "lrkit/common/closest_name.hpp"
 
@@ -123,7 +124,14 @@ int64_t Args::to_length(const SpecValue& v, std::optional<int64_t> total, const 
     if (v.number > 100) fail(v, what + " is more than 100% of the run");
     return std::llround(static_cast<double>(*total) * v.number / 100.0);
   }
-  if (v.number != std::floor(v.number)) fail(v, what + " in steps must be a whole number (got " + num(v.number) + ")");
+  if (v.number != std::floor(v.number)) {
+    // 0.1 is how many trainers write "a tenth of the run" (warmup_ratio); lrkit spells that 10%.
+    // Ten digits drop the binary noise of the product (0.07 * 100 = 7.000000000000001).
+    char percent[32];
+    std::snprintf(percent, sizeof percent, "%.10g%%", v.number * 100);
+    const std::string fraction_hint = v.number < 1 ? std::string("; a fraction of the run is a percentage: ") + percent : "";
+    fail(v, what + " in steps must be a whole number (got " + num(v.number) + ")" + fraction_hint);
+  }
   if (v.number > 1e15) fail(v, what + " is too large (got " + num(v.number) + ")");
   return static_cast<int64_t>(v.number);
 }

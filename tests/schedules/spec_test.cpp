@@ -98,7 +98,11 @@ TEST(SpecErrors, BuildErrorsNameKeyValueAndRule) {
   e = error_of("cosine(1, 0, 10, 0, 0, linear, 7)");
   EXPECT_NE(e.rule().find("at most 6 positional"), std::string::npos);
   e = error_of("cosine(warmup=10.5, peak=1)");
-  EXPECT_NE(e.rule().find("whole number"), std::string::npos);
+  EXPECT_EQ(e.rule(), "'warmup' in steps must be a whole number (got 10.5)");
+  e = error_of("wsd(peak=1, decay=0.2)");
+  EXPECT_EQ(e.rule(), "'decay' in steps must be a whole number (got 0.2); a fraction of the run is a percentage: 20%");
+  e = error_of("cosine(peak=1, warmup=0.07)");
+  EXPECT_EQ(e.rule(), "'warmup' in steps must be a whole number (got 0.07); a fraction of the run is a percentage: 7%");
   e = error_of("cosine(peak=1)", std::nullopt);
   EXPECT_NE(e.rule().find("needs the total number of steps"), std::string::npos);
   e = error_of("nosuch(peak=1)");
