@@ -278,7 +278,7 @@ int run_sweep_command(const std::vector<std::string>& args) {
     diverged += s == RunState::kDiverged;
   }
   if (diverged > 0)
-    std::cout << diverged << " run(s) diverged (non-finite training loss); summary.h5 gives their results as +inf" << std::endl;
+    std::cout << diverged << " run(s) diverged (non-finite loss); summary.h5 gives their results as +inf" << std::endl;
   if (failed > 0) {
     std::cerr << "lrkit sweep: " << failed << " run(s) failed or could not start; rerun to retry them" << std::endl;
     return kExitFailure;

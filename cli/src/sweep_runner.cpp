@@ -214,7 +214,7 @@ std::vector<RunState> run_sweep(const SweepPlan& plan, const std::string& out, i
     } else if (code == kExitDiverged) {  // a result (the peak is too high), not a failure to retry
       lrkit::write_text_atomically(dir / "sweep_done", kDivergedMark);
       status[i] = Status::kDiverged;
-      count_done(i, "diverged (non-finite training loss; see " + (dir / "train.txt").string() + ")");
+      count_done(i, "diverged (non-finite loss; see " + (dir / "train.txt").string() + ")");
     } else {
       status[i] = Status::kFailed;
       progress << "sweep: " << plan.runs[i].name << " failed (exit " << code << "); see " << (dir / "train.txt").string() << std::endl;

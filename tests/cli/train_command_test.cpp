@@ -396,6 +396,22 @@ TEST(TrainCommand, ANonFiniteLossExitsThreeOnOneAndTwoWorkers) {
   }
 }
 
+// Only rank 0 evaluates: it alone exits 3, after the others ended with the run, and that is still the run's divergence.
+TEST(TrainCommand, ANonFiniteLossAfterTheLastUpdateExitsThreeOnOneAndTwoWorkers) {
+  for (const char* workers : {"1", "2"}) {
+    const auto dir = out_dir("last_update_broke");
+    const auto r = run_lrkit("train --config " + tiny_config() + " --train.steps=1 --schedule.spec='constant(1e30)' "
+                             "--optim.clip=0 --nproc " + std::string(workers) + " --out " + dir);
+    EXPECT_EQ(r.code, 3) << workers << " worker(s)\n" << r.out;
+    EXPECT_NE(r.out.find("lrkit train: non-finite heldout loss "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("; checkpoint " + dir + "/checkpoints/step_0000000001.pt holds those weights"), std::string::npos)
+        << r.out;
+    EXPECT_EQ(r.out.find("failed"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("done:"), std::string::npos) << r.out;
+    EXPECT_EQ(run_lrkit("log check " + dir).code, 0);
+  }
+}
+
 TEST(TrainCommand, BadInputExitsTwoWithOneLine) {
   for (const char* args : {"train --train.stepz=3", "train --data.path=/nonexistent.txt",
                                   "train --config /nonexistent.cfg", "train --nproc 0",

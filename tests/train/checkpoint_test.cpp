@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "checkpoint_file.hpp"
+#include "lrkit/common/numbers.hpp"
 #include "lrkit/h5/file.hpp"
 #include "lrkit/train/run_files.hpp"
 #include "lrkit/train/trainer.hpp"
@@ -386,10 +387,16 @@ TEST(Checkpoint, NonFiniteLossStopsByDefaultAndSkippingStopsAfterTheSkipLimit) {
             std::string::npos)
       << message;
   EXPECT_FALSE(fs::exists(checkpoint_path(c.out, 10)));
-  // No limit: every update after the divergence is skipped, to the end.
+  // No limit: every update after the divergence is skipped, to the end; the evaluation after it says the run diverged.
   fs::remove_all(c.out);
   c.train.skip_limit = 0;
-  EXPECT_NO_THROW(run_training(c, out));
+  message.clear();
+  try {
+    run_training(c, out);
+  } catch (const DivergedError& e) {
+    message = e.what();
+  }
+  EXPECT_EQ(message.rfind("non-finite heldout loss ", 0), 0u) << message;
   EXPECT_EQ(lrkit::h5::read_series(log, "/train/loss").size(), 20u);
   EXPECT_TRUE(fs::exists(checkpoint_path(c.out, 20)));  // the last step's is written, as sweeps expect
   // A branch that diverges before its first checkpoint names the one it started from.
@@ -408,6 +415,36 @@ TEST(Checkpoint, NonFiniteLossStopsByDefaultAndSkippingStopsAfterTheSkipLimit) {
   }
 }
 
+// The last step's loss is finite when its own update is what breaks the weights: the evaluation after it says so.
+TEST(Checkpoint, ANonFiniteLossAtTheEvaluationAfterTheLastStepIsADivergence) {
+  std::ostringstream out;
+  TrainConfig c = resumable_config("last_update_broke");
+  c.train.steps = 1;
+  c.schedule = "constant(1e30)";  // one AdamW update moves every weight by about 1e30
+  c.optim.clip = 0;
+  std::string message;
+  try {
+    run_training(c, out);
+  } catch (const DivergedError& e) {
+    message = e.what();
+  }
+  const auto log = run_log_path(c.out);
+  const auto loss = lrkit::h5::read_series(log, "/train/loss");
+  ASSERT_EQ(loss.size(), 1u);
+  EXPECT_TRUE(std::isfinite(loss[0]));
+  const auto heldout = lrkit::h5::read_series(log, "/eval/heldout/loss");
+  ASSERT_EQ(heldout.size(), 1u);
+  EXPECT_FALSE(std::isfinite(heldout[0]));
+  EXPECT_EQ(message, "non-finite heldout loss " + format_number(heldout[0]) +
+                         " at the evaluation after the last step (1, logged): the last updates broke the model; checkpoint " +
+                         checkpoint_path(c.out, 1) + " holds those weights");
+  EXPECT_TRUE(fs::exists(checkpoint_path(c.out, 1)));
+  // A finite one is not.
+  fs::remove_all(c.out);
+  c.schedule = "constant(1e-3)";
+  EXPECT_NO_THROW(run_training(c, out));
+}
+
 // A checkpoint written while updates are being skipped (a milestone, the last step) carries the streak: resumed
 // from it, the run stops at the step the uninterrupted run would, and names no checkpoint of the streak as good.
 TEST(Checkpoint, AResumeContinuesTheSkipStreakOfItsCheckpoint) {
@@ -418,7 +455,7 @@ TEST(Checkpoint, AResumeContinuesTheSkipStreakOfItsCheckpoint) {
   c.train.nonfinite = "skip";
   c.train.skip_limit = 0;
   c.checkpoint.at = "15";
-  run_training(c, out);
+  EXPECT_THROW(run_training(c, out), DivergedError);  // at the end: its evaluation's loss is non-finite
   const auto loss = lrkit::h5::read_series(run_log_path(c.out), "/train/loss");
   ASSERT_EQ(loss.size(), 20u);
   int64_t streak = 0;

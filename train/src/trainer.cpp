@@ -1,8 +1,10 @@
 #include "trainer.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
+#include "lrkit/common/numbers.hpp"
 #include "lrkit/schedules/summary.hpp"
 #include "lrkit/train/model_flops.hpp"
 #include "lrkit/train/rank_streams.hpp"
@@ -126,8 +128,19 @@ TrainSummary Trainer::run() {
     if (summary_.final_eval_losses.count("heldout")) summary_.final_eval_loss = summary_.final_eval_losses["heldout"];
     log_->flush();
     summary_.log_path = log_->path();
+    throw_if_the_last_update_broke_the_model();
   }
   return summary_;
+}
+
+// The training loss of the last step is finite when its update is what breaks the weights: only the final evaluation
+// sees the result, and a run that ends with a non-finite held-out loss diverged (exit 3; a sweep ranks it last).
+void Trainer::throw_if_the_last_update_broke_the_model() const {
+  for (const auto& [set, loss] : summary_.final_eval_losses)
+    if (!std::isfinite(loss))
+      throw DivergedError("non-finite " + set + " loss " + format_number(loss) + " at the evaluation after the last step (" +
+                          std::to_string(c_.train.steps) + ", logged): the last updates broke the model" +
+                          (last_checkpoint_.empty() ? "" : "; checkpoint " + last_checkpoint_ + " holds those weights"));
 }
 
 void Trainer::step(int64_t step) {

@@ -68,6 +68,7 @@ class Trainer {
   [[noreturn]] void stop_diverged(int64_t step, const Hyperparameters& hyper, const StepScalars& scalars, const Losses& losses);
   [[noreturn]] void stop_on_signal(int64_t step, int signal);
   std::string last_good_checkpoint_or_none() const;  // what the stop messages name
+  void throw_if_the_last_update_broke_the_model() const;
   void record(int64_t step, const Hyperparameters& hyper, const StepScalars& scalars, const Losses& losses);
   void hdet_after_step(int64_t step, const Hyperparameters& hyper, const StepScalars& scalars);
   HdetRecord hdet_record(std::vector<double> window_loss, const Hyperparameters& hyper, const StepScalars& scalars) const;

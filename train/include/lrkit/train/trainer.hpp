@@ -28,8 +28,9 @@ struct TrainSummary {
   std::string log_path;          // the HDF5 run log
 };
 
-// A non-finite training loss under train.nonfinite=stop: the run diverged.
-// `lrkit train` exits 3 on it, so a sweep tells a diverged run from a failed one.
+// The run diverged: a non-finite training loss under train.nonfinite=stop, train.skip_limit skipped updates in a
+// row, or a non-finite loss at the evaluation after the last step. `lrkit train` exits 3 on it, so a sweep tells a
+// diverged run from a failed one.
 class DivergedError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
