@@ -227,11 +227,29 @@ TEST(Checkpoint, InitFromStartsANewRunFromTheWeights) {
   EXPECT_LT(continued.losses[0], from_scratch.losses[0] - 0.5);  // it starts where the source ended
 }
 
+// Module::save, plus each attention layer's [context, context] buffer 'mask' as builds before the explicit attention
+// built its causal mask per call saved it.
+void save_with_attention_masks(const torch::nn::Module& module, torch::serialize::OutputArchive& archive, int64_t context) {
+  for (const auto& parameter : module.named_parameters(false)) archive.write(parameter.key(), parameter.value());
+  for (const auto& buffer : module.named_buffers(false)) archive.write(buffer.key(), buffer.value(), true);
+  if (dynamic_cast<const CausalSelfAttentionImpl*>(&module))
+    archive.write("mask", torch::ones({context, context}, torch::kBool).tril().logical_not(), true);
+  for (const auto& child : module.named_children()) {
+    torch::serialize::OutputArchive child_archive(archive.compilation_unit());
+    save_with_attention_masks(*child.value(), child_archive, context);
+    archive.write(child.key(), child_archive);
+  }
+}
+
 // A checkpoint as builds before the model-shape and optim.name records wrote it (format 2 without them).
 std::string write_unrecorded_checkpoint(const std::string& dir, Gpt& model, torch::optim::Optimizer* optimizer,
-                                        int64_t step, const std::string& schedule_spec) {
+                                        int64_t step, const std::string& schedule_spec, bool attention_masks = false) {
   torch::serialize::OutputArchive archive, model_archive;
-  model->save(model_archive);
+  if (attention_masks) {
+    save_with_attention_masks(*model, model_archive, model->config().context);
+  } else {
+    model->save(model_archive);
+  }
   archive.write("model", model_archive);
   if (optimizer) {
     torch::serialize::OutputArchive optimizer_archive;
@@ -296,6 +314,21 @@ TEST(Checkpoint, AnotherModelShapeIsRefusedOnResumeInitAndBranchNamingTheKeys) {
                 .find("another model: it has 'blocks.1', which this run's model lacks"),
             std::string::npos)
       << thrown_message([&] { load_checkpoint(unrecorded, same_model, nullptr); });
+}
+
+// The model holds no [context, context] buffer (it cost context^2 bytes per layer in memory and in every checkpoint);
+// checkpoints that saved one per attention layer still load.
+TEST(Checkpoint, CheckpointsWithTheFormerPerLayerAttentionMasksStillLoad) {
+  GptConfig shape{256, 16, 2, 2, 16, 0.0};
+  Gpt saved(shape), loaded(shape);
+  EXPECT_TRUE(saved->named_buffers().is_empty());
+  const auto dir = (lrkit::testing::scratch_dir() / "attention_masks").string();
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string path = write_unrecorded_checkpoint(dir, saved, nullptr, 3, "constant(1e-3)", true);
+  EXPECT_EQ(load_checkpoint(path, loaded, nullptr).step, 3);
+  for (const auto& p : saved->named_parameters())
+    EXPECT_TRUE(torch::equal(p.value(), loaded->named_parameters()[p.key()])) << p.key();
 }
 
 TEST(Checkpoint, AResumeWhoseRunLogIsGoneOrEmptiedSaysHowToGoOn) {

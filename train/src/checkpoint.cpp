@@ -124,6 +124,12 @@ std::string shape_text(torch::IntArrayRef sizes) {
   return text.str();
 }
 
+// Checkpoints written before the explicit attention built its causal mask per call hold it as each attention
+// layer's buffer 'mask': it is no weight, and Module::load skips it.
+bool is_legacy_attention_mask(const torch::nn::Module& module, const std::string& key) {
+  return key == "mask" && dynamic_cast<const CausalSelfAttentionImpl*>(&module) != nullptr;
+}
+
 // Module::load puts each saved tensor in place whatever its shape (training then fails far from the cause, or
 // runs on) and stops at a missing one with LibTorch's "No such serialized tensor". Compared first, a checkpoint
 // of another model is named as one: by its recorded shape, and tensor by tensor for checkpoints without it.
@@ -167,7 +173,7 @@ void require_same_model(torch::serialize::InputArchive& archive, const Gpt& mode
         // tensor or module by another name. The archive's other attributes ('training') are no weights.
         for (const auto& key : saved.keys()) {
           if (module.named_parameters(false).contains(key) || module.named_buffers(false).contains(key) ||
-              module.named_children().contains(key))
+              module.named_children().contains(key) || is_legacy_attention_mask(module, key))
             continue;
           torch::Tensor tensor;
           torch::serialize::InputArchive child;

@@ -38,7 +38,6 @@ CausalSelfAttentionImpl::CausalSelfAttentionImpl(const GptConfig& c) : heads_(c.
   proj_ = register_module("proj", torch::nn::Linear(c.width, c.width));
   attn_dropout_ = register_module("attn_dropout", torch::nn::Dropout(c.dropout));
   out_dropout_ = register_module("out_dropout", torch::nn::Dropout(c.dropout));
-  mask_ = register_buffer("mask", torch::ones({c.context, c.context}, torch::kBool).tril().logical_not());
 }
 
 torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x) {
@@ -53,8 +52,11 @@ torch::Tensor CausalSelfAttentionImpl::forward(const torch::Tensor& x) {
 torch::Tensor CausalSelfAttentionImpl::explicit_scores(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v) {
   const int64_t time = q.size(2);
   auto scores = torch::matmul(q, k.transpose(-2, -1)) / std::sqrt(static_cast<double>(q.size(3)));
-  scores = scores.masked_fill(mask_.index({torch::indexing::Slice(0, time), torch::indexing::Slice(0, time)}),
-                              -std::numeric_limits<float>::infinity());
+  // Built for this call's length, not kept: a [context, context] mask per layer held context^2 bytes each in
+  // memory and in every checkpoint (800 MB over 12 layers at context 8192), where a call's scores need T^2 floats
+  // per batch row and head anyway.
+  const auto future = torch::ones({time, time}, q.options().dtype(torch::kBool)).triu(1);
+  scores = scores.masked_fill(future, -std::numeric_limits<float>::infinity());
   return torch::matmul(attn_dropout_->forward(torch::softmax(scores, -1)), v);
 }
 

@@ -38,7 +38,6 @@ class CausalSelfAttentionImpl : public torch::nn::Module {
   bool fused_;
   torch::nn::Linear qkv_{nullptr}, proj_{nullptr};
   torch::nn::Dropout attn_dropout_{nullptr}, out_dropout_{nullptr};
-  torch::Tensor mask_;  // the explicit form's; kept with fused attention too, so checkpoints load either way
 };
 TORCH_MODULE(CausalSelfAttention);
 
