@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "command.hpp"
+#include "libtorch_error.hpp"
 
 namespace {
 
@@ -60,6 +61,9 @@ int main(int argc, char** argv) {
     } catch (const lrkit::cli::ExitCodeError& e) {  // bad input (2), a diverged run (3), a stop signal (128 + signal)
       if (*e.what() != '\0') std::cerr << "lrkit " << name << ": " << e.what() << "\n";  // empty: another rank reported it
       return e.code();
+    } catch (const c10::Error& e) {  // its what() carries a C++ backtrace, which tells a user nothing
+      std::cerr << "lrkit " << name << ": LibTorch: " << lrkit::cli::libtorch_message(e) << "\n";
+      return lrkit::cli::kExitFailure;
     } catch (const std::exception& e) {
       std::cerr << "lrkit " << name << ": " << e.what() << "\n";
       return lrkit::cli::kExitFailure;

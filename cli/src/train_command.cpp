@@ -2,8 +2,10 @@
 #include <cstdlib>
 #include <iostream>
 #include <optional>
+#include <stdexcept>
 
 #include "command.hpp"
+#include "libtorch_error.hpp"
 #include "local_launcher.hpp"
 #include "run_directory.hpp"
 #include "lrkit/distributed/collective.hpp"
@@ -16,6 +18,24 @@
 #include "lrkit/train/worker_threads.hpp"
 
 namespace lrkit::cli {
+
+namespace {
+
+// An allocation that failed is the run's size against the machine's memory: say which keys set that size.
+std::string out_of_memory(const c10::Error& e, const train::TrainConfig& config) {
+  return "out of memory on " + config.train.device.text() + " at model.context = " + std::to_string(config.model.context) +
+         ", train.batch = " + std::to_string(config.train.batch) + ", train.accumulation = " +
+         std::to_string(config.train.accumulation) + ": raise train.accumulation (smaller micro-batches, the same result) " +
+         "or lower train.batch, model.context or the model's size (LibTorch: " + libtorch_message(e) + ")";
+}
+
+bool is_out_of_memory(const c10::Error& e) {
+  // The CPU allocator's failure is a plain c10::Error; CUDA's caching allocator throws OutOfMemoryError.
+  return dynamic_cast<const c10::OutOfMemoryError*>(&e) != nullptr ||
+         std::string(e.what_without_backtrace()).find("can't allocate memory") != std::string::npos;
+}
+
+}  // namespace
 
 int run_train_command(const std::vector<std::string>& args) {
   train::TrainConfig config;
@@ -70,6 +90,9 @@ int run_train_command(const std::vector<std::string>& args) {
     throw ExitCodeError(kExitDiverged, e.what());
   } catch (const train::StoppedError& e) {
     throw ExitCodeError(128 + e.signal(), e.what());  // a shell's code for a process a signal ended
+  } catch (const c10::Error& e) {
+    if (is_out_of_memory(e)) throw std::runtime_error(out_of_memory(e, config));
+    throw;
   }
   if (!lead) return kExitOk;
   std::cout << "done: " << summary.steps << " steps in " << summary.seconds << " s, "

@@ -412,6 +412,26 @@ TEST(TrainCommand, ANonFiniteLossAfterTheLastUpdateExitsThreeOnOneAndTwoWorkers)
   }
 }
 
+// A run too large for the memory it may use (here an address-space limit, so the allocation fails the same way
+// whatever the machine's overcommit policy) ends with one line naming the keys that set its size, no backtrace.
+TEST(TrainCommand, ARunThatCannotAllocateNamesItsSizeKeysInOneLine) {
+  const auto dir = out_dir("out_of_memory");
+  // Attention scores of 128 sequences x 2 heads x 10,000^2 positions: 102 GB against a 16 GB address space.
+  const auto r = lrkit::testing::run_command("ulimit -v 16000000 && " + std::string(LRKIT_BINARY) + " train --config " +
+                                             tiny_config() + " --model.context=10000 --data.heldout=0.45 --train.batch=128 "
+                                             "--train.steps=3 --schedule.spec='constant(1e-3)' --out " + dir);
+  EXPECT_EQ(r.code, 1) << r.out;
+  const std::string said = "lrkit train: out of memory on cpu at model.context = 10000, train.batch = 128, "
+                           "train.accumulation = 1: raise train.accumulation (smaller micro-batches, the same result) or "
+                           "lower train.batch, model.context or the model's size (LibTorch: ";
+  const auto at = r.out.find(said);
+  ASSERT_NE(at, std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("can't allocate memory", at), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("frame #"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find('\n', at) + 1, r.out.size()) << "the error is the last line, and one line\n" << r.out;
+  EXPECT_EQ(run_lrkit("log check " + dir).code, 0);
+}
+
 TEST(TrainCommand, BadInputExitsTwoWithOneLine) {
   for (const char* args : {"train --train.stepz=3", "train --data.path=/nonexistent.txt",
                                   "train --config /nonexistent.cfg", "train --nproc 0",
