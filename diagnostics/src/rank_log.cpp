@@ -255,7 +255,8 @@ void read_csv(const std::string& source, std::istream& in, const Names& names, i
     const std::vector<std::string> fields = fields_of(line, where);
     if (fields.size() != header.size())
       throw RankLogError(where + ": " + std::to_string(fields.size()) + " fields, the header has " +
-                         std::to_string(header.size()) + " (truncated file?)");
+                         std::to_string(header.size()) +
+                         (fields.size() < header.size() ? " (truncated file?)" : " (an unquoted comma in a field?)"));
     const auto text = [&](const char* f) -> const std::string& { return fields[column[names[f]]]; };
     const auto value = [&](const char* f) { return parse_number(text(f), where + " column " + names[f]); };
     Row r;

@@ -163,6 +163,7 @@ TEST(RankLog, BadFilesNameTheProblem) {
       {write_text("c.csv", "step,rank,loss,grad_norm\n1,1,1,1\n"), "no step has a row for every one of its 2 ranks"},
       {write_text("r.csv", "step,rank,loss,grad_norm\n0,1.5,1,1\n"), "line 2 column rank: '1.5' is not a rank"},
       {write_text("d.csv", "step,rank,loss,grad_norm\n0,0,1,1\n0,1,1\n1,0,1,1\n"), "line 3: 3 fields, the header has 4 (truncated file?)"},
+      {write_text("w.csv", "step,rank,loss,grad_norm\n0,0,1,1\n0,1,1,1,5\n"), "line 3: 5 fields, the header has 4 (an unquoted comma in a field?)"},
       {write_text("e.csv", "step,rank,loss,grad_norm\n0,0,abc,1\n"), "line 2 column loss: 'abc' is not a number"},
       {write_text("s.csv", "step,rank,loss,grad_norm\n0,0,1,1\nnan,0,1,1\n"), "line 3 column step: 'nan' is not a step"},
       {write_text("t.csv", "step,rank,loss,grad_norm\n0.5,0,1,1\n"), "line 2 column step: '0.5' is not a step"},
