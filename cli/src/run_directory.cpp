@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <chrono>
 #include <cstring>
 #include <ctime>
@@ -12,6 +13,8 @@
 #include <fstream>
 
 #include "command.hpp"
+#include "lrkit/common/numbers.hpp"
+#include "lrkit/h5/file.hpp"
 #include "lrkit/train/checkpoint.hpp"
 #include "lrkit/train/run_files.hpp"
 
@@ -90,6 +93,24 @@ bool run_finished(const train::TrainConfig& c) {
   if (!path) return false;
   const auto info = train::read_checkpoint_info(*path);  // a missing or damaged --resume PATH: refused before the lock
   return info.step == c.train.steps && info.schedule_spec == c.schedule;
+}
+
+std::optional<std::string> nonfinite_final_evaluation(const train::TrainConfig& c) {
+  const std::string log = train::run_log_path(c.out);
+  if (!fs::exists(log)) return std::nullopt;
+  const std::string prefix = "/eval/", suffix = "/loss";
+  for (const auto& dataset : h5::list_datasets(log)) {
+    const std::string& path = dataset.path;
+    if (path.size() <= prefix.size() + suffix.size() || path.compare(0, prefix.size(), prefix) != 0 ||
+        path.compare(path.size() - suffix.size(), suffix.size(), suffix) != 0)
+      continue;
+    const std::string set = path.substr(prefix.size(), path.size() - prefix.size() - suffix.size());
+    const auto steps = h5::read_series(log, prefix + set + "/step");
+    const auto losses = h5::read_series(log, path);
+    if (steps.empty() || losses.size() != steps.size() || steps.back() != static_cast<double>(c.train.steps)) continue;
+    if (!std::isfinite(losses.back())) return set + " loss " + format_number(losses.back());
+  }
+  return std::nullopt;
 }
 
 RunDirectoryLock own_run_directory(const train::TrainConfig& c, std::ostream& out) {

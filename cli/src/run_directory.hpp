@@ -4,10 +4,12 @@
 // naming the holder, also while orphaned workers of a killed launcher write.
 // A directory holding an earlier run is continued only with --resume, moved
 // aside with --overwrite, and otherwise refused; a run that finished already
-// makes --resume a successful no-op.
+// makes --resume a no-op: a successful one, or exit 3 where its evaluation after the
+// last step was non-finite (it diverged at its end).
 #pragma once
 
 #include <ostream>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -50,5 +52,9 @@ std::string run_log_argument(const std::string& path);
 
 // True when --resume finds the run complete: its newest checkpoint is at train.steps.
 bool run_finished(const train::TrainConfig& config);
+
+// For a finished run: what its log holds at the evaluation after the last step where that was non-finite
+// ("heldout loss nan"), the sign that its last updates broke the model (the run exited 3 then).
+std::optional<std::string> nonfinite_final_evaluation(const train::TrainConfig& config);
 
 }  // namespace lrkit::cli

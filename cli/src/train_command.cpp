@@ -67,6 +67,11 @@ int run_train_command(const std::vector<std::string>& args) {
     std::optional<RunDirectoryLock> lock;
     if (std::getenv("LRKIT_RUN_LOCKED") == nullptr) {
       if (run_finished(config)) {
+        if (const auto broken = nonfinite_final_evaluation(config))
+          throw ExitCodeError(kExitDiverged, lead ? "the run in " + config.out + " finished at step " +
+                                                        std::to_string(config.train.steps) + " already, diverged: its " +
+                                                        *broken + " at the evaluation after the last step; nothing to do"
+                                                  : "");
         if (lead) std::cout << "the run in " << config.out << " finished at step " << config.train.steps
                             << " already; nothing to do" << std::endl;
         return kExitOk;

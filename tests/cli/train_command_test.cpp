@@ -409,6 +409,14 @@ TEST(TrainCommand, ANonFiniteLossAfterTheLastUpdateExitsThreeOnOneAndTwoWorkers)
     EXPECT_EQ(r.out.find("failed"), std::string::npos) << r.out;
     EXPECT_EQ(r.out.find("done:"), std::string::npos) << r.out;
     EXPECT_EQ(run_lrkit("log check " + dir).code, 0);
+    // Asked again, the finished run says so, and that it diverged.
+    const auto again = run_lrkit("train --config " + tiny_config() + " --train.steps=1 --schedule.spec='constant(1e30)' "
+                                 "--optim.clip=0 --nproc " + std::string(workers) + " --resume auto --out " + dir);
+    EXPECT_EQ(again.code, 3) << again.out;
+    EXPECT_EQ(again.out.rfind("lrkit train: the run in " + dir + " finished at step 1 already, diverged: its heldout loss ", 0), 0u)
+        << again.out;
+    EXPECT_NE(again.out.find(" at the evaluation after the last step; nothing to do\n"), std::string::npos) << again.out;
+    EXPECT_EQ(lrkit::testing::count_lines(again.out), 1) << again.out;
   }
 }
 
