@@ -14,6 +14,8 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <optional>
+#include <stdexcept>
 
 #include "command.hpp"
 #include "lrkit/common/numbers.hpp"
@@ -34,9 +36,23 @@ constexpr const char* kUsage =
     "check   validate a run log: series lengths, steps, /config, listed checkpoints' checksums;\n"
     "        exit 0 when valid, 1 with one line per problem\n"
     "repair  clear the mark a killed writer leaves (h5clear -s), so any HDF5 tool opens the log, and cut\n"
-    "        the rows of the flush it cut short (series longer than their step column's shortest);\n"
+    "        the rows of the flush it cut short (series longer than their step column's shortest); a log\n"
+    "        a full disk cut short of its allocated end is first extended to it;\n"
     "        refused while a run holds the run directory\n"
     "LOG is a run log or a run directory (its log.h5).\n";
+
+// The run directory a log lies in: its checkpoints and its lock ("." for a bare file name).
+std::string directory_of(const std::string& log) {
+  const fs::path parent = fs::path(log).parent_path();
+  return parent.empty() ? "." : parent.string();
+}
+
+// A write that a full disk or a file size limit refused leaves the file short of the end HDF5 had allocated.
+std::string short_file_problem(uint64_t missing) {
+  return "ends " + std::to_string(missing) + " bytes before the end HDF5 had allocated (a write was refused: a full disk "
+         "or a file size limit), so HDF5 refuses it as truncated; lrkit log repair extends it and cuts the rows of the "
+         "flush the refusal cut short";
+}
 
 // The series of one event kind: its step column and the value columns beside it.
 const std::map<std::string, std::vector<std::string>> kEvents = {
@@ -117,7 +133,7 @@ std::vector<std::string> check_log(const std::string& log) {
   if (rows.count("/checkpoints/step") && rows.count("/checkpoints/crc32")) {
     const auto listed = h5::read_series(log, "/checkpoints/step");
     const auto crcs = h5::read_series(log, "/checkpoints/crc32");
-    const std::string dir = fs::path(log).parent_path().string();
+    const std::string dir = directory_of(log);
     for (size_t i = 0; i < listed.size() && i < crcs.size(); ++i) {
       const std::string file = train::checkpoint_path(dir, static_cast<int64_t>(listed[i]));
       if (!fs::exists(file)) continue;  // pruned (checkpoint.keep)
@@ -136,13 +152,19 @@ std::vector<std::string> check_log(const std::string& log) {
 
 // Clears a killed writer's mark and cuts the rows of the flush it cut short.
 int repair_log(const std::string& log) {
+  std::optional<RunDirectoryLock> lock;  // refuses while a run writes it
+  if (const uint64_t missing = h5::bytes_short_of_allocated_end(log); missing > 0) {
+    lock.emplace(directory_of(log));
+    h5::extend_to_allocated_end(log);
+    std::cout << log << ": extended by the " << missing << " bytes a refused write left out, so HDF5 opens it\n";
+  }
   const bool marked = h5::has_writer_mark(log);
   const auto keep = torn_tail(series_rows(log));
   if (!marked && keep.empty()) {
-    std::cout << log << ": no writer's mark and no torn rows; nothing to repair\n";
+    if (!lock) std::cout << log << ": no writer's mark and no torn rows; nothing to repair\n";
     return kExitOk;
   }
-  const RunDirectoryLock lock(fs::path(log).parent_path().string());  // refuses while a run writes it
+  if (!lock) lock.emplace(directory_of(log));
   if (marked) h5::clear_writer_mark(log);
   if (!keep.empty()) h5::truncate_rows(log, keep);
   if (marked) std::cout << log << ": cleared the mark its killed writer left; any HDF5 tool opens it now\n";
@@ -161,6 +183,8 @@ int repair_log(const std::string& log) {
 int check_log_command(const std::string& log) {
   std::vector<std::string> problems;
   try {
+    if (const uint64_t missing = h5::bytes_short_of_allocated_end(log); missing > 0)
+      throw std::runtime_error(short_file_problem(missing));
     if (h5::has_writer_mark(log))
       problems.push_back("marked open for writing by a writer that did not close it: only SWMR readers open it "
                          "(lrkit log repair " + log + " clears the mark and cuts the rows of a flush it cut short)");

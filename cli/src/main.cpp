@@ -7,6 +7,7 @@
 
 #include "command.hpp"
 #include "libtorch_error.hpp"
+#include "lrkit/h5/handle.hpp"
 
 namespace {
 
@@ -40,6 +41,7 @@ const Command kCommands[] = {
 }  // namespace
 
 int main(int argc, char** argv) {
+  lrkit::h5::leave_open_files_at_exit();
   const std::vector<std::string> all(argv + 1, argv + argc);
   if (all.empty()) {
     std::cerr << kUsage;

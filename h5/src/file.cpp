@@ -1,6 +1,8 @@
 #include "lrkit/h5/file.hpp"
 
 #include <algorithm>
+#include <filesystem>
+#include <iterator>
 #include <fstream>
 #include <vector>
 
@@ -75,6 +77,42 @@ bool is_hdf5_file(const std::string& path) {
   if (!in) return false;
   QuietErrors quiet;
   return H5Fis_hdf5(path.c_str()) > 0;
+}
+
+namespace {
+
+// Superblock versions 2 and 3 at the file's start: signature (8 bytes), version, size of offsets, size of lengths,
+// flags, then the base address, the superblock extension's address and the end-of-file address, 8 bytes each.
+constexpr char kSignature[8] = {'\x89', 'H', 'D', 'F', '\r', '\n', '\x1a', '\n'};
+constexpr size_t kEndOfFileAddressAt = 28;
+
+uint64_t little_endian(const unsigned char* bytes) {
+  uint64_t value = 0;
+  for (int i = 7; i >= 0; --i) value = value << 8 | bytes[i];
+  return value;
+}
+
+}  // namespace
+
+uint64_t bytes_short_of_allocated_end(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  unsigned char head[kEndOfFileAddressAt + 8] = {};
+  if (!in.read(reinterpret_cast<char*>(head), sizeof head)) return 0;
+  if (!std::equal(std::begin(kSignature), std::end(kSignature), reinterpret_cast<const char*>(head))) return 0;
+  if ((head[8] != 2 && head[8] != 3) || head[9] != 8) return 0;
+  const uint64_t allocated_end = little_endian(head + 12) + little_endian(head + kEndOfFileAddressAt);
+  std::error_code error;
+  const auto size = std::filesystem::file_size(path, error);
+  if (error || allocated_end <= size) return 0;
+  return allocated_end - size;
+}
+
+void extend_to_allocated_end(const std::string& path) {
+  const uint64_t missing = bytes_short_of_allocated_end(path);
+  if (missing == 0) return;
+  std::error_code error;
+  std::filesystem::resize_file(path, std::filesystem::file_size(path) + missing, error);
+  if (error) throw Error("cannot extend '" + path + "' to its allocated end: " + error.message());
 }
 
 bool has_dataset(const std::string& path, const std::string& dataset) {

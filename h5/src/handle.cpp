@@ -58,4 +58,6 @@ QuietErrors::QuietErrors() {
 
 QuietErrors::~QuietErrors() { H5Eset_auto2(H5E_DEFAULT, saved_func_, saved_data_); }
 
+void leave_open_files_at_exit() { H5dont_atexit(); }
+
 }  // namespace lrkit::h5

@@ -1,6 +1,8 @@
 #include "lrkit/h5/series_log.hpp"
 
 #include <array>
+#include <cerrno>
+#include <cstring>
 #include <limits>
 
 #include "lrkit/h5/file.hpp"
@@ -105,6 +107,12 @@ SeriesLog::SeriesLog(const std::string& path, const std::vector<Column>& columns
 }
 
 SeriesLog::~SeriesLog() {
+  if (failed_) {  // closing tries to write the cached rows once more, and fails as the flush did: quietly
+    QuietErrors quiet;
+    series_.clear();
+    file_.reset();
+    return;
+  }
   try {
     flush();
   } catch (...) {
@@ -122,6 +130,7 @@ void SeriesLog::append(const std::string& path, const std::vector<double>& row) 
 }
 
 void SeriesLog::flush() {
+  if (failed_) throw Error("run log '" + path_ + "' failed to write earlier; nothing more is written to it");
   QuietErrors quiet;
   for (auto& [name, s] : series_) {
     if (s.pending.empty()) continue;
@@ -136,14 +145,25 @@ void SeriesLog::flush() {
     const std::array<hsize_t, 2> count = {rows, width};
     H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr);
     Handle mem_space = dataspace_handle(H5Screate_simple(rank, count.data(), nullptr), "H5Screate_simple failed");
+    errno = 0;
     if (H5Dwrite(s.dataset.get(), H5T_NATIVE_DOUBLE, mem_space.get(), file_space.get(), H5P_DEFAULT,
-                 s.pending.data()) < 0)
-      throw Error("cannot write '" + name + "' in run log '" + path_ + "' (disk full?)");
-    H5Dflush(s.dataset.get());
+                 s.pending.data()) < 0 ||
+        H5Dflush(s.dataset.get()) < 0)
+      fail("cannot write '" + name + "'");
     s.rows_written += rows;
     s.pending.clear();
   }
-  H5Fflush(file_.get(), H5F_SCOPE_GLOBAL);
+  errno = 0;
+  if (H5Fflush(file_.get(), H5F_SCOPE_GLOBAL) < 0) fail("cannot flush");
+}
+
+// The chunk cache takes the rows; the disk refuses them only at the flush, so a flush that fails is a write that
+// failed. Nothing is written after it: the file holds what the last good flush wrote.
+void SeriesLog::fail(const std::string& what) {
+  const int reason = errno;
+  failed_ = true;
+  throw Error(what + " in run log '" + path_ + "': " + (reason != 0 ? std::strerror(reason) : "HDF5 failed") +
+              " (the rows of the last flush before it are kept)");
 }
 
 }  // namespace lrkit::h5

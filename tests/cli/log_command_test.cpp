@@ -69,6 +69,32 @@ TEST(LogCommand, RepairCutsTheRowsOfAFlushCutShort) {
   EXPECT_NE(r.out.find("nothing to repair"), std::string::npos) << r.out;
 }
 
+// A write a full disk refused leaves the log short of the end HDF5 had allocated: check says so, repair extends it
+// (here run in the run directory on the bare file name, whose directory is ".").
+TEST(LogCommand, ALogShortOfItsAllocatedEndIsNamedAndExtendedByRepair) {
+  const auto dir = lrkit::testing::scratch_dir() / "short_log";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const auto path = (dir / "log.h5").string();
+  lrkit::testing::write_as_killed(path, {{"/train/step"}, {"/train/loss"}}, [](lrkit::h5::SeriesLog& log) {
+    for (int step = 0; step < 600; ++step) {
+      log.append("/train/step", step);
+      log.append("/train/loss", 1.0);
+    }
+  });
+  std::filesystem::resize_file(path, std::filesystem::file_size(path) - 100);
+  auto r = run_lrkit("log check " + path);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_EQ(r.out, path + ": ends 100 bytes before the end HDF5 had allocated (a write was refused: a full disk or a file "
+                          "size limit), so HDF5 refuses it as truncated; lrkit log repair extends it and cuts the rows of "
+                          "the flush the refusal cut short\n");
+  r = lrkit::testing::run_command("cd " + dir.string() + " && " + LRKIT_BINARY + " log repair log.h5");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.rfind("log.h5: extended by the 100 bytes a refused write left out, so HDF5 opens it\n", 0), 0u) << r.out;
+  EXPECT_EQ(lrkit::h5::bytes_short_of_allocated_end(path), 0u);
+  EXPECT_NO_THROW(lrkit::h5::list_datasets(path));
+}
+
 // A fuzz-run log whose link table is garbled where no checksum looks: HDF5 1.10
 // crashes iterating it; check and repair report it in one line instead. In a sanitized
 // build AddressSanitizer would catch the crash in the child and print its own

@@ -440,6 +440,30 @@ TEST(TrainCommand, ARunThatCannotAllocateNamesItsSizeKeysInOneLine) {
   EXPECT_EQ(run_lrkit("log check " + dir).code, 0);
 }
 
+// A full disk, as a file size limit makes it (its writes fail with EFBIG; the shell ignores SIGXFSZ for it): the log
+// grows past the limit while the checkpoints stay under it. The run ends with one line and no HDF5 diagnostics, and
+// `--resume auto` continues from the last checkpoint, the log's refused tail dropped.
+TEST(TrainCommand, ALogWriteTheDiskRefusesEndsTheRunInOneLineAndAResumeContinuesIt) {
+  const auto dir = out_dir("disk_full");
+  const std::string run = " train --config " + tiny_config() + " --train.steps=3000 --checkpoint.every=200 "
+                          "--checkpoint.keep=1 --diagnostics.enabled=true --train.log_every=1000 --out " + dir;
+  // 400 blocks: 200 KiB where sh counts 512-byte blocks (dash), 400 KiB where it counts KiB (bash); a checkpoint is
+  // 140 KiB, the whole log about 600 KiB.
+  const auto r = lrkit::testing::run_command("trap '' XFSZ; ulimit -f 400 && exec " + std::string(LRKIT_BINARY) + run);
+  EXPECT_EQ(r.code, 2) << r.out;
+  const auto at = r.out.find("lrkit train: cannot write '");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("' in run log '" + dir + "/log.h5': File too large (the rows of the last flush before it are kept)\n", at),
+            std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find('\n', at) + 1, r.out.size()) << "the error is the last line, and one line\n" << r.out;
+  EXPECT_EQ(r.out.find("HDF5"), std::string::npos) << r.out;
+  ASSERT_TRUE(std::filesystem::exists(dir + "/checkpoints")) << r.out;
+  const auto resumed = run_lrkit(run + " --resume auto");
+  EXPECT_EQ(resumed.code, 0) << resumed.out;
+  const auto check = run_lrkit("log check " + dir);
+  EXPECT_EQ(check.out, dir + "/log.h5: ok (3000 steps)\n") << check.out;
+}
+
 TEST(TrainCommand, BadInputExitsTwoWithOneLine) {
   for (const char* args : {"train --train.stepz=3", "train --data.path=/nonexistent.txt",
                                   "train --config /nonexistent.cfg", "train --nproc 0",

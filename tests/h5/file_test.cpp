@@ -88,6 +88,37 @@ TEST(H5File, TruncatedFileIsAnErrorNotACrash) {
   EXPECT_THROW(read_series(path, "/a"), Error);
 }
 
+// A write a full disk refuses leaves a run log short of the end its superblock records as allocated: HDF5 refuses
+// it as truncated until it is extended back to that end.
+TEST(H5File, ALogShortOfItsAllocatedEndIsExtendedSoHdf5OpensIt) {
+  const auto path = scratch("short.h5");
+  {
+    SeriesLog log(path, {{"/train/step", 1}});
+    for (int step = 0; step < 1000; ++step) log.append("/train/step", step);
+  }
+  EXPECT_EQ(bytes_short_of_allocated_end(path), 0u);
+  const auto size = std::filesystem::file_size(path);
+  std::filesystem::resize_file(path, size - 100);
+  EXPECT_EQ(bytes_short_of_allocated_end(path), 100u);
+  EXPECT_THROW(read_series(path, "/train/step"), Error);
+  extend_to_allocated_end(path);
+  EXPECT_EQ(std::filesystem::file_size(path), size);
+  EXPECT_EQ(bytes_short_of_allocated_end(path), 0u);
+  EXPECT_EQ(read_series(path, "/train/step").size(), 1000u);
+  // Files it does not know stay as they are: no HDF5 signature, an older superblock (Writer's), none at all.
+  const auto text = scratch("short.txt");
+  std::ofstream(text) << "not HDF5, and long enough to hold a superblock's first 36 bytes";
+  EXPECT_EQ(bytes_short_of_allocated_end(text), 0u);
+  const auto table = scratch("short_table.h5");
+  {
+    Writer w(table);
+    w.write_series("/a", std::vector<double>(1000, 1.0));
+  }
+  std::filesystem::resize_file(table, std::filesystem::file_size(table) - 100);
+  EXPECT_EQ(bytes_short_of_allocated_end(table), 0u);
+  EXPECT_EQ(bytes_short_of_allocated_end(scratch("no_such.h5")), 0u);
+}
+
 TEST(H5Handle, MovesOwnershipAndClosesOnce) {
   Handle a = file_handle(H5Fcreate(scratch("d.h5").c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT), "create");
   const hid_t id = a.get();

@@ -2,10 +2,15 @@
 
 #include <gtest/gtest.h>
 
-#include <cmath>
-#include <csignal>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <cmath>
+#include <csignal>
+#include <cstdlib>
+#include <fstream>
+#include <string>
 
 #include "lrkit/h5/file.hpp"
 #include "test_files.hpp"
@@ -62,6 +67,62 @@ TEST(SeriesLog, AKilledWriterLeavesEveryFlushedRow) {
   const auto resumed = read_series(path, "/train/step");
   ASSERT_EQ(resumed.size(), 601u);
   EXPECT_EQ(resumed.back(), 600.0);
+}
+
+// A full disk, as a file size limit makes it (the write fails with EFBIG once the file would pass it): HDF5's cache
+// takes the rows and only the flush meets the refusal. The flush says so, nothing more is written, closing is quiet,
+// and the file, extended to its allocated end, holds every row flushed before.
+TEST(SeriesLog, AWriteTheDiskRefusesFailsTheFlushAndKeepsTheRowsFlushedBefore) {
+  const auto path = scratch("refused.h5");
+  const auto report = scratch("refused.txt");
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::signal(SIGXFSZ, SIG_IGN);
+    const rlimit limit{64 * 1024, 64 * 1024};
+    setrlimit(RLIMIT_FSIZE, &limit);
+    int flushed = 0;
+    std::string message, after;
+    {
+      SeriesLog log(path, {{"/train/step", 1}, {"/ranks/loss", 8}});
+      try {
+        for (int step = 0; step < 100000; ++step) {
+          log.append("/train/step", step);
+          log.append("/ranks/loss", std::vector<double>(8, step));
+          if ((step + 1) % 50 == 0) {
+            log.flush();
+            flushed = step + 1;
+          }
+        }
+      } catch (const Error& e) {
+        message = e.what();
+      }
+      try {
+        log.flush();
+      } catch (const Error& e) {
+        after = e.what();
+      }
+    }  // the destructor closes what it can, quietly
+    std::ofstream(report) << flushed << "\n" << message << "\n" << after << "\n";
+    std::_Exit(0);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  std::ifstream in(report);
+  int flushed = 0;
+  std::string message, after;
+  in >> flushed;
+  in.ignore();
+  std::getline(in, message);
+  std::getline(in, after);
+  ASSERT_GT(flushed, 0);
+  EXPECT_NE(message.find("in run log '" + path + "': File too large"), std::string::npos) << message;
+  EXPECT_EQ(after, "run log '" + path + "' failed to write earlier; nothing more is written to it");
+  extend_to_allocated_end(path);
+  const auto steps = read_series(path, "/train/step");
+  ASSERT_GE(steps.size(), static_cast<size_t>(flushed));
+  for (int i = 0; i < flushed; ++i) ASSERT_EQ(steps[static_cast<size_t>(i)], i);
 }
 
 TEST(SeriesLog, ContinuesAnExistingLogAfterTruncatingIt) {

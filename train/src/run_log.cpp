@@ -4,6 +4,7 @@
 #include <chrono>
 #include <ctime>
 #include <filesystem>
+#include <functional>
 
 #include "lrkit/common/numbers.hpp"
 #include "lrkit/h5/file.hpp"
@@ -12,6 +13,14 @@
 namespace lrkit::train {
 
 namespace {
+
+// How many rows of a step column a resume keeps: its leading steps that `keep` takes, while they increase. A full
+// disk can leave zero rows past the last flush that reached the disk: a step no larger than the one before ends them.
+int64_t leading_steps(const std::vector<double>& steps, const std::function<bool(double)>& keep) {
+  int64_t rows = 0;
+  for (size_t i = 0; i < steps.size() && keep(steps[i]) && (i == 0 || steps[i] > steps[i - 1]); ++i) ++rows;
+  return rows;
+}
 
 std::string utc_now() {
   const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
@@ -167,12 +176,12 @@ Hdf5RunLog::Hdf5RunLog(const TrainConfig& c, int64_t world_size, const RunStart&
   h5::SeriesLog::Continue keep;
   keep.attributes = start_attributes;
   try {
-    const auto logged = h5::read_series(path, "/train/step");
-    const auto kept_steps = std::count_if(logged.begin(), logged.end(), [&](double s) { return s < static_cast<double>(resume_step); });
+    h5::extend_to_allocated_end(path);  // a full disk ended the run: HDF5 opens its log again (the rows below are kept)
+    const auto resume = static_cast<double>(resume_step);
+    const auto kept_steps = leading_steps(h5::read_series(path, "/train/step"), [&](double s) { return s < resume; });
     for (const auto& column : l.per_step) keep.keep_rows[column.path] = kept_steps;
     for (const auto& [step_column, values] : l.events) {
-      const auto steps = h5::read_series(path, step_column);
-      const auto kept = std::count_if(steps.begin(), steps.end(), [&](double s) { return s <= static_cast<double>(resume_step); });
+      const auto kept = leading_steps(h5::read_series(path, step_column), [&](double s) { return s <= resume; });
       keep.keep_rows[step_column] = kept;
       for (const auto& v : values) keep.keep_rows[v.path] = kept;
     }

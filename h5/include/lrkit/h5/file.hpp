@@ -34,6 +34,13 @@ std::vector<double> read_series(const std::string& path, const std::string& data
 bool has_writer_mark(const std::string& path);
 // Clears the mark. Only for a file no process writes (the caller checks).
 void clear_writer_mark(const std::string& path);
+// How many bytes the file ends before the end its superblock records as allocated (0 when it does not, or when the
+// superblock is not the version 2/3 that the run log writes). A write refused by a full disk or a file size limit
+// leaves that gap, and HDF5 refuses such a file as truncated.
+uint64_t bytes_short_of_allocated_end(const std::string& path);
+// Extends the file with zeros to that end, so HDF5 opens it again: what the refused writes held reads as zeros, past
+// the last flush that reached the disk (its metadata was written after its data). Only for a file no process writes.
+void extend_to_allocated_end(const std::string& path);
 // Shrinks each named extendible dataset to its first `rows[dataset]` rows (a
 // series' torn tail). Only for an unmarked file no process writes.
 void truncate_rows(const std::string& path, const std::map<std::string, int64_t>& rows);

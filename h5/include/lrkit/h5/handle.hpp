@@ -65,4 +65,9 @@ class QuietErrors {
   void* saved_data_ = nullptr;
 };
 
+// For a program's main(), before any other HDF5 call: HDF5's shutdown at exit does not try to close files left
+// open. A run log whose disk filled cannot be closed (closing writes its cached rows again), and that shutdown then
+// prints "infinite loop closing library"; left open, the file is what a killed writer leaves: every flushed row.
+void leave_open_files_at_exit();
+
 }  // namespace lrkit::h5

@@ -62,11 +62,13 @@ class SeriesLog {
   };
 
   Series create_series(const Column& column);
+  [[noreturn]] void fail(const std::string& what);
   void write_attributes(const std::vector<Attribute>& attributes);
 
   std::string path_;
   Handle file_;
   std::map<std::string, Series> series_;
+  bool failed_ = false;  // a write or flush failed (a full disk): the file keeps what the last good flush wrote
 };
 
 }  // namespace lrkit::h5
