@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <optional>
@@ -16,6 +15,7 @@
 #include "lrkit/common/closest_name.hpp"
 #include "lrkit/common/ini_lines.hpp"
 #include "lrkit/common/input_file.hpp"
+#include "lrkit/common/message_text.hpp"
 #include "lrkit/common/numbers.hpp"
 #include "lrkit/schedules/factory.hpp"
 #include "lrkit/schedules/spec.hpp"
@@ -120,14 +120,8 @@ std::optional<size_t> log_source(const SweepConfig& c, size_t k) {
 }  // namespace
 
 SweepConfig read_sweep_config(const std::string& path) {
-  if (const auto problem = input_file_problem(path)) throw std::invalid_argument("sweep file " + *problem);
-  std::ifstream in(path);
-  if (!in) throw std::invalid_argument("cannot open sweep file '" + path + "'");
-  skip_byte_order_mark(in);
   SweepConfig c;
-  std::stringstream text;
-  text << in.rdbuf();
-  c.text = text.str();
+  c.text = read_ini_text(path, "sweep file");
   std::string budgets, peaks, seeds;
   po::options_description keys;
   keys.add_options()("sweep.train_config", po::value(&c.train_config))("sweep.out", po::value(&c.out))(
@@ -149,7 +143,8 @@ SweepConfig read_sweep_config(const std::string& path) {
   } catch (const po::multiple_occurrences& e) {
     fail_at(e.get_option_name(), e.what(), 2);
   } catch (const po::invalid_config_file_syntax& e) {
-    throw std::invalid_argument("sweep file " + ini_place(path, ini_line_of_text(c.text, e.tokens())) + ": " + e.what());
+    throw std::invalid_argument("sweep file " + ini_place(path, ini_line_of_text(c.text, e.tokens())) + ": " +
+                                text_for_message(e.what(), kQuotedLineLimit));
   } catch (const po::validation_error& e) {  // sweep.jobs = abc
     fail_at(e.get_option_name(), e.what());
   } catch (const po::error& e) {
@@ -164,7 +159,7 @@ SweepConfig read_sweep_config(const std::string& path) {
     if (section == "sweep" || section.empty()) {
       std::vector<std::string> names;
       for (const auto& known : keys.options()) names.push_back(known->long_name());
-      fail_at(key, "unknown key '" + key + "'" + ini_did_you_mean(key, names));
+      fail_at(key, "unknown key '" + text_for_message(key) + "'" + ini_did_you_mean(key, names));
     }
     if (section == "schedules") {
       SweepSchedule s;
@@ -192,7 +187,7 @@ SweepConfig read_sweep_config(const std::string& path) {
     // Every run's key, checked here where its line is known (`lrkit train` would name it as an option).
     const auto& schema = train::train_config_schema();
     const auto known = std::find_if(schema.begin(), schema.end(), [&](const auto& k) { return k.name == key; });
-    if (known == schema.end()) fail_at(key, "unknown key '" + key + "'" + ini_did_you_mean(key, train_keys));
+    if (known == schema.end()) fail_at(key, "unknown key '" + text_for_message(key) + "'" + ini_did_you_mean(key, train_keys));
     try {
       train::TrainConfig scratch;
       known->set(scratch, value);

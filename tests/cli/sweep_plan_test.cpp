@@ -72,6 +72,8 @@ TEST(SweepConfigFile, BadFilesNameTheProblemAndItsLine) {
             "entry 1000000000000 is above 100000000 steps, the most a sweep plans"},
            {"[sweep]\nbudgets = 100\nbudgets = 200\n" + schedules, 3, "'sweep.budgets' cannot be specified more than once"},
            {"[sweep]\nbudgets = 100\nthis is no key\n" + schedules, 3, "invalid line 'this is no key'"},
+           {"[sweep]\nbudgets = 100\nth\xe9s is no key\n" + schedules, 3, "invalid line 'th\\xe9s is no key'"},
+           {"[sweep]\nbudgets = 100\nj\xf6" "bs = 2\n" + schedules, 3, "unknown key 'sweep.j\\xf6bs'"},
            {"[sweep]\nbudgets = 100\n[schedules]\na = fast: cosine()\n", 4, "mode 'fast'"},
            {"[sweep]\nbudgets = 100\n[schedules]\na = cosine()\nb = cosine()\na = linear()\n", 6, "'a' is defined twice"},
            {"[sweep]\nbudgets = 100\n" + schedules + "[train]\nsteps = 5\n", 6, "'train.steps' is set by the sweep"},
@@ -92,6 +94,13 @@ TEST(SweepConfigFile, BadFilesNameTheProblemAndItsLine) {
   }
   EXPECT_THROW(read_sweep_config("/nonexistent/sweep.cfg"), std::invalid_argument);
   EXPECT_THROW(read_sweep_config("/dev/zero"), std::invalid_argument);
+  const auto utf16 = lrkit::testing::write_text("sweep_utf16.cfg", std::string("\xFF\xFE[\0s\0", 6));
+  try {
+    read_sweep_config(utf16);
+    ADD_FAILURE() << "no error for a UTF-16 sweep file";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), "sweep file '" + utf16 + "' is UTF-16 text: save it as UTF-8");
+  }
 }
 
 // A spec that does not plan is named by the schedule and, read from a file, by its line.

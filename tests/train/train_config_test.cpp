@@ -159,6 +159,11 @@ TEST(TrainConfigSchema, AConfigFilesErrorsNameItsLine) {
             "line 4: unrecognised option 'optim.weight_dacay'; did you mean 'weight_decay' in [optim]?");
   EXPECT_EQ(error_in("[train]\nsteps = 7\nbatch = 4\nsteps = 8\n"), "line 4: option 'train.steps' cannot be specified more than once");
   EXPECT_EQ(error_in("[train\nsteps = 7\n"), "line 1: the options configuration file contains an invalid line '[train'");
+  // Bytes that are no UTF-8 text (a Latin-1 editor's) are quoted escaped, not sent to the terminal.
+  EXPECT_EQ(error_in("[train\xe9\nsteps = 7\n"),
+            "line 1: the options configuration file contains an invalid line '[train\\xe9'");
+  EXPECT_EQ(error_in("[model]\nlay\xe9rs = 1\n"), "line 2: unrecognised option 'model.lay\\xe9rs'; did you mean 'layers' in [model]?");
+  EXPECT_EQ(error_in(std::string("\xFF\xFE[\0t\0r\0a\0i\0n\0]\0", 16)), "is UTF-16 text: save it as UTF-8");
   // A value given on the command line is the command line's, not the file's.
   EXPECT_EQ(error_in("[optim]\nbeta1 = 0.9\n", {"--optim.beta1=2"}), "optim.beta1 must be in [0, 1) (got 2)");
   // A rule across keys names the lines of those the file set, not of those given on the command line.

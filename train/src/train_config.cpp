@@ -3,7 +3,6 @@
 #include <boost/program_options.hpp>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -12,6 +11,7 @@
 #include "lrkit/common/closest_name.hpp"
 #include "lrkit/common/ini_lines.hpp"
 #include "lrkit/common/input_file.hpp"
+#include "lrkit/common/message_text.hpp"
 #include "lrkit/common/check.hpp"
 #include "lrkit/common/numbers.hpp"
 #include "lrkit/schedules/factory.hpp"
@@ -211,9 +211,10 @@ std::string unknown_option_message(const po::unknown_option& e, const po::option
   name = name.substr(0, name.find('='));
   std::vector<std::string> names;
   for (const auto& option : known.options()) names.push_back(option->long_name());
-  if (in_file) return e.what() + ini_did_you_mean(name, names);
+  const std::string what = text_for_message(e.what(), kQuotedLineLimit);
+  if (in_file) return what + ini_did_you_mean(name, names);
   const auto meant = closest_name(name, names);
-  return std::string(e.what()) + (meant ? "; did you mean --" + *meant + "?" : "");
+  return what + (meant ? "; did you mean --" + *meant + "?" : "");
 }
 
 }  // namespace
@@ -256,13 +257,7 @@ bool parse_train_config(const std::vector<std::string>& args, TrainConfig& c, st
     }
     if (vm.count("config")) {
       const std::string file = vm["config"].as<std::string>();
-      if (const auto problem = input_file_problem(file)) throw std::invalid_argument("config file " + *problem);
-      std::ifstream in(file);
-      if (!in) throw std::invalid_argument("cannot open config file '" + file + "'");
-      skip_byte_order_mark(in);
-      std::stringstream text;
-      text << in.rdbuf();
-      c.config_text = text.str();
+      c.config_text = read_ini_text(file, "config file");
       std::istringstream parse_from(c.config_text);
       try {
         po::store(po::parse_config_file(parse_from, keys), vm);  // command-line values stored first win
@@ -274,7 +269,7 @@ bool parse_train_config(const std::vector<std::string>& args, TrainConfig& c, st
                                     ": " + e.what());
       } catch (const po::invalid_config_file_syntax& e) {
         throw std::invalid_argument("config file " + ini_place(file, ini_line_of_text(c.config_text, e.tokens())) + ": " +
-                                    e.what());
+                                    text_for_message(e.what(), kQuotedLineLimit));
       } catch (const po::error& e) {
         throw std::invalid_argument("config file '" + file + "': " + e.what());
       }

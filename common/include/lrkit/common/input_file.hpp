@@ -5,8 +5,11 @@
 
 #include <sys/stat.h>
 
+#include <fstream>
 #include <istream>
 #include <optional>
+#include <sstream>
+#include <stdexcept>
 #include <string>
 
 namespace lrkit {
@@ -31,6 +34,28 @@ inline void skip_byte_order_mark(std::istream& in) {
   if (in.gcount() == 3 && mark[0] == '\xEF' && mark[1] == '\xBB' && mark[2] == '\xBF') return;
   in.clear();
   in.seekg(start);
+}
+
+// How much of an INI file's invalid line its error quotes (Boost's message around it included).
+inline constexpr size_t kQuotedLineLimit = 200;
+
+// The text of an INI file (a train config, a sweep file), `what` naming it in errors ("config file"): a regular
+// file, without a UTF-8 byte-order mark. UTF-16 (a Windows editor's "Unicode") and NUL bytes (a binary file given by
+// mistake) are refused here by name, where the INI parser would quote their bytes as an invalid line.
+inline std::string read_ini_text(const std::string& path, const std::string& what) {
+  if (const auto problem = input_file_problem(path)) throw std::invalid_argument(what + " " + *problem);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::invalid_argument("cannot open " + what + " '" + path + "'");
+  skip_byte_order_mark(in);
+  std::ostringstream text;
+  text << in.rdbuf();
+  const std::string s = text.str();
+  if (s.size() >= 2 && ((s[0] == '\xFF' && s[1] == '\xFE') || (s[0] == '\xFE' && s[1] == '\xFF')))
+    throw std::invalid_argument(what + " '" + path + "' is UTF-16 text: save it as UTF-8");
+  if (const auto nul = s.find('\0'); nul != std::string::npos)
+    throw std::invalid_argument(what + " '" + path + "' holds a NUL byte (at byte " + std::to_string(nul) +
+                                "): not text, or UTF-16 without a byte-order mark");
+  return s;
 }
 
 }  // namespace lrkit
