@@ -43,6 +43,10 @@ py::list phase_list(const std::vector<schedules::Phase>& phases) {
 // A step or a step count from Python: an int (or numpy's, through __index__), or a float that is exactly whole,
 // as PyTorch's own schedulers take total_steps=1e4; anything else raises naming `what`.
 int64_t whole_number(const py::handle& value, const std::string& what) {
+  // bool is an int to Python (numpy's has __index__ too), and True a count of 1: a flag where a step count belongs.
+  const std::string type_name = Py_TYPE(value.ptr())->tp_name;
+  if (PyBool_Check(value.ptr()) || type_name == "numpy.bool_" || type_name == "numpy.bool")
+    throw py::type_error(what + " must be a whole number (got bool)");
   if (PyIndex_Check(value.ptr())) {
     const auto index = py::reinterpret_steal<py::object>(PyNumber_Index(value.ptr()));
     if (!index) throw py::error_already_set();

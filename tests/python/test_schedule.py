@@ -136,6 +136,10 @@ def test_steps_are_ints_or_exactly_whole_floats():
         schedule(float("nan"))
     with pytest.raises(TypeError, match=r"^step must be a whole number \(got str\)$"):
         schedule("5")
+    with pytest.raises(TypeError, match=r"^total_steps must be a whole number \(got bool\)$"):
+        lrkit.Schedule("cosine(peak=1e-3)", total_steps=True)
+    with pytest.raises(TypeError, match=r"^step must be a whole number \(got bool\)$"):
+        schedule(np.True_)
     with pytest.raises(ValueError, match=r"^step is out of range \(got 1180591620717411303424\)$"):
         schedule(2**70)
     with pytest.raises(ValueError, match=r"^Schedule.check_rates: steps must be a whole number \(got 0.5\)$"):
