@@ -6,6 +6,7 @@
 #include <map>
 #include <sstream>
 
+#include "lrkit/common/numbers.hpp"
 #include "lrkit/diagnostics/robust.hpp"
 
 namespace lrkit::diagnostics {
@@ -207,11 +208,23 @@ std::string verdict(const Report& r) {
   return "consistent: no dispersion jumps, no consistency drops, no outlier ranks, no spikes, no NaN/Inf";
 }
 
+// Names the option as `lrkit diagnose` spells it.
+void check_options(const ReportOptions& o) {
+  const auto refuse = [](const std::string& option, const std::string& rule, double got) {
+    throw RankLogError("option " + option + " must be " + rule + " (got " + format_number(got) + ")");
+  };
+  if (o.window < 4) refuse("--window", ">= 4", static_cast<double>(o.window));
+  if (o.skip && *o.skip < 0) refuse("--skip", ">= 0", static_cast<double>(*o.skip));
+  const std::pair<const char*, double> thresholds[] = {
+      {"--jump-z", o.jump_z}, {"--spike-z", o.spike_z}, {"--grad-spike-z", o.grad_spike_z}, {"--outlier-z", o.outlier_z}};
+  for (const auto& [option, z] : thresholds)
+    if (!(z > 0) || !std::isfinite(z)) refuse(option, "a finite number > 0", z);
+}
+
 }  // namespace
 
 Report analyze(const RankLog& log, const ReportOptions& o) {
-  if (o.window < 4 || o.skip.value_or(0) < 0 || !(o.jump_z > 0) || !(o.spike_z > 0) || !(o.grad_spike_z > 0) || !(o.outlier_z > 0))
-    throw RankLogError("diagnose options: window must be >= 4, skip >= 0 and every threshold > 0");
+  check_options(o);
   const auto logged = static_cast<int64_t>(log.size());
   const int64_t skip = o.skip.value_or(logged / 10);
   if (skip >= logged)

@@ -38,6 +38,33 @@ double& cell(RankLog& log, std::vector<double>& m, int64_t step, int64_t rank) {
   return m[static_cast<size_t>(step * log.ranks + rank)];
 }
 
+TEST(Report, AnOptionOutOfRangeIsNamedWithItsValue) {
+  const auto log = synthetic(2, 50);
+  const auto refusal = [&](const ReportOptions& o) {
+    try {
+      analyze(log, o);
+    } catch (const RankLogError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  ReportOptions o;
+  o.window = 3;
+  EXPECT_EQ(refusal(o), "option --window must be >= 4 (got 3)");
+  o = ReportOptions();
+  o.skip = -1;
+  EXPECT_EQ(refusal(o), "option --skip must be >= 0 (got -1)");
+  o = ReportOptions();
+  o.spike_z = std::nan("");
+  EXPECT_EQ(refusal(o), "option --spike-z must be a finite number > 0 (got nan)");
+  o = ReportOptions();
+  o.outlier_z = INFINITY;
+  EXPECT_EQ(refusal(o), "option --outlier-z must be a finite number > 0 (got inf)");
+  o = ReportOptions();
+  o.grad_spike_z = 0;
+  EXPECT_EQ(refusal(o), "option --grad-spike-z must be a finite number > 0 (got 0)");
+}
+
 TEST(Report, AHealthyRunIsConsistent) {
   const auto r = analyze(synthetic(4, 600));
   EXPECT_TRUE(r.windows.empty());
