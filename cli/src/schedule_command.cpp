@@ -84,8 +84,8 @@ int run_schedule_command(const std::vector<std::string>& args) {
 
   if (steps && *steps < 1) throw UsageError("--steps must be at least 1 (got " + std::to_string(*steps) + ")");
   if (every < 1) throw UsageError("--every must be at least 1 (got " + std::to_string(every) + ")");
-  if (width < 8 || width > 1000 || height < 4 || height > 200)
-    throw UsageError("--width must be in [8, 1000] and --height in [4, 200]");
+  if (width < 8 || width > 1000) throw UsageError("--width must be in [8, 1000] (got " + std::to_string(width) + ")");
+  if (height < 4 || height > 200) throw UsageError("--height must be in [4, 200] (got " + std::to_string(height) + ")");
   const TableFormat format = parse_format(vm["format"].as<std::string>());
   if (vm.count("out")) check_table_file(vm["out"].as<std::string>());
 

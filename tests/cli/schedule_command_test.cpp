@@ -106,6 +106,8 @@ TEST(ScheduleCommand, BadInputExitsTwoWithOneClearLine) {
       {"schedule 'cosine(1)' --steps 10 --format xml", "--format must be csv, tsv or json"},
       {"schedule 'cosine(1)' --steps 10 --bogus", "unrecognised option"},
       {"schedule 'cosine(1)' --steps 10 --at -3", "--at must be >= 0"},
+      {"schedule 'cosine(1)' --steps 10 --plot --width 2", "--width must be in [8, 1000] (got 2)"},
+      {"schedule 'cosine(1)' --steps 10 --plot --height 500", "--height must be in [4, 200] (got 500)"},
       {"schedule 'cosine(1)' --steps 1000000000000 --at 5", "--steps is at most 100000000 (got 1000000000000)"},
       {"schedule", "missing SPEC"},
       {"schedule 'cosine(1)' --steps 10 --out /nonexistent-dir/x.h5",
