@@ -138,7 +138,9 @@ def read_log(path):
     try:
         handle, open_for_writing = open_hdf5(path)
     except OSError as e:
-        raise ValueError(f"'{path}' is not a readable HDF5 run log ({e})") from None
+        # A write a full disk refused leaves the file short of the end HDF5 had allocated.
+        fix = f"; if a full disk cut it short, `lrkit log repair {path}` extends it" if "truncated file" in str(e) else ""
+        raise ValueError(f"'{path}' is not a readable HDF5 run log ({e}){fix}") from None
     arrays, group_attrs = {}, {}
     with handle as f:
         def visit(name, obj):

@@ -33,6 +33,12 @@ def test_a_run_log_as_arrays_frames_and_config(lrkit_binary, tmp_path):
     (tmp_path / "cut.h5").write_bytes(b"\x89HDF\r\n\x1a\n" + bytes(500))  # the signature, then a damaged superblock
     with pytest.raises(ValueError, match="not a readable HDF5"):
         lrkit.read_log(tmp_path / "cut.h5")
+    short = tmp_path / "short.h5"  # short of the end HDF5 allocated, as a write a full disk refused leaves it
+    short.write_bytes((tmp_path / "run" / "log.h5").read_bytes()[:-100])
+    with pytest.raises(ValueError, match=r"truncated file.*; if a full disk cut it short, `lrkit log repair .*short\.h5` extends it$"):
+        lrkit.read_log(short)
+    subprocess.run([lrkit_binary, "log", "repair", str(short)], check=True, capture_output=True)
+    assert len(lrkit.read_log(short).arrays["/train/step"]) == 12
 
 
 def test_strings_in_run_logs_and_sweep_summaries_read_as_str(lrkit_binary, tmp_path):
