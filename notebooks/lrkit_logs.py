@@ -232,7 +232,7 @@ def hdet_dashboard(path, *others):
 
 def sweep_summary(path):
     """`lrkit sweep`'s OUT/summary.h5 as plain arrays: one entry per (schedule, budget, peak, seed) result.
-    A loss of +inf marks a run that diverged (non-finite training loss), NaN a result the sweep has not got."""
+    A loss of +inf marks a run that diverged (a non-finite loss), NaN a result the sweep has not got."""
     with h5py.File(path, "r") as f:
         r, sch = f["/results"], f["/schedules"]
         out = {name: r[name][()] for name in ("schedule", "budget", "peak", "seed", "step", "compute", "loss")}
