@@ -28,13 +28,11 @@ import torch.nn.functional as F
 
 
 class Attention(nn.Module):
-    def __init__(self, width, heads, context, fused):
+    def __init__(self, width, heads, fused):
         super().__init__()
         self.heads, self.fused = heads, fused
         self.qkv = nn.Linear(width, 3 * width)
         self.proj = nn.Linear(width, width)
-        # A plain attribute, not a buffer: Gloo cannot broadcast bool buffers when DDP syncs them.
-        self.mask = torch.ones(context, context, dtype=torch.bool).tril().logical_not()
 
     def forward(self, x):
         b, t, c = x.shape
@@ -48,15 +46,18 @@ class Attention(nn.Module):
                 y = F._scaled_dot_product_attention(q, k, v, None, 0.0, False, True)[0]
             return self.proj(y.transpose(1, 2).contiguous().view(b, t, c))
         scores = (q @ k.transpose(-2, -1)) / math.sqrt(c // self.heads)
-        scores = scores.masked_fill(self.mask[:t, :t].to(x.device), float("-inf"))
+        # Built on the device for this call, as lrkit's explicit form does. A host mask copied in each call
+        # (pageable memory) made the host wait for the GPU once per layer, which slowed this baseline.
+        future = torch.ones(t, t, dtype=torch.bool, device=x.device).triu(1)
+        scores = scores.masked_fill(future, float("-inf"))
         return self.proj((scores.softmax(-1) @ v).transpose(1, 2).contiguous().view(b, t, c))
 
 
 class Block(nn.Module):
-    def __init__(self, width, heads, context, fused):
+    def __init__(self, width, heads, fused):
         super().__init__()
         self.ln1, self.ln2 = nn.LayerNorm(width), nn.LayerNorm(width)
-        self.attn = Attention(width, heads, context, fused)
+        self.attn = Attention(width, heads, fused)
         self.fc, self.fc_proj = nn.Linear(width, 4 * width), nn.Linear(4 * width, width)
 
     def forward(self, x):
@@ -69,7 +70,7 @@ class Gpt(nn.Module):
         super().__init__()
         self.token_embedding = nn.Embedding(256, width)
         self.position_embedding = nn.Embedding(context, width)
-        self.blocks = nn.ModuleList([Block(width, heads, context, fused) for _ in range(layers)])
+        self.blocks = nn.ModuleList([Block(width, heads, fused) for _ in range(layers)])
         self.ln_final = nn.LayerNorm(width)
 
     def forward(self, tokens):
