@@ -162,7 +162,7 @@ void SeriesLog::flush() {
 void SeriesLog::fail(const std::string& what) {
   const int reason = errno;
   failed_ = true;
-  throw Error(what + " in run log '" + path_ + "': " + (reason != 0 ? std::strerror(reason) : "HDF5 failed") +
+  throw WriteError(what + " in run log '" + path_ + "': " + (reason != 0 ? std::strerror(reason) : "HDF5 failed") +
               " (the rows of the last flush before it are kept)");
 }
 

@@ -56,7 +56,7 @@ else
 fi
 
 fail() { echo "FAIL: $*"; echo "--- stderr:"; cat "$scratch/stderr"; exit 1; }
-[ "$status" = 2 ] || fail "exit $status, expected 2"
+[ "$status" = 1 ] || fail "exit $status, expected 1 (a failure at run time, not bad input)"
 [ "$(wc -l <"$scratch/stderr")" = 1 ] || fail "stderr is not one line"
 grep -qF "lrkit train: cannot write checkpoint '$run/checkpoints/step_0000000012.pt': $expected" "$scratch/stderr" ||
   fail "the error does not name the checkpoint and the errno"

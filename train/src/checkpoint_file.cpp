@@ -84,7 +84,7 @@ std::string hex8(uint32_t value) {
 void sync_directory(const fs::path& dir) {
   Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (fd.fd < 0 || ::fsync(fd.fd) != 0)
-    throw CheckpointError("cannot sync checkpoint directory '" + dir.string() + "': " + errno_text(errno));
+    throw CheckpointWriteError("cannot sync checkpoint directory '" + dir.string() + "': " + errno_text(errno));
 }
 
 }  // namespace
@@ -94,7 +94,7 @@ std::string format_checksum(uint32_t crc32) { return "crc32:" + hex8(crc32); }
 uint32_t write_checkpoint_file(const fs::path& dir, const std::string& name, const std::string& payload) {
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec) throw CheckpointError("cannot create checkpoint directory '" + dir.string() + "': " + ec.message());
+  if (ec) throw CheckpointWriteError("cannot create checkpoint directory '" + dir.string() + "': " + ec.message());
   const fs::path final_path = dir / name;
   const fs::path temporary = dir / ("." + name + ".tmp");
   const uint32_t crc = crc32_of(payload);
@@ -103,7 +103,7 @@ uint32_t write_checkpoint_file(const fs::path& dir, const std::string& name, con
   if (error == 0 && ::rename(temporary.c_str(), final_path.c_str()) != 0) error = errno;
   if (error != 0) {
     ::unlink(temporary.c_str());
-    throw CheckpointError("cannot write checkpoint '" + final_path.string() + "': " + errno_text(error));
+    throw CheckpointWriteError("cannot write checkpoint '" + final_path.string() + "': " + errno_text(error));
   }
   sync_directory(dir);
   return crc;

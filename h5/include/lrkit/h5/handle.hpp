@@ -15,6 +15,12 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A write the file system refused (a full disk, a file size limit): a failure at run time, not a bad file.
+class WriteError : public Error {
+ public:
+  using Error::Error;
+};
+
 // Owns one hid_t and closes it with the function matching its type.
 class Handle {
  public:

@@ -48,7 +48,8 @@ class SeriesLog {
   // path or a row of the wrong width.
   void append(const std::string& path, const std::vector<double>& row);
   void append(const std::string& path, double value) { append(path, std::vector<double>{value}); }
-  // Writes every buffered row and flushes the file to disk.
+  // Writes every buffered row and flushes the file to disk. A write the disk refuses throws WriteError, and the log
+  // writes nothing more.
   void flush();
   const std::string& path() const { return path_; }
 

@@ -27,6 +27,13 @@ class CheckpointError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Writing a checkpoint failed (a full disk, a quota): a failure at run time, where the other CheckpointErrors are a
+// checkpoint given that cannot serve (`lrkit train` exits 1 on this one, 2 on those).
+class CheckpointWriteError : public CheckpointError {
+ public:
+  using CheckpointError::CheckpointError;
+};
+
 struct CheckpointInfo {
   int64_t step = 0;
   uint32_t crc32 = 0;  // of the payload, verified
