@@ -157,25 +157,16 @@ void write_hdf5(const std::string& path, const schedules::Schedule& schedule, in
     step[static_cast<size_t>(t)] = t;
     lr[static_cast<size_t>(t)] = schedule(t);
   }
-  // Written beside the file and renamed over it, as the text tables are: a kill mid-write leaves the file it
-  // replaces (a refined schedule a run may still read) whole.
-  const std::string temporary = path + ".tmp";
-  {
-    h5::Writer writer(temporary);
+  // Written beside the file and renamed over it, as the text tables are: a kill or a full disk mid-write leaves the
+  // file it replaces (a refined schedule a run may still read) whole.
+  h5::write_file_atomically(path, [&](h5::Writer& writer) {
     writer.write_series("/schedule/step", step);
     writer.write_series("/schedule/lr", lr);
     writer.write_series("/schedule/checkpoints", schedule.checkpoints());
     writer.set_attribute("/schedule", "spec", schedule.to_spec());
     writer.set_attribute("/schedule", "steps", steps);
     writer.set_attribute("/", "lrkit_version", std::string(LRKIT_VERSION));
-    writer.flush();
-  }
-  std::error_code ec;
-  std::filesystem::rename(temporary, path, ec);
-  if (ec) {
-    std::filesystem::remove(temporary, ec);
-    throw h5::Error("cannot write '" + path + "': " + ec.message());
-  }
+  });
 }
 
 }  // namespace
@@ -186,21 +177,14 @@ std::string write_table_file(const std::string& path, const schedules::Schedule&
   const auto format = table_file_format(path);
   const std::string file = "table(file=" + schedules::format_word(path);
   if (const auto problem = output_file_problem(path)) throw UsageError("cannot write '" + path + "': " + *problem);
+  // What output_file_problem did not rule out is a failure at run time (a full disk): exit 1, not 2.
   if (!format) {
-    try {
-      write_hdf5(path, schedule, steps);
-    } catch (const h5::Error& e) {
-      throw UsageError(e.what());
-    }
+    write_hdf5(path, schedule, steps);
     return file + ", column=/schedule/lr, steps=/schedule/step)";
   }
   std::ostringstream table;
   write_table(table, schedule, steps, 1, *format);
-  try {
-    write_text_atomically(path, table.str());
-  } catch (const std::runtime_error& e) {
-    throw UsageError(e.what());
-  }
+  write_text_atomically(path, table.str());
   return file + ")";
 }
 

@@ -109,9 +109,7 @@ uint64_t check_runs(const SweepConfig& sweep) {
 
 void write_summary(const std::string& path, const SweepConfig& sweep, const SweepPlan& plan, const std::vector<double>& losses,
                    const ScheduleCost& cost) {
-  const std::string temporary = path + ".tmp";
-  {
-    h5::Writer out(temporary);
+  h5::write_file_atomically(path, [&](h5::Writer& out) {
     std::vector<int64_t> schedule, budget, seed, step, compute;
     std::vector<double> peak;
     for (const auto& r : plan.results) {
@@ -146,9 +144,7 @@ void write_summary(const std::string& path, const SweepConfig& sweep, const Swee
     out.set_attribute("/results", "runs", runs);
     out.set_attribute("/", "metric", sweep.metric);
     out.set_attribute("/", "sweep_config", sweep.text);
-    out.flush();
-  }
-  fs::rename(temporary, path);
+  });
 }
 
 void print_tables(std::ostream& os, const SweepConfig& sweep, const SweepPlan& plan, const std::vector<double>& losses,

@@ -1,6 +1,8 @@
 #include "lrkit/h5/file.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <iterator>
 #include <fstream>
@@ -284,8 +286,11 @@ void Writer::write_raw(const std::string& dataset, hid_t mem_type, const void* d
   Handle set = dataset_handle(
       H5Dcreate2(file_.get(), dataset.c_str(), mem_type, space.get(), lcpl.get(), H5P_DEFAULT, H5P_DEFAULT),
       "cannot create dataset " + where(path_, dataset));
-  if (n > 0 && H5Dwrite(set.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
-    throw Error("cannot write dataset " + where(path_, dataset));
+  errno = 0;
+  if (n > 0 && H5Dwrite(set.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0) {
+    const int reason = errno;
+    throw WriteError("cannot write dataset " + where(path_, dataset) + ": " + (reason != 0 ? std::strerror(reason) : "HDF5 failed"));
+  }
 }
 
 void Writer::write_series(const std::string& dataset, const std::vector<double>& values) {
@@ -335,6 +340,38 @@ void Writer::set_attribute(const std::string& object, const std::string& name, i
   set_attribute_raw(object, name, H5T_NATIVE_INT64, &value);
 }
 
-void Writer::flush() { H5Fflush(file_.get(), H5F_SCOPE_GLOBAL); }
+Writer::~Writer() {
+  QuietErrors quiet;  // close() reported what failed; an unclosed writer is one whose writing already failed
+  file_.reset();
+}
+
+void Writer::close() {
+  QuietErrors quiet;
+  errno = 0;
+  const bool flushed = H5Fflush(file_.get(), H5F_SCOPE_GLOBAL) >= 0;
+  const int reason = errno;
+  file_.reset();  // after a failed flush the close fails the same way: the flush's reason is the one to give
+  if (!flushed) throw WriteError("cannot write '" + path_ + "': " + (reason != 0 ? std::strerror(reason) : "HDF5 failed"));
+}
+
+void write_file_atomically(const std::string& path, const std::function<void(Writer&)>& fill) {
+  const std::string temporary = path + ".tmp";
+  try {
+    Writer writer(temporary);
+    fill(writer);
+    writer.close();
+  } catch (...) {
+    std::error_code ignored;
+    std::filesystem::remove(temporary, ignored);
+    throw;
+  }
+  std::error_code error;
+  std::filesystem::rename(temporary, path, error);
+  if (error) {
+    std::error_code ignored;
+    std::filesystem::remove(temporary, ignored);
+    throw WriteError("cannot write '" + path + "': " + error.message());
+  }
+}
 
 }  // namespace lrkit::h5

@@ -1,6 +1,8 @@
 // Runs the real `lrkit` binary: outputs, exit codes and one-line errors.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "lrkit/common/text_file.hpp"
 #include "lrkit/h5/file.hpp"
 #include "run_command.hpp"
@@ -93,6 +95,26 @@ TEST(ScheduleCommand, OutWritesTheFormItsNameSays) {
     EXPECT_EQ(r.out, expected) << name;
   }
   EXPECT_EQ(lrkit::read_text(lrkit::testing::scratch_dir() / "s.csv"), expected) << "every step, in the table's own CSV";
+}
+
+// A table the disk refuses (a file size limit; the shell ignores SIGXFSZ for it) is a failure at run time: exit 1 with
+// the reason, and the file it was to replace stays whole, in either form.
+TEST(ScheduleCommand, ATableTheDiskRefusesExitsOneAndLeavesTheOldFile) {
+  const auto dir = lrkit::testing::scratch_dir() / "refused_table";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  for (const std::string name : {"old.h5", "old.csv"}) {
+    const auto path = (dir / name).string();
+    lrkit::write_text_atomically(path, "the old table\n");
+    const auto r = lrkit::testing::run_command("trap '' XFSZ; ulimit -f 64 && exec " + std::string(LRKIT_BINARY) +
+                                               " schedule 'cosine(peak=1)' --steps 100000 --out " + path);
+    EXPECT_EQ(r.code, 1) << name << "\n" << r.out;
+    const auto at = r.out.find("lrkit schedule: cannot write ");
+    ASSERT_NE(at, std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("File too large\n", at), std::string::npos) << r.out;
+    EXPECT_EQ(lrkit::read_text(path), "the old table\n");
+    EXPECT_FALSE(std::filesystem::exists(path + ".tmp")) << name;
+  }
 }
 
 TEST(ScheduleCommand, BadInputExitsTwoWithOneClearLine) {

@@ -2,8 +2,16 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <stdexcept>
 
 #include "lrkit/h5/series_log.hpp"
 #include "test_files.hpp"
@@ -117,6 +125,46 @@ TEST(H5File, ALogShortOfItsAllocatedEndIsExtendedSoHdf5OpensIt) {
   std::filesystem::resize_file(table, std::filesystem::file_size(table) - 100);
   EXPECT_EQ(bytes_short_of_allocated_end(table), 0u);
   EXPECT_EQ(bytes_short_of_allocated_end(scratch("no_such.h5")), 0u);
+}
+
+// A file written whole or not at all: what it replaces stays when writing fails, and no temporary file is left.
+TEST(H5File, AFileWrittenAtomicallyIsWholeOrTheOldOneStays) {
+  const auto path = scratch("atomic.h5");
+  write_file_atomically(path, [](Writer& w) { w.write_series("/a", std::vector<double>{1, 2}); });
+  EXPECT_EQ(read_series(path, "/a"), (std::vector<double>{1, 2}));
+  EXPECT_THROW(write_file_atomically(path, [](Writer& w) {
+                 w.write_series("/a", std::vector<double>{3});
+                 throw std::runtime_error("the caller failed");
+               }),
+               std::runtime_error);
+  EXPECT_EQ(read_series(path, "/a"), (std::vector<double>{1, 2}));
+  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
+  // A disk that refuses the write (a file size limit, in a child): the reason, the old file, no temporary.
+  const auto report = scratch("atomic_refused.txt");
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::signal(SIGXFSZ, SIG_IGN);
+    const rlimit limit{32 * 1024, 32 * 1024};
+    setrlimit(RLIMIT_FSIZE, &limit);
+    std::string message = "no error";
+    try {
+      write_file_atomically(path, [](Writer& w) { w.write_series("/a", std::vector<double>(100000, 7.0)); });
+    } catch (const WriteError& e) {
+      message = e.what();
+    }
+    std::ofstream(report) << message;
+    std::_Exit(0);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  std::ifstream in(report);
+  const std::string message((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(message.find("'" + path + ".tmp'"), std::string::npos) << message;
+  EXPECT_NE(message.find(": File too large"), std::string::npos) << message;
+  EXPECT_EQ(read_series(path, "/a"), (std::vector<double>{1, 2}));
+  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
 }
 
 TEST(H5Handle, MovesOwnershipAndClosesOnce) {

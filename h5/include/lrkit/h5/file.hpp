@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -65,10 +66,15 @@ struct Matrix {
 Matrix read_matrix(const std::string& path, const std::string& dataset);
 
 // A file created (truncated) for writing; intermediate groups are created on
-// demand, so write_series("/a/b/c", ...) just works.
+// demand, so write_series("/a/b/c", ...) just works. A write the disk refuses
+// throws WriteError with the reason; close() is where the last of it reaches
+// the disk, and the destructor closes quietly what close() did not.
 class Writer {
  public:
   explicit Writer(const std::string& path);
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+  ~Writer();
 
   void write_series(const std::string& dataset, const std::vector<double>& values);
   void write_series(const std::string& dataset, const std::vector<int64_t>& values);
@@ -79,7 +85,8 @@ class Writer {
   void set_attribute(const std::string& object, const std::string& name, const std::vector<std::string>& values);
   void set_attribute(const std::string& object, const std::string& name, double value);
   void set_attribute(const std::string& object, const std::string& name, int64_t value);
-  void flush();
+  // Writes what HDF5 holds back and closes the file; nothing is written after it.
+  void close();
 
  private:
   void write_raw(const std::string& dataset, hid_t mem_type, const void* data, hsize_t n);
@@ -90,5 +97,10 @@ class Writer {
   std::string path_;
   Handle file_;
 };
+
+// Writes `path` whole or not at all: `fill` writes into a Writer on PATH.tmp, which is closed and renamed over
+// `path`. On any failure (a full disk, an exception of `fill`) the temporary file is removed and `path` stays as it
+// was, so a reader of `path` never finds half a file.
+void write_file_atomically(const std::string& path, const std::function<void(Writer&)>& fill);
 
 }  // namespace lrkit::h5
