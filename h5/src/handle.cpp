@@ -47,7 +47,10 @@ Handle created_file(const std::string& path, hid_t access, const std::string& wh
   const hid_t id = H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, access);
   if (id >= 0) return Handle(id, H5Fclose);
   const int reason = errno;  // the failed open(2) underneath, unless HDF5 failed before it
-  const std::string why = output_file_problem(path).value_or(reason != 0 ? std::strerror(reason) : "HDF5 could not create it");
+  const auto problem = output_file_problem(path);
+  const std::string why = problem.value_or(reason != 0 ? std::strerror(reason) : "HDF5 could not create it");
+  // A full disk or quota refused it: a failure at run time. A path that cannot serve is bad input.
+  if (!problem && (reason == ENOSPC || reason == EDQUOT || reason == EFBIG)) throw WriteError(what + " '" + path + "': " + why);
   throw Error(what + " '" + path + "': " + why);
 }
 

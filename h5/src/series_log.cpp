@@ -16,13 +16,38 @@ constexpr hsize_t kChunkRows = 256;
 SeriesLog::SeriesLog(const std::string& path, const std::vector<Column>& columns,
                      const std::vector<Attribute>& attributes)
     : path_(path) {
+  try {
+    create(columns, attributes);
+  } catch (...) {
+    close_quietly();
+    throw;
+  }
+}
+
+void SeriesLog::create(const std::vector<Column>& columns, const std::vector<Attribute>& attributes) {
   QuietErrors quiet;
   Handle fapl = plist_handle(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate failed");
   H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_LATEST, H5F_LIBVER_LATEST);  // required for SWMR
-  file_ = created_file(path, fapl.get(), "cannot create run log");
+  file_ = created_file(path_, fapl.get(), "cannot create run log");
   for (const Column& column : columns) series_.emplace(column.path, create_series(column));
   write_attributes(attributes);
-  if (H5Fstart_swmr_write(file_.get()) < 0) throw Error("cannot start SWMR writing on run log '" + path + "'");
+  start_swmr_writing();
+}
+
+// Starting SWMR writes out everything created so far: the first write that a full disk can refuse.
+void SeriesLog::start_swmr_writing() {
+  errno = 0;
+  if (H5Fstart_swmr_write(file_.get()) >= 0) return;
+  const int reason = errno;
+  if (reason != 0) throw WriteError("cannot start SWMR writing on run log '" + path_ + "': " + std::strerror(reason));
+  throw Error("cannot start SWMR writing on run log '" + path_ + "'");
+}
+
+// Handles left by a failed write or constructor: closing them writes again and fails the same way, so quietly.
+void SeriesLog::close_quietly() noexcept {
+  QuietErrors quiet;
+  series_.clear();
+  file_.reset();
 }
 
 SeriesLog::Series SeriesLog::create_series(const Column& column) {
@@ -61,6 +86,16 @@ void SeriesLog::write_attributes(const std::vector<Attribute>& attributes) {
 
 SeriesLog::SeriesLog(const std::string& path, const std::vector<Column>& columns, const Continue& how)
     : path_(path) {
+  try {
+    open_to_continue(columns, how);
+  } catch (...) {
+    close_quietly();
+    throw;
+  }
+}
+
+void SeriesLog::open_to_continue(const std::vector<Column>& columns, const Continue& how) {
+  const std::string& path = path_;
   const auto& keep_rows = how.keep_rows;
   QuietErrors quiet;
   if (H5Fis_hdf5(path.c_str()) <= 0) throw Error("cannot continue run log '" + path + "': missing or not HDF5");
@@ -103,14 +138,12 @@ SeriesLog::SeriesLog(const std::string& path, const std::vector<Column>& columns
     series_.emplace(column.path, std::move(s));
   }
   write_attributes(how.attributes);
-  if (H5Fstart_swmr_write(file_.get()) < 0) throw Error("cannot start SWMR writing on run log '" + path + "'");
+  start_swmr_writing();
 }
 
 SeriesLog::~SeriesLog() {
-  if (failed_) {  // closing tries to write the cached rows once more, and fails as the flush did: quietly
-    QuietErrors quiet;
-    series_.clear();
-    file_.reset();
+  if (failed_) {  // closing tries to write the cached rows once more, and fails as the flush did
+    close_quietly();
     return;
   }
   try {

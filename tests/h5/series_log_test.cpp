@@ -8,8 +8,10 @@
 
 #include <cmath>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "lrkit/h5/file.hpp"
@@ -123,6 +125,39 @@ TEST(SeriesLog, AWriteTheDiskRefusesFailsTheFlushAndKeepsTheRowsFlushedBefore) {
   const auto steps = read_series(path, "/train/step");
   ASSERT_GE(steps.size(), static_cast<size_t>(flushed));
   for (int i = 0; i < flushed; ++i) ASSERT_EQ(steps[static_cast<size_t>(i)], i);
+}
+
+// Refused while the log is being created (its first write is when SWMR writing starts): a WriteError with the reason,
+// and not one line of HDF5's diagnostics as the half-made handles close.
+TEST(SeriesLog, ALogTheDiskRefusesToCreateIsAWriteErrorAndClosesQuietly) {
+  const auto path = scratch("refused_at_start.h5");
+  const auto report = scratch("refused_at_start.txt");
+  const auto diagnostics = scratch("refused_at_start.stderr");
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::freopen(diagnostics.c_str(), "w", stderr);
+    std::signal(SIGXFSZ, SIG_IGN);
+    const rlimit limit{1024, 1024};
+    setrlimit(RLIMIT_FSIZE, &limit);
+    std::string message = "no error";
+    try {
+      SeriesLog log(path, {{"/train/step", 1}, {"/ranks/loss", 8}}, {{"/", "config", std::string(4096, 'x')}});
+    } catch (const WriteError& e) {
+      message = e.what();
+    }
+    std::ofstream(report) << message;
+    std::fflush(stderr);
+    std::_Exit(0);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  std::ifstream in(report), err(diagnostics);
+  const std::string message((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string printed((std::istreambuf_iterator<char>(err)), std::istreambuf_iterator<char>());
+  EXPECT_NE(message.find("run log '" + path + "': File too large"), std::string::npos) << message;
+  EXPECT_EQ(printed, "");
 }
 
 TEST(SeriesLog, ContinuesAnExistingLogAfterTruncatingIt) {

@@ -62,6 +62,10 @@ class SeriesLog {
     std::vector<double> pending;
   };
 
+  void create(const std::vector<Column>& columns, const std::vector<Attribute>& attributes);
+  void open_to_continue(const std::vector<Column>& columns, const Continue& how);
+  void start_swmr_writing();
+  void close_quietly() noexcept;
   Series create_series(const Column& column);
   [[noreturn]] void fail(const std::string& what);
   void write_attributes(const std::vector<Attribute>& attributes);
