@@ -98,17 +98,13 @@ bool run_finished(const train::TrainConfig& c) {
 std::optional<std::string> nonfinite_final_evaluation(const train::TrainConfig& c) {
   const std::string log = train::run_log_path(c.out);
   if (!fs::exists(log)) return std::nullopt;
-  const std::string prefix = "/eval/", suffix = "/loss";
-  for (const auto& dataset : h5::list_datasets(log)) {
-    const std::string& path = dataset.path;
-    if (path.size() <= prefix.size() + suffix.size() || path.compare(0, prefix.size(), prefix) != 0 ||
-        path.compare(path.size() - suffix.size(), suffix.size(), suffix) != 0)
-      continue;
-    const std::string set = path.substr(prefix.size(), path.size() - prefix.size() - suffix.size());
-    const auto steps = h5::read_series(log, prefix + set + "/step");
-    const auto losses = h5::read_series(log, path);
+  for (const auto& set : c.eval_sets()) {
+    const std::string group = "/eval/" + set.name;
+    if (!h5::has_dataset(log, group + "/loss")) continue;
+    const auto steps = h5::read_series(log, group + "/step");
+    const auto losses = h5::read_series(log, group + "/loss");
     if (steps.empty() || losses.size() != steps.size() || steps.back() != static_cast<double>(c.train.steps)) continue;
-    if (!std::isfinite(losses.back())) return set + " loss " + format_number(losses.back());
+    if (!std::isfinite(losses.back())) return set.name + " loss " + format_number(losses.back());
   }
   return std::nullopt;
 }

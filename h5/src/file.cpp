@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <iterator>
 #include <fstream>
@@ -287,10 +286,8 @@ void Writer::write_raw(const std::string& dataset, hid_t mem_type, const void* d
       H5Dcreate2(file_.get(), dataset.c_str(), mem_type, space.get(), lcpl.get(), H5P_DEFAULT, H5P_DEFAULT),
       "cannot create dataset " + where(path_, dataset));
   errno = 0;
-  if (n > 0 && H5Dwrite(set.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0) {
-    const int reason = errno;
-    throw WriteError("cannot write dataset " + where(path_, dataset) + ": " + (reason != 0 ? std::strerror(reason) : "HDF5 failed"));
-  }
+  if (n > 0 && H5Dwrite(set.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
+    throw WriteError("cannot write dataset " + where(path_, dataset) + ": " + write_failure_reason(errno));
 }
 
 void Writer::write_series(const std::string& dataset, const std::vector<double>& values) {
@@ -351,7 +348,7 @@ void Writer::close() {
   const bool flushed = H5Fflush(file_.get(), H5F_SCOPE_GLOBAL) >= 0;
   const int reason = errno;
   file_.reset();  // after a failed flush the close fails the same way: the flush's reason is the one to give
-  if (!flushed) throw WriteError("cannot write '" + path_ + "': " + (reason != 0 ? std::strerror(reason) : "HDF5 failed"));
+  if (!flushed) throw WriteError("cannot write '" + path_ + "': " + write_failure_reason(reason));
 }
 
 void write_file_atomically(const std::string& path, const std::function<void(Writer&)>& fill) {

@@ -61,6 +61,8 @@ QuietErrors::QuietErrors() {
 
 QuietErrors::~QuietErrors() { H5Eset_auto2(H5E_DEFAULT, saved_func_, saved_data_); }
 
+std::string write_failure_reason(int error) { return error != 0 ? std::strerror(error) : "HDF5 failed"; }
+
 void leave_open_files_at_exit() { H5dont_atexit(); }
 
 }  // namespace lrkit::h5

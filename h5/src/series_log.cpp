@@ -2,7 +2,6 @@
 
 #include <array>
 #include <cerrno>
-#include <cstring>
 #include <limits>
 
 #include "lrkit/h5/file.hpp"
@@ -39,7 +38,7 @@ void SeriesLog::start_swmr_writing() {
   errno = 0;
   if (H5Fstart_swmr_write(file_.get()) >= 0) return;
   const int reason = errno;
-  if (reason != 0) throw WriteError("cannot start SWMR writing on run log '" + path_ + "': " + std::strerror(reason));
+  if (reason != 0) throw WriteError("cannot start SWMR writing on run log '" + path_ + "': " + write_failure_reason(reason));
   throw Error("cannot start SWMR writing on run log '" + path_ + "'");
 }
 
@@ -195,8 +194,8 @@ void SeriesLog::flush() {
 void SeriesLog::fail(const std::string& what) {
   const int reason = errno;
   failed_ = true;
-  throw WriteError(what + " in run log '" + path_ + "': " + (reason != 0 ? std::strerror(reason) : "HDF5 failed") +
-              " (the rows of the last flush before it are kept)");
+  throw WriteError(what + " in run log '" + path_ + "': " + write_failure_reason(reason) +
+                   " (the rows of the last flush before it are kept)");
 }
 
 }  // namespace lrkit::h5

@@ -2,17 +2,11 @@
 
 #include <gtest/gtest.h>
 
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <csignal>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <stdexcept>
 
+#include "file_size_limit.hpp"
 #include "lrkit/h5/series_log.hpp"
 #include "test_files.hpp"
 
@@ -140,27 +134,16 @@ TEST(H5File, AFileWrittenAtomicallyIsWholeOrTheOldOneStays) {
   EXPECT_EQ(read_series(path, "/a"), (std::vector<double>{1, 2}));
   EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
   // A disk that refuses the write (a file size limit, in a child): the reason, the old file, no temporary.
-  const auto report = scratch("atomic_refused.txt");
-  const pid_t child = fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    std::signal(SIGXFSZ, SIG_IGN);
-    const rlimit limit{32 * 1024, 32 * 1024};
-    setrlimit(RLIMIT_FSIZE, &limit);
-    std::string message = "no error";
+  const auto run = lrkit::testing::under_file_size_limit(32 * 1024, [&] {
     try {
       write_file_atomically(path, [](Writer& w) { w.write_series("/a", std::vector<double>(100000, 7.0)); });
     } catch (const WriteError& e) {
-      message = e.what();
+      return std::string(e.what());
     }
-    std::ofstream(report) << message;
-    std::_Exit(0);
-  }
-  int status = 0;
-  waitpid(child, &status, 0);
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  std::ifstream in(report);
-  const std::string message((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return std::string("no error");
+  });
+  ASSERT_TRUE(run.exited);
+  const std::string& message = run.returned;
   EXPECT_NE(message.find("'" + path + ".tmp'"), std::string::npos) << message;
   EXPECT_NE(message.find(": File too large"), std::string::npos) << message;
   EXPECT_EQ(read_series(path, "/a"), (std::vector<double>{1, 2}));

@@ -2,18 +2,15 @@
 
 #include <gtest/gtest.h>
 
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmath>
 #include <csignal>
-#include <cstdio>
-#include <cstdlib>
-#include <fstream>
-#include <iterator>
+#include <sstream>
 #include <string>
 
+#include "file_size_limit.hpp"
 #include "lrkit/h5/file.hpp"
 #include "test_files.hpp"
 
@@ -76,13 +73,7 @@ TEST(SeriesLog, AKilledWriterLeavesEveryFlushedRow) {
 // and the file, extended to its allocated end, holds every row flushed before.
 TEST(SeriesLog, AWriteTheDiskRefusesFailsTheFlushAndKeepsTheRowsFlushedBefore) {
   const auto path = scratch("refused.h5");
-  const auto report = scratch("refused.txt");
-  const pid_t child = fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    std::signal(SIGXFSZ, SIG_IGN);
-    const rlimit limit{64 * 1024, 64 * 1024};
-    setrlimit(RLIMIT_FSIZE, &limit);
+  const auto run = lrkit::testing::under_file_size_limit(64 * 1024, [&] {
     int flushed = 0;
     std::string message, after;
     {
@@ -105,13 +96,10 @@ TEST(SeriesLog, AWriteTheDiskRefusesFailsTheFlushAndKeepsTheRowsFlushedBefore) {
         after = e.what();
       }
     }  // the destructor closes what it can, quietly
-    std::ofstream(report) << flushed << "\n" << message << "\n" << after << "\n";
-    std::_Exit(0);
-  }
-  int status = 0;
-  waitpid(child, &status, 0);
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  std::ifstream in(report);
+    return std::to_string(flushed) + "\n" + message + "\n" + after + "\n";
+  });
+  ASSERT_TRUE(run.exited);
+  std::istringstream in(run.returned);
   int flushed = 0;
   std::string message, after;
   in >> flushed;
@@ -131,33 +119,17 @@ TEST(SeriesLog, AWriteTheDiskRefusesFailsTheFlushAndKeepsTheRowsFlushedBefore) {
 // and not one line of HDF5's diagnostics as the half-made handles close.
 TEST(SeriesLog, ALogTheDiskRefusesToCreateIsAWriteErrorAndClosesQuietly) {
   const auto path = scratch("refused_at_start.h5");
-  const auto report = scratch("refused_at_start.txt");
-  const auto diagnostics = scratch("refused_at_start.stderr");
-  const pid_t child = fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    std::freopen(diagnostics.c_str(), "w", stderr);
-    std::signal(SIGXFSZ, SIG_IGN);
-    const rlimit limit{1024, 1024};
-    setrlimit(RLIMIT_FSIZE, &limit);
-    std::string message = "no error";
+  const auto run = lrkit::testing::under_file_size_limit(1024, [&] {
     try {
       SeriesLog log(path, {{"/train/step", 1}, {"/ranks/loss", 8}}, {{"/", "config", std::string(4096, 'x')}});
     } catch (const WriteError& e) {
-      message = e.what();
+      return std::string(e.what());
     }
-    std::ofstream(report) << message;
-    std::fflush(stderr);
-    std::_Exit(0);
-  }
-  int status = 0;
-  waitpid(child, &status, 0);
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  std::ifstream in(report), err(diagnostics);
-  const std::string message((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const std::string printed((std::istreambuf_iterator<char>(err)), std::istreambuf_iterator<char>());
-  EXPECT_NE(message.find("run log '" + path + "': File too large"), std::string::npos) << message;
-  EXPECT_EQ(printed, "");
+    return std::string("no error");
+  });
+  ASSERT_TRUE(run.exited);
+  EXPECT_NE(run.returned.find("run log '" + path + "': File too large"), std::string::npos) << run.returned;
+  EXPECT_EQ(run.printed, "");
 }
 
 TEST(SeriesLog, ContinuesAnExistingLogAfterTruncatingIt) {

@@ -21,6 +21,10 @@ class WriteError : public Error {
   using Error::Error;
 };
 
+// Why HDF5 failed to write: the system call's reason beneath it (`error`, errno cleared before the HDF5 call), or
+// "HDF5 failed" where none set one.
+std::string write_failure_reason(int error);
+
 // Owns one hid_t and closes it with the function matching its type.
 class Handle {
  public:
