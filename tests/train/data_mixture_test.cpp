@@ -95,6 +95,9 @@ TEST(DataMixture, BadKeysAreNamed) {
   c.data.sources = "one=" + small_corpus() + ", one=" + second_corpus();
   expect_config_error(c, "names 'one' twice");
   c = mixture_config();
+  c.eval.sets = "heldout, one=" + second_corpus();
+  expect_config_error(c, "eval.sets names 'one' twice ('heldout' with data.sources already evaluates each source's");
+  c = mixture_config();
   c.data.sources = "justapath.txt";
   expect_config_error(c, "data.sources entry 1 ('justapath.txt') must be NAME=PATH");
   c = mixture_config("upweight");

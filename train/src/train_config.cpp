@@ -144,6 +144,18 @@ std::vector<double> TrainConfig::data_proportions() const {
   return q;
 }
 
+namespace {
+// With a mixture, 'heldout' stands for every source's held-out tail under the source's name, which a user who
+// also lists a source by name cannot guess from "named twice".
+std::string repeated_eval_set(const std::string& name, const std::string& sources) {
+  std::string message = "eval.sets names '" + name + "' twice";
+  if (!sources.empty())
+    message += " ('heldout' with data.sources already evaluates each source's held-out tail under its name: " +
+               sources + ")";
+  return message;
+}
+}  // namespace
+
 std::vector<EvalSet> TrainConfig::eval_sets() const {
   std::vector<EvalSet> sets;
   const auto items = split_list(eval.sets);
@@ -164,7 +176,7 @@ std::vector<EvalSet> TrainConfig::eval_sets() const {
       expanded.push_back(set);
     for (const auto& entry : expanded) {
       for (const auto& earlier : sets)
-        if (earlier.name == entry.name) throw std::invalid_argument("eval.sets names '" + entry.name + "' twice");
+        if (earlier.name == entry.name) throw std::invalid_argument(repeated_eval_set(entry.name, data.sources));
       sets.push_back(entry);
     }
   }
