@@ -36,6 +36,9 @@ class HDET:
         self.world = self._dist.get_world_size(process_group)
         self.rank = self._dist.get_rank(process_group)
         self.device = collective_device(self._dist, process_group)
+        # broadcast's src is a global rank: the group's first member, not rank 0, which a data-parallel group of a
+        # model-parallel job may not hold.
+        self.leader = 0 if process_group is None else self._dist.get_global_rank(process_group, 0)
         self.optimizer, self.model = optimizer, model
         self.schedule = loop_schedule(schedule, total_steps)
         config = HdetConfig()
@@ -79,11 +82,12 @@ class HDET:
                 p.data.div_(self.world)
 
     def _agree_on_permutation(self):
-        # The permutation is a pure function of (seed, sync index); rank 0's is broadcast so ranks cannot disagree.
+        # The permutation is a pure function of (seed, sync index); the group's first rank's is broadcast so ranks
+        # cannot disagree.
         if self.world == 1:
             return
         permutation = torch.tensor(self.state.permutation, dtype=torch.long, device=self.device)
-        self._dist.broadcast(permutation, src=0, group=self.group)
+        self._dist.broadcast(permutation, src=self.leader, group=self.group)
         self.state.permutation = permutation.tolist()
 
     def _apply(self):

@@ -77,6 +77,21 @@ def test_hook_equals_brute_force_and_hdet_alpha_zero_is_the_plain_loop(tmp_path,
         assert f"{workers} rank(s), 8 steps" in report.stdout, report.stdout
 
 
+def test_hdet_and_the_hook_run_on_data_parallel_subgroups_without_rank_zero(tmp_path):
+    # Groups {0, 2} and {1, 3}: HDET's permutation broadcast used global rank 0 as its source, which group {1, 3}
+    # does not hold (torch refused it there).
+    run_torchrun(4, [os.path.join(HERE, "subgroup_worker.py"), str(tmp_path)])
+    results = [json.load(open(tmp_path / f"rank{r}.json")) for r in range(4)]
+    for first, second in ((0, 2), (1, 3)):
+        a, b = results[first], results[second]
+        assert a["syncs"] == b["syncs"] == 2
+        assert a["permutation"] == b["permutation"]
+        assert a["weights"] == b["weights"], "a sync leaves every replica of a group with the group's mean"
+        assert a["rates"][3] != b["rates"][3], "each replica of a group its own rate"
+        assert a["hook_world_sizes"] == b["hook_world_sizes"] == [2] * 6
+    assert results[0]["weights"] != results[1]["weights"], "the two groups train apart"
+
+
 def test_without_a_process_group_the_hook_and_hdet_say_so():
     import lrkit.torch as lt
 
