@@ -68,6 +68,32 @@ TEST(WsdsSchedule, WarmupStaysInsideTheFirstPlateauAndKeepsCheckpoints) {
   EXPECT_THROW(parse_schedule("wsds(peak=1, budgets=[1000, 2000], decay=[100])", std::nullopt), SpecError);
 }
 
+// The error points at the entry it names, not at 'decay' whatever went wrong.
+TEST(WsdsSchedule, ARefusedPlanPointsAtTheBudgetOrDecayEntryItNames) {
+  const auto refused = [](const std::string& spec) {
+    try {
+      parse_schedule(spec, std::nullopt);
+    } catch (const SpecError& e) {
+      return std::make_pair(e.token(), std::string(e.what()));
+    }
+    return std::make_pair(std::string("accepted"), std::string());
+  };
+  auto [token, message] = refused("wsds(peak=1e-3, budgets=[100, 50], decay=10%)");
+  EXPECT_EQ(token, "50") << message;
+  EXPECT_NE(message.find("budgets must increase strictly (budget 2 = 50 after 100)"), std::string::npos) << message;
+  std::tie(token, message) = refused("wsds(peak=1e-3, budgets=[1000, 1100], decay=[100, 500])");
+  EXPECT_EQ(token, "500") << message;
+  EXPECT_NE(message.find("decay 2 would start at 600"), std::string::npos) << message;
+  std::tie(token, message) = refused("wsds(peak=1e-3, budgets=[100, 200], decay=150)");
+  EXPECT_EQ(token, "150") << message;  // one length for every budget: the whole value
+  EXPECT_NE(message.find("decay 1 must be between 1 and its budget 100"), std::string::npos) << message;
+  std::tie(token, message) = refused("wsds(peak=1e-3, budgets=[1000, 1100, 1100])");
+  EXPECT_EQ(token, "1100") << message;
+  EXPECT_NE(message.find("budget 3 = 1100 after 1100"), std::string::npos) << message;
+  std::tie(token, message) = refused("wsds(peak=1e-3, budgets=[], decay=10%)");
+  EXPECT_NE(message.find("at least one budget"), std::string::npos) << message;
+}
+
 }  // namespace
 }  // namespace lrkit::schedules
 

@@ -46,15 +46,24 @@ std::vector<int64_t> wsds_decays(const Args& args, const std::vector<int64_t>& b
   return std::vector<int64_t>(budgets.size(), args.length("decay", 0, std::nullopt));
 }
 
+// Where a refused plan points: the budget or decay entry named, or the whole 'decay' when it is one value for all
+// (a default decay, 10 % of each budget, is the budget's).
+const SpecValue& refused_entry(const Args& args, const WsdsPlanError& e) {
+  const bool decay = e.entry == WsdsPlanError::Entry::Decay && args.has("decay");
+  const SpecValue& list = args.value(decay ? "decay" : "budgets");
+  return list.kind == SpecValue::Kind::List && e.index < list.items.size() ? list.items[e.index] : list;
+}
+
 MutableNode build_wsds(const Args& args, Context&) {
   const double peak = args.rate("peak");
   if (!args.has("budgets")) args.fail_call("wsds needs budgets=[B1, B2, ...] in steps");
   const auto budgets = args.length_list("budgets", std::nullopt);
+  if (budgets.empty()) args.fail(args.value("budgets"), "wsds needs at least one budget");
   WsdsPlan plan;
   try {
     plan = plan_wsds(budgets, wsds_decays(args, budgets));
-  } catch (const std::invalid_argument& e) {
-    args.fail(args.value(args.has("decay") ? "decay" : "budgets"), e.what());
+  } catch (const WsdsPlanError& e) {
+    args.fail(refused_entry(args, e), e.what());
   }
   const WarmupSpec warmup = parse_warmup(args, plan.total);
   const int64_t first_decay = plan.segments.front().decay ? plan.segments.front().begin : plan.segments.front().end;

@@ -4,7 +4,10 @@
 // B_k + sum_{j<k} D_j, the compute of WSD with k branches.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace lrkit::schedules {
@@ -23,9 +26,20 @@ struct WsdsPlan {
   int64_t total = 0;
 };
 
-// Throws std::invalid_argument naming the offending budget when budgets are not
+// The entry a WSD-S plan refuses: budget `index` or decay `index` (0-based), so
+// that a spec error can point at the list entry that caused it.
+struct WsdsPlanError : std::invalid_argument {
+  enum class Entry { Budget, Decay };
+  WsdsPlanError(Entry entry, size_t index, const std::string& message)
+      : std::invalid_argument(message), entry(entry), index(index) {}
+  Entry entry;
+  size_t index;
+};
+
+// Throws WsdsPlanError naming the offending budget or decay when budgets are not
 // strictly increasing and positive, a decay is not in [1, B_i], or a decay
-// would start before the previous one did.
+// would start before the previous one did (and std::invalid_argument when the
+// two lists are empty or of different lengths).
 WsdsPlan plan_wsds(const std::vector<int64_t>& budgets, const std::vector<int64_t>& decays);
 
 // D_i = round(fraction * B_i), at least 1 step.
