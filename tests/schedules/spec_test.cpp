@@ -83,6 +83,17 @@ TEST(SpecErrors, BuildErrorsNameKeyValueAndRule) {
   EXPECT_NE(e.rule().find(">= 0 (got -1)"), std::string::npos);
   e = error_of("cosine(peak=1e-3, warmup=100)");
   EXPECT_NE(e.rule().find("must be shorter than the run (100 steps)"), std::string::npos);
+  e = error_of("warmup(cosine(1e-3), length=200)");
+  EXPECT_EQ(e.token(), "200");  // the combinator's length, not the call
+  EXPECT_NE(e.rule().find("must be shorter than the run (100 steps)"), std::string::npos);
+  e = error_of("cyclic(peak=1e-3, budgets=[100, 50])");
+  EXPECT_EQ(e.token(), "50");
+  EXPECT_NE(e.rule().find("budgets must be positive and increasing (entry 2 = 50)"), std::string::npos);
+  e = error_of("cyclic(peak=1e-3, budgets=[])");
+  EXPECT_NE(e.rule().find("cyclic needs at least one budget"), std::string::npos);
+  e = error_of("onecycle(peak=1, div_factor=1e-320)");
+  EXPECT_EQ(e.token(), "1e-320");
+  EXPECT_NE(e.rule().find("peak / div_factor overflows"), std::string::npos);
   e = error_of("wsd(peak=1e-3, warmup=50, decay=60)");
   EXPECT_NE(e.rule().find("exceed the run"), std::string::npos);
   e = error_of("cosine(peak=1e-3, floor=2e-3)");

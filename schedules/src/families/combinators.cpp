@@ -53,7 +53,7 @@ MutableNode build_warmup(const Args& args, Context& ctx) {
   parse_ramp(args, "init", "shape", w);
   std::optional<int64_t> rest = ctx.total;
   if (ctx.total && *ctx.total != kUnbounded) {
-    check_fits(args, *ctx.total, w.length, 0, "");
+    check_fits(args, *ctx.total, w.length, 0, "", "length");
     rest = *ctx.total - w.length;
   }
   return with_warmup(w, ctx.child(inner_spec, rest));

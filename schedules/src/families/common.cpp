@@ -36,13 +36,14 @@ MutableNode with_warmup(const WarmupSpec& warmup, NodePtr inner) {
   return std::make_shared<WarmupNode>(warmup.length, warmup.init, warmup.shape, std::move(inner));
 }
 
-void check_fits(const Args& args, int64_t total, int64_t warmup, int64_t more, const std::string& more_key) {
+void check_fits(const Args& args, int64_t total, int64_t warmup, int64_t more, const std::string& more_key,
+                const std::string& warmup_key) {
   const bool fits = more > 0 ? warmup + more <= total : warmup < total;
   if (!fits) {
     const std::string what = more > 0 ? "warmup (" + std::to_string(warmup) + ") plus " + more_key + " (" +
                                             std::to_string(more) + ") steps exceed"
                                       : "warmup (" + std::to_string(warmup) + " steps) must be shorter than";
-    args.fail_key(warmup > 0 ? "warmup" : more_key, what + " the run (" + std::to_string(total) + " steps)");
+    args.fail_key(warmup > 0 ? warmup_key : more_key, what + " the run (" + std::to_string(total) + " steps)");
   }
 }
 

@@ -50,8 +50,10 @@ WarmupSpec parse_warmup(const Args& args, std::optional<int64_t> total, int64_t 
 // The ramp's start value and shape under the given keys (the combinator names them init/shape).
 void parse_ramp(const Args& args, const std::string& init_key, const std::string& shape_key, WarmupSpec& warmup);
 MutableNode with_warmup(const WarmupSpec& warmup, NodePtr inner);
-// Validates that warmup (plus `more` steps of other phases) fits in the run.
-void check_fits(const Args& args, int64_t total, int64_t warmup, int64_t more, const std::string& more_key);
+// Validates that warmup (plus `more` steps of other phases) fits in the run; an error points at `warmup_key`'s
+// value (the combinator names it length) or, with no warmup, at `more_key`'s.
+void check_fits(const Args& args, int64_t total, int64_t warmup, int64_t more, const std::string& more_key,
+                const std::string& warmup_key = "warmup");
 
 // round(fraction * total): default lengths such as "20% of the run".
 int64_t fraction_of(int64_t total, double fraction);

@@ -130,7 +130,12 @@ MutableNode build_onecycle(const Args& args, Context& ctx) {
   const bool cos = args.word("anneal", "cos", {"cos", "linear"}) == "cos";
   const bool three_phase = args.flag("three_phase", false);
   const double initial = peak / div_factor;
+  if (!std::isfinite(initial))
+    args.fail_key("div_factor", "the initial rate peak / div_factor overflows (" + format_number(peak) + " / " +
+                                    format_number(div_factor) + ")");
   const double minimum = initial / final_div_factor;
+  if (!std::isfinite(minimum))
+    args.fail_key("final_div_factor", "the final rate peak / div_factor / final_div_factor overflows");
   const double t = static_cast<double>(total);
   std::vector<OneCycleNode::PhaseDef> defs = {{pct_start * t - 1.0, initial, peak}};
   if (three_phase) defs.push_back({2.0 * pct_start * t - 2.0, peak, initial});
@@ -153,10 +158,12 @@ MutableNode build_budget_cycles(const Args& args, Context&) {
   const double peak = args.rate("peak");
   if (!args.has("budgets")) args.fail_call("cyclic needs budgets=[B1, B2, ...] in steps");
   const auto budgets = args.length_list("budgets", std::nullopt);
+  if (budgets.empty()) args.fail(args.value("budgets"), "cyclic needs at least one budget");
   for (size_t i = 0; i < budgets.size(); ++i)
     if (budgets[i] < 1 || (i > 0 && budgets[i] <= budgets[i - 1]))
-      args.fail_key("budgets", "budgets must be positive and increasing (entry " + std::to_string(i + 1) + " = " +
-                                   std::to_string(budgets[i]) + ")");
+      args.fail(args.value("budgets").items[i],
+                "budgets must be positive and increasing (entry " + std::to_string(i + 1) + " = " +
+                    std::to_string(budgets[i]) + ")");
   const double floor = args.floor_of("floor", peak, 0.1 * peak);
   const int64_t rewarm = args.length("rewarm", fraction_of(budgets.front(), 0.05), std::nullopt);
   const WarmupSpec warmup = parse_warmup(args, budgets.back());

@@ -21,7 +21,8 @@ class UbaNode final : public ScheduleNode {
   double at(double t) const override {
     const double angle = kPi * t * inv_total_;
     const double u = 1.0 + std::cos(angle);
-    if (phi_ <= 2.0) return floor_ + (peak_ - floor_) * 2.0 * u / (2.0 * phi_ + (2.0 - phi_) * u);
+    // The factor (at most 1) first: (peak - floor) * 2u overflowed at a peak near the largest double.
+    if (phi_ <= 2.0) return floor_ + (peak_ - floor_) * (2.0 * u / (2.0 * phi_ + (2.0 - phi_) * u));
     // For phi > 2, (2 - phi) u cancels 2 phi near the start: at phi = 1e20 the denominator of step 0 was 0 and
     // the rate inf. The same value as a sum of non-negative terms, with 2 - u = 2 sin^2(angle / 2):
     // 2u / (2 phi + (2 - phi) u) = u / (phi sin^2(angle / 2) + u).
