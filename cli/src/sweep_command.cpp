@@ -3,7 +3,6 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <limits>
 #include <map>
@@ -14,6 +13,7 @@
 #include "lrkit/cli/sweep_plan.hpp"
 #include "lrkit/common/ini_lines.hpp"
 #include "lrkit/h5/file.hpp"
+#include "lrkit/train/byte_corpus.hpp"
 #include "lrkit/train/run_files.hpp"
 #include "lrkit/train/train_config.hpp"
 #include "lrkit/train/whole_number_option.hpp"
@@ -102,8 +102,11 @@ uint64_t check_runs(const SweepConfig& sweep) {
   bool metric_found = false;
   for (const auto& set : base.eval_sets()) metric_found |= set.name == sweep.metric;
   if (!metric_found) throw UsageError("sweep.metric '" + sweep.metric + "' is not one of the runs' eval.sets ('" + base.eval.sets + "')");
-  for (const auto& source : base.data_sources())
-    if (!std::ifstream(source.path)) throw UsageError("the runs' data file '" + source.path + "' cannot be opened");
+  try {  // once here, not once per run
+    base.check_data_files();
+  } catch (const train::CorpusError& e) {
+    throw UsageError(std::string("the runs' ") + e.what());
+  }
   return base.train.seed;
 }
 

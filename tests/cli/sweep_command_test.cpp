@@ -310,6 +310,9 @@ TEST(SweepCommand, BadInputExitsTwoWithOneLine) {
            {head + "[schedules]\nc = coseine(peak=1)\n", "sweep_bad.cfg' line 6: schedule 'c'"},
            {head + "seeds = 1, 1\n[schedules]\nc = cosine(peak=1)\n", "sweep.seeds entry 2 (1) repeats entry 1"},
            {head + "[schedules]\nc = single: cosine(peak=1, total=4)\n", "ends at step 4, before its last milestone 8"},
+           {head + "[schedules]\nc = cosine(peak=1)\n[data]\npath = " + out + "_missing.txt\n",
+            "the runs' data file '" + out + "_missing.txt' does not exist or cannot be reached"},
+           {head + "[schedules]\nc = cosine(peak=1)\n[model]\ncontext = 100000\n", "too small for context 100000"},
        }) {
     const auto r = run_lrkit("sweep --config " + lrkit::testing::write_text("sweep_bad.cfg", text));
     EXPECT_EQ(r.code, 2) << needle << "\n" << r.out;

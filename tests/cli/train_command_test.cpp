@@ -353,8 +353,11 @@ TEST(TrainCommand, AMissingDataFileIsRefusedOnceBeforeTheWorkersStartOrTheRunDir
   const std::vector<std::pair<std::string, std::string>> cases = {
       {" --data.path=" + tiny + "_missing", "does not exist or cannot be reached"},
       {" --data.sources=a=" + tiny + ",b=" + tiny, "bytes: too small for context 16"},
-      {" --eval.sets=other=" + std::filesystem::path(tiny).parent_path().string(), "is a directory, not a file"}};
+      {" --eval.sets=other=" + std::filesystem::path(tiny).parent_path().string(), "is a directory, not a file"},
+      {" --data.path=no_such_folder/corpus.txt", "cannot be reached (relative to the working directory '"},
+      {" --data.path=no_such_folder/kjv.txt", "'): prepare the default corpus with scripts/prepare_data.sh"}};
   for (const auto& [option, problem] : cases) {
+    const bool default_corpus = option.find("kjv.txt") != std::string::npos;
     for (const char* workers : {"1", "2"}) {
       const auto dir = out_dir("data_refused");
       const auto r = run_lrkit("train --config " + tiny_config() + " --nproc " + workers + option + " --out " + dir);
@@ -362,6 +365,7 @@ TEST(TrainCommand, AMissingDataFileIsRefusedOnceBeforeTheWorkersStartOrTheRunDir
       EXPECT_EQ(lrkit::testing::count_lines(r.out), 1) << option << "\n" << r.out;
       EXPECT_EQ(r.out.rfind("lrkit train: data file '", 0), 0u) << r.out;
       EXPECT_NE(r.out.find(problem), std::string::npos) << r.out;
+      EXPECT_EQ(r.out.find("prepare_data.sh") != std::string::npos, default_corpus) << r.out;
       EXPECT_FALSE(std::filesystem::exists(dir)) << option << " with " << workers << " worker(s)";
     }
   }

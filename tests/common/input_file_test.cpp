@@ -41,5 +41,12 @@ TEST(InputFile, IniTextThatIsNoUtf8TextIsRefusedByName) {
   EXPECT_EQ(refusal(dir + "/missing.cfg"), "config file '" + dir + "/missing.cfg' does not exist or cannot be reached");
 }
 
+TEST(InputFile, AMissingRelativePathNamesTheDirectoryItWasLookedForIn) {
+  const auto here = std::filesystem::current_path().string();
+  EXPECT_EQ(input_file_problem("no_such_dir/corpus.txt"),
+            "'no_such_dir/corpus.txt' does not exist or cannot be reached (relative to the working directory '" + here +
+                "')");
+}
+
 }  // namespace
 }  // namespace lrkit

@@ -50,14 +50,19 @@ void require_room_for_both_splits(const std::string& path, uintmax_t bytes, doub
                       std::to_string(context) + " with a held-out split of " + format_number(heldout_fraction));
 }
 
+// The bundled corpus that scripts/prepare_data.sh writes (data/kjv.txt); the hint to run it means nothing for
+// a file of the user's own.
+bool is_default_corpus(const std::string& path) { return std::filesystem::path(path).filename() == "kjv.txt"; }
+
 }  // namespace
 
 void ByteCorpus::check(const std::string& path, double heldout_fraction, int64_t context) {
   if (!(heldout_fraction > 0.0 && heldout_fraction < 0.5))
     throw CorpusError("data.heldout must be in (0, 0.5) (got " + format_number(heldout_fraction) + ")");
   if (const auto problem = input_file_problem(path))
-    throw CorpusError("data file " + *problem +
-                      (std::filesystem::exists(path) ? "" : " (prepare the default corpus with scripts/prepare_data.sh)"));
+    throw CorpusError("data file " + *problem + (is_default_corpus(path) && !std::filesystem::exists(path)
+                                                       ? ": prepare the default corpus with scripts/prepare_data.sh"
+                                                       : ""));
   require_room_for_both_splits(path, std::filesystem::file_size(path), heldout_fraction, context);
 }
 

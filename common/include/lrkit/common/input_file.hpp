@@ -5,6 +5,7 @@
 
 #include <sys/stat.h>
 
+#include <filesystem>
 #include <fstream>
 #include <istream>
 #include <optional>
@@ -17,7 +18,15 @@ namespace lrkit {
 // What keeps `path` from being read as a data file, or nothing.
 inline std::optional<std::string> input_file_problem(const std::string& path) {
   struct stat info {};
-  if (::stat(path.c_str(), &info) != 0) return "'" + path + "' does not exist or cannot be reached";
+  if (::stat(path.c_str(), &info) != 0) {
+    std::string problem = "'" + path + "' does not exist or cannot be reached";
+    // A config file's relative path is read from where lrkit runs, not from the file's folder.
+    std::error_code no_directory;
+    const auto here = std::filesystem::current_path(no_directory);
+    if (!path.empty() && path.front() != '/' && !no_directory)
+      problem += " (relative to the working directory '" + here.string() + "')";
+    return problem;
+  }
   if (S_ISDIR(info.st_mode)) return "'" + path + "' is a directory, not a file";
   if (!S_ISREG(info.st_mode)) return "'" + path + "' is not a regular file (a device or pipe may never end)";
   return std::nullopt;
