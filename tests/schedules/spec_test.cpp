@@ -83,6 +83,9 @@ TEST(SpecErrors, BuildErrorsNameKeyValueAndRule) {
   EXPECT_NE(e.rule().find(">= 0 (got -1)"), std::string::npos);
   e = error_of("cosine(peak=1e-3, warmup=100)");
   EXPECT_NE(e.rule().find("must be shorter than the run (100 steps)"), std::string::npos);
+  e = error_of("wsd(peak=1e-3, decay=20%)", 2);
+  EXPECT_EQ(e.token(), "20%");
+  EXPECT_NE(e.rule().find("wsd needs a decay of at least 1 step (got 0 of the run's 2 steps)"), std::string::npos);
   e = error_of("warmup(cosine(1e-3), length=200)");
   EXPECT_EQ(e.token(), "200");  // the combinator's length, not the call
   EXPECT_NE(e.rule().find("must be shorter than the run (100 steps)"), std::string::npos);

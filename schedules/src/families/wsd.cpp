@@ -15,7 +15,9 @@ MutableNode build_wsd(const Args& args, Context& ctx) {
   const int64_t total = args.require_total(ctx.total);
   const WarmupSpec warmup = parse_warmup(args, total);
   const int64_t decay = args.length("decay", fraction_of(total, 0.2), total);
-  if (decay < 1) args.fail_key("decay", "wsd needs a decay of at least 1 step");
+  if (decay < 1)  // a percentage (the default 20 %) of a short run rounds to 0
+    args.fail_key("decay", "wsd needs a decay of at least 1 step (got " + std::to_string(decay) + " of the run's " +
+                               std::to_string(total) + " steps)");
   check_fits(args, total, warmup.length, decay, "decay");
   const DecayShape shape = parse_shape(args, "shape", DecayShape::OneMinusSqrt);
   const double floor = args.floor_of("floor", peak, 0.0);
