@@ -71,11 +71,18 @@ bool holds_checkpoints(const std::string& dir) {
 
 std::string move_run_directory_aside(const std::string& dir) {
   RunDirectoryLock(dir).release();  // refuses a directory that a running lrkit train owns
-  const std::string aside = dir + ".old-" + utc_stamp();
-  std::error_code ec;
-  fs::rename(dir, aside, ec);
-  if (ec) throw UsageError("cannot move '" + dir + "' aside to '" + aside + "': " + ec.message());
-  return aside;
+  // Two overwrites within one second (a script's retries) share a stamp: the second takes DIR.old-<time>-2.
+  const std::string stamped = dir + ".old-" + utc_stamp();
+  for (int n = 1;; ++n) {
+    const std::string aside = n == 1 ? stamped : stamped + "-" + std::to_string(n);
+    std::error_code ec;
+    if (fs::exists(aside, ec)) continue;
+    fs::rename(dir, aside, ec);
+    if (!ec) return aside;
+    // Taken between the check and the rename: the next name.
+    if (ec != std::errc::directory_not_empty && ec != std::errc::file_exists)
+      throw UsageError("cannot move '" + dir + "' aside to '" + aside + "': " + ec.message());
+  }
 }
 
 std::string run_log_argument(const std::string& path) {

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -82,6 +83,33 @@ TEST(RunDirectory, AnEarlierRunIsRefusedMovedAsideWithOverwriteAndAFinishedResum
     }
   EXPECT_EQ(asides, 1);
   EXPECT_EQ(h5::read_series(dir + "/log.h5", "/train/step").size(), 12u);
+}
+
+// A second --overwrite within one second found DIR.old-<time> taken and failed ("Directory not empty"). Here the
+// names of the next 30 seconds are all taken (each a non-empty directory), so the run must pick DIR.old-<time>-2.
+TEST(RunDirectory, AnOverwriteWhoseAsideNameIsTakenPicksTheNextOne) {
+  const auto dir = out_dir("reused_twice");
+  ASSERT_EQ(run_lrkit("train --config " + tiny_config() + " --out " + dir).code, 0);
+  const auto now = std::chrono::system_clock::now();
+  for (int s = 0; s < 30; ++s) {
+    const std::time_t t = std::chrono::system_clock::to_time_t(now + std::chrono::seconds(s));
+    char stamp[32];
+    std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", std::gmtime(&t));
+    fs::create_directories(dir + ".old-" + stamp + "/earlier");
+  }
+  const auto r = run_lrkit("train --config " + tiny_config() + " --overwrite --out " + dir);
+  EXPECT_EQ(r.code, 0) << r.out;
+  const auto moved = r.out.find("moved the earlier run in " + dir + " to " + dir + ".old-");
+  ASSERT_NE(moved, std::string::npos) << r.out;
+  const auto line = r.out.substr(moved, r.out.find('\n', moved) - moved);
+  EXPECT_NE(line.find("Z-2"), std::string::npos) << line;
+  int logs = 0;
+  for (const auto& entry : fs::directory_iterator(fs::path(dir).parent_path()))
+    if (entry.path().filename().string().rfind("reused_twice.old-", 0) == 0) {
+      logs += fs::exists(entry.path() / "log.h5");
+      fs::remove_all(entry.path());
+    }
+  EXPECT_EQ(logs, 1);
 }
 
 // Resumed for more steps, a cosine run would take other rates than it trained with (it had decayed to 0 and
