@@ -34,7 +34,8 @@ namespace fs = std::filesystem;
 constexpr const char* kUsage =
     "usage: lrkit log check LOG | lrkit log repair LOG\n\n"
     "check   validate a run log: series lengths, steps, /config, listed checkpoints' checksums;\n"
-    "        exit 0 when valid, 1 with one line per problem\n"
+    "        exit 0 when valid, 1 with one line per problem; a log a run is writing now is checked up to\n"
+    "        its last whole flush\n"
     "repair  clear the mark a killed writer leaves (h5clear -s), so any HDF5 tool opens the log, and cut\n"
     "        the rows of the flush it cut short (series longer than their step column's shortest); a log\n"
     "        a full disk cut short of its allocated end is first extended to it;\n"
@@ -91,7 +92,17 @@ std::map<std::string, int64_t> torn_tail(const std::map<std::string, int64_t>& r
   return keep;
 }
 
-std::vector<std::string> check_log(const std::string& log) {
+// The rows of /train/step that every per-step series holds: all of them in a closed log; in a log a run is
+// writing, those before the flush in progress (its series grow one after another).
+int64_t whole_steps(const std::map<std::string, int64_t>& rows) {
+  int64_t whole = rows.at("/train/step");
+  for (const auto& [path, n] : rows)
+    if (step_column_of(path) == "/train/step") whole = std::min(whole, n);
+  return whole;
+}
+
+// `live`: a run is writing the log now, so its series may differ in length by the flush in progress.
+std::vector<std::string> check_log(const std::string& log, bool live) {
   std::vector<std::string> problems;
   auto rows = series_rows(log);
   if (!rows.count("/train/step")) return {"no /train/step: not an lrkit run log"};
@@ -99,11 +110,12 @@ std::vector<std::string> check_log(const std::string& log) {
     const auto column = step_column_of(path);
     if (!rows.count(column))
       problems.push_back(path + " has no " + column);
-    else if (n != rows[column])
+    else if (n != rows[column] && !live)
       problems.push_back(path + " has " + std::to_string(n) + " rows, " + column + " " + std::to_string(rows[column]));
   }
 
-  const auto step_values = h5::read_series(log, "/train/step");
+  auto step_values = h5::read_series(log, "/train/step");
+  if (live) step_values.resize(std::min(step_values.size(), static_cast<size_t>(whole_steps(rows))));
   for (size_t i = 0; i < step_values.size(); ++i) {
     if (!std::isfinite(step_values[i]) || (i > 0 && step_values[i] != step_values[i - 1] + 1)) {
       problems.push_back("/train/step row " + std::to_string(i) + " is " + format_number(step_values[i]) +
@@ -185,12 +197,18 @@ int check_log_command(const std::string& log) {
   try {
     if (const uint64_t missing = h5::bytes_short_of_allocated_end(log); missing > 0)
       throw std::runtime_error(short_file_problem(missing));
-    if (h5::has_writer_mark(log))
+    // A run writing the log now marks it open too; only a mark no live writer explains is a problem.
+    const auto writer = run_directory_writer(directory_of(log));
+    if (h5::has_writer_mark(log) && !writer)
       problems.push_back("marked open for writing by a writer that did not close it: only SWMR readers open it "
                          "(lrkit log repair " + log + " clears the mark and cuts the rows of a flush it cut short)");
-    const auto found = check_log(log);
+    const auto found = check_log(log, writer.has_value());
     problems.insert(problems.end(), found.begin(), found.end());
-    if (problems.empty()) std::cout << log << ": ok (" << h5::read_series(log, "/train/step").size() << " steps)\n";
+    if (problems.empty())
+      std::cout << log << ": ok (" << whole_steps(series_rows(log)) << " steps"
+                << (writer ? " so far: lrkit train" + (writer->empty() ? "" : " (pid " + *writer + ")") + " is writing it"
+                           : std::string())
+                << ")\n";
   } catch (const std::exception& e) {
     problems.push_back(e.what());
   }

@@ -22,11 +22,15 @@ namespace lrkit::cli {
 
 namespace fs = std::filesystem;
 
+namespace {
+std::string lock_path(const std::string& dir) { return (fs::path(dir) / "lrkit.lock").string(); }
+}  // namespace
+
 RunDirectoryLock::RunDirectoryLock(const std::string& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw UsageError("cannot create run directory '" + dir + "': " + ec.message());
-  const std::string path = (fs::path(dir) / "lrkit.lock").string();
+  const std::string path = lock_path(dir);
   fd_ = ::open(path.c_str(), O_RDWR | O_CREAT, 0644);  // inherited by the workers on purpose
   if (fd_ < 0) throw UsageError("cannot open '" + path + "': " + std::strerror(errno));
   if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
@@ -43,6 +47,18 @@ RunDirectoryLock::RunDirectoryLock(const std::string& dir) {
 }
 
 RunDirectoryLock::~RunDirectoryLock() { release(); }
+
+std::optional<std::string> run_directory_writer(const std::string& dir) {
+  const std::string path = lock_path(dir);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;  // no run ever held it
+  const bool held = ::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  ::close(fd);
+  if (!held) return std::nullopt;
+  std::string holder;
+  std::ifstream(path) >> holder;
+  return holder;
+}
 
 void RunDirectoryLock::release() {
   if (fd_ >= 0) ::close(fd_);  // closing the last descriptor releases the lock

@@ -39,6 +39,10 @@ class RunDirectoryLock {
 // earlier run (no --resume) or moving it aside (--overwrite, said on `out`).
 RunDirectoryLock own_run_directory(const train::TrainConfig& config, std::ostream& out);
 
+// The pid of the lrkit train that holds `dir`'s lock now ("" when its lock file names none), or nothing when no
+// process holds it. Takes no lock and creates nothing.
+std::optional<std::string> run_directory_writer(const std::string& dir);
+
 // True when `dir` holds a checkpoint (a run's trained state).
 bool holds_checkpoints(const std::string& dir);
 

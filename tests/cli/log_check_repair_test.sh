@@ -16,11 +16,13 @@ fail() { echo "FAIL: $*"; exit 1; }
 run="$scratch/run"
 "$lrkit" train --config "$scratch/long.cfg" --out "$run" >/dev/null 2>&1 &
 writer=$!
-for _ in $(seq 1 300); do  # until rows are flushed
-  # (check exits 1 on a marked log: its output is tested, not its status)
-  [ -f "$run/log.h5" ] && { "$lrkit" log check "$run/log.h5" 2>/dev/null || true; } | grep -q "marked open for writing" && break
+live=""
+for _ in $(seq 1 300); do  # until rows are flushed: a live writer's log checks ok so far, naming the writer
+  [ -f "$run/log.h5" ] && live=$("$lrkit" log check "$run/log.h5" 2>&1) && [[ $live == *" so far: lrkit train (pid $writer) is writing it)"* ]] && break
+  live=""
   sleep 0.1
 done
+[ -n "$live" ] || fail "check of the live writer's log never said it was ok so far"
 # While the run holds the directory, repair is refused.
 out=$("$lrkit" log repair "$run/log.h5" 2>&1) && fail "repair ran beside a live writer: $out"
 echo "$out" | grep -q "is in use by another lrkit train" || fail "repair's refusal does not name the owner: $out"

@@ -61,6 +61,28 @@ TEST(RunDirectory, ASecondWriterIsRefusedAndTheFirstLogStaysIntact) {
   for (size_t i = 0; i < steps.size(); ++i) EXPECT_EQ(steps[i], static_cast<double>(i));
 }
 
+// `lrkit log check` on the log of a run still training reported the run's own SWMR mark as a killed writer's (exit 1,
+// with advice to repair it). A live writer's log is checked up to its last whole flush, and says whose it is.
+TEST(RunDirectory, TheLogOfARunStillTrainingChecksOkSoFar) {
+  const auto dir = out_dir("live_log");
+  const pid_t writer = start_train("--config " + tiny_config() + " --train.steps=100000 --log.flush_every=1 --out " + dir,
+                                   dir + ".writer.txt");
+  ASSERT_TRUE(wait_for([&] { return fs::exists(dir + "/log.h5") && fs::file_size(dir + "/lrkit.lock") > 0; }));
+  for (int i = 0; i < 5; ++i) {
+    const auto r = run_lrkit("log check " + dir);
+    EXPECT_EQ(r.code, 0) << r.out;
+    EXPECT_NE(r.out.find(" steps so far: lrkit train (pid " + std::to_string(writer) + ") is writing it)"),
+              std::string::npos) << r.out;
+  }
+  kill(writer, SIGTERM);
+  int status = 0;
+  waitpid(writer, &status, 0);
+  const auto r = run_lrkit("log check " + dir);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("log.h5: ok ("), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("so far"), std::string::npos) << r.out;
+}
+
 TEST(RunDirectory, AnEarlierRunIsRefusedMovedAsideWithOverwriteAndAFinishedResumeIsANoOp) {
   const auto dir = out_dir("reused");
   ASSERT_EQ(run_lrkit("train --config " + tiny_config() + " --out " + dir).code, 0);

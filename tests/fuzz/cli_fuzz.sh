@@ -38,7 +38,7 @@ fragments=(cosine wsd wsds uba join warmup floor scale onecycle restarts step mu
            rewarm constant linear polynomial table refined "(" ")" "[" "]" "," "=" '"' "%" " " peak floor warmup
            decay shape phi budgets total at gamma every milestones period mult 1-sqrt inverse exp 0 1 -1 1e-3 1e308
            1e-320 50% 100% 250% 0.5 1e15 99999999999 nan inf true "\\" length min by norms file /dev/zero
-           "$scratch/table.csv" "$scratch/log.h5")
+           "$scratch/table.csv" "$scratch/log.h5" cyclic "[]" rewarm const cooldown anneal)
 valid=("wsd(peak=3e-4, warmup=2%, decay=20%, shape=1-sqrt, floor=0)"
        "join(linear(0, 1e-3, 200), cosine(1e-3, 1e-5), at=[200])"
        "wsds(peak=1e-3, budgets=[100, 200, 400], decay=10%)"
@@ -46,7 +46,10 @@ valid=("wsd(peak=3e-4, warmup=2%, decay=20%, shape=1-sqrt, floor=0)"
        "onecycle(peak=0.1, three_phase=true)"
        "scale(floor(restarts(1, period=7, mult=2), min=0.1), by=2)"
        "table(file=$scratch/table.csv)"
-       "refined(norms=$scratch/log.h5, peak=1e-3)")
+       "refined(norms=$scratch/log.h5, peak=1e-3)"
+       "cyclic(peak=1e-3, budgets=[100, 200], rewarm=10)"
+       "multistep(peak=1, milestones=[10, 20], gamma=0.5)"
+       "infinite(peak=1e-3, const=50%, cooldown=10%, anneal=10%)")
 chars='()[],=%"0123456789.-e abcdefghijklmnopqrstuvwxyz_/'
 
 mutate_text() {  # mutate_text TEXT: 1-4 random character edits
