@@ -18,6 +18,7 @@
 #include <stdexcept>
 
 #include "command.hpp"
+#include "lrkit/common/input_file.hpp"
 #include "lrkit/common/numbers.hpp"
 #include "lrkit/h5/file.hpp"
 #include "lrkit/train/checkpoint.hpp"
@@ -258,7 +259,8 @@ int run_log_command(const std::vector<std::string>& args) {
   if (action != "check" && action != "repair") throw UsageError("unknown action '" + action + "' (check or repair)");
   if (args.size() != 2) throw UsageError("give one run log: lrkit log " + action + " LOG");
   const std::string log = run_log_argument(args[1]);
-  if (!fs::is_regular_file(log)) throw UsageError("'" + log + "' is not a file");
+  if (const auto problem = input_file_problem(log))
+    throw UsageError(*problem + (fs::is_directory(log) ? " (no log.h5 in it: not a run directory)" : ""));
   if (!h5::is_hdf5_file(log)) throw UsageError("'" + log + "' is not an HDF5 file (or is truncated)");
   return in_child(log, action == "check" ? check_log_command : repair_log);
 }

@@ -113,10 +113,18 @@ TEST(LogCommand, ALogThatCrashesTheHdf5LibraryIsReportedNotACrash) {
 }
 
 TEST(LogCommand, BadArgumentsAreOneLineErrors) {
-  for (const std::string& args : std::vector<std::string>{"log", "log frobnicate x.h5", "log check", "log check /nonexistent.h5",
-                                  "log check " + lrkit::testing::write_text("not_hdf5.h5", "text")}) {
+  const auto not_a_run = (lrkit::testing::scratch_dir() / "not_a_run").string();
+  std::filesystem::create_directories(not_a_run);
+  for (const auto& [args, expected] : std::vector<std::pair<std::string, std::string>>{
+           {"log", "usage: lrkit log check LOG"},
+           {"log frobnicate x.h5", "unknown action 'frobnicate'"},
+           {"log check", "give one run log"},
+           {"log check /nonexistent.h5", "'/nonexistent.h5' does not exist or cannot be reached"},
+           {"log repair " + not_a_run, "'" + not_a_run + "' is a directory, not a file (no log.h5 in it: not a run directory)"},
+           {"log check " + lrkit::testing::write_text("not_hdf5.h5", "text"), "is not an HDF5 file"}}) {
     const auto r = run_lrkit(args);
     EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
+    EXPECT_NE(r.out.find(expected), std::string::npos) << args << "\n" << r.out;
   }
 }
 
