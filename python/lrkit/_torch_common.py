@@ -38,6 +38,10 @@ def require_optimizer(optimizer, who):
 def loop_schedule(spec, total_steps):
     """The Schedule a training loop runs (lrkit.Schedule refuses a total that cuts a WSD-S's last decay), its rates
     checked over the run when it has an end: an infinite or NaN rate is refused here, not met as NaN weights."""
+    if isinstance(spec, Schedule) and total_steps is not None and total_steps != spec.total_steps:
+        # A Schedule carries its own length; a second, different one would be dropped without a word.
+        raise ValueError(f"the Schedule '{spec.spec}' runs {spec.total_steps} steps but total_steps={total_steps!r} "
+                         "was given too; give one of them")
     schedule = spec if isinstance(spec, Schedule) else Schedule(spec, total_steps)
     if schedule.total_steps is not None:
         schedule.check_rates()

@@ -184,7 +184,8 @@ std::optional<int64_t> Args::total_or(std::optional<int64_t> caller_total) const
 int64_t Args::require_total(std::optional<int64_t> caller_total) const {
   const auto total = total_or(caller_total);
   if (!total || *total == kUnbounded)
-    fail_call(call_.name + " needs the total number of steps: give --steps (or the trainer's steps) or total=");
+    fail_call(call_.name + " needs the total number of steps: the run's length (lrkit schedule --steps, train.steps, "
+              "Python's total_steps) or total= in the spec");
   if (*total < 1) fail_call(call_.name + " needs a run of at least 1 step (got " + std::to_string(*total) + ")");
   return *total;
 }

@@ -83,8 +83,10 @@ def test_bad_input_is_a_clear_python_exception():
         lt.LRScheduler(model, "cosine(peak=1e-3)", 10)
     with pytest.raises(lrkit.SpecError):
         lt.LRScheduler(optimizer, "cosine(peak=1e-3", 10)
-    with pytest.raises(lrkit.SpecError, match="total"):
+    with pytest.raises(lrkit.SpecError, match="total_steps"):
         lt.LRScheduler(optimizer, "cosine(peak=1e-3)")  # total_steps missing where the spec needs it
+    with pytest.raises(ValueError, match="runs 10 steps but total_steps=20 was given too"):
+        lt.LRScheduler(optimizer, lrkit.Schedule("cosine(peak=1e-3)", 10), 20)  # was run for 10, 20 dropped
     with pytest.raises(ValueError, match="cut off"):
         lt.LRScheduler(optimizer, "wsds(peak=1e-3, budgets=[100, 200])", 150)
     # A rate that would make every weight inf or NaN is refused at the start, the optimizer untouched.
@@ -93,6 +95,7 @@ def test_bad_input_is_a_clear_python_exception():
     with pytest.raises(lrkit.SpecError, match="at step 1 of 0..10"):
         lt.LRScheduler(optimizer, lrkit.Schedule("exponential(1e-3, gamma=1e300)", 10))
     assert optimizer.param_groups[0]["lr"] == 0.05 and "initial_lr" not in optimizer.param_groups[0]
+    assert lt.LRScheduler(optimizer, lrkit.Schedule("cosine(peak=1e-3)", 10), 10).schedule.total_steps == 10
 
 
 def test_a_loop_longer_than_its_schedule_is_warned_once(recwarn):
