@@ -1,9 +1,17 @@
 // Batch sampling: pure functions of (seed, step, row), and the locality knob.
 #include "lrkit/train/byte_corpus.hpp"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
+
+#include "mapped_file.hpp"
 
 #include "test_files.hpp"
 
@@ -49,6 +57,57 @@ TEST(ByteCorpus, CheckRefusesWhatLoadRefusesWithTheSameMessage) {
   EXPECT_NO_THROW(ByteCorpus::check(fits, 0.1, 16));
   EXPECT_EQ(ByteCorpus::load(fits, 0.1, 16).heldout().size(), 40u);
   EXPECT_THROW(ByteCorpus::check(fits, 0.5, 16), CorpusError);
+}
+
+TEST(ByteCorpus, TheMappedFileIsReadWholeAndCopiesShareIt) {
+  std::vector<uint8_t> bytes(100000);
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>((i * 7919) % 256);
+  const auto path = (lrkit::testing::scratch_dir() / "mapped.bin").string();
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), 100000);
+  const ByteCorpus corpus = ByteCorpus::load(path, 0.1, 16);
+  ASSERT_EQ(corpus.train().size(), 90000u);
+  ASSERT_EQ(corpus.heldout().size(), 10000u);
+  EXPECT_TRUE(std::equal(bytes.begin(), bytes.begin() + 90000, corpus.train().data()));
+  EXPECT_TRUE(std::equal(bytes.begin() + 90000, bytes.end(), corpus.heldout().data()));
+  const ByteCorpus copy = corpus;
+  EXPECT_EQ(copy.train().data(), corpus.train().data()) << "a copy shares the mapping";
+  const auto batch = sample_batch(corpus.train(), 0, 3, 16, {1, 2});
+  const auto from_vector = sample_batch(std::vector<uint8_t>(bytes.begin(), bytes.begin() + 90000), 0, 3, 16, {1, 2});
+  EXPECT_TRUE(torch::equal(batch.inputs, from_vector.inputs));
+}
+
+// A corpus file cut short under the run: a read past its new end raised SIGBUS, which killed the process without a
+// word. Between steps require_whole names it; a read that races the cut ends in the same one line, exit 1.
+TEST(ByteCorpus, AFileCutShortUnderTheMappingIsNamedNotABusError) {
+  const auto path = (lrkit::testing::scratch_dir() / "cut_short.txt").string();
+  std::ofstream(path) << std::string(100000, 'a');
+  const ByteCorpus corpus = ByteCorpus::load(path, 0.1, 16);
+  EXPECT_NO_THROW(corpus.require_whole());
+  std::filesystem::resize_file(path, 10);
+  try {
+    corpus.require_whole();
+    FAIL() << "a cut file passed";
+  } catch (const DataFileChangedError& e) {
+    EXPECT_EQ(std::string(e.what()), "data file '" + path + "' was cut short while the run read it (100000 bytes "
+                                     "when the run started, 10 now): restore it and continue with --resume auto");
+  }
+  const auto stderr_path = path + ".stderr";
+  const pid_t child = fork();
+  if (child == 0) {
+    const int err = ::open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(err, STDERR_FILENO);
+    volatile uint8_t byte = corpus.train()[50000];  // past the new end: SIGBUS
+    ::_exit(byte == 'a' ? 42 : 43);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << "ended by signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  std::ifstream in(stderr_path);
+  const std::string message((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(message, "lrkit: data file '" + path + "' was cut short while the run read it (bus error past its new "
+                     "end): the run log and checkpoints written so far are kept; restore the file and continue with "
+                     "--resume auto\n");
 }
 
 TEST(ByteCorpus, RowsArePureFunctionsOfSeedStepAndIndex) {

@@ -1,12 +1,12 @@
 #include "lrkit/train/byte_corpus.hpp"
 
+#include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 
 #include "lrkit/common/numbers.hpp"
 #include "lrkit/common/input_file.hpp"
 #include "lrkit/train/rank_streams.hpp"
+#include "mapped_file.hpp"
 
 namespace lrkit::train {
 
@@ -16,8 +16,8 @@ uint64_t mix(uint64_t x) { return derive_seed(x, 0); }
 
 uint64_t step_key(const BatchKey& key) { return mix(mix(key.seed) ^ static_cast<uint64_t>(key.step)); }
 
-Batch windows(const std::vector<uint8_t>& tokens, int64_t context, const std::vector<int64_t>& offsets) {
-  return token_windows(std::vector<const std::vector<uint8_t>*>(offsets.size(), &tokens), offsets, context);
+Batch windows(ByteView tokens, int64_t context, const std::vector<int64_t>& offsets) {
+  return token_windows(std::vector<ByteView>(offsets.size(), tokens), offsets, context);
 }
 
 }  // namespace
@@ -27,14 +27,13 @@ uint64_t row_draw(const BatchKey& key, int64_t row, uint64_t stream) {
   return stream == 0 ? draw : mix(draw ^ stream);
 }
 
-Batch token_windows(const std::vector<const std::vector<uint8_t>*>& tokens, const std::vector<int64_t>& offsets, int64_t context) {
+Batch token_windows(const std::vector<ByteView>& tokens, const std::vector<int64_t>& offsets, int64_t context) {
   const auto rows = static_cast<int64_t>(offsets.size());
   auto data = torch::empty({rows, context + 1}, torch::kLong);
   auto* out = data.data_ptr<int64_t>();
   for (int64_t r = 0; r < rows; ++r) {
-    const auto& source = *tokens[static_cast<size_t>(r)];
-    for (int64_t i = 0; i <= context; ++i)
-      out[r * (context + 1) + i] = source[static_cast<size_t>(offsets[static_cast<size_t>(r)] + i)];
+    const uint8_t* window = tokens[static_cast<size_t>(r)].data() + offsets[static_cast<size_t>(r)];
+    std::copy(window, window + context + 1, out + r * (context + 1));
   }
   using torch::indexing::Slice;
   return {data.index({Slice(), Slice(0, context)}).contiguous(), data.index({Slice(), Slice(1, context + 1)}).contiguous()};
@@ -68,19 +67,21 @@ void ByteCorpus::check(const std::string& path, double heldout_fraction, int64_t
 
 ByteCorpus ByteCorpus::load(const std::string& path, double heldout_fraction, int64_t context) {
   check(path, heldout_fraction, context);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw CorpusError("cannot open data file '" + path + "'");
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  require_room_for_both_splits(path, bytes.size(), heldout_fraction, context);  // what was read, should the file have changed
-  const auto held = static_cast<size_t>(static_cast<double>(bytes.size()) * heldout_fraction);
+  auto file = std::make_shared<const MappedFile>(path);
+  const size_t size = file->size();
+  require_room_for_both_splits(path, size, heldout_fraction, context);  // what was mapped, should the file have changed
+  const auto held = static_cast<size_t>(static_cast<double>(size) * heldout_fraction);
   ByteCorpus corpus;
   corpus.path_ = path;
-  corpus.train_.assign(bytes.begin(), bytes.end() - static_cast<std::ptrdiff_t>(held));
-  corpus.heldout_.assign(bytes.end() - static_cast<std::ptrdiff_t>(held), bytes.end());
+  corpus.train_ = ByteView(file->bytes(), size - held);
+  corpus.heldout_ = ByteView(file->bytes() + (size - held), held);
+  corpus.file_ = std::move(file);
   return corpus;
 }
 
-Batch sample_batch(const std::vector<uint8_t>& tokens, int64_t first_row, int64_t rows, int64_t context,
+void ByteCorpus::require_whole() const { file_->require_whole(); }
+
+Batch sample_batch(ByteView tokens, int64_t first_row, int64_t rows, int64_t context,
                    const BatchKey& key) {
   const auto span = static_cast<uint64_t>(tokens.size()) - static_cast<uint64_t>(context);
   uint64_t region_start = 0, region = span;
@@ -95,7 +96,7 @@ Batch sample_batch(const std::vector<uint8_t>& tokens, int64_t first_row, int64_
   return windows(tokens, context, offsets);
 }
 
-Batch evaluation_batch(const std::vector<uint8_t>& tokens, int64_t rows, int64_t context, int64_t index, int64_t count) {
+Batch evaluation_batch(ByteView tokens, int64_t rows, int64_t context, int64_t index, int64_t count) {
   const int64_t span = static_cast<int64_t>(tokens.size()) - context - 1;
   std::vector<int64_t> offsets(static_cast<size_t>(rows));
   for (int64_t r = 0; r < rows; ++r) offsets[static_cast<size_t>(r)] = span * (index * rows + r) / std::max<int64_t>(count * rows, 1);

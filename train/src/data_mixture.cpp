@@ -58,17 +58,18 @@ std::vector<double> DataMixture::sampling(int64_t step) const {
 
 MixedBatch DataMixture::sample(int64_t first_row, int64_t rows, int64_t context, const BatchKey& key,
                                const std::vector<double>& sampling) const {
+  for (const auto& corpus : corpora_) corpus.require_whole();
   if (corpora_.size() == 1)
     return {sample_batch(corpora_[0].train(), first_row, rows, context, key), std::vector<int64_t>(static_cast<size_t>(rows), 0)};
   MixedBatch out;
-  std::vector<const std::vector<uint8_t>*> tokens;
+  std::vector<ByteView> tokens;
   std::vector<int64_t> offsets;
   for (int64_t r = 0; r < rows; ++r) {
     const auto s = pick_source(unit_interval(row_draw(key, first_row + r, kSourceStream)), sampling);
-    const auto& source = corpora_[s].train();
+    const ByteView source = corpora_[s].train();
     const auto span = static_cast<uint64_t>(source.size()) - static_cast<uint64_t>(context);
     out.source.push_back(static_cast<int64_t>(s));
-    tokens.push_back(&source);
+    tokens.push_back(source);
     offsets.push_back(static_cast<int64_t>(row_draw(key, first_row + r, 0) % span));
   }
   out.batch = token_windows(tokens, offsets, context);

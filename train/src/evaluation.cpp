@@ -12,12 +12,12 @@ std::vector<NamedTokens> load_eval_sets(const TrainConfig& c, const DataMixture&
     const ByteCorpus* loaded = set.path.empty() ? &data.corpus(0) : nullptr;
     for (size_t i = 0; i < data.size() && !loaded; ++i)
       if (data.corpus(i).path() == set.path) loaded = &data.corpus(i);
-    sets.push_back({set.name, loaded ? loaded->heldout() : ByteCorpus::load(set.path, c.data.heldout, c.model.context).heldout()});
+    sets.push_back({set.name, loaded ? *loaded : ByteCorpus::load(set.path, c.data.heldout, c.model.context)});
   }
   return sets;
 }
 
-double evaluate(Gpt& model, const std::vector<uint8_t>& tokens, const TrainConfig& c, const torch::Device& device) {
+double evaluate(Gpt& model, ByteView tokens, const TrainConfig& c, const torch::Device& device) {
   torch::NoGradGuard no_grad;
   model->eval();
   AutocastScope autocast(device, c.train.precision == Precision::bf16);

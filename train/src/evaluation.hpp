@@ -15,13 +15,13 @@ namespace lrkit::train {
 
 struct NamedTokens {
   std::string name;
-  std::vector<uint8_t> tokens;
+  ByteCorpus corpus;  // its held-out tail is the set
 };
 
 // The evaluation sets: held-out tails of the training sources (loaded already) and of other files.
 std::vector<NamedTokens> load_eval_sets(const TrainConfig& config, const DataMixture& data);
 
 // Mean loss over the set's fixed evaluation windows.
-double evaluate(Gpt& model, const std::vector<uint8_t>& tokens, const TrainConfig& config, const torch::Device& device);
+double evaluate(Gpt& model, ByteView tokens, const TrainConfig& config, const torch::Device& device);
 
 }  // namespace lrkit::train

@@ -190,7 +190,8 @@ void Trainer::evaluate_and_checkpoint(int64_t step) {
     if (mean_model_)
       distributed::mean_of_replicas(replica_parameters_, (*mean_model_)->parameters(), *collective_, c_.dist.bucket_mb);
     for (const auto& set : eval_sets_) {  // rank 0 only
-      const double loss = evaluate(evaluated, set.tokens, c_, device_);
+      set.corpus.require_whole();
+      const double loss = evaluate(evaluated, set.corpus.heldout(), c_, device_);
       log_->record_eval(set.name, step + 1, loss);
       summary_.final_eval_losses[set.name] = loss;
       if (!plan_.last(step)) *progress_ << "eval   step " << step + 1 << "  " << set.name << " loss " << loss << std::endl;
