@@ -59,9 +59,10 @@ std::vector<FlaggedWindow> flag_windows(const Series& s, const std::vector<doubl
   if (!s.low_is_bad)
     for (auto& x : scored) x = x > 0 ? std::log(x) : NAN;  // exactly 0 (identical ranks): nothing to score
   scored = centered_median(scored, kSmoothingSteps);
-  const auto z = trailing_robust_z(scored, o.window, o.window / 2, s.low_is_bad ? 0.01 : 0.05);
+  const int64_t window = *o.window;  // as applied
+  const auto z = trailing_robust_z(scored, window, window / 2, s.low_is_bad ? 0.01 : 0.05);
   std::vector<FlaggedWindow> windows;
-  const auto gap = static_cast<size_t>(std::max<int64_t>(1, o.window / 5));
+  const auto gap = static_cast<size_t>(std::max<int64_t>(1, window / 5));
   size_t last_flag = 0;
   for (size_t t = 0; t < z.size(); ++t) {
     const double signed_z = s.low_is_bad ? -z[t] : z[t];
@@ -213,7 +214,7 @@ void check_options(const ReportOptions& o) {
   const auto refuse = [](const std::string& option, const std::string& rule, double got) {
     throw RankLogError("option " + option + " must be " + rule + " (got " + format_number(got) + ")");
   };
-  if (o.window < 4) refuse("--window", ">= 4", static_cast<double>(o.window));
+  if (o.window && *o.window < 4) refuse("--window", ">= 4", static_cast<double>(*o.window));
   if (o.skip && *o.skip < 0) refuse("--skip", ">= 0", static_cast<double>(*o.skip));
   const std::pair<const char*, double> thresholds[] = {
       {"--jump-z", o.jump_z}, {"--spike-z", o.spike_z}, {"--grad-spike-z", o.grad_spike_z}, {"--outlier-z", o.outlier_z}};
@@ -222,6 +223,8 @@ void check_options(const ReportOptions& o) {
 }
 
 }  // namespace
+
+int64_t default_window(int64_t steps) { return std::clamp<int64_t>(steps / 50, 50, 500); }
 
 Report analyze(const RankLog& log, const ReportOptions& o) {
   check_options(o);
@@ -236,19 +239,20 @@ Report analyze(const RankLog& log, const ReportOptions& o) {
   r.steps = logged - skip;
   r.options = o;
   r.skip = skip;
-  r.window = std::min(o.window, r.steps / 2);
+  const int64_t wanted = o.window.value_or(default_window(r.steps));
+  r.window = std::min(wanted, r.steps / 2);
   if (r.window < 4) {
     r.window = 0;
     r.notes.push_back(std::to_string(r.steps) + " steps analysed: too few for trailing statistics (no jumps, drops or spikes "
                       "are looked for); NaN/Inf and outlier ranks still are");
-  } else if (r.window < o.window) {
+  } else if (r.window < wanted) {
     r.notes.push_back(std::to_string(r.steps) + " steps are analysed: the window is shrunk to " +
-                      std::to_string(r.window) + " steps (from " + std::to_string(o.window) + ")");
+                      std::to_string(r.window) + " steps (from " + std::to_string(wanted) + ")");
   }
   if (log.ranks < 2)
     r.notes.push_back("1 rank: no worker dispersion, consistency or outlier ranks to assess; spikes and NaN/Inf are looked for");
   ReportOptions applied = o;
-  applied.window = std::max<int64_t>(r.window, 4);
+  applied.window = std::max<int64_t>(r.window, 4);  // what every step below uses
 
   std::vector<double> steps(log.steps.begin() + static_cast<std::ptrdiff_t>(first), log.steps.end());
   std::vector<double> loss, loss_std, loss_cv, norm_std, consistency, global_norm;
@@ -276,11 +280,11 @@ Report analyze(const RankLog& log, const ReportOptions& o) {
   }
   r.consistency_metric = !log.cos_pairwise.empty() ? "mean pairwise cosine" : !log.cos_to_mean.empty() ? "mean cos_to_mean" : "";
 
-  r.loss = summarize("loss", loss, applied.window);
+  r.loss = summarize("loss", loss, *applied.window);
   std::vector<Series> series = {{"loss_std", loss_std}, {"loss_cv", loss_cv}, {"grad_norm_std", norm_std}};
   if (!consistency.empty()) series.push_back({"consistency", consistency, true});
   for (const auto& s : series) {
-    r.dispersion.push_back(summarize(s.name, s.values, applied.window));
+    r.dispersion.push_back(summarize(s.name, s.values, *applied.window));
     if (n < 2 || r.window == 0) continue;  // one worker: nothing disperses
     if (s.name == "loss_cv") continue;  // loss_std already covers it; flagging both doubles every window
     const auto w = flag_windows(s, steps, applied);
@@ -300,7 +304,7 @@ Report analyze(const RankLog& log, const ReportOptions& o) {
   for (const auto& [name, x] : {std::pair<std::string, const std::vector<double>*>{"loss", &loss}, {"grad_norm", &global_norm}}) {
     if (r.window == 0) break;
     const double level = std::fabs(median(*x));
-    const auto z = trailing_robust_z(*x, applied.window, applied.window / 2, 1e-3 * (level > 0 ? level : 1.0));
+    const auto z = trailing_robust_z(*x, *applied.window, *applied.window / 2, 1e-3 * (level > 0 ? level : 1.0));
     for (size_t t = 0; t < z.size(); ++t)
       if (!std::isnan(z[t]) && z[t] > (name == "loss" ? o.spike_z : o.grad_spike_z)) r.spikes.push_back({name, steps[t], (*x)[t], z[t]});
   }

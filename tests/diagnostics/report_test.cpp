@@ -172,6 +172,28 @@ TEST(Report, NanOrInfIsAFindingWithItsFirstStep) {
   EXPECT_NE(format_text(r).find("NaN/Inf: \n  rank 1 loss: from step 200, 5 step(s)"), std::string::npos) << format_text(r);
 }
 
+// A long healthy run: with a 50-step window its own noise crossed z 6 every few ten thousand steps (8 jumps over
+// 180,000 steps of 8 ranks), so a long log was always "silent inconsistency". The default window grows with the
+// log; a real jump is still found where it starts.
+TEST(Report, ALongHealthyLogIsConsistentAndAJumpInItIsStillFound) {
+  EXPECT_EQ(default_window(400), 50);
+  EXPECT_EQ(default_window(10000), 200);
+  EXPECT_EQ(default_window(1000000), 500);
+  auto log = synthetic(8, 30000, 11);
+  const auto healthy = analyze(log);
+  EXPECT_EQ(healthy.window, 500);
+  EXPECT_EQ(healthy.verdict.rfind("consistent", 0), 0u) << healthy.verdict;
+  std::mt19937_64 rng(5);
+  std::normal_distribution<double> noise;
+  for (int64_t t = 20000; t < 30000; ++t)  // from step 20000 the ranks' losses spread 3x as wide
+    for (int64_t k = 0; k < 8; ++k) cell(log, log.loss, t, k) += 0.0566 * noise(rng);
+  const auto jumped = analyze(log);
+  ASSERT_FALSE(jumped.windows.empty()) << jumped.verdict;
+  EXPECT_EQ(jumped.windows.front().metric, "loss_std");
+  EXPECT_GE(jumped.windows.front().first_step, 20000);
+  EXPECT_LE(jumped.windows.front().first_step, 20005);
+}
+
 TEST(Report, OneRankOrFewStepsSayWhatCanStillBeAnalysed) {
   auto one = analyze(synthetic(1, 300));
   EXPECT_EQ(one.verdict.rfind("no worker dispersion to assess with 1 rank", 0), 0u) << one.verdict;
