@@ -15,6 +15,7 @@
 #include "lrkit/schedules/spec_error.hpp"
 #include "lrkit/train/byte_corpus.hpp"
 #include "lrkit/train/checkpoint.hpp"
+#include "lrkit/train/run_log.hpp"
 #include "lrkit/train/trainer.hpp"
 #include "lrkit/train/worker_placement.hpp"
 #include "lrkit/train/worker_threads.hpp"
@@ -92,6 +93,8 @@ int run_train_command(const std::vector<std::string>& args) {
         return kExitOk;
       }
       config.check_data_files();  // a missing data file: once, not by every worker, and before the run directory
+      if (!config.resume.empty())  // likewise, before any worker starts
+        train::require_the_logged_settings(config, launching ? config.nproc : env.world_size);
       if (lead) lock.emplace(own_run_directory(config, std::cout));
     }
     if (launching) return launch_local_workers(args, static_cast<int>(config.nproc));

@@ -83,6 +83,32 @@ TEST(RunDirectory, TheLogOfARunStillTrainingChecksOkSoFar) {
   EXPECT_EQ(r.out.find("so far"), std::string::npos) << r.out;
 }
 
+// A resume with another batch, model or diagnostics went on (or failed in a worker once the log's layout
+// differed), and the log's /config still named the first settings. Now the keys that define the run must match the
+// log's, all differences named in one line before anything starts; how the run is carried out may change.
+TEST(RunDirectory, AResumeWithSettingsThatDefineAnotherRunIsRefusedNamingEachChange) {
+  const auto dir = out_dir("resumed_settings");
+  ASSERT_EQ(run_lrkit("train --config " + tiny_config() + " --checkpoint.every=6 --out " + dir).code, 0);
+  fs::remove(dir + "/checkpoints/step_0000000012.pt");
+  const auto rows = h5::read_series(dir + "/log.h5", "/train/step").size();
+  auto r = run_lrkit("train --config " + tiny_config() + " --resume auto --nproc 2 --train.batch=16 --model.width=32 "
+                     "--diagnostics.pairwise=exact --out " + dir);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_EQ(count_lines(r.out), 1) << r.out;
+  EXPECT_EQ(r.out.rfind("lrkit train: run directory '" + dir + "' holds a run with other settings: ", 0), 0u) << r.out;
+  for (const char* change : {"workers = 1 there, 2 here", "train.batch = 8 there, 16 here", "model.width = 16 there, 32 here",
+                             "diagnostics.pairwise = off there, exact here", "--branch-from CHECKPOINT --out NEW_DIR"})
+    EXPECT_NE(r.out.find(change), std::string::npos) << change << "\n" << r.out;
+  EXPECT_EQ(h5::read_series(dir + "/log.h5", "/train/step").size(), rows) << "the log is untouched";
+  // How the run is carried out may change: accumulation, intervals, the corpus's path.
+  const auto corpus = fs::path(tiny_config()).parent_path() / "dp_corpus.txt";
+  fs::copy_file(corpus, dir + "_moved_corpus.txt", fs::copy_options::overwrite_existing);
+  r = run_lrkit("train --config " + tiny_config() + " --resume auto --train.accumulation=2 --train.log_every=3 "
+                "--checkpoint.every=4 --data.path=" + dir + "_moved_corpus.txt --out " + dir);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("resumed from"), std::string::npos) << r.out;
+}
+
 TEST(RunDirectory, AnEarlierRunIsRefusedMovedAsideWithOverwriteAndAFinishedResumeIsANoOp) {
   const auto dir = out_dir("reused");
   ASSERT_EQ(run_lrkit("train --config " + tiny_config() + " --out " + dir).code, 0);

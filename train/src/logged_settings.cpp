@@ -1,0 +1,80 @@
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "lrkit/common/numbers.hpp"
+#include "lrkit/h5/file.hpp"
+#include "lrkit/train/run_files.hpp"
+#include "lrkit/train/run_log.hpp"
+#include "lrkit/train/train_config.hpp"
+
+namespace lrkit::train {
+
+namespace {
+
+// What makes a run the run it is: the model, the data it samples, the optimizer, the batch and seeds, the
+// controllers, and what the log records per step. A resume may change how the run is carried out (device,
+// threads, accumulation, backend, bucket size, timeouts), how often it logs, evaluates or checkpoints, its
+// non-finite policy, the data files' paths (a corpus moved) and train.steps (its own check, on the schedule).
+bool defines_the_run(const std::string& key) {
+  static const std::vector<std::string> sections = {"model.", "data.", "optim.", "hdet.", "reweight.", "diagnostics."};
+  static const std::vector<std::string> keys = {"train.batch",       "train.seed",         "train.precision",
+                                                "dist.data_split",   "dist.dropout_seed",  "dist.desync_ranks",
+                                                "eval.sets"};
+  static const std::vector<std::string> free = {"model.attention",         "model.fused_norm", "data.path",
+                                                "reweight.histogram_every", "diagnostics.matrix_every"};
+  if (std::find(free.begin(), free.end(), key) != free.end()) return false;
+  if (std::find(keys.begin(), keys.end(), key) != keys.end()) return true;
+  return std::any_of(sections.begin(), sections.end(), [&](const std::string& s) { return key.rfind(s, 0) == 0; });
+}
+
+// NAME=PATH lists (data.sources, eval.sets) compare by their names: a moved file keeps its name.
+std::string names_of(const std::string& list) {
+  std::string names;
+  for (const auto& item : split_list(list)) names += (names.empty() ? "" : ", ") + item.substr(0, item.find('='));
+  return names;
+}
+
+}  // namespace
+
+void require_the_logged_settings(const TrainConfig& c, int64_t world_size) {
+  const std::string log = run_log_path(c.out);
+  std::error_code ec;
+  if (!std::filesystem::exists(log, ec)) return;
+  TrainConfig logged;
+  std::string logged_world;
+  try {
+    std::vector<std::string> args;
+    for (const auto& [key, value] : h5::read_string_attributes(log, "/config")) args.push_back("--" + key + "=" + value);
+    std::string help;
+    parse_train_config(args, logged, help);
+    const auto root = h5::read_string_attributes(log, "/");
+    if (const auto it = root.find("world_size"); it != root.end()) logged_world = it->second;
+  } catch (const std::exception&) {
+    return;  // a log lrkit cannot read back (damaged, or from an older lrkit): the resume's own checks see to it
+  }
+  std::map<std::string, std::string> before;
+  for (const auto& [key, value] : config_values(logged)) before[key] = value;
+  std::vector<std::string> changed;
+  // The log's per-rank series (/ranks/*) are as wide as the run's workers.
+  if (!logged_world.empty() && logged_world != std::to_string(world_size))
+    changed.push_back("workers = " + logged_world + " there, " + std::to_string(world_size) + " here");
+  for (const auto& [key, value] : config_values(c)) {
+    const auto was = before.find(key);
+    if (was == before.end() || !defines_the_run(key)) continue;
+    const bool lists = key == "data.sources" || key == "eval.sets";
+    const std::string then = lists ? names_of(was->second) : was->second, now = lists ? names_of(value) : value;
+    if (then != now) changed.push_back(key + " = " + (then.empty() ? "''" : then) + " there, " + (now.empty() ? "''" : now) + " here");
+  }
+  if (changed.empty()) return;
+  std::string list;
+  for (const auto& line : changed) list += (list.empty() ? "" : "; ") + line;
+  throw std::invalid_argument("run directory '" + c.out + "' holds a run with other settings: " + list +
+                              " (a resume continues the run as it was; --branch-from CHECKPOINT --out NEW_DIR continues "
+                              "its checkpoint under new settings)");
+}
+
+}  // namespace lrkit::train
