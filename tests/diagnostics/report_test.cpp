@@ -237,5 +237,46 @@ TEST(Robust, MedianMadAndTrailingZ) {
   EXPECT_NEAR(roughness(std::vector<double>(100, 5.0), 10), 0.0, 1e-15);
 }
 
+// The sliding sorted window gives exactly what a median and MAD of each step's copied window give: with NaNs,
+// ties, infinities, odd and even counts and every window from 1 to 40.
+TEST(Robust, TrailingZEqualsTheMedianAndMadOfEachWindow) {
+  std::mt19937_64 rng(9);
+  std::uniform_int_distribution<int> kind(0, 19), small(0, 4);
+  std::normal_distribution<double> noise;
+  std::vector<double> x(600);
+  for (auto& v : x) {
+    const int k = kind(rng);
+    v = k == 0 ? NAN : k == 1 ? INFINITY : k < 6 ? static_cast<double>(small(rng)) : noise(rng);
+  }
+  for (int64_t window = 1; window <= 40; ++window) {
+    const auto z = trailing_robust_z(x, window, window / 2, 1e-3);
+    for (size_t t = 0; t < x.size(); ++t) {
+      const auto begin = static_cast<size_t>(std::max<int64_t>(0, static_cast<int64_t>(t) - window));
+      const std::vector<double> history(x.begin() + static_cast<std::ptrdiff_t>(begin), x.begin() + static_cast<std::ptrdiff_t>(t));
+      double expected = NAN;
+      const double center = median(history);
+      if (static_cast<int64_t>(t - begin) >= window / 2 && !std::isnan(x[t]) && !std::isnan(center))
+        expected = (x[t] - center) / std::max(1.4826 * mad(history, center), 1e-3);
+      if (std::isnan(expected)) {
+        EXPECT_TRUE(std::isnan(z[t])) << "window " << window << " step " << t;
+      } else {
+        EXPECT_EQ(z[t], expected) << "window " << window << " step " << t;
+      }
+    }
+    // roughness's centered window, likewise (without the infinities, which make it NaN either way)
+    std::vector<double> finite = x;
+    for (auto& v : finite) v = std::isinf(v) ? 1.5 : v;
+    const int64_t half = std::max<int64_t>(1, window / 2);
+    std::vector<double> residuals;
+    for (size_t t = 0; t < finite.size(); ++t) {
+      const auto lo = static_cast<size_t>(std::max<int64_t>(0, static_cast<int64_t>(t) - half));
+      const auto hi = std::min(finite.size(), t + static_cast<size_t>(half) + 1);
+      residuals.push_back(std::fabs(finite[t] - median(std::vector<double>(finite.begin() + static_cast<std::ptrdiff_t>(lo),
+                                                                            finite.begin() + static_cast<std::ptrdiff_t>(hi)))));
+    }
+    EXPECT_EQ(roughness(finite, window), median(residuals) / std::fabs(median(finite))) << "window " << window;
+  }
+}
+
 }  // namespace
 }  // namespace lrkit::diagnostics
