@@ -92,9 +92,14 @@ int run_train_command(const std::vector<std::string>& args) {
                             << " already; nothing to do" << std::endl;
         return kExitOk;
       }
-      config.check_data_files();  // a missing data file: once, not by every worker, and before the run directory
-      if (!config.resume.empty())  // likewise, before any worker starts
-        train::require_the_logged_settings(config, launching ? config.nproc : env.world_size);
+      try {  // a missing data file, a resume of another run: once, before any worker starts or the run directory
+        config.check_data_files();
+        if (!config.resume.empty()) train::require_the_logged_settings(config, launching ? config.nproc : env.world_size);
+      } catch (const std::exception&) {
+        // Under torchrun or srun every process checks the same files: one report per machine, by its first worker.
+        if (env.local_rank != 0) throw ExitCodeError(kExitUsage, "");
+        throw;
+      }
       if (lead) lock.emplace(own_run_directory(config, std::cout));
     }
     if (launching) return launch_local_workers(args, static_cast<int>(config.nproc));

@@ -371,6 +371,24 @@ TEST(TrainCommand, AMissingDataFileIsRefusedOnceBeforeTheWorkersStartOrTheRunDir
   }
 }
 
+// Under torchrun every worker checked the same data file and printed the same refusal: on 8 GPUs, 8 lines. Now
+// each machine's first worker (LOCAL_RANK 0) reports it; the others exit 2 without a word.
+TEST(TrainCommand, UnderTorchrunAMissingDataFileIsReportedByEachMachinesFirstWorker) {
+  for (int rank = 0; rank < 3; ++rank) {
+    const int local = rank % 2;  // ranks 0 and 2 are their machines' first workers
+    const auto r = run_command("env RANK=" + std::to_string(rank) + " LOCAL_RANK=" + std::to_string(local) +
+                               " WORLD_SIZE=4 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=1 " +
+                               std::string(LRKIT_BINARY) + " train --config " + tiny_config() +
+                               " --data.path=/nonexistent/corpus.txt --out " + out_dir("torchrun_missing_data"));
+    EXPECT_EQ(r.code, 2) << "rank " << rank << "\n" << r.out;
+    if (local == 0) {
+      EXPECT_EQ(r.out, "lrkit train: data file '/nonexistent/corpus.txt' does not exist or cannot be reached\n");
+    } else {
+      EXPECT_EQ(r.out, "") << "rank " << rank;
+    }
+  }
+}
+
 TEST(TrainCommand, ANonFiniteLossExitsThreeOnOneAndTwoWorkers) {
   for (const char* workers : {"1", "2"}) {
     const auto dir = out_dir("dp_diverged");
