@@ -57,13 +57,17 @@ int run_train_command(const std::vector<std::string>& args) {
   train::TrainConfig config;
   train::TrainSummary summary;
   bool lead = true;
+  // Until training starts, every process of a torchrun or srun job checks the same config and files: each machine's
+  // first worker (LOCAL_RANK 0) reports a refusal, the others exit 2 without a word (8 workers printed 8 lines).
+  bool quiet_refusal = false;
   try {
+    const auto env = distributed::distributed_env_from_environment();  // torchrun's or SLURM's variables
+    quiet_refusal = env.local_rank != 0;
     std::string help;
     if (!train::parse_train_config(args, config, help)) {
       std::cout << help;
       return kExitOk;
     }
-    const auto env = distributed::distributed_env_from_environment();  // torchrun's or SLURM's variables
     lead = env.rank == 0;
     const bool launching = config.nproc > 1 && env.launcher.empty();
     // Devices, backend and the batch's split first: a worker count that cannot serve is refused before the run
@@ -92,25 +96,21 @@ int run_train_command(const std::vector<std::string>& args) {
                             << " already; nothing to do" << std::endl;
         return kExitOk;
       }
-      try {  // a missing data file, a resume of another run: once, before any worker starts or the run directory
-        config.check_data_files();
-        if (!config.resume.empty()) train::require_the_logged_settings(config, launching ? config.nproc : env.world_size);
-      } catch (const std::exception&) {
-        // Under torchrun or srun every process checks the same files: one report per machine, by its first worker.
-        if (env.local_rank != 0) throw ExitCodeError(kExitUsage, "");
-        throw;
-      }
+      // A missing data file, a resume of another run: before any worker starts or the run directory is touched.
+      config.check_data_files();
+      if (!config.resume.empty()) train::require_the_logged_settings(config, launching ? config.nproc : env.world_size);
       if (lead) lock.emplace(own_run_directory(config, std::cout));
     }
     if (launching) return launch_local_workers(args, static_cast<int>(config.nproc));
     keep_freed_memory_for_the_next_step();
+    quiet_refusal = false;  // from here on a worker's failure may be its own
     summary = train::run_training(config, std::cout);
   } catch (const schedules::SpecError& e) {
-    throw UsageError(std::string("schedule.spec: ") + e.what());
+    throw UsageError(quiet_refusal ? "" : std::string("schedule.spec: ") + e.what());
   } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
+    throw UsageError(quiet_refusal ? "" : e.what());
   } catch (const train::CorpusError& e) {
-    throw UsageError(e.what());
+    throw UsageError(quiet_refusal ? "" : e.what());
   } catch (const h5::WriteError& e) {  // a full disk is no bad input: exit 1
     throw std::runtime_error(e.what());
   } catch (const h5::Error& e) {

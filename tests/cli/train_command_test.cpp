@@ -371,20 +371,22 @@ TEST(TrainCommand, AMissingDataFileIsRefusedOnceBeforeTheWorkersStartOrTheRunDir
   }
 }
 
-// Under torchrun every worker checked the same data file and printed the same refusal: on 8 GPUs, 8 lines. Now
-// each machine's first worker (LOCAL_RANK 0) reports it; the others exit 2 without a word.
-TEST(TrainCommand, UnderTorchrunAMissingDataFileIsReportedByEachMachinesFirstWorker) {
-  for (int rank = 0; rank < 3; ++rank) {
-    const int local = rank % 2;  // ranks 0 and 2 are their machines' first workers
-    const auto r = run_command("env RANK=" + std::to_string(rank) + " LOCAL_RANK=" + std::to_string(local) +
-                               " WORLD_SIZE=4 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=1 " +
-                               std::string(LRKIT_BINARY) + " train --config " + tiny_config() +
-                               " --data.path=/nonexistent/corpus.txt --out " + out_dir("torchrun_missing_data"));
-    EXPECT_EQ(r.code, 2) << "rank " << rank << "\n" << r.out;
-    if (local == 0) {
-      EXPECT_EQ(r.out, "lrkit train: data file '/nonexistent/corpus.txt' does not exist or cannot be reached\n");
-    } else {
-      EXPECT_EQ(r.out, "") << "rank " << rank;
+// Under torchrun every worker checked the same config and data file and printed the same refusal: on 8 GPUs,
+// 8 lines. Now each machine's first worker (LOCAL_RANK 0) reports it; the others exit 2 without a word.
+TEST(TrainCommand, UnderTorchrunARefusalIsReportedByEachMachinesFirstWorker) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {" --data.path=/nonexistent/corpus.txt",
+       "lrkit train: data file '/nonexistent/corpus.txt' does not exist or cannot be reached\n"},
+      {" --optim.beta1=1.5", "lrkit train: optim.beta1 must be in [0, 1) (got 1.5)\n"}};
+  for (const auto& [option, message] : cases) {
+    for (int rank = 0; rank < 3; ++rank) {
+      const int local = rank % 2;  // ranks 0 and 2 are their machines' first workers
+      const auto r = run_command("env RANK=" + std::to_string(rank) + " LOCAL_RANK=" + std::to_string(local) +
+                                 " WORLD_SIZE=4 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=1 " +
+                                 std::string(LRKIT_BINARY) + " train --config " + tiny_config() + option + " --out " +
+                                 out_dir("torchrun_refusal"));
+      EXPECT_EQ(r.code, 2) << "rank " << rank << option << "\n" << r.out;
+      EXPECT_EQ(r.out, local == 0 ? message : "") << "rank " << rank << option;
     }
   }
 }
