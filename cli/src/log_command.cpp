@@ -165,6 +165,9 @@ std::vector<std::string> check_log(const std::string& log, bool live) {
 
 // Clears a killed writer's mark and cuts the rows of the flush it cut short.
 int repair_log(const std::string& log) {
+  // lrkit train's run directory lock below refuses while a run writes the log; a DispersionHook loop holds LOG.lock.
+  if (const auto writer = live_log_writer(log))
+    throw UsageError("'" + log + "' is being written by " + *writer + "; repair it once that has ended");
   std::optional<RunDirectoryLock> lock;  // refuses while a run writes it
   if (const uint64_t missing = h5::bytes_short_of_allocated_end(log); missing > 0) {
     lock.emplace(directory_of(log));
@@ -199,7 +202,7 @@ int check_log_command(const std::string& log) {
     if (const uint64_t missing = h5::bytes_short_of_allocated_end(log); missing > 0)
       throw std::runtime_error(short_file_problem(missing));
     // A run writing the log now marks it open too; only a mark no live writer explains is a problem.
-    const auto writer = run_directory_writer(directory_of(log));
+    const auto writer = live_log_writer(log);
     if (h5::has_writer_mark(log) && !writer)
       problems.push_back("marked open for writing by a writer that did not close it: only SWMR readers open it "
                          "(lrkit log repair " + log + " clears the mark and cuts the rows of a flush it cut short)");
@@ -207,8 +210,7 @@ int check_log_command(const std::string& log) {
     problems.insert(problems.end(), found.begin(), found.end());
     if (problems.empty())
       std::cout << log << ": ok (" << whole_steps(series_rows(log)) << " steps"
-                << (writer ? " so far: lrkit train" + (writer->empty() ? "" : " (pid " + *writer + ")") + " is writing it"
-                           : std::string())
+                << (writer ? " so far: " + *writer + " is writing it" : std::string())
                 << ")\n";
   } catch (const std::exception& e) {
     problems.push_back(e.what());

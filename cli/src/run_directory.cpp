@@ -48,8 +48,7 @@ RunDirectoryLock::RunDirectoryLock(const std::string& dir) {
 
 RunDirectoryLock::~RunDirectoryLock() { release(); }
 
-std::optional<std::string> run_directory_writer(const std::string& dir) {
-  const std::string path = lock_path(dir);
+std::optional<std::string> lock_holder(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return std::nullopt;  // no run ever held it
   const bool held = ::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
@@ -58,6 +57,14 @@ std::optional<std::string> run_directory_writer(const std::string& dir) {
   std::string holder;
   std::ifstream(path) >> holder;
   return holder;
+}
+
+std::optional<std::string> live_log_writer(const std::string& log) {
+  const fs::path parent = fs::path(log).parent_path();
+  const auto described = [](const std::string& who, const std::string& pid) { return who + (pid.empty() ? "" : " (pid " + pid + ")"); };
+  if (const auto pid = lock_holder(lock_path(parent.empty() ? "." : parent.string()))) return described("lrkit train", *pid);
+  if (const auto pid = lock_holder(log + ".lock")) return described("a DispersionHook loop", *pid);
+  return std::nullopt;
 }
 
 void RunDirectoryLock::release() {

@@ -39,9 +39,13 @@ class RunDirectoryLock {
 // earlier run (no --resume) or moving it aside (--overwrite, said on `out`).
 RunDirectoryLock own_run_directory(const train::TrainConfig& config, std::ostream& out);
 
-// The pid of the lrkit train that holds `dir`'s lock now ("" when its lock file names none), or nothing when no
-// process holds it. Takes no lock and creates nothing.
-std::optional<std::string> run_directory_writer(const std::string& dir);
+// The pid of the process that holds lock file `path` (flock) now ("" when the file names none), or nothing when
+// no process holds it. Takes no lock and creates nothing.
+std::optional<std::string> lock_holder(const std::string& path);
+
+// Who writes run log `log` now, or nothing: "lrkit train (pid P)", which holds its run directory's lock, or
+// "a DispersionHook loop (pid P)", which holds LOG.lock (lrkit.torch).
+std::optional<std::string> live_log_writer(const std::string& log);
 
 // True when `dir` holds a checkpoint (a run's trained state).
 bool holds_checkpoints(const std::string& dir);

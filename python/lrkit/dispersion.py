@@ -172,11 +172,33 @@ class _JsonRankLog:
         self.file.close()
 
 
+def _hold_writer_lock(path):
+    """LOG.lock, locked (flock) and holding this process's pid while the log is written, as lrkit train holds
+    DIR/lrkit.lock: `lrkit log check` then names the live writer instead of calling its mark a killed one's, and
+    `lrkit log repair` refuses to cut a log a loop still writes. A second writer of the same log is refused."""
+    import fcntl
+
+    lock_path = path + ".lock"
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.read(fd, 32).decode(errors="replace").strip()
+        os.close(fd)
+        raise RuntimeError(f"DispersionHook: log '{path}' is being written by another process (pid {holder or '?'}); "
+                           "give this loop another log") from None
+    os.ftruncate(fd, 0)
+    os.write(fd, f"{os.getpid()}\n".encode())
+    return fd
+
+
 class _Hdf5RankLog:
     """The run log's layout, so `lrkit diagnose` and lrkit.read_log read it like lrkit's own."""
 
     def __init__(self, path, world, exact_pairwise, flush_every, start_step):
         import h5py
+
+        self._lock = _hold_writer_lock(path)
 
         scalars = ["/train/step", "/train/loss", "/train/grad_norm", "/diagnostics/loss_std",
                    "/diagnostics/grad_norm_std", "/diagnostics/inner_pairwise"]
@@ -234,6 +256,7 @@ class _Hdf5RankLog:
     def close(self):
         self.flush()
         self.file.close()
+        os.close(self._lock)  # releases LOG.lock; the file stays, as DIR/lrkit.lock does
 
 
 def _h5_rows_before(path, start_step, names, world):

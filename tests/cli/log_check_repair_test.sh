@@ -25,7 +25,7 @@ done
 [ -n "$live" ] || fail "check of the live writer's log never said it was ok so far"
 # While the run holds the directory, repair is refused.
 out=$("$lrkit" log repair "$run/log.h5" 2>&1) && fail "repair ran beside a live writer: $out"
-echo "$out" | grep -q "is in use by another lrkit train" || fail "repair's refusal does not name the owner: $out"
+echo "$out" | grep -q "is being written by lrkit train (pid $writer)" || fail "repair's refusal does not name the owner: $out"
 kill -9 "$writer"
 wait "$writer" 2>/dev/null || true
 

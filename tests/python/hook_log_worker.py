@@ -1,7 +1,9 @@
 """One process of test_dispersion_log.py: a one-rank DDP loop with the DispersionHook writing LOG for steps
-[START, STOP), then either closing the log or dying as a kill would leave it (os._exit, nothing flushed or closed)."""
+[START, STOP), then closing the log, dying as a kill would leave it (os._exit, nothing flushed or closed), or holding
+it open until killed ("held")."""
 import os
 import sys
+import time
 
 import torch
 import torch.distributed as dist
@@ -22,5 +24,9 @@ for step in range(start, stop):
     model.zero_grad()
 if ending == "killed":
     os._exit(0)
+if ending == "held":  # the log stays open for writing until the test kills this process
+    hook._out.flush()
+    open(log + ".held", "w").close()
+    time.sleep(120)
 hook.close()
 dist.destroy_process_group()

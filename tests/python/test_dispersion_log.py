@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -64,6 +65,40 @@ def test_a_resumed_loop_goes_on_without_repeating_steps(tmp_path, name):
     loop(log, 0, 4)  # a new loop, a new log
     assert logged(log) == [(s, s) for s in range(4)]
     assert not [p for p in os.listdir(tmp_path) if "unfinished" in p]
+
+
+def test_a_log_a_live_loop_writes_is_checked_so_far_and_not_repaired(tmp_path):
+    # The hook's log is marked open while its loop runs: `lrkit log check` called that a killed writer's mark and
+    # advised `lrkit log repair`, which cut the live file. The hook holds LOG.lock with its pid while it writes.
+    binary = os.environ.get("LRKIT")
+    if not (binary and os.access(binary, os.X_OK)):
+        pytest.skip("LRKIT (the lrkit binary) is not given")
+    log = tmp_path / "ranks.h5"
+    holder = subprocess.Popen([sys.executable, WORKER, str(log), "0", "7", "held"], env=dict(os.environ, OMP_NUM_THREADS="1"),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(600):
+            if os.path.exists(str(log) + ".held") or holder.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert os.path.exists(str(log) + ".held"), holder.communicate()[1][-2000:]
+        check = subprocess.run([binary, "log", "check", str(log)], capture_output=True, text=True)
+        assert check.returncode == 0, check.stdout + check.stderr
+        assert f"ok (7 steps so far: a DispersionHook loop (pid {holder.pid}) is writing it)" in check.stdout, check.stdout
+        repair = subprocess.run([binary, "log", "repair", str(log)], capture_output=True, text=True)
+        assert repair.returncode == 2 and f"is being written by a DispersionHook loop (pid {holder.pid})" in repair.stderr, (
+            repair.stdout + repair.stderr)
+        opens_the_log = "import sys; from lrkit.dispersion import _open_rank_log; _open_rank_log(sys.argv[1], 1, False, 3, 0)"
+        second = subprocess.run([sys.executable, "-c", opens_the_log, str(log)], capture_output=True, text=True, timeout=120)
+        assert second.returncode != 0 and f"is being written by another process (pid {holder.pid})" in second.stderr, (
+            second.stderr[-2000:])
+    finally:
+        holder.kill()
+        holder.wait()
+    check = subprocess.run([binary, "log", "check", str(log)], capture_output=True, text=True)
+    assert check.returncode == 1 and "marked open for writing by a writer that did not close it" in check.stdout, check.stdout
+    assert subprocess.run([binary, "log", "repair", str(log)], capture_output=True, text=True).returncode == 0
+    assert "ok (7 steps)" in subprocess.run([binary, "log", "check", str(log)], capture_output=True, text=True).stdout
 
 
 def test_a_log_of_other_settings_is_not_continued(tmp_path):
