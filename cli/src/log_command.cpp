@@ -43,12 +43,6 @@ constexpr const char* kUsage =
     "        refused while a run holds the run directory\n"
     "LOG is a run log or a run directory (its log.h5).\n";
 
-// The run directory a log lies in: its checkpoints and its lock ("." for a bare file name).
-std::string directory_of(const std::string& log) {
-  const fs::path parent = fs::path(log).parent_path();
-  return parent.empty() ? "." : parent.string();
-}
-
 // A write that a full disk or a file size limit refused leaves the file short of the end HDF5 had allocated.
 std::string short_file_problem(uint64_t missing) {
   return "ends " + std::to_string(missing) + " bytes before the end HDF5 had allocated (a write was refused: a full disk "
@@ -146,7 +140,7 @@ std::vector<std::string> check_log(const std::string& log, bool live) {
   if (rows.count("/checkpoints/step") && rows.count("/checkpoints/crc32")) {
     const auto listed = h5::read_series(log, "/checkpoints/step");
     const auto crcs = h5::read_series(log, "/checkpoints/crc32");
-    const std::string dir = directory_of(log);
+    const std::string dir = run_directory_of(log);
     for (size_t i = 0; i < listed.size() && i < crcs.size(); ++i) {
       const std::string file = train::checkpoint_path(dir, static_cast<int64_t>(listed[i]));
       if (!fs::exists(file)) continue;  // pruned (checkpoint.keep)
@@ -170,7 +164,7 @@ int repair_log(const std::string& log) {
     throw UsageError("'" + log + "' is being written by " + *writer + "; repair it once that has ended");
   std::optional<RunDirectoryLock> lock;  // refuses while a run writes it
   if (const uint64_t missing = h5::bytes_short_of_allocated_end(log); missing > 0) {
-    lock.emplace(directory_of(log));
+    lock.emplace(run_directory_of(log));
     h5::extend_to_allocated_end(log);
     std::cout << log << ": extended by the " << missing << " bytes a refused write left out, so HDF5 opens it\n";
   }
@@ -180,7 +174,7 @@ int repair_log(const std::string& log) {
     if (!lock) std::cout << log << ": no writer's mark and no torn rows; nothing to repair\n";
     return kExitOk;
   }
-  if (!lock) lock.emplace(directory_of(log));
+  if (!lock) lock.emplace(run_directory_of(log));
   if (marked) h5::clear_writer_mark(log);
   if (!keep.empty()) h5::truncate_rows(log, keep);
   if (marked) std::cout << log << ": cleared the mark its killed writer left; any HDF5 tool opens it now\n";

@@ -59,10 +59,14 @@ std::optional<std::string> lock_holder(const std::string& path) {
   return holder;
 }
 
-std::optional<std::string> live_log_writer(const std::string& log) {
+std::string run_directory_of(const std::string& log) {
   const fs::path parent = fs::path(log).parent_path();
+  return parent.empty() ? "." : parent.string();
+}
+
+std::optional<std::string> live_log_writer(const std::string& log) {
   const auto described = [](const std::string& who, const std::string& pid) { return who + (pid.empty() ? "" : " (pid " + pid + ")"); };
-  if (const auto pid = lock_holder(lock_path(parent.empty() ? "." : parent.string()))) return described("lrkit train", *pid);
+  if (const auto pid = lock_holder(lock_path(run_directory_of(log)))) return described("lrkit train", *pid);
   if (const auto pid = lock_holder(log + ".lock")) return described("a DispersionHook loop", *pid);
   return std::nullopt;
 }

@@ -39,6 +39,9 @@ class RunDirectoryLock {
 // earlier run (no --resume) or moving it aside (--overwrite, said on `out`).
 RunDirectoryLock own_run_directory(const train::TrainConfig& config, std::ostream& out);
 
+// The run directory a log lies in: its checkpoints and its lock ("." for a bare file name).
+std::string run_directory_of(const std::string& log);
+
 // The pid of the process that holds lock file `path` (flock) now ("" when the file names none), or nothing when
 // no process holds it. Takes no lock and creates nothing.
 std::optional<std::string> lock_holder(const std::string& path);

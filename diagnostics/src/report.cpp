@@ -54,19 +54,18 @@ std::vector<double> centered_median(const std::vector<double>& x, size_t width) 
 // its centered 5-step median (the report is offline, so it may look ahead),
 // so a finding is a change that lasts, and it still starts at its first step.
 // Scale floors: 0.05 in log (5 %) for dispersions, 0.01 for cosines.
-std::vector<FlaggedWindow> flag_windows(const Series& s, const std::vector<double>& steps, const ReportOptions& o) {
+std::vector<FlaggedWindow> flag_windows(const Series& s, const std::vector<double>& steps, int64_t window, double jump_z) {
   std::vector<double> scored = s.values;
   if (!s.low_is_bad)
     for (auto& x : scored) x = x > 0 ? std::log(x) : NAN;  // exactly 0 (identical ranks): nothing to score
   scored = centered_median(scored, kSmoothingSteps);
-  const int64_t window = *o.window;  // as applied
   const auto z = trailing_robust_z(scored, window, window / 2, s.low_is_bad ? 0.01 : 0.05);
   std::vector<FlaggedWindow> windows;
   const auto gap = static_cast<size_t>(std::max<int64_t>(1, window / 5));
   size_t last_flag = 0;
   for (size_t t = 0; t < z.size(); ++t) {
     const double signed_z = s.low_is_bad ? -z[t] : z[t];
-    if (std::isnan(signed_z) || signed_z <= o.jump_z) continue;
+    if (std::isnan(signed_z) || signed_z <= jump_z) continue;
     if (windows.empty() || t - last_flag > gap) windows.push_back({s.name, steps[t], steps[t], steps[t], z[t], 0});
     auto& w = windows.back();
     w.last_step = steps[t];
@@ -251,8 +250,7 @@ Report analyze(const RankLog& log, const ReportOptions& o) {
   }
   if (log.ranks < 2)
     r.notes.push_back("1 rank: no worker dispersion, consistency or outlier ranks to assess; spikes and NaN/Inf are looked for");
-  ReportOptions applied = o;
-  applied.window = std::max<int64_t>(r.window, 4);  // what every step below uses
+  const int64_t window = std::max<int64_t>(r.window, 4);  // what every step below uses
 
   std::vector<double> steps(log.steps.begin() + static_cast<std::ptrdiff_t>(first), log.steps.end());
   std::vector<double> loss, loss_std, loss_cv, norm_std, consistency, global_norm;
@@ -280,14 +278,14 @@ Report analyze(const RankLog& log, const ReportOptions& o) {
   }
   r.consistency_metric = !log.cos_pairwise.empty() ? "mean pairwise cosine" : !log.cos_to_mean.empty() ? "mean cos_to_mean" : "";
 
-  r.loss = summarize("loss", loss, *applied.window);
+  r.loss = summarize("loss", loss, window);
   std::vector<Series> series = {{"loss_std", loss_std}, {"loss_cv", loss_cv}, {"grad_norm_std", norm_std}};
   if (!consistency.empty()) series.push_back({"consistency", consistency, true});
   for (const auto& s : series) {
-    r.dispersion.push_back(summarize(s.name, s.values, *applied.window));
+    r.dispersion.push_back(summarize(s.name, s.values, window));
     if (n < 2 || r.window == 0) continue;  // one worker: nothing disperses
     if (s.name == "loss_cv") continue;  // loss_std already covers it; flagging both doubles every window
-    const auto w = flag_windows(s, steps, applied);
+    const auto w = flag_windows(s, steps, window, o.jump_z);
     r.windows.insert(r.windows.end(), w.begin(), w.end());
   }
   std::sort(r.windows.begin(), r.windows.end(),
@@ -304,7 +302,7 @@ Report analyze(const RankLog& log, const ReportOptions& o) {
   for (const auto& [name, x] : {std::pair<std::string, const std::vector<double>*>{"loss", &loss}, {"grad_norm", &global_norm}}) {
     if (r.window == 0) break;
     const double level = std::fabs(median(*x));
-    const auto z = trailing_robust_z(*x, *applied.window, *applied.window / 2, 1e-3 * (level > 0 ? level : 1.0));
+    const auto z = trailing_robust_z(*x, window, window / 2, 1e-3 * (level > 0 ? level : 1.0));
     for (size_t t = 0; t < z.size(); ++t)
       if (!std::isnan(z[t]) && z[t] > (name == "loss" ? o.spike_z : o.grad_spike_z)) r.spikes.push_back({name, steps[t], (*x)[t], z[t]});
   }

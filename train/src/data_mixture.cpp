@@ -52,13 +52,16 @@ std::vector<double> DataMixture::target(int64_t step) const {
   return mixing_ == Mixing::natural ? natural_ : reweight::temperature_probabilities(natural_, temperature_(step));
 }
 
+void DataMixture::require_whole() const {
+  for (const auto& corpus : corpora_) corpus.require_whole();
+}
+
 std::vector<double> DataMixture::sampling(int64_t step) const {
   return mixing_ == Mixing::temperature ? target(step) : natural_;
 }
 
 MixedBatch DataMixture::sample(int64_t first_row, int64_t rows, int64_t context, const BatchKey& key,
                                const std::vector<double>& sampling) const {
-  for (const auto& corpus : corpora_) corpus.require_whole();
   if (corpora_.size() == 1)
     return {sample_batch(corpora_[0].train(), first_row, rows, context, key), std::vector<int64_t>(static_cast<size_t>(rows), 0)};
   MixedBatch out;

@@ -5,7 +5,6 @@
 #include <string>
 #include <vector>
 
-#include "lrkit/common/numbers.hpp"
 #include "lrkit/h5/file.hpp"
 #include "lrkit/train/run_files.hpp"
 #include "lrkit/train/run_log.hpp"
@@ -31,11 +30,18 @@ bool defines_the_run(const std::string& key) {
   return std::any_of(sections.begin(), sections.end(), [&](const std::string& s) { return key.rfind(s, 0) == 0; });
 }
 
-// NAME=PATH lists (data.sources, eval.sets) compare by their names: a moved file keeps its name.
-std::string names_of(const std::string& list) {
+// The NAME=PATH lists (data.sources, eval.sets) compare by their entries' names: a moved file keeps its name.
+template <typename Entries>
+std::string names_of(const Entries& entries) {
   std::string names;
-  for (const auto& item : split_list(list)) names += (names.empty() ? "" : ", ") + item.substr(0, item.find('='));
+  for (const auto& entry : entries) names += (names.empty() ? "" : ", ") + entry.name;
   return names;
+}
+
+std::string compared_value(const TrainConfig& config, const std::string& key, const std::string& value) {
+  if (key == "data.sources") return names_of(config.data_sources());
+  if (key == "eval.sets") return names_of(config.eval_sets());
+  return value;
 }
 
 }  // namespace
@@ -44,20 +50,20 @@ void require_the_logged_settings(const TrainConfig& c, int64_t world_size) {
   const std::string log = run_log_path(c.out);
   std::error_code ec;
   if (!std::filesystem::exists(log, ec)) return;
-  TrainConfig logged;
+  std::map<std::string, std::string> before;  // the logged run's values, as compared
   std::string logged_world;
   try {
     std::vector<std::string> args;
     for (const auto& [key, value] : h5::read_string_attributes(log, "/config")) args.push_back("--" + key + "=" + value);
+    TrainConfig logged;
     std::string help;
     parse_train_config(args, logged, help);
+    for (const auto& [key, value] : config_values(logged)) before[key] = compared_value(logged, key, value);
     const auto root = h5::read_string_attributes(log, "/");
     if (const auto it = root.find("world_size"); it != root.end()) logged_world = it->second;
   } catch (const std::exception&) {
     return;  // a log lrkit cannot read back (damaged, or from an older lrkit): the resume's own checks see to it
   }
-  std::map<std::string, std::string> before;
-  for (const auto& [key, value] : config_values(logged)) before[key] = value;
   std::vector<std::string> changed;
   // The log's per-rank series (/ranks/*) are as wide as the run's workers.
   if (!logged_world.empty() && logged_world != std::to_string(world_size))
@@ -65,8 +71,8 @@ void require_the_logged_settings(const TrainConfig& c, int64_t world_size) {
   for (const auto& [key, value] : config_values(c)) {
     const auto was = before.find(key);
     if (was == before.end() || !defines_the_run(key)) continue;
-    const bool lists = key == "data.sources" || key == "eval.sets";
-    const std::string then = lists ? names_of(was->second) : was->second, now = lists ? names_of(value) : value;
+    const std::string& then = was->second;
+    const std::string now = compared_value(c, key, value);
     if (then != now) changed.push_back(key + " = " + (then.empty() ? "''" : then) + " there, " + (now.empty() ? "''" : now) + " here");
   }
   if (changed.empty()) return;

@@ -28,6 +28,7 @@ Trainer::Hyperparameters Trainer::set_hyperparameters(int64_t step) {
 Trainer::Losses Trainer::forward_backward(int64_t step) {
   RECORD_USER_SCOPE("lrkit.forward_backward");
   Losses out;
+  data_.require_whole();  // a data file cut short under the run: named here, not met as SIGBUS
   out.sampling = data_.sampling(step);
   std::vector<torch::Tensor> losses;
   for (auto& replica : replicas_) losses.push_back(replica_loss(replica, step, out.sampling, out.batch_weights));

@@ -37,6 +37,8 @@ class DataMixture {
   size_t size() const { return corpora_.size(); }
   const std::vector<std::string>& names() const { return names_; }
   const ByteCorpus& corpus(size_t i) const { return corpora_[i]; }
+  // Every source's ByteCorpus::require_whole: once per step, before its batches are read.
+  void require_whole() const;
   const std::vector<double>& natural() const { return natural_; }  // q
   bool upweighting() const { return mixing_ == Mixing::upweight; }
   double temperature(int64_t step) const { return temperature_(step); }
