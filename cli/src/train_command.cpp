@@ -113,12 +113,12 @@ int run_train_command(const std::vector<std::string>& args) {
     throw UsageError(quiet_refusal ? "" : e.what());
   } catch (const h5::WriteError& e) {  // a full disk is no bad input: exit 1
     throw std::runtime_error(e.what());
-  } catch (const h5::Error& e) {
-    throw UsageError(e.what());
+  } catch (const h5::Error& e) {  // a damaged log of the run to resume
+    throw UsageError(quiet_refusal ? "" : e.what());
   } catch (const train::CheckpointWriteError& e) {  // likewise
     throw std::runtime_error(e.what());
-  } catch (const train::CheckpointError& e) {
-    throw UsageError(e.what());
+  } catch (const train::CheckpointError& e) {  // a damaged --resume PATH: every worker reads the same file
+    throw UsageError(quiet_refusal ? "" : e.what());
   } catch (const train::DivergedError& e) {
     throw ExitCodeError(kExitDiverged, e.what());
   } catch (const train::StoppedError& e) {

@@ -371,13 +371,16 @@ TEST(TrainCommand, AMissingDataFileIsRefusedOnceBeforeTheWorkersStartOrTheRunDir
   }
 }
 
-// Under torchrun every worker checked the same config and data file and printed the same refusal: on 8 GPUs,
+// Under torchrun every worker checked the same config, data file and checkpoint and printed the same refusal: on 8 GPUs,
 // 8 lines. Now each machine's first worker (LOCAL_RANK 0) reports it; the others exit 2 without a word.
 TEST(TrainCommand, UnderTorchrunARefusalIsReportedByEachMachinesFirstWorker) {
+  const auto damaged_checkpoint = lrkit::testing::write_text("damaged.pt", "not a checkpoint\n");
   const std::vector<std::pair<std::string, std::string>> cases = {
       {" --data.path=/nonexistent/corpus.txt",
        "lrkit train: data file '/nonexistent/corpus.txt' does not exist or cannot be reached\n"},
-      {" --optim.beta1=1.5", "lrkit train: optim.beta1 must be in [0, 1) (got 1.5)\n"}};
+      {" --optim.beta1=1.5", "lrkit train: optim.beta1 must be in [0, 1) (got 1.5)\n"},
+      {" --resume " + damaged_checkpoint,
+       "lrkit train: '" + damaged_checkpoint + "' is not an lrkit checkpoint (no 'lrkit-checkpoint 2' header)\n"}};
   for (const auto& [option, message] : cases) {
     for (int rank = 0; rank < 3; ++rank) {
       const int local = rank % 2;  // ranks 0 and 2 are their machines' first workers
