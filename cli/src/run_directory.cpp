@@ -11,6 +11,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "command.hpp"
 #include "lrkit/common/numbers.hpp"
@@ -24,6 +25,18 @@ namespace fs = std::filesystem;
 
 namespace {
 std::string lock_path(const std::string& dir) { return (fs::path(dir) / "lrkit.lock").string(); }
+
+// lock_holder (`lrkit log check`, a second train's message) probes with a shared lock held for an instant: a train
+// that starts in that instant waits it out instead of being refused. A run that holds the lock keeps it, so a
+// second train is still refused, a second later.
+bool lock_waiting_out_probes(int fd) {
+  constexpr int kAttempts = 200;
+  for (int attempt = 0;; ++attempt) {
+    if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return true;
+    if (errno != EWOULDBLOCK || attempt + 1 == kAttempts) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
 }  // namespace
 
 RunDirectoryLock::RunDirectoryLock(const std::string& dir) {
@@ -33,7 +46,7 @@ RunDirectoryLock::RunDirectoryLock(const std::string& dir) {
   const std::string path = lock_path(dir);
   fd_ = ::open(path.c_str(), O_RDWR | O_CREAT, 0644);  // inherited by the workers on purpose
   if (fd_ < 0) throw UsageError("cannot open '" + path + "': " + std::strerror(errno));
-  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+  if (!lock_waiting_out_probes(fd_)) {
     std::string holder;
     std::ifstream(path) >> holder;
     ::close(fd_);

@@ -43,7 +43,7 @@ RunDirectoryLock own_run_directory(const train::TrainConfig& config, std::ostrea
 std::string run_directory_of(const std::string& log);
 
 // The pid of the process that holds lock file `path` (flock) now ("" when the file names none), or nothing when
-// no process holds it. Takes no lock and creates nothing.
+// no process holds it. Creates nothing; its probe holds a shared lock for an instant, which lock takers wait out.
 std::optional<std::string> lock_holder(const std::string& path);
 
 // Who writes run log `log` now, or nothing: "lrkit train (pid P)", which holds its run directory's lock, or

@@ -29,6 +29,7 @@ import json
 import math
 import operator
 import os
+import time
 
 import torch
 
@@ -180,9 +181,16 @@ def _hold_writer_lock(path):
 
     lock_path = path + ".lock"
     fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+    # `lrkit log check` probes the lock with a shared flock held for an instant: wait such an instant out (up to a
+    # second); a loop that writes the log keeps the lock.
+    for attempt in range(200):
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except BlockingIOError:
+            if attempt < 199:
+                time.sleep(0.005)
+    else:
         holder = os.read(fd, 32).decode(errors="replace").strip()
         os.close(fd)
         raise RuntimeError(f"DispersionHook: log '{path}' is being written by another process (pid {holder or '?'}); "

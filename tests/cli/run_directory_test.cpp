@@ -3,7 +3,9 @@
 // signal, to a run or to the --nproc launcher alone, ends every worker after its
 // step with a checkpoint of it.
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -36,10 +38,12 @@ pid_t start_train(const std::string& args, const std::string& log) {
   return pid;
 }
 
-bool wait_for(const std::function<bool()>& ready, double seconds = 20) {
-  for (int i = 0; i < static_cast<int>(seconds * 20); ++i) {
+bool wait_for(const std::function<bool()>& ready, double seconds = 20,
+              std::chrono::milliseconds poll = std::chrono::milliseconds(50)) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < end) {
     if (ready()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::this_thread::sleep_for(poll);
   }
   return false;
 }
@@ -59,6 +63,39 @@ TEST(RunDirectory, ASecondWriterIsRefusedAndTheFirstLogStaysIntact) {
   const auto steps = h5::read_series(dir + "/log.h5", "/train/step");  // readable, one row per step
   ASSERT_FALSE(steps.empty());
   for (size_t i = 0; i < steps.size(); ++i) EXPECT_EQ(steps[i], static_cast<double>(i));
+}
+
+// `lrkit log check` probes a run directory's lock with a shared flock held for an instant: a train that took the
+// lock in that instant was refused as "in use by another lrkit train". It waits such a probe out.
+TEST(RunDirectory, ATrainStartingWhileLogCheckProbesTheLockWaitsTheProbeOut) {
+  const auto dir = out_dir("probed_lock");
+  fs::create_directories(dir);
+  const std::string lock = dir + "/lrkit.lock";
+  const int probe = ::open(lock.c_str(), O_RDONLY | O_CREAT | O_CLOEXEC, 0644);  // the train must not inherit it
+  ASSERT_GE(probe, 0);
+  ASSERT_EQ(::flock(probe, LOCK_SH | LOCK_NB), 0);
+  const pid_t train = start_train("--config " + tiny_config() + " --out " + dir, dir + ".txt");
+  // The probe ends once the train has opened the lock file: it then meets the probe's lock, as it did in the race.
+  int status = 0;
+  bool exited = false;
+  const auto opened_the_lock = [&] {
+    if (waitpid(train, &status, WNOHANG) == train) return exited = true;
+    std::error_code ec;
+    // Before its exec the child still holds the probe's descriptor, which would read as the train's.
+    if (fs::read_symlink("/proc/" + std::to_string(train) + "/exe", ec) != fs::canonical(LRKIT_BINARY)) return false;
+    for (const auto& fd : fs::directory_iterator("/proc/" + std::to_string(train) + "/fd", ec))
+      if (fs::read_symlink(fd.path(), ec) == fs::path(lock)) return true;
+    return false;
+  };
+  const bool met = wait_for(opened_the_lock, 60, std::chrono::milliseconds(1)) && !exited;
+  ::close(probe);
+  if (!exited) waitpid(train, &status, 0);
+  std::string out;
+  std::getline(std::ifstream(dir + ".txt"), out, '\0');
+  EXPECT_TRUE(met) << out;
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << out;
+  EXPECT_EQ(out.find("in use"), std::string::npos) << out;
+  EXPECT_TRUE(fs::exists(dir + "/log.h5"));
 }
 
 // `lrkit log check` on the log of a run still training reported the run's own SWMR mark as a killed writer's (exit 1,

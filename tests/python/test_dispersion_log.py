@@ -101,6 +101,34 @@ def test_a_log_a_live_loop_writes_is_checked_so_far_and_not_repaired(tmp_path):
     assert "ok (7 steps)" in subprocess.run([binary, "log", "check", str(log)], capture_output=True, text=True).stdout
 
 
+def test_a_log_check_probing_the_lock_does_not_refuse_a_starting_loop(tmp_path):
+    # `lrkit log check` probes LOG.lock with a shared flock held for an instant; a loop whose hook opened its log in
+    # that instant was refused as a second writer. The hook waits such a probe out; a writer that keeps it refuses.
+    import fcntl
+    import threading
+
+    from lrkit.dispersion import _hold_writer_lock
+
+    log = str(tmp_path / "ranks.h5")
+    probe = os.open(log + ".lock", os.O_RDONLY | os.O_CREAT, 0o644)
+    fcntl.flock(probe, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    probe_ends = threading.Timer(0.05, os.close, [probe])
+    probe_ends.start()
+    try:
+        held = _hold_writer_lock(log)
+    finally:
+        probe_ends.join()
+    try:
+        with open(log + ".lock") as f:
+            assert f.read() == f"{os.getpid()}\n"
+        start = time.monotonic()
+        with pytest.raises(RuntimeError, match=f"is being written by another process \\(pid {os.getpid()}\\)"):
+            _hold_writer_lock(log)
+        assert time.monotonic() - start < 10
+    finally:
+        os.close(held)
+
+
 def test_a_log_of_other_settings_is_not_continued(tmp_path):
     pytest.importorskip("h5py", reason="h5py is not installed for this Python")
     import h5py
