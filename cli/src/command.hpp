@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "lrkit/common/closest_name.hpp"
+
 namespace lrkit::cli {
 
 inline constexpr int kExitOk = 0;
@@ -35,9 +37,26 @@ class UsageError : public ExitCodeError {
   explicit UsageError(const std::string& message) : ExitCodeError(kExitUsage, message) {}
 };
 
+// A Boost error of `lrkit COMMAND`'s options as a UsageError that points at the command's --help; an unknown
+// option also names the option the typo most likely meant ("--windw ...; did you mean --window?"), as
+// `lrkit train` does for its keys.
+inline UsageError option_error(const boost::program_options::error& e,
+                               const boost::program_options::options_description& known, const std::string& command) {
+  std::string message = e.what();
+  if (const auto* unknown = dynamic_cast<const boost::program_options::unknown_option*>(&e)) {
+    std::string name = unknown->get_option_name();
+    name.erase(0, name.find_first_not_of('-'));
+    name = name.substr(0, name.find('='));
+    std::vector<std::string> names;
+    for (const auto& option : known.options())
+      if (!option->long_name().empty()) names.push_back(option->long_name());
+    if (const auto meant = closest_name(name, names)) message += "; did you mean --" + *meant + "?";
+  }
+  return UsageError(message + " (see lrkit " + command + " --help)");
+}
+
 // Parses `args` of `lrkit COMMAND` against `visible` plus one positional
-// argument stored into `positional_value`; a Boost error becomes a UsageError
-// that points at the command's --help.
+// argument stored into `positional_value`; a Boost error becomes option_error's UsageError.
 inline boost::program_options::variables_map parse_with_positional(const std::vector<std::string>& args,
                                                                    const boost::program_options::options_description& visible,
                                                                    std::string& positional_value, const std::string& command) {
@@ -51,7 +70,7 @@ inline boost::program_options::variables_map parse_with_positional(const std::ve
     po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
     po::notify(vm);
   } catch (const po::error& e) {
-    throw UsageError(std::string(e.what()) + " (see lrkit " + command + " --help)");
+    throw option_error(e, visible, command);
   }
   return vm;
 }

@@ -79,7 +79,7 @@ int run_diagnose_command(const std::vector<std::string>& args) {
     po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
     po::notify(vm);
   } catch (const po::error& e) {
-    throw UsageError(std::string(e.what()) + " (see lrkit diagnose --help)");
+    throw option_error(e, visible, "diagnose");
   }
   if (vm.count("help")) {
     std::cout << "usage: lrkit diagnose RUN.h5 | RUN_DIR | RANKS.csv | RANKS.jsonl | 'rank*.csv' [--json] [options]\n\n"

@@ -213,7 +213,7 @@ int run_sweep_command(const std::vector<std::string>& args) {
     po::store(po::command_line_parser(args).options(options).run(), vm);
     po::notify(vm);
   } catch (const po::error& e) {
-    throw UsageError(std::string(e.what()) + " (see lrkit sweep --help)");
+    throw option_error(e, options, "sweep");
   }
   if (vm.count("help")) {
     std::cout << "usage: lrkit sweep --config SWEEP.cfg [--jobs N] [--dry-run]\n\n"

@@ -65,6 +65,8 @@ TEST(DiagnoseCommand, BadInputExitsTwoWithOneLine) {
     EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
     EXPECT_EQ(lrkit::testing::count_lines(r.out), 1) << args << "\n" << r.out;
   }
+  EXPECT_EQ(run_lrkit("diagnose " + few + " --windw 5").out,
+            "lrkit diagnose: unrecognised option '--windw'; did you mean --window? (see lrkit diagnose --help)\n");
 }
 
 }  // namespace

@@ -72,6 +72,7 @@ TEST(RefineCommand, BadInputExitsTwoWithOneLine) {
            {"refine " + log + " --peak 1e-3", "--out FILE is required"},
            {"refine " + log + " --peak 1e-3 --out x.txt", "must end in .h5 (HDF5), .csv or .tsv"},
            {"refine " + log + " --peak 1e-3 --norm l3 --out x.h5", "--norm must be l1 or l2"},
+           {"refine " + log + " --peek 1e-3 --out x.h5", "unrecognised option '--peek'; did you mean --peak? (see lrkit refine --help)"},
        }) {
     const auto r = run_lrkit(args);
     EXPECT_EQ(r.code, 2) << args << "\n" << r.out;

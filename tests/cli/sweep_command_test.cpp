@@ -322,6 +322,8 @@ TEST(SweepCommand, BadInputExitsTwoWithOneLine) {
   const auto r = run_lrkit("sweep");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.out.find("--config SWEEP.cfg is required"), std::string::npos) << r.out;
+  EXPECT_EQ(run_lrkit("sweep --dryrun").out,
+            "lrkit sweep: unrecognised option '--dryrun'; did you mean --dry-run? (see lrkit sweep --help)\n");
 }
 
 }  // namespace
