@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "command.hpp"
+#include "lrkit/common/closest_name.hpp"
 #include "libtorch_error.hpp"
 #include "lrkit/h5/handle.hpp"
 
@@ -71,6 +72,9 @@ int main(int argc, char** argv) {
       return lrkit::cli::kExitFailure;
     }
   }
-  std::cerr << "lrkit: unknown command '" << name << "'\n" << kUsage;
+  std::vector<std::string> names;
+  for (const Command& command : kCommands) names.emplace_back(command.name);
+  const auto meant = lrkit::closest_name(name, names);
+  std::cerr << "lrkit: unknown command '" << name << "'" << (meant ? "; did you mean '" + *meant + "'?" : "") << "\n" << kUsage;
   return lrkit::cli::kExitUsage;
 }
