@@ -100,7 +100,7 @@ TEST(TrainThreads, SizedForTheCpuQuotaOfTheControlGroup) {
   const OneCpuControlGroup group;
   if (!group.made())
     GTEST_SKIP() << "this test cannot make a control group with a CPU quota here (it needs root and a writable "
-                    "cgroup cpu controller); the quota's reading is tested on a tree of files (CgroupCpuLimitTest)";
+                    "cgroup cpu controller); the quota's reading is tested on a tree of files (CgroupLimitsTest)";
   const auto out = out_dir("one_cpu_quota");
   expect_one_cpu_threads(run_command(group.run_inside(std::string(LRKIT_BINARY) + tiny_run_args(out))), out);
 }

@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "lrkit/common/numbers.hpp"
-#include "lrkit/train/cgroup_cpu_limit.hpp"
+#include "lrkit/train/cgroup_limits.hpp"
 
 namespace lrkit::train {
 

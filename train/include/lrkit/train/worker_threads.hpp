@@ -25,7 +25,7 @@ struct WorkerThreads {
 
 // The CPUs this process may run on: its affinity mask (taskset, a container's cpuset, a batch system's
 // binding), as `nproc` counts them, the machine's count where the mask cannot be read; at most its control
-// group's CPU quota, rounded up (cgroup_cpu_limit.hpp).
+// group's CPU quota, rounded up (cgroup_limits.hpp).
 int usable_cpus();
 
 // The cores lrkit's runs may use on this machine: LRKIT_CORES when set (what `lrkit sweep` gives each of the
