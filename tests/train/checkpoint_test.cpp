@@ -260,9 +260,7 @@ std::string write_unrecorded_checkpoint(const std::string& dir, Gpt& model, torc
   archive.write("format", c10::IValue(int64_t{2}));
   archive.write("step", c10::IValue(step));
   archive.write("schedule_spec", c10::IValue(schedule_spec));
-  std::ostringstream payload;
-  archive.save_to(payload);
-  write_checkpoint_file(dir, "unrecorded.pt", payload.str());
+  write_checkpoint_file(dir, "unrecorded.pt", [&](const ChunkWriter& write) { archive.save_to(write); });
   return dir + "/unrecorded.pt";
 }
 

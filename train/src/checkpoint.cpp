@@ -92,14 +92,12 @@ std::vector<controllers::HdetState> read_hdet_states(torch::serialize::InputArch
 }
 
 SavedCheckpoint write_archive(torch::serialize::OutputArchive& archive, const fs::path& dir, const std::string& name) {
-  std::ostringstream payload;
   try {
-    archive.save_to(payload);
+    const uint32_t crc = write_checkpoint_file(dir, name, [&](const ChunkWriter& write) { archive.save_to(write); });
+    return {(dir / name).string(), crc};
   } catch (const c10::Error& e) {
     throw CheckpointError("cannot serialize checkpoint '" + (dir / name).string() + "': " + e.what_without_backtrace());
   }
-  const uint32_t crc = write_checkpoint_file(dir, name, payload.str());
-  return {(dir / name).string(), crc};
 }
 
 // The model's shape as its config keys: model.heads changes no tensor's shape, so only this record tells a
@@ -265,12 +263,13 @@ namespace {
 // `then` reads more from it. Every failure names the file.
 template <typename Then>
 CheckpointInfo read_checkpoint(const std::string& path, Then then) {
-  const CheckpointPayload payload = read_checkpoint_file(path);
+  const CheckpointFile file(path);
   CheckpointInfo info;
-  info.crc32 = payload.crc32;
+  info.crc32 = file.crc32();
   try {
     torch::serialize::InputArchive archive;
-    archive.load_from(payload.bytes.data(), payload.bytes.size());
+    archive.load_from([&](uint64_t position, void* buffer, size_t size) { return file.read(position, buffer, size); },
+                      [&] { return static_cast<size_t>(file.payload_size()); });
     c10::IValue value;
     archive.read("format", value);
     if (value.toInt() != kFormatVersion)
