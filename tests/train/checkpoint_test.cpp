@@ -12,6 +12,7 @@
 
 #include "checkpoint_file.hpp"
 #include "lrkit/common/numbers.hpp"
+#include "lrkit/common/text_file.hpp"
 #include "lrkit/h5/file.hpp"
 #include "lrkit/train/run_files.hpp"
 #include "lrkit/train/trainer.hpp"
@@ -325,6 +326,31 @@ TEST(Checkpoint, CheckpointsWithTheFormerPerLayerAttentionMasksStillLoad) {
   fs::create_directories(dir);
   const std::string path = write_unrecorded_checkpoint(dir, saved, nullptr, 3, "constant(1e-3)", true);
   EXPECT_EQ(load_checkpoint(path, loaded, nullptr).step, 3);
+  for (const auto& p : saved->named_parameters())
+    EXPECT_TRUE(torch::equal(p.value(), loaded->named_parameters()[p.key()])) << p.key();
+}
+
+// The header's payload size is written zero-padded to 20 digits (the header is written last, after the streamed
+// payload, so its length must not depend on the size); checkpoints written before, without the padding, still read.
+TEST(Checkpoint, TheStreamedFileReadsAndSoDoesTheUnpaddedHeaderOfEarlierVersions) {
+  GptConfig shape{256, 16, 1, 2, 16, 0.0};
+  Gpt saved(shape), loaded(shape);
+  const auto dir = (lrkit::testing::scratch_dir() / "header_forms").string();
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string path = write_unrecorded_checkpoint(dir, saved, nullptr, 5, "constant(1e-3)");
+  const std::string file = lrkit::read_text(path);
+  const auto newline = file.find('\n');
+  const std::string payload = file.substr(newline + 1);
+  const std::string header = file.substr(0, newline);
+  EXPECT_EQ(header.substr(header.find(" bytes=") + 7), std::string(20 - std::to_string(payload.size()).size(), '0') +
+                                                          std::to_string(payload.size()));
+  const auto crc = read_checkpoint_info(path).crc32;
+  const std::string earlier = header.substr(0, header.find(" bytes=")) + " bytes=" + std::to_string(payload.size()) + "\n";
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << earlier << payload;
+  const auto info = load_checkpoint(path, loaded, nullptr);
+  EXPECT_EQ(info.step, 5);
+  EXPECT_EQ(info.crc32, crc);
   for (const auto& p : saved->named_parameters())
     EXPECT_TRUE(torch::equal(p.value(), loaded->named_parameters()[p.key()])) << p.key();
 }
