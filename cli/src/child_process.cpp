@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <stdexcept>
 
 namespace lrkit::cli {
@@ -33,5 +34,14 @@ pid_t start_lrkit_train(const std::vector<std::string>& args, const std::functio
 }
 
 int exit_code(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status); }
+
+std::string how_it_failed(int status) {
+  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+    return "was killed by SIGKILL (the kernel's out-of-memory killer sends it when the machine runs out of memory; "
+           "dmesg says whether it did)";
+  if (WIFSIGNALED(status))
+    return "was killed by signal " + std::to_string(WTERMSIG(status)) + " (" + strsignal(WTERMSIG(status)) + ")";
+  return "failed (exit " + std::to_string(exit_code(status)) + ")";
+}
 
 }  // namespace lrkit::cli

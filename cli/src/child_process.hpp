@@ -19,4 +19,8 @@ pid_t start_lrkit_train(const std::vector<std::string>& args, const std::functio
 // A waitpid status as a shell would report it: the exit code, or 128 + signal.
 int exit_code(int status);
 
+// How a child that failed ended, after its name: "failed (exit 2)", or "was killed by SIGKILL (...)", which is
+// mostly the kernel's out-of-memory killer and leaves the child no word of its own, so it is said here.
+std::string how_it_failed(int status);
+
 }  // namespace lrkit::cli

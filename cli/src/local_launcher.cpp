@@ -14,6 +14,7 @@
 #include <iostream>
 #include <optional>
 #include <stdexcept>
+#include <string>
 #include <thread>
 
 namespace lrkit::cli {
@@ -125,7 +126,7 @@ int launch_local_workers(const std::vector<std::string>& command_args, int worke
         stopped = stopped_by_signal;
         term_at = std::chrono::steady_clock::now() + (stopped_by_signal ? kStopGrace : kGrace);  // a checkpoint, a log row
       } else {
-        std::cerr << "lrkit train: worker " << rank << " failed (exit " << code << "); stopping the other workers" << std::endl;
+        std::cerr << "lrkit train: worker " << rank << " " << how_it_failed(status) << "; stopping the other workers" << std::endl;
         stop_the_others(SIGTERM, kGrace);
       }
     }

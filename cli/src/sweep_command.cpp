@@ -1,5 +1,6 @@
 // `lrkit sweep --config SWEEP.cfg`: a budgeted-iteration sweep (sweep_plan.hpp),
 // its runs started by sweep_runner, one summary HDF5 and a printed table.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include "lrkit/common/ini_lines.hpp"
 #include "lrkit/h5/file.hpp"
 #include "lrkit/train/byte_corpus.hpp"
+#include "lrkit/train/memory_need.hpp"
 #include "lrkit/train/run_files.hpp"
 #include "lrkit/train/train_config.hpp"
 #include "lrkit/train/whole_number_option.hpp"
@@ -82,8 +84,9 @@ std::string format(double v, const char* pattern = "%.4f") {
 // A result's loss: +inf marks a run that diverged before the result's step.
 std::string format_loss(double loss) { return loss == std::numeric_limits<double>::infinity() ? "diverged" : format(loss); }
 
-// Every `lrkit train` argument list must parse; the metric must be an eval set. Returns the runs' default seed.
-uint64_t check_runs(const SweepConfig& sweep) {
+// Every `lrkit train` argument list must parse; the metric must be an eval set. Returns the runs' shared
+// configuration (model, batch, data, workers).
+train::TrainConfig check_runs(const SweepConfig& sweep) {
   train::TrainConfig base;
   std::string help;
   std::vector<std::string> args;
@@ -107,7 +110,19 @@ uint64_t check_runs(const SweepConfig& sweep) {
   } catch (const train::CorpusError& e) {
     throw UsageError(std::string("the runs' ") + e.what());
   }
-  return base.train.seed;
+  return base;
+}
+
+// The runs share one model and batch: `at_once` of them at a time must fit in the memory, or the kernel kills
+// them while they build their weights.
+void check_memory(const train::TrainConfig& base, int64_t at_once) {
+  try {
+    base.validate_world(base.nproc);
+    train::require_memory(base, base.nproc, static_cast<int>(at_once * base.nproc));
+  } catch (const std::invalid_argument& e) {
+    throw UsageError("the runs' configuration, " + std::to_string(at_once) + " run(s) at a time (sweep.jobs, --jobs) of " +
+                     std::to_string(base.nproc) + " worker(s) each: " + e.what());
+  }
 }
 
 void write_summary(const std::string& path, const SweepConfig& sweep, const SweepPlan& plan, const std::vector<double>& losses,
@@ -232,14 +247,15 @@ int run_sweep_command(const std::vector<std::string>& args) {
   try {
     sweep = read_sweep_config(config_path);
     if (jobs) sweep.jobs = *jobs;
-    const auto default_seed = check_runs(sweep);
-    plan = plan_sweep(sweep, default_seed);
+    const auto base = check_runs(sweep);
+    plan = plan_sweep(sweep, base.train.seed);
     for (const auto& run : plan.runs) {  // every run's arguments must parse before any starts
       train::TrainConfig c;
       std::string help;
       train::parse_train_config(run.args, c, help);
     }
     train::machine_cores();  // a malformed LRKIT_CORES, before any run starts
+    check_memory(base, std::min<int64_t>(sweep.jobs, static_cast<int64_t>(plan.runs.size())));
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }

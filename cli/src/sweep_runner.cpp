@@ -217,7 +217,8 @@ std::vector<RunState> run_sweep(const SweepPlan& plan, const std::string& out, i
       count_done(i, "diverged (non-finite loss; see " + (dir / "train.txt").string() + ")");
     } else {
       status[i] = Status::kFailed;
-      progress << "sweep: " << plan.runs[i].name << " failed (exit " << code << "); see " << (dir / "train.txt").string() << std::endl;
+      progress << "sweep: " << plan.runs[i].name << " " << how_it_failed(wait_status) << "; see " << (dir / "train.txt").string()
+               << std::endl;
     }
   }
   std::vector<RunState> states;

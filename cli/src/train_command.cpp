@@ -15,6 +15,7 @@
 #include "lrkit/schedules/spec_error.hpp"
 #include "lrkit/train/byte_corpus.hpp"
 #include "lrkit/train/checkpoint.hpp"
+#include "lrkit/train/memory_need.hpp"
 #include "lrkit/train/run_log.hpp"
 #include "lrkit/train/trainer.hpp"
 #include "lrkit/train/worker_placement.hpp"
@@ -98,6 +99,9 @@ int run_train_command(const std::vector<std::string>& args) {
       }
       // A missing data file, a resume of another run: before any worker starts or the run directory is touched.
       config.check_data_files();
+      // A model too large for the memory is refused here, not killed by the kernel while it builds its weights.
+      train::require_memory(config, launching ? config.nproc : env.world_size,
+                            launching ? static_cast<int>(config.nproc) : env.local_world_size);
       if (!config.resume.empty()) train::require_the_logged_settings(config, launching ? config.nproc : env.world_size);
       if (lead) lock.emplace(own_run_directory(config, std::cout));
     }

@@ -313,6 +313,8 @@ TEST(SweepCommand, BadInputExitsTwoWithOneLine) {
            {head + "[schedules]\nc = cosine(peak=1)\n[data]\npath = " + out + "_missing.txt\n",
             "the runs' data file '" + out + "_missing.txt' does not exist or cannot be reached"},
            {head + "[schedules]\nc = cosine(peak=1)\n[model]\ncontext = 100000\n", "too small for context 100000"},
+           {head + "[schedules]\nc = cosine(peak=1)\n[model]\nwidth = 65536\n",
+            "the runs' configuration, 1 run(s) at a time (sweep.jobs, --jobs) of 1 worker(s) each: the run needs at least "},
        }) {
     const auto r = run_lrkit("sweep --config " + lrkit::testing::write_text("sweep_bad.cfg", text));
     EXPECT_EQ(r.code, 2) << needle << "\n" << r.out;

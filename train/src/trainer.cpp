@@ -6,6 +6,7 @@
 
 #include "lrkit/common/numbers.hpp"
 #include "lrkit/schedules/summary.hpp"
+#include "lrkit/train/memory_need.hpp"
 #include "lrkit/train/model_flops.hpp"
 #include "lrkit/train/rank_streams.hpp"
 #include "lrkit/train/run_files.hpp"
@@ -112,6 +113,7 @@ TrainSummary Trainer::run() {
   *progress_ << "model: " << session_.flops_per_token << " FLOPs per token (6P + 12LWT); device " << session_.device
              << ", peak " << session_.peak_flops / 1e12 << " TFLOP/s" << (session_.peak_flops > 0 ? "" : " (unknown: no MFU)")
              << std::endl;
+  *progress_ << "memory: " << describe(worker_memory_lower_bound(c_, world_)) << std::endl;
   *progress_ << "threads per worker: " << session_.threads << std::endl;
   if (const std::string warning = schedules::peak_warning(schedules::summarize(schedule_, c_.train.steps)); !warning.empty())
     *progress_ << "warning: " << warning << std::endl;

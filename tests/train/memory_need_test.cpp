@@ -1,0 +1,110 @@
+// The memory a CPU run certainly needs, and the refusal of a run that cannot fit (the check before a run starts;
+// the CLI tests compare the estimate with the peak resident memory of real runs).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "lrkit/train/gpt.hpp"
+#include "lrkit/train/memory_need.hpp"
+#include "tiny_config.hpp"
+
+namespace lrkit::train {
+namespace {
+
+int64_t built_parameters(const GptConfig& shape) {
+  Gpt model(shape);
+  int64_t count = 0;
+  for (const auto& p : model->parameters()) count += p.numel();
+  return count;
+}
+
+TEST(MemoryNeed, TheParameterCountIsTheBuiltModels) {
+  for (const GptConfig& shape : {GptConfig{256, 16, 1, 2, 16, 0.0}, GptConfig{256, 64, 2, 4, 128, 0.0},
+                                 GptConfig{100, 33, 3, 8, 64, 0.1}}) {
+    EXPECT_EQ(parameter_count(shape), built_parameters(shape))
+        << "layers " << shape.layers << ", width " << shape.width << ", context " << shape.context;
+  }
+}
+
+TEST(MemoryNeed, StateCountsEveryModelCopyAndActivationsOneMicroBatch) {
+  TrainConfig c = tiny_config();
+  c.model = {256, 64, 2, 4, 128, 0.0};
+  c.model.attention = Attention::explicit_;
+  c.train.batch = 16;
+  const auto p = static_cast<double>(parameter_count(c.model));
+  const auto adamw = worker_memory_lower_bound(c, 1);
+  EXPECT_EQ(adamw.parameters, parameter_count(c.model));
+  EXPECT_DOUBLE_EQ(adamw.state_bytes, p * 16);  // fp32 weights, gradients and two moments
+  // Per token: 14 widths per layer plus explicit attention's softmax row (heads x context), then the vocabulary;
+  // backward's first tensors: two score rows (more than the vocabulary here).
+  EXPECT_DOUBLE_EQ(adamw.activation_bytes, 16.0 * 64 * (2 * (14 * 128 + 4 * 64) + 256 + 2 * 4 * 64) * 4);
+
+  TrainConfig sgd = c;
+  sgd.optim.name = OptimizerName::sgd;
+  EXPECT_DOUBLE_EQ(worker_memory_lower_bound(sgd, 1).state_bytes, p * 12);
+  sgd.optim.momentum = 0;
+  EXPECT_DOUBLE_EQ(worker_memory_lower_bound(sgd, 1).state_bytes, p * 8);
+
+  TrainConfig split = c;  // 2 workers and 2 micro-batches: a quarter of the rows at once
+  split.train.accumulation = 2;
+  EXPECT_DOUBLE_EQ(worker_memory_lower_bound(split, 2).activation_bytes, adamw.activation_bytes / 4);
+  split.train.precision = Precision::bf16;
+  EXPECT_DOUBLE_EQ(worker_memory_lower_bound(split, 2).activation_bytes, adamw.activation_bytes / 8);
+  TrainConfig fused = c;
+  fused.model.attention = Attention::fused;
+  EXPECT_DOUBLE_EQ(worker_memory_lower_bound(fused, 1).activation_bytes, 16.0 * 64 * (2 * 14 * 128 + 256 + 256) * 4);
+
+  TrainConfig hdet = c;  // two replicas in the worker, spread rates: their mean model too
+  hdet.hdet.enabled = true;
+  hdet.hdet.replicas_per_rank = 2;
+  hdet.hdet.controller.alpha = 0.1;
+  ASSERT_FALSE(hdet.hdet_replicas_identical());
+  EXPECT_DOUBLE_EQ(worker_memory_lower_bound(hdet, 1).state_bytes, 2 * p * 16 + p * 4);
+  EXPECT_DOUBLE_EQ(worker_memory_lower_bound(hdet, 1).activation_bytes, adamw.activation_bytes / 2);
+}
+
+TEST(MemoryNeed, AvailableIsMemAvailablePlusSwapCappedByTheControlGroup) {
+  const std::string meminfo = "MemTotal:       32000000 kB\nMemFree:         1000000 kB\nMemAvailable:   20000000 kB\n"
+                              "SwapTotal:       4000000 kB\nSwapFree:        3000000 kB\n";
+  const auto machine = available_memory(meminfo, std::nullopt, std::nullopt);
+  ASSERT_TRUE(machine.has_value());
+  EXPECT_DOUBLE_EQ(machine->bytes, 23000000.0 * 1024);
+  EXPECT_EQ(machine->source, "MemAvailable + SwapFree");
+  const auto limited = available_memory(meminfo, 4e9, std::nullopt);
+  EXPECT_DOUBLE_EQ(limited->bytes, 4e9);
+  EXPECT_EQ(limited->source, "the control group's memory limit");
+  EXPECT_DOUBLE_EQ(available_memory(meminfo, 1e12, std::nullopt)->bytes, machine->bytes);  // a limit above the machine's
+  EXPECT_DOUBLE_EQ(available_memory("MemAvailable: 1000 kB\n", std::nullopt, std::nullopt)->bytes, 1024000.0);  // no swap line
+  EXPECT_DOUBLE_EQ(available_memory("", 2e9, std::nullopt)->bytes, 2e9);
+  EXPECT_FALSE(available_memory("", std::nullopt, std::nullopt).has_value());
+  const auto address_space = available_memory(meminfo, 4e9, 3e9);  // ulimit -v bounds the resident memory too
+  EXPECT_DOUBLE_EQ(address_space->bytes, 3e9);
+  EXPECT_EQ(address_space->source, "the address-space limit (ulimit -v)");
+  EXPECT_FALSE(available_memory("MemAvailable: lots\n", std::nullopt, std::nullopt).has_value());
+}
+
+TEST(MemoryNeed, TheShortfallNamesTheSizesWhereTheBoundComesFromAndTheKeys) {
+  const TrainConfig c = tiny_config();
+  WorkerMemory need;
+  need.parameters = 600000000;
+  need.state_bytes = 9.6e9;
+  need.activation_bytes = 0.4e9;
+  const AvailableMemory machine{15e9, "MemAvailable + SwapFree"};
+  EXPECT_FALSE(memory_shortfall(need, 1, machine, c).has_value());
+  EXPECT_EQ(memory_shortfall(need, 2, machine, c).value(),
+            "the run needs at least 20.0 GB of memory (2 workers on this machine, each at least 10.0 GB) but this machine "
+            "has 15.0 GB available (MemAvailable + SwapFree): 600M parameters hold 9.6 GB in weights, gradients and "
+            "AdamW's two moments, and one micro-batch's activations at least 400 MB; lower model.width or "
+            "model.layers, or use fewer workers");
+  const AvailableMemory group{8e9, "the control group's memory limit"};
+  need.state_bytes = 0.1e9;
+  need.activation_bytes = 9e9;
+  const auto line = memory_shortfall(need, 1, group, c).value();
+  EXPECT_NE(line.find("the run needs at least 9.1 GB of memory but the control group's memory limit allows 8.0 GB: "),
+            std::string::npos) << line;
+  EXPECT_NE(line.find("raise train.accumulation (smaller micro-batches, the same result) or lower train.batch or model.context"),
+            std::string::npos) << line;
+}
+
+}  // namespace
+}  // namespace lrkit::train

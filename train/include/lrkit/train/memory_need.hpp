@@ -1,0 +1,66 @@
+// Whether a CPU run can fit in the machine's memory, checked before it starts.
+// A model too large for the memory was killed by the kernel's out-of-memory
+// killer while it built its weights: "Killed", exit 137, no message. The check
+// refuses only what cannot fit: it counts what a worker certainly holds (the
+// weights, gradients and optimizer moments of its models, and the tensors one
+// micro-batch's forward pass keeps for backward and the first ones backward
+// makes), which is below what it
+// measures (bench-free check: the memory_need test compares it with the peak
+// resident memory of real runs), against what the machine or its control group
+// allows.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "lrkit/train/gpt_config.hpp"
+#include "lrkit/train/train_config.hpp"
+
+namespace lrkit::train {
+
+// The reference GPT's parameters, from its shape (the tests build the model and count).
+int64_t parameter_count(const GptConfig& model);
+
+// What one worker holds at least, in bytes.
+struct WorkerMemory {
+  int64_t parameters = 0;
+  double state_bytes = 0;       // weights, gradients and optimizer moments of every model copy the worker holds
+  double activation_bytes = 0;  // what one micro-batch's forward pass keeps for backward, and backward's first tensors
+  double total() const { return state_bytes + activation_bytes; }
+};
+
+// For `config` trained by `world_size` workers (config.validate_world(world_size) holds).
+WorkerMemory worker_memory_lower_bound(const TrainConfig& config, int64_t world_size);
+
+// "at least 3.2 GB per worker: 3.2 GB of weights, gradients and optimizer moments, 30 MB of one micro-batch's
+// activations" (the progress line of a run).
+std::string describe(const WorkerMemory& need);
+
+// Memory this process may use, in bytes, and where that bound comes from.
+struct AvailableMemory {
+  double bytes = 0;
+  std::string source;  // kMachineMemory, kControlGroupLimit or kAddressSpaceLimit
+};
+inline constexpr const char* kMachineMemory = "MemAvailable + SwapFree";
+inline constexpr const char* kControlGroupLimit = "the control group's memory limit";
+inline constexpr const char* kAddressSpaceLimit = "the address-space limit (ulimit -v)";
+
+// The smallest of /proc/meminfo's MemAvailable + SwapFree, the cgroup memory limit and the process's
+// address-space limit (which bounds its resident memory too); nothing when none is known.
+std::optional<AvailableMemory> available_memory(const std::string& meminfo_text, std::optional<double> cgroup_limit,
+                                                std::optional<double> address_space_limit);
+// The same for this process.
+std::optional<AvailableMemory> available_memory();
+
+// One line saying why `local_workers` workers of `need` cannot fit in `available`, naming the keys that set the
+// size; nothing when they may fit.
+std::optional<std::string> memory_shortfall(const WorkerMemory& need, int local_workers, const AvailableMemory& available,
+                                            const TrainConfig& config);
+
+// Throws std::invalid_argument with memory_shortfall's line for a CPU run that cannot fit in this machine's
+// memory (`local_workers` of the `world_size` workers on it). A CUDA run keeps its weights on the GPU, where an
+// allocation that fails is an error LibTorch throws, not a kill.
+void require_memory(const TrainConfig& config, int64_t world_size, int local_workers);
+
+}  // namespace lrkit::train

@@ -1,0 +1,150 @@
+#include "lrkit/train/memory_need.hpp"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+#include <stdexcept>
+
+#include "lrkit/common/text_file.hpp"
+#include "lrkit/train/cgroup_limits.hpp"
+#include "lrkit/train/gpt.hpp"
+
+namespace lrkit::train {
+
+namespace {
+
+// "77.3 GB", "412 MB": what a reader compares with free(1).
+std::string bytes_text(double bytes) {
+  char buf[32];
+  if (bytes >= 1e9)
+    std::snprintf(buf, sizeof buf, "%.1f GB", bytes / 1e9);
+  else
+    std::snprintf(buf, sizeof buf, "%.0f MB", bytes / 1e6);
+  return buf;
+}
+
+// "4.83B", "25.3M", "7664": a model's size as one says it.
+std::string count_text(int64_t count) {
+  char buf[32];
+  const auto value = static_cast<double>(count);
+  if (value >= 1e9)
+    std::snprintf(buf, sizeof buf, "%.3gB", value / 1e9);
+  else if (value >= 1e6)
+    std::snprintf(buf, sizeof buf, "%.3gM", value / 1e6);
+  else
+    std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(count));
+  return buf;
+}
+
+std::optional<double> meminfo_bytes(const std::string& meminfo_text, const std::string& field) {
+  std::istringstream in(meminfo_text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(field + ":", 0) != 0) continue;
+    std::istringstream values(line.substr(field.size() + 1));
+    double kib = 0;
+    std::string unit;
+    if (values >> kib >> unit && unit == "kB" && kib >= 0) return kib * 1024.0;
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+int64_t parameter_count(const GptConfig& m) {
+  const int64_t w = m.width;
+  // Tied token embedding and output head, position embedding, per block two LayerNorms (2w each), qkv (3w^2 + 3w),
+  // its projection (w^2 + w), the MLP (4w^2 + 4w and 4w^2 + w); the final LayerNorm.
+  return m.vocab * w + m.context * w + m.layers * (12 * w * w + 13 * w) + 2 * w;
+}
+
+WorkerMemory worker_memory_lower_bound(const TrainConfig& c, int64_t world_size) {
+  WorkerMemory need;
+  need.parameters = parameter_count(c.model);
+  const double p = static_cast<double>(need.parameters), fp32 = 4.0;
+  const double moments = c.optim.name == OptimizerName::adamw ? 2.0 : (c.optim.momentum != 0.0 ? 1.0 : 0.0);
+  const double models = static_cast<double>(c.replicas_per_rank());
+  need.state_bytes = models * p * fp32 * (2.0 + moments);  // weights, gradients, moments
+  if (!c.hdet_replicas_identical()) need.state_bytes += p * fp32;  // the replicas' mean model
+  // Kept for backward, per token of a layer: the LayerNorm outputs the linears read (2w), q, k and v (3w), the
+  // attention output the projection reads (w), the MLP's input to GELU and GELU's output (8w); explicit attention
+  // also keeps its softmax ([heads, T] per token). Then the output's log-softmax (vocab per token). On top, while
+  // backward starts, the gradient of the logits, or later, of the last layer's explicit attention two score-sized
+  // tensors at once (the softmax's output gradient and its input gradient). Each element at least 2 bytes under
+  // bf16 autocast, else 4.
+  const double rows = static_cast<double>(c.train.batch / (world_size * c.replicas_per_rank()) / c.train.accumulation);
+  const double tokens = rows * static_cast<double>(c.model.context);
+  const bool explicit_scores = !fused_attention(c.model);
+  const double scores_per_token = explicit_scores ? static_cast<double>(c.model.heads * c.model.context) : 0.0;
+  const double kept_per_token = static_cast<double>(c.model.layers) * (14.0 * static_cast<double>(c.model.width) + scores_per_token) +
+                                static_cast<double>(c.model.vocab);
+  const double backward_per_token = std::max(static_cast<double>(c.model.vocab), 2.0 * scores_per_token);
+  const double element = c.train.precision == Precision::bf16 ? 2.0 : fp32;
+  need.activation_bytes = tokens * (kept_per_token + backward_per_token) * element;
+  return need;
+}
+
+std::string describe(const WorkerMemory& need) {
+  return "at least " + bytes_text(need.total()) + " per worker: " + bytes_text(need.state_bytes) +
+         " of weights, gradients and optimizer moments, " + bytes_text(need.activation_bytes) +
+         " of one micro-batch's activations";
+}
+
+std::optional<AvailableMemory> available_memory(const std::string& meminfo_text, std::optional<double> cgroup_limit,
+                                                std::optional<double> address_space_limit) {
+  std::optional<AvailableMemory> available;
+  const auto consider = [&](std::optional<double> bytes, const char* source) {
+    if (bytes && (!available || *bytes < available->bytes)) available = AvailableMemory{*bytes, source};
+  };
+  if (const auto free = meminfo_bytes(meminfo_text, "MemAvailable"))
+    consider(*free + meminfo_bytes(meminfo_text, "SwapFree").value_or(0.0), kMachineMemory);
+  consider(cgroup_limit, kControlGroupLimit);
+  consider(address_space_limit, kAddressSpaceLimit);
+  return available;
+}
+
+std::optional<AvailableMemory> available_memory() {
+  std::string meminfo;
+  try {
+    meminfo = read_text("/proc/meminfo");
+  } catch (const std::runtime_error&) {  // no /proc: the cgroup limit alone, if any
+  }
+  struct rlimit limit {};
+  std::optional<double> address_space;
+  if (::getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) address_space = static_cast<double>(limit.rlim_cur);
+  return available_memory(meminfo, cgroup_memory_limit(), address_space);
+}
+
+std::optional<std::string> memory_shortfall(const WorkerMemory& need, int local_workers, const AvailableMemory& available,
+                                            const TrainConfig& c) {
+  const double total = need.total() * static_cast<double>(local_workers);
+  if (total <= available.bytes) return std::nullopt;
+  const std::string moments = c.optim.name == OptimizerName::adamw ? "AdamW's two moments" : "SGD's momentum";
+  std::string line = "the run needs at least " + bytes_text(total) + " of memory";
+  if (local_workers > 1) line += " (" + std::to_string(local_workers) + " workers on this machine, each at least " + bytes_text(need.total()) + ")";
+  const std::string source = available.source;
+  if (source == kMachineMemory)
+    line += " but this machine has " + bytes_text(available.bytes) + " available (" + kMachineMemory + ")";
+  else
+    line += " but " + source + " allows " + bytes_text(available.bytes);
+  line += ": " + count_text(need.parameters) + " parameters hold " + bytes_text(need.state_bytes) +
+          " in weights, gradients and " + moments;
+  if (c.replicas_per_rank() > 1) line += " for each of hdet.replicas_per_rank = " + std::to_string(c.replicas_per_rank()) + " models";
+  line += ", and one micro-batch's activations at least " + bytes_text(need.activation_bytes) + "; ";
+  line += need.state_bytes >= need.activation_bytes
+              ? "lower model.width or model.layers" + std::string(local_workers > 1 ? ", or use fewer workers" : "")
+              : "raise train.accumulation (smaller micro-batches, the same result) or lower train.batch or model.context";
+  return line;
+}
+
+void require_memory(const TrainConfig& c, int64_t world_size, int local_workers) {
+  if (c.train.device != DeviceKind::cpu) return;
+  const auto available = available_memory();
+  if (!available) return;
+  if (const auto shortfall = memory_shortfall(worker_memory_lower_bound(c, world_size), local_workers, *available, c))
+    throw std::invalid_argument(*shortfall);
+}
+
+}  // namespace lrkit::train
