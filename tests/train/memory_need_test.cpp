@@ -104,6 +104,16 @@ TEST(MemoryNeed, TheShortfallNamesTheSizesWhereTheBoundComesFromAndTheKeys) {
             std::string::npos) << line;
   EXPECT_NE(line.find("raise train.accumulation (smaller micro-batches, the same result) or lower train.batch or model.context"),
             std::string::npos) << line;
+  TrainConfig copies = c;  // the state counts every model copy of a worker, and plain SGD keeps no moments
+  copies.hdet.enabled = true;
+  copies.hdet.replicas_per_rank = 3;
+  copies.optim.name = OptimizerName::sgd;
+  copies.optim.momentum = 0;
+  EXPECT_NE(memory_shortfall(need, 1, group, copies)
+                .value()
+                .find(": 600M parameters in each of a worker's 3 model copies (hdet.replicas_per_rank) hold 100 MB in "
+                      "weights and gradients, and "),
+            std::string::npos);
 }
 
 }  // namespace

@@ -78,8 +78,9 @@ WorkerMemory worker_memory_lower_bound(const TrainConfig& c, int64_t world_size)
   const double tokens = rows * static_cast<double>(c.model.context);
   const bool explicit_scores = !fused_attention(c.model);
   const double scores_per_token = explicit_scores ? static_cast<double>(c.model.heads * c.model.context) : 0.0;
-  const double kept_per_token = static_cast<double>(c.model.layers) * (14.0 * static_cast<double>(c.model.width) + scores_per_token) +
-                                static_cast<double>(c.model.vocab);
+  const double kept_per_token =
+      static_cast<double>(c.model.layers) * (14.0 * static_cast<double>(c.model.width) + scores_per_token) +
+      static_cast<double>(c.model.vocab);
   const double backward_per_token = std::max(static_cast<double>(c.model.vocab), 2.0 * scores_per_token);
   const double element = c.train.precision == Precision::bf16 ? 2.0 : fp32;
   need.activation_bytes = tokens * (kept_per_token + backward_per_token) * element;
@@ -113,7 +114,8 @@ std::optional<AvailableMemory> available_memory() {
   }
   struct rlimit limit {};
   std::optional<double> address_space;
-  if (::getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) address_space = static_cast<double>(limit.rlim_cur);
+  if (::getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY)
+    address_space = static_cast<double>(limit.rlim_cur);
   return available_memory(meminfo, cgroup_memory_limit(), address_space);
 }
 
@@ -121,20 +123,25 @@ std::optional<std::string> memory_shortfall(const WorkerMemory& need, int local_
                                             const TrainConfig& c) {
   const double total = need.total() * static_cast<double>(local_workers);
   if (total <= available.bytes) return std::nullopt;
-  const std::string moments = c.optim.name == OptimizerName::adamw ? "AdamW's two moments" : "SGD's momentum";
+  const std::string held = c.optim.name == OptimizerName::adamw ? "weights, gradients and AdamW's two moments"
+                           : c.optim.momentum != 0.0                ? "weights, gradients and SGD's momentum"
+                                                                    : "weights and gradients";
   std::string line = "the run needs at least " + bytes_text(total) + " of memory";
-  if (local_workers > 1) line += " (" + std::to_string(local_workers) + " workers on this machine, each at least " + bytes_text(need.total()) + ")";
+  if (local_workers > 1)
+    line += " (" + std::to_string(local_workers) + " workers on this machine, each at least " + bytes_text(need.total()) + ")";
   const std::string source = available.source;
   if (source == kMachineMemory)
     line += " but this machine has " + bytes_text(available.bytes) + " available (" + kMachineMemory + ")";
   else
     line += " but " + source + " allows " + bytes_text(available.bytes);
-  line += ": " + count_text(need.parameters) + " parameters hold " + bytes_text(need.state_bytes) +
-          " in weights, gradients and " + moments;
-  if (c.replicas_per_rank() > 1) line += " for each of hdet.replicas_per_rank = " + std::to_string(c.replicas_per_rank()) + " models";
-  line += ", and one micro-batch's activations at least " + bytes_text(need.activation_bytes) + "; ";
+  line += ": " + count_text(need.parameters) + " parameters";
+  if (c.replicas_per_rank() > 1)
+    line += " in each of a worker's " + std::to_string(c.replicas_per_rank()) + " model copies (hdet.replicas_per_rank)";
+  line += " hold " + bytes_text(need.state_bytes) + " in " + held + ", and one micro-batch's activations at least " +
+          bytes_text(need.activation_bytes) + "; ";
   line += need.state_bytes >= need.activation_bytes
-              ? "lower model.width or model.layers" + std::string(local_workers > 1 ? ", or use fewer workers" : "")
+              ? "lower model.width or model.layers" + std::string(c.replicas_per_rank() > 1 ? " or hdet.replicas_per_rank" : "") +
+                    std::string(local_workers > 1 ? ", or use fewer workers" : "")
               : "raise train.accumulation (smaller micro-batches, the same result) or lower train.batch or model.context";
   return line;
 }
