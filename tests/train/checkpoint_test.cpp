@@ -2,6 +2,7 @@
 #include "lrkit/train/checkpoint.hpp"
 
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <cmath>
@@ -353,6 +354,28 @@ TEST(Checkpoint, TheStreamedFileReadsAndSoDoesTheUnpaddedHeaderOfEarlierVersions
   EXPECT_EQ(info.crc32, crc);
   for (const auto& p : saved->named_parameters())
     EXPECT_TRUE(torch::equal(p.value(), loaded->named_parameters()[p.key()])) << p.key();
+}
+
+// LibTorch 2.x's archive writer may hand a null buffer for bytes it skips (its file writer seeks over them): they
+// are zeros in the payload and in its checksum, also at the payload's end.
+TEST(Checkpoint, SkippedPayloadBytesAreZerosInTheFileAndTheChecksum) {
+  const auto dir = lrkit::testing::scratch_dir() / "skipped_bytes";
+  fs::remove_all(dir);
+  const uint32_t crc = write_checkpoint_file(dir, "skips.pt", [](const ChunkWriter& write) {
+    EXPECT_EQ(write("abc", 3), 3u);
+    EXPECT_EQ(write(nullptr, 5), 5u);
+    EXPECT_EQ(write("de", 2), 2u);
+    EXPECT_EQ(write(nullptr, 3), 3u);
+  });
+  const std::string expected("abc\0\0\0\0\0de\0\0\0", 13);
+  const CheckpointFile file((dir / "skips.pt").string());
+  ASSERT_EQ(file.payload_size(), expected.size());
+  std::string payload(expected.size(), 'x');
+  EXPECT_EQ(file.read(0, payload.data(), payload.size()), expected.size());
+  EXPECT_EQ(payload, expected);
+  EXPECT_EQ(file.crc32(), crc);
+  EXPECT_EQ(crc, static_cast<uint32_t>(crc32(0L, reinterpret_cast<const Bytef*>(expected.data()), 13)));
+  EXPECT_EQ(file.read(10, payload.data(), 8), 3u) << "a read past the end stops at it";
 }
 
 TEST(Checkpoint, AResumeWhoseRunLogIsGoneOrEmptiedSaysHowToGoOn) {

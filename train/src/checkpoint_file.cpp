@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -89,6 +90,16 @@ int write_synced(const fs::path& path, const PayloadProducer& produce, uint32_t&
   // by throwing, and then again from its destructor, which ends the process (std::terminate).
   try {
     produce([&](const void* data, size_t size) -> size_t {
+      if (data == nullptr) {  // LibTorch 2.x's writer skips a record's bytes so (a file writer seeks): zeros
+        for (size_t left = size; left > 0;) {
+          static const char kZeros[4096] = {};
+          const size_t chunk = std::min(left, sizeof kZeros);
+          crc = crc32_update(crc, kZeros, chunk);
+          left -= chunk;
+        }
+        at += static_cast<off_t>(size);  // a hole in the file reads as zeros
+        return size;
+      }
       if (error == 0) error = write_all(fd.fd, data, size, at);
       if (error != 0) return size;
       crc = crc32_update(crc, data, size);
@@ -100,6 +111,7 @@ int write_synced(const fs::path& path, const PayloadProducer& produce, uint32_t&
     throw;
   }
   if (error != 0) return error;
+  if (::ftruncate(fd.fd, at) != 0) return errno;  // a payload that ends in skipped bytes ends in a hole
   const std::string header = header_line(crc, static_cast<uint64_t>(at - header_size));
   if (const int failed = write_all(fd.fd, header.data(), header.size(), 0)) return failed;
   if (::fsync(fd.fd) != 0) return errno;
