@@ -4,8 +4,10 @@
 
 #include <cmath>
 #include <filesystem>
+#include <string>
 
 #include "device_param.hpp"
+#include "lrkit/common/numbers.hpp"
 #include "lrkit/h5/file.hpp"
 #include "run_command.hpp"
 #include "tiny_run.hpp"
@@ -98,6 +100,33 @@ TEST(TrainHdet, AMissingReplicaFileIsNamed) {
   r = run_lrkit(args + " --resume auto");
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find("step_0000000006.replica_1.pt' does not exist"), std::string::npos) << r.out;
+}
+
+// The spread sends some of HDET's replicas over first: at the step that ends the run, the message names the replicas
+// whose losses were non-finite and their rates (the mean loss alone said only "nan"), as the log's last
+// /hdet/replica_loss and /hdet/lr/replica rows have them. (At this rate replica 2 alone goes, on this machine.)
+TEST(TrainHdet, TheReplicasThatDivergedAreNamedWithTheirRates) {
+  const auto dir = out_dir("hdet_cli_diverged");
+  const auto r = run_lrkit("train --config " + tiny_config() + " --hdet.enabled=true --hdet.replicas_per_rank=4 "
+                           "--hdet.alpha=0.9 --optim.name=sgd --optim.clip=0 --schedule.spec='constant(15)' --out " + dir);
+  ASSERT_EQ(r.code, 3) << r.out;
+  const auto losses = lrkit::h5::read_matrix(dir + "/log.h5", "/hdet/replica_loss");
+  const auto rates = lrkit::h5::read_matrix(dir + "/log.h5", "/hdet/lr/replica");
+  ASSERT_EQ(losses.columns, 4);
+  ASSERT_EQ(rates.rows, losses.rows);
+  std::string which, at;
+  for (int64_t k = 0; k < 4; ++k) {
+    if (std::isfinite(losses.at(losses.rows - 1, k))) continue;
+    which += (which.empty() ? "" : ", ") + std::to_string(k);
+    at += (at.empty() ? "" : ", ") + lrkit::format_number(rates.at(rates.rows - 1, k));
+  }
+  ASSERT_FALSE(which.empty()) << r.out;
+  const std::string expected =
+      which == "0, 1, 2, 3" ? "; every HDET replica's loss was non-finite; last good checkpoint"
+                            : "; HDET replica(s) " + which + " of 4 had non-finite losses, at learning rate(s) " + at +
+                                  " against the base 15: a spread that wide diverges there (lower hdet.alpha or the peak); "
+                                  "last good checkpoint";
+  EXPECT_NE(r.out.find(expected), std::string::npos) << expected << "\n" << r.out;
 }
 
 }  // namespace

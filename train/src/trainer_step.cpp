@@ -111,6 +111,27 @@ void Trainer::optimizer_step(int64_t step) {
   *progress_ << "step " << step << ": non-finite loss, update skipped" << std::endl;
 }
 
+namespace {
+
+// Which of HDET's replicas had non-finite losses at the diverged step, and at which rates: the spread sends the
+// highest rates over first, which the mean loss alone does not tell. "" without HDET or without such a replica.
+std::string nonfinite_replicas(const std::vector<double>& losses, const std::vector<double>& rates, double base) {
+  std::vector<size_t> diverged;
+  for (size_t r = 0; r < losses.size(); ++r)
+    if (!std::isfinite(losses[r])) diverged.push_back(r);
+  if (diverged.empty()) return "";
+  if (diverged.size() == losses.size()) return "; every HDET replica's loss was non-finite";
+  std::string which, at;
+  for (size_t r : diverged) {
+    which += (which.empty() ? "" : ", ") + std::to_string(r);
+    if (r < rates.size()) at += (at.empty() ? "" : ", ") + format_number(rates[r]);
+  }
+  return "; HDET replica(s) " + which + " of " + std::to_string(losses.size()) + " had non-finite losses, at learning rate(s) " +
+         at + " against the base " + format_number(base) + ": a spread that wide diverges there (lower hdet.alpha or the peak)";
+}
+
+}  // namespace
+
 // The diverged step is logged before the run stops: its per-rank losses and gradient norms show
 // which workers went first, which the mean loss alone does not.
 void Trainer::stop_diverged(int64_t step, const Hyperparameters& hyper, const StepScalars& scalars, const Losses& losses) {
@@ -121,7 +142,10 @@ void Trainer::stop_diverged(int64_t step, const Hyperparameters& hyper, const St
   }
   log_->end_step();
   log_->flush();
-  const std::string checkpoint = "; last good checkpoint: " + last_good_checkpoint_or_none();
+  const std::string checkpoint =
+      (hdet_ ? nonfinite_replicas(scalars.replica_loss, hyper.spread.empty() ? std::vector<double>() : hyper.spread.front(), hyper.lr)
+             : "") +
+      "; last good checkpoint: " + last_good_checkpoint_or_none();
   if (plan_.stop_on_nonfinite)
     throw DivergedError("non-finite training loss " + format_number(scalars.loss) + " at step " + std::to_string(step) + " (logged)" +
                         checkpoint + " (train.nonfinite=skip skips such updates)");
