@@ -63,24 +63,17 @@ TEST(MemoryNeed, StateCountsEveryModelCopyAndActivationsOneMicroBatch) {
   EXPECT_DOUBLE_EQ(worker_memory_lower_bound(hdet, 1).activation_bytes, adamw.activation_bytes / 2);
 }
 
-TEST(MemoryNeed, AvailableIsMemAvailablePlusSwapCappedByTheControlGroup) {
+TEST(MemoryNeed, AvailableIsMemAvailablePlusSwapAndTheLimits) {
   const std::string meminfo = "MemTotal:       32000000 kB\nMemFree:         1000000 kB\nMemAvailable:   20000000 kB\n"
                               "SwapTotal:       4000000 kB\nSwapFree:        3000000 kB\n";
-  const auto machine = available_memory(meminfo, std::nullopt, std::nullopt);
-  ASSERT_TRUE(machine.has_value());
-  EXPECT_DOUBLE_EQ(machine->bytes, 23000000.0 * 1024);
-  EXPECT_EQ(machine->source, "MemAvailable + SwapFree");
-  const auto limited = available_memory(meminfo, 4e9, std::nullopt);
-  EXPECT_DOUBLE_EQ(limited->bytes, 4e9);
-  EXPECT_EQ(limited->source, "the control group's memory limit");
-  EXPECT_DOUBLE_EQ(available_memory(meminfo, 1e12, std::nullopt)->bytes, machine->bytes);  // a limit above the machine's
-  EXPECT_DOUBLE_EQ(available_memory("MemAvailable: 1000 kB\n", std::nullopt, std::nullopt)->bytes, 1024000.0);  // no swap line
-  EXPECT_DOUBLE_EQ(available_memory("", 2e9, std::nullopt)->bytes, 2e9);
-  EXPECT_FALSE(available_memory("", std::nullopt, std::nullopt).has_value());
-  const auto address_space = available_memory(meminfo, 4e9, 3e9);  // ulimit -v bounds the resident memory too
-  EXPECT_DOUBLE_EQ(address_space->bytes, 3e9);
-  EXPECT_EQ(address_space->source, "the address-space limit (ulimit -v)");
-  EXPECT_FALSE(available_memory("MemAvailable: lots\n", std::nullopt, std::nullopt).has_value());
+  const auto all = available_memory(meminfo, 4e9, 3e9);
+  EXPECT_DOUBLE_EQ(all.machine.value(), 23000000.0 * 1024);
+  EXPECT_DOUBLE_EQ(all.control_group.value(), 4e9);
+  EXPECT_DOUBLE_EQ(all.per_process.value(), 3e9);
+  EXPECT_DOUBLE_EQ(available_memory("MemAvailable: 1000 kB\n", std::nullopt, std::nullopt).machine.value(), 1024000.0);
+  const auto unknown = available_memory("MemAvailable: lots\n", std::nullopt, std::nullopt);
+  EXPECT_FALSE(unknown.machine || unknown.control_group || unknown.per_process);
+  EXPECT_FALSE(available_memory("", std::nullopt, std::nullopt).machine.has_value());
 }
 
 TEST(MemoryNeed, TheShortfallNamesTheSizesWhereTheBoundComesFromAndTheKeys) {
@@ -89,14 +82,25 @@ TEST(MemoryNeed, TheShortfallNamesTheSizesWhereTheBoundComesFromAndTheKeys) {
   need.parameters = 600000000;
   need.state_bytes = 9.6e9;
   need.activation_bytes = 0.4e9;
-  const AvailableMemory machine{15e9, "MemAvailable + SwapFree"};
+  const AvailableMemory machine{15e9, std::nullopt, std::nullopt};
   EXPECT_FALSE(memory_shortfall(need, 1, machine, c).has_value());
+  EXPECT_FALSE(memory_shortfall(need, 8, AvailableMemory{}, c).has_value()) << "nothing known: nothing refused";
   EXPECT_EQ(memory_shortfall(need, 2, machine, c).value(),
             "the run needs at least 20.0 GB of memory (2 workers on this machine, each at least 10.0 GB) but this machine "
             "has 15.0 GB available (MemAvailable + SwapFree): 600M parameters hold 9.6 GB in weights, gradients and "
             "AdamW's two moments, and one micro-batch's activations at least 400 MB; lower model.width or "
             "model.layers, or use fewer workers");
-  const AvailableMemory group{8e9, "the control group's memory limit"};
+  // The workers share the machine and their control group, but each has an address space of its own.
+  EXPECT_FALSE(memory_shortfall(need, 2, AvailableMemory{1e12, std::nullopt, 12e9}, c).has_value());
+  const auto starts = [](const std::string& line, const std::string& start) { return line.rfind(start, 0) == 0; };
+  const auto per_process = memory_shortfall(need, 2, AvailableMemory{1e12, 30e9, 8e9}, c).value();
+  EXPECT_TRUE(starts(per_process, "the run needs at least 10.0 GB of memory per worker but the address-space limit "
+                                  "(ulimit -v) allows 8.0 GB: ")) << per_process;
+  EXPECT_EQ(per_process.find("fewer workers"), std::string::npos) << "each worker has the limit of its own";
+  const auto group_of_two = memory_shortfall(need, 2, AvailableMemory{1e12, 15e9, 12e9}, c).value();
+  EXPECT_TRUE(starts(group_of_two, "the run needs at least 20.0 GB of memory (2 workers on this machine, each at least "
+                                   "10.0 GB) but the control group's memory limit allows 15.0 GB: ")) << group_of_two;
+  const AvailableMemory group{1e12, 8e9, std::nullopt};
   need.state_bytes = 0.1e9;
   need.activation_bytes = 9e9;
   const auto line = memory_shortfall(need, 1, group, c).value();

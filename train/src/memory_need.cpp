@@ -93,24 +93,19 @@ std::string describe(const WorkerMemory& need) {
          " of one micro-batch's activations";
 }
 
-std::optional<AvailableMemory> available_memory(const std::string& meminfo_text, std::optional<double> cgroup_limit,
-                                                std::optional<double> address_space_limit) {
-  std::optional<AvailableMemory> available;
-  const auto consider = [&](std::optional<double> bytes, const char* source) {
-    if (bytes && (!available || *bytes < available->bytes)) available = AvailableMemory{*bytes, source};
-  };
+AvailableMemory available_memory(const std::string& meminfo_text, std::optional<double> cgroup_limit,
+                                 std::optional<double> address_space_limit) {
+  AvailableMemory available{std::nullopt, cgroup_limit, address_space_limit};
   if (const auto free = meminfo_bytes(meminfo_text, "MemAvailable"))
-    consider(*free + meminfo_bytes(meminfo_text, "SwapFree").value_or(0.0), kMachineMemory);
-  consider(cgroup_limit, kControlGroupLimit);
-  consider(address_space_limit, kAddressSpaceLimit);
+    available.machine = *free + meminfo_bytes(meminfo_text, "SwapFree").value_or(0.0);
   return available;
 }
 
-std::optional<AvailableMemory> available_memory() {
+AvailableMemory available_memory() {
   std::string meminfo;
   try {
     meminfo = read_text("/proc/meminfo");
-  } catch (const std::runtime_error&) {  // no /proc: the cgroup limit alone, if any
+  } catch (const std::runtime_error&) {  // no /proc: the limits alone, if any
   }
   struct rlimit limit {};
   std::optional<double> address_space;
@@ -122,18 +117,27 @@ std::optional<AvailableMemory> available_memory() {
 std::optional<std::string> memory_shortfall(const WorkerMemory& need, int local_workers, const AvailableMemory& available,
                                             const TrainConfig& c) {
   const double total = need.total() * static_cast<double>(local_workers);
-  if (total <= available.bytes) return std::nullopt;
+  std::string line;
+  const bool each_worker = available.per_process && need.total() > *available.per_process;
+  if (each_worker) {
+    line = "the run needs at least " + bytes_text(need.total()) + " of memory" + (local_workers > 1 ? " per worker" : "") +
+           " but the address-space limit (ulimit -v) allows " + bytes_text(*available.per_process);
+  } else {
+    std::optional<double> shared = available.machine;
+    std::string source = "this machine has " + bytes_text(shared.value_or(0)) + " available (MemAvailable + SwapFree)";
+    if (available.control_group && (!shared || *available.control_group < *shared)) {
+      shared = available.control_group;
+      source = "the control group's memory limit allows " + bytes_text(*shared);
+    }
+    if (!shared || total <= *shared) return std::nullopt;
+    line = "the run needs at least " + bytes_text(total) + " of memory";
+    if (local_workers > 1)
+      line += " (" + std::to_string(local_workers) + " workers on this machine, each at least " + bytes_text(need.total()) + ")";
+    line += " but " + source;
+  }
   const std::string held = c.optim.name == OptimizerName::adamw ? "weights, gradients and AdamW's two moments"
                            : c.optim.momentum != 0.0                ? "weights, gradients and SGD's momentum"
                                                                     : "weights and gradients";
-  std::string line = "the run needs at least " + bytes_text(total) + " of memory";
-  if (local_workers > 1)
-    line += " (" + std::to_string(local_workers) + " workers on this machine, each at least " + bytes_text(need.total()) + ")";
-  const std::string source = available.source;
-  if (source == kMachineMemory)
-    line += " but this machine has " + bytes_text(available.bytes) + " available (" + kMachineMemory + ")";
-  else
-    line += " but " + source + " allows " + bytes_text(available.bytes);
   line += ": " + count_text(need.parameters) + " parameters";
   if (c.replicas_per_rank() > 1)
     line += " in each of a worker's " + std::to_string(c.replicas_per_rank()) + " model copies (hdet.replicas_per_rank)";
@@ -141,16 +145,14 @@ std::optional<std::string> memory_shortfall(const WorkerMemory& need, int local_
           bytes_text(need.activation_bytes) + "; ";
   line += need.state_bytes >= need.activation_bytes
               ? "lower model.width or model.layers" + std::string(c.replicas_per_rank() > 1 ? " or hdet.replicas_per_rank" : "") +
-                    std::string(local_workers > 1 ? ", or use fewer workers" : "")
+                    std::string(local_workers > 1 && !each_worker ? ", or use fewer workers" : "")
               : "raise train.accumulation (smaller micro-batches, the same result) or lower train.batch or model.context";
   return line;
 }
 
 void require_memory(const TrainConfig& c, int64_t world_size, int local_workers) {
   if (c.train.device != DeviceKind::cpu) return;
-  const auto available = available_memory();
-  if (!available) return;
-  if (const auto shortfall = memory_shortfall(worker_memory_lower_bound(c, world_size), local_workers, *available, c))
+  if (const auto shortfall = memory_shortfall(worker_memory_lower_bound(c, world_size), local_workers, available_memory(), c))
     throw std::invalid_argument(*shortfall);
 }
 

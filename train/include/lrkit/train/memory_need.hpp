@@ -37,24 +37,22 @@ WorkerMemory worker_memory_lower_bound(const TrainConfig& config, int64_t world_
 // activations" (the progress line of a run).
 std::string describe(const WorkerMemory& need);
 
-// Memory this process may use, in bytes, and where that bound comes from.
+// What a run's workers may use, in bytes, each bound where it is known.
 struct AvailableMemory {
-  double bytes = 0;
-  std::string source;  // kMachineMemory, kControlGroupLimit or kAddressSpaceLimit
+  std::optional<double> machine;        // MemAvailable + SwapFree: for the workers of the machine together
+  std::optional<double> control_group;  // the cgroup's memory limit: for them together too (they share the group)
+  std::optional<double> per_process;    // the address-space limit (ulimit -v): for each worker, which it also bounds
 };
-inline constexpr const char* kMachineMemory = "MemAvailable + SwapFree";
-inline constexpr const char* kControlGroupLimit = "the control group's memory limit";
-inline constexpr const char* kAddressSpaceLimit = "the address-space limit (ulimit -v)";
 
-// The smallest of /proc/meminfo's MemAvailable + SwapFree, the cgroup memory limit and the process's
-// address-space limit (which bounds its resident memory too); nothing when none is known.
-std::optional<AvailableMemory> available_memory(const std::string& meminfo_text, std::optional<double> cgroup_limit,
-                                                std::optional<double> address_space_limit);
+// From /proc/meminfo's text, the cgroup memory limit and the process's address-space limit.
+AvailableMemory available_memory(const std::string& meminfo_text, std::optional<double> cgroup_limit,
+                                 std::optional<double> address_space_limit);
 // The same for this process.
-std::optional<AvailableMemory> available_memory();
+AvailableMemory available_memory();
 
-// One line saying why `local_workers` workers of `need` cannot fit in `available`, naming the keys that set the
-// size; nothing when they may fit.
+// One line saying why `local_workers` workers of `need` cannot fit in `available` (each worker against the
+// address-space limit, all of them against the smaller of the machine's memory and the cgroup limit), naming
+// the keys that set the size; nothing when they may fit.
 std::optional<std::string> memory_shortfall(const WorkerMemory& need, int local_workers, const AvailableMemory& available,
                                             const TrainConfig& config);
 
