@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "lrkit/common/closest_name.hpp"
+#include "lrkit/train/option_typo.hpp"
 
 namespace lrkit::cli {
 
@@ -43,15 +43,8 @@ class UsageError : public ExitCodeError {
 inline UsageError option_error(const boost::program_options::error& e,
                                const boost::program_options::options_description& known, const std::string& command) {
   std::string message = e.what();
-  if (const auto* unknown = dynamic_cast<const boost::program_options::unknown_option*>(&e)) {
-    std::string name = unknown->get_option_name();
-    name.erase(0, name.find_first_not_of('-'));
-    name = name.substr(0, name.find('='));
-    std::vector<std::string> names;
-    for (const auto& option : known.options())
-      if (!option->long_name().empty()) names.push_back(option->long_name());
-    if (const auto meant = closest_name(name, names)) message += "; did you mean --" + *meant + "?";
-  }
+  if (const auto* unknown = dynamic_cast<const boost::program_options::unknown_option*>(&e))
+    message += train::did_you_mean_option(*unknown, known);
   return UsageError(message + " (see lrkit " + command + " --help)");
 }
 

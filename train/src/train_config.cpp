@@ -18,6 +18,7 @@
 #include "lrkit/schedules/usable_rates.hpp"
 #include "lrkit/train/byte_corpus.hpp"
 #include "lrkit/train/gpt.hpp"
+#include "lrkit/train/option_typo.hpp"
 #include "lrkit/train/whole_number_option.hpp"
 
 namespace po = boost::program_options;
@@ -218,15 +219,9 @@ namespace {
 
 // Boost's "unrecognised option" with the key the typo most likely meant: --train.stepz, or [trian] steps in a file.
 std::string unknown_option_message(const po::unknown_option& e, const po::options_description& known, bool in_file) {
-  std::string name = e.get_option_name();
-  name.erase(0, name.find_first_not_of('-'));
-  name = name.substr(0, name.find('='));
-  std::vector<std::string> names;
-  for (const auto& option : known.options()) names.push_back(option->long_name());
   const std::string what = text_for_message(e.what(), kQuotedLineLimit);
-  if (in_file) return what + ini_did_you_mean(name, names);
-  const auto meant = closest_name(name, names);
-  return what + (meant ? "; did you mean --" + *meant + "?" : "");
+  if (in_file) return what + ini_did_you_mean(unknown_option_name(e), long_option_names(known));
+  return what + did_you_mean_option(e, known);
 }
 
 }  // namespace
