@@ -10,6 +10,7 @@
 #include "lrkit/common/text_file.hpp"
 #include "lrkit/train/cgroup_limits.hpp"
 #include "lrkit/train/gpt.hpp"
+#include "lrkit/train/model_flops.hpp"
 
 namespace lrkit::train {
 
@@ -52,13 +53,6 @@ std::optional<double> meminfo_bytes(const std::string& meminfo_text, const std::
 }
 
 }  // namespace
-
-int64_t parameter_count(const GptConfig& m) {
-  const int64_t w = m.width;
-  // Tied token embedding and output head, position embedding, per block two LayerNorms (2w each), qkv (3w^2 + 3w),
-  // its projection (w^2 + w), the MLP (4w^2 + 4w and 4w^2 + w); the final LayerNorm.
-  return m.vocab * w + m.context * w + m.layers * (12 * w * w + 13 * w) + 2 * w;
-}
 
 WorkerMemory worker_memory_lower_bound(const TrainConfig& c, int64_t world_size) {
   WorkerMemory need;

@@ -2,6 +2,13 @@
 
 namespace lrkit::train {
 
+int64_t parameter_count(const GptConfig& m) {
+  const int64_t w = m.width;
+  // Tied token embedding and output head, position embedding, per block two LayerNorms (2w each), qkv (3w^2 + 3w),
+  // its projection (w^2 + w), the MLP (4w^2 + 4w and 4w^2 + w); the final LayerNorm.
+  return m.vocab * w + m.context * w + m.layers * (12 * w * w + 13 * w) + 2 * w;
+}
+
 double flops_per_token(const GptConfig& c, int64_t parameters) {
   return 6.0 * static_cast<double>(parameters) +
          12.0 * static_cast<double>(c.layers) * static_cast<double>(c.width) * static_cast<double>(c.context);

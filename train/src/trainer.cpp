@@ -33,12 +33,6 @@ WorkerPlacement prepare_worker(const TrainConfig& c, const distributed::Distribu
   return placement;
 }
 
-int64_t parameter_count(const std::vector<torch::Tensor>& parameters) {
-  int64_t count = 0;
-  for (const auto& p : parameters) count += p.numel();
-  return count;
-}
-
 // The summed peak FLOP/s of the devices the job trains on (0: unknown): train.peak_tflops per device, else the
 // GPU's known bf16 peak. Gloo workers sharing a GPU share its peak.
 double peak_flops(const TrainConfig& c, const distributed::DistributedEnv& env, const WorkerPlacement& placement,
@@ -89,7 +83,7 @@ Trainer::Trainer(const TrainConfig& config, std::ostream& progress)
   skipped_in_a_row_ = restored.skipped_in_a_row;  // so a resumed run stops where the uninterrupted one would
   if ((session_.kind == "resume" || session_.kind == "branch") && skipped_in_a_row_ == 0) last_good_checkpoint_ = session_.checkpoint;
   session_.device = device_name(device_);
-  session_.flops_per_token = flops_per_token(c_.model, parameter_count(replicas_.front().parameters));
+  session_.flops_per_token = flops_per_token(c_.model, parameter_count(c_.model));
   session_.peak_flops = peak_flops(c_, env_, placement_, session_.device);
   session_.threads = describe(threads_);
   log_ = lead_ ? open_run_log(c_, world_, session_, restored.continues_log) : std::make_unique<RunLog>();

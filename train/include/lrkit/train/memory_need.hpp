@@ -19,9 +19,6 @@
 
 namespace lrkit::train {
 
-// The reference GPT's parameters, from its shape (the tests build the model and count).
-int64_t parameter_count(const GptConfig& model);
-
 // What one worker holds at least, in bytes.
 struct WorkerMemory {
   int64_t parameters = 0;

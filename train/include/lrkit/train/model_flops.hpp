@@ -11,6 +11,9 @@
 
 namespace lrkit::train {
 
+// The reference GPT's parameters, embeddings included, from its shape (the tests build the model and count).
+int64_t parameter_count(const GptConfig& model);
+
 // `parameters`: every parameter of the model (embeddings included).
 double flops_per_token(const GptConfig& config, int64_t parameters);
 
