@@ -255,9 +255,9 @@ int run_sweep_command(const std::vector<std::string>& args) {
       train::parse_train_config(run.args, c, help);
     }
     train::machine_cores();  // a malformed LRKIT_CORES, before any run starts
-    int64_t left = 0;  // a resumed sweep trains only the runs without their sweep_done marker
-    for (const auto& run : plan.runs) left += fs::exists(fs::path(run_directory(sweep.out, run.name)) / "sweep_done") ? 0 : 1;
-    if (left > 0) check_memory(base, std::min(sweep.jobs, left));
+    const auto left = std::count_if(plan.runs.begin(), plan.runs.end(),
+                                    [&](const SweepRun& run) { return !finished_earlier(run, sweep.out); });
+    if (left > 0) check_memory(base, std::min<int64_t>(sweep.jobs, left));
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }

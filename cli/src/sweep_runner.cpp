@@ -98,6 +98,14 @@ struct InterruptHandlers {
 
 std::string run_directory(const std::string& out, const std::string& name) { return (fs::path(out) / "runs" / name).string(); }
 
+bool finished_earlier(const SweepRun& run, const std::string& out) {
+  const fs::path dir = run_directory(out, run.name);
+  const auto args_file = dir / "sweep_args.txt";
+  if (fs::exists(args_file) && lrkit::read_text(args_file) != joined(run.args)) return false;  // restarted or refused
+  // A run killed after its last checkpoint (evaluated before it was written) but before its marker is finished too.
+  return fs::exists(dir / "sweep_done") || (fs::exists(args_file) && fs::exists(train::checkpoint_path(dir.string(), run.steps)));
+}
+
 std::vector<RunState> run_sweep(const SweepPlan& plan, const std::string& out, int64_t jobs, std::ostream& progress) {
   const size_t n = plan.runs.size();
   enum class Status { kPending, kRunning, kFinished, kSkipped, kDiverged, kFailed, kBlocked };
@@ -116,11 +124,9 @@ std::vector<RunState> run_sweep(const SweepPlan& plan, const std::string& out, i
       restarted.push_back(dir.string());
       continue;
     }
-    // A run killed after its last checkpoint (evaluated before it was written) but before its marker is finished too.
-    if (fs::exists(dir / "sweep_done"))
-      status[i] = lrkit::read_text(dir / "sweep_done") == kDivergedMark ? Status::kDiverged : Status::kSkipped;
-    else if (fs::exists(args_file) && fs::exists(train::checkpoint_path(dir.string(), plan.runs[i].steps)))
-      status[i] = Status::kSkipped;
+    if (finished_earlier(plan.runs[i], out))
+      status[i] = fs::exists(dir / "sweep_done") && lrkit::read_text(dir / "sweep_done") == kDivergedMark ? Status::kDiverged
+                                                                                                          : Status::kSkipped;
   }
   for (const auto& dir : restarted)
     progress << "sweep: " << dir << " was started with other settings and holds no checkpoint; moved aside to "

@@ -28,4 +28,8 @@ std::vector<RunState> run_sweep(const SweepPlan& plan, const std::string& out, i
 // The directory of run `name` of the sweep writing to `out`.
 std::string run_directory(const std::string& out, const std::string& name);
 
+// Whether a rerun of the sweep writing to `out` skips `run`: its directory, started with the same arguments (or
+// none recorded), holds its sweep_done marker or its final checkpoint.
+bool finished_earlier(const SweepRun& run, const std::string& out);
+
 }  // namespace lrkit::cli
