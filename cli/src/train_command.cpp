@@ -71,11 +71,14 @@ int run_train_command(const std::vector<std::string>& args) {
     }
     lead = env.rank == 0;
     const bool launching = config.nproc > 1 && env.launcher.empty();
+    // The job's workers and this machine's: those our launcher will start, or those torchrun's or SLURM's started.
+    const int64_t workers = launching ? config.nproc : env.world_size;
+    const int local_workers = launching ? static_cast<int>(config.nproc) : env.local_world_size;
     // Devices, backend and the batch's split first: a worker count that cannot serve is refused before the run
     // directory is touched.
     try {
-      train::place_worker(config, env.local_rank, launching ? static_cast<int>(config.nproc) : env.local_world_size);
-      config.validate_world(launching ? config.nproc : env.world_size);  // once here, not once per worker
+      train::place_worker(config, env.local_rank, local_workers);
+      config.validate_world(workers);  // once here, not once per worker
       config.learning_rate_schedule();  // a schedule no optimizer can apply, before the run directory is touched
     } catch (const schedules::SpecError& e) {
       throw std::invalid_argument(config.placed_in_config_file("schedule.spec: " + std::string(e.what())));
@@ -100,9 +103,8 @@ int run_train_command(const std::vector<std::string>& args) {
       // A missing data file, a resume of another run: before any worker starts or the run directory is touched.
       config.check_data_files();
       // A model too large for the memory is refused here, not killed by the kernel while it builds its weights.
-      train::require_memory(config, launching ? config.nproc : env.world_size,
-                            launching ? static_cast<int>(config.nproc) : env.local_world_size);
-      if (!config.resume.empty()) train::require_the_logged_settings(config, launching ? config.nproc : env.world_size);
+      train::require_memory(config, workers, local_workers);
+      if (!config.resume.empty()) train::require_the_logged_settings(config, workers);
       if (lead) lock.emplace(own_run_directory(config, std::cout));
     }
     if (launching) return launch_local_workers(args, static_cast<int>(config.nproc));
