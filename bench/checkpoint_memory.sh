@@ -13,16 +13,18 @@ width=${2:-2048}
 out=out/bench_checkpoint_memory
 mkdir -p "$out"
 
-# measure LRKIT STEPS [ARGS]: prints "peak_mb seconds" of `lrkit train` for STEPS steps.
+# measure LRKIT STEPS [ARGS]: prints "peak_mb seconds" of `lrkit train` for STEPS steps; its output goes to
+# $out/progress.txt.
 measure() {
   local lrkit=$1 steps=$2
   shift 2
-  python3 - "$lrkit" train --config configs/quickstart.cfg --model.layers="$layers" --model.width="$width" \
+  python3 - "$out/progress.txt" "$lrkit" train --config configs/quickstart.cfg --model.layers="$layers" --model.width="$width" \
     --model.heads=4 --train.steps="$steps" --train.log_every=1 --eval.every=0 --schedule.spec='constant(3e-4)' \
     --out "$out/run" "$@" <<'PY'
 import resource, subprocess, sys, time
 start = time.monotonic()
-done = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+done = subprocess.run(sys.argv[2:], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+open(sys.argv[1], "w").write(done.stdout)
 if done.returncode != 0:
     sys.exit(done.stdout[-2000:])
 print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss // 1024, f"{time.monotonic() - start:.1f}")
@@ -37,10 +39,8 @@ both() {
   echo "$save_mb $save_s $resume_mb $resume_s"
 }
 
-parameters=$((256 * width + 64 * width + layers * (12 * width * width + 13 * width) + 2 * width))
-echo "model: $layers layers x $width wide, $parameters parameters: $((parameters * 16 / 1000000)) MB in weights," \
-  "gradients and AdamW's moments"
 read -r save_mb save_s resume_mb resume_s < <(both "$LRKIT")
+echo "model: $layers layers x $width wide; $(grep -m1 '^memory: ' "$out/progress.txt")"
 echo "lrkit:    train + checkpoint peak $save_mb MB, $save_s s; resume peak $resume_mb MB, $resume_s s"
 if [ -n "${LRKIT_BASELINE:-}" ]; then
   read -r base_save_mb base_save_s base_resume_mb base_resume_s < <(both "$LRKIT_BASELINE")
