@@ -16,9 +16,11 @@ from ._lrkit import (  # noqa: F401
     __version__,
     families,
     refine_multipliers,
+    sample_weights,
     spec_word,
+    weight_stats,
 )
 from .logs import RunLog, read_log  # noqa: F401
 
-__all__ = ["Schedule", "SpecError", "families", "refine_multipliers", "spec_word", "read_log", "RunLog",
+__all__ = ["Schedule", "SpecError", "families", "refine_multipliers", "spec_word", "sample_weights", "weight_stats", "read_log", "RunLog",
            "Hdet", "HdetConfig", "HdetState", "__version__"]

@@ -1,6 +1,8 @@
-"""Shared fixtures: the built `lrkit` executable (from $LRKIT, set by ctest)."""
+"""Shared fixtures and helpers: the built `lrkit` executable (from $LRKIT, set by ctest), torchrun."""
 import os
+import socket
 import subprocess
+import sys
 
 import pytest
 
@@ -15,3 +17,22 @@ def lrkit_binary():
 
 def run(binary, *args):
     return subprocess.run([binary, *args], check=True, capture_output=True, text=True).stdout
+
+
+def run_torchrun(workers, script_and_args, **environment):
+    """torchrun (of the Python running the tests) on a port that was free a moment ago. torchrun binds it only once
+    its agent is up, so another socket (a parallel test's) may take it first: that start is tried again on a new
+    port."""
+    for _ in range(3):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        # --redirects/--tee: Debian's torch 1.13 launcher fails under Python 3.11 with its default 0.
+        command = [sys.executable, "-m", "torch.distributed.run", "--redirects", "1", "--tee", "1", "--nproc_per_node",
+                   str(workers), "--master_port", str(port), *script_and_args]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=300,
+                              env=dict(os.environ, OMP_NUM_THREADS="1", **environment))
+        if done.returncode == 0 or "address already in use" not in (done.stdout + done.stderr).lower():
+            break
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return done

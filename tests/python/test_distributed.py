@@ -2,7 +2,6 @@
 import json
 import math
 import os
-import socket
 import subprocess
 import sys
 
@@ -12,25 +11,9 @@ torch = pytest.importorskip("torch", reason="PyTorch is not installed for this P
 if not torch.distributed.is_available():
     pytest.skip("this torch has no torch.distributed", allow_module_level=True)
 
+from conftest import run_torchrun  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def run_torchrun(workers, script_and_args, **environment):
-    """torchrun on a port that was free a moment ago. torchrun binds it only once its agent is up, so another
-    socket (a parallel test's) may take it first: that start is tried again on a new port."""
-    for _ in range(3):
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        # --redirects/--tee: Debian's torch 1.13 launcher fails under Python 3.11 with its default 0.
-        command = [sys.executable, "-m", "torch.distributed.run", "--redirects", "1", "--tee", "1", "--nproc_per_node",
-                   str(workers), "--master_port", str(port), *script_and_args]
-        done = subprocess.run(command, capture_output=True, text=True, timeout=300,
-                              env=dict(os.environ, OMP_NUM_THREADS="1", **environment))
-        if done.returncode == 0 or "address already in use" not in (done.stdout + done.stderr).lower():
-            break
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    return done
 
 
 def torchrun(workers, out, log_name):

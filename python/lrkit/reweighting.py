@@ -1,0 +1,173 @@
+"""Loss-based sample reweighting in a PyTorch loop (Sow et al., ICLR 2025;
+ALGORITHMS.md section 8), with the weights of lrkit's C++ library, as
+`lrkit train`'s [reweight] computes them:
+
+    reweighting = SampleReweighting("linupper", strength=0.4, warmup=1000)
+    for ...:
+        per_sample = F.cross_entropy(logits.transpose(1, 2), y, reduction="none").mean(1)  # [batch]
+        loss = reweighting(per_sample)   # the global batch's sum_i w_i l_i, this rank's share
+        optimizer.zero_grad(); loss.backward(); optimizer.step()
+
+Under torch.distributed every rank's per-sample losses are gathered (no
+gradient through the weights), so every rank computes the weights of the whole
+global batch and the run is the same for any number of ranks.
+"""
+import math
+import numbers
+import operator
+
+import torch
+
+from ._lrkit import relative_weight_histogram, reweight_strategy, sample_weights, weight_stats
+from ._torch_common import collective_device
+
+__all__ = ["SampleReweighting"]
+
+
+class SampleReweighting:
+    """Weighs each sample of the global batch by its loss: ``w = softmax(f(x) / strength)``, ``x`` the losses put on
+    [-1, 1], ``f`` the strategy (linupper, quadratic, extremes, linear; uniform is the plain mean).
+
+    ``reweighting(losses, token_counts=None)``, once per optimizer step, takes this rank's per-sample losses (a 1-D
+    tensor with its graph) and returns the loss to call ``backward()`` on: this rank's terms of ``sum_i w_i l_i``
+    over every rank's samples, times the group's size when ``averaged_gradients`` (DDP and FSDP average the ranks'
+    gradients, so the mean of the ranks' gradients is then the gradient of the global weighted loss). Ranks may hold
+    different numbers of samples. ``token_counts`` (one per sample, > 0) weighs samples of uneven lengths by their
+    tokens (``l_i`` is then the sample's mean token loss). The first ``warmup`` calls weigh uniformly.
+
+    After a call: ``weighted_loss`` (the global ``sum_i w_i l_i``, a float), ``weights`` (the global batch's weights,
+    rank-major, a float64 CPU tensor), ``stats`` (entropy, max_min_ratio, effective_size, as the trainer logs them)
+    and ``histogram()``. A non-finite loss gets weight 0 but leaves the returned loss non-finite, so the loop's own
+    check still sees it. With gradient accumulation, pass the micro-batches' losses together (their activations
+    are then kept, as ``lrkit train`` does), or each micro-batch is weighed as a batch of its own.
+    """
+
+    def __init__(self, strategy="linupper", strength=0.4, warmup=0, *, process_group=None, averaged_gradients=True):
+        if not isinstance(strategy, str):
+            raise TypeError(f"SampleReweighting: strategy must be a name such as 'linupper' (got {strategy!r})")
+        try:
+            self.strategy = reweight_strategy(strategy)
+        except ValueError as error:  # the C++ message names the trainer's key; say it in this API's words
+            choices = str(error).split(" must be ", 1)[-1].split(" (got")[0]
+            raise ValueError(f"SampleReweighting: strategy must be {choices} (got {strategy!r})") from None
+        if isinstance(strength, bool) or not isinstance(strength, numbers.Real) or not (math.isfinite(strength) and strength > 0):
+            raise ValueError(f"SampleReweighting: strength must be a finite number > 0 (got {strength!r})")
+        self.strength = float(strength)
+        self.warmup = _whole_number(warmup, "warmup")
+        self.group = process_group
+        self.averaged_gradients = bool(averaged_gradients)
+        self.steps = 0
+        self.weighted_loss = self.weights = self.stats = None
+
+    def __call__(self, losses, token_counts=None):
+        problem = _local_problem(losses, token_counts)
+        dist = self._distributed()
+        world, rank = (dist.get_world_size(self.group), dist.get_rank(self.group)) if dist else (1, 0)
+        rows = 0 if problem else losses.numel()
+        counts = None if token_counts is None or problem else torch.as_tensor(token_counts).detach().reshape(-1)
+        sizes = self._gather_sizes(dist, rows, problem is None, counts is not None) if dist else [(rows, problem is None, counts is not None)]
+        if problem:
+            raise ValueError("SampleReweighting: " + problem)
+        invalid = [r for r, (_, ok, _) in enumerate(sizes) if not ok]
+        if invalid:
+            raise ValueError(f"SampleReweighting: rank(s) {invalid} of the process group passed invalid losses (their own "
+                             "error says how); no rank weighs this batch")
+        if len({with_counts for _, _, with_counts in sizes}) > 1:
+            raise ValueError("SampleReweighting: some ranks passed token_counts and others did not; pass them on every "
+                             "rank or on none")
+        if sum(n for n, _, _ in sizes) == 0:
+            raise ValueError("SampleReweighting: the global batch is empty (no rank passed a sample)")
+        all_losses, all_counts = self._gather_rows(dist, losses, counts, sizes)
+        strategy = self.strategy if self.steps >= self.warmup else "uniform"
+        weights = sample_weights(all_losses, strategy, self.strength, all_counts)
+        first = sum(n for n, _, _ in sizes[:rank])
+        dtype = torch.promote_types(losses.dtype, torch.float32)
+        scale = world if self.averaged_gradients else 1
+        mine = torch.tensor(weights[first:first + rows], dtype=torch.float64).mul_(scale).to(losses.device, dtype)
+        self.weights = torch.tensor(weights, dtype=torch.float64)
+        self.weighted_loss = math.fsum(w * l for w, l in zip(weights, all_losses))
+        self.stats = weight_stats(weights)
+        self.steps += 1
+        return (mine * losses.to(dtype)).sum()
+
+    def histogram(self, bins=20, max_relative=4.0):
+        """Counts of N w_i over [0, max_relative] (1 is the uniform weight) for the last call's weights."""
+        if self.weights is None:
+            raise RuntimeError("SampleReweighting.histogram: no batch was weighed yet")
+        return relative_weight_histogram(self.weights.tolist(), _whole_number(bins, "bins"), float(max_relative))
+
+    def state_dict(self):
+        return {"strategy": self.strategy, "strength": self.strength, "warmup": self.warmup, "steps": self.steps}
+
+    def load_state_dict(self, state_dict):
+        saved = {key: state_dict.get(key) for key in ("strategy", "strength", "warmup")}
+        if saved != {"strategy": self.strategy, "strength": self.strength, "warmup": self.warmup}:
+            raise ValueError(f"the checkpoint's SampleReweighting had {saved}; this one has strategy={self.strategy!r}, "
+                             f"strength={self.strength!r}, warmup={self.warmup!r}")
+        self.steps = _whole_number(state_dict["steps"], "steps")
+
+    def _distributed(self):
+        """torch.distributed when this call's batch is spread over a process group (looked up at each call: a loop may
+        build this before init_process_group); None for a single-process loop."""
+        import torch.distributed as dist
+
+        if dist.is_available() and dist.is_initialized():
+            return dist
+        if self.group is not None:
+            raise RuntimeError("SampleReweighting was given a process_group but no process group is initialized")
+        return None
+
+    def _gather_sizes(self, dist, rows, ok, with_counts):
+        # Every rank learns every rank's row count and whether its input was valid, so that one rank's bad input
+        # raises on every rank instead of leaving the others waiting in the next collective.
+        mine = torch.tensor([rows, int(ok), int(with_counts)], dtype=torch.long, device=collective_device(dist, self.group))
+        gathered = [torch.empty_like(mine) for _ in range(dist.get_world_size(self.group))]
+        dist.all_gather(gathered, mine, group=self.group)
+        return [(n, bool(valid), bool(counted)) for n, valid, counted in torch.stack(gathered).cpu().tolist()]
+
+    def _gather_rows(self, dist, losses, counts, sizes):
+        columns = [losses.detach().reshape(-1).double()]
+        if counts is not None:
+            columns.append(counts.to(losses.device).double())
+        rows = torch.stack(columns, 1)
+        if dist is None:
+            table = [rows.cpu()]
+        else:
+            longest = max(n for n, _, _ in sizes)
+            padded = torch.zeros(longest, rows.shape[1], dtype=torch.float64, device=collective_device(dist, self.group))
+            padded[:rows.shape[0]] = rows
+            gathered = [torch.empty_like(padded) for _ in sizes]
+            dist.all_gather(gathered, padded, group=self.group)
+            table = [g[:n].cpu() for g, (n, _, _) in zip(gathered, sizes)]  # the call's one device-to-host copy
+        flat = torch.cat(table)
+        return flat[:, 0].tolist(), (flat[:, 1].tolist() if counts is not None else [])
+
+
+def _whole_number(value, name):
+    try:  # any integer: a checkpoint's count may come back as a numpy or a 0-d torch integer
+        number = -1 if isinstance(value, bool) else operator.index(value)
+    except TypeError:
+        number = -1
+    if number < 0:
+        raise ValueError(f"SampleReweighting: {name} must be a whole number >= 0 (got {value!r})")
+    return number
+
+
+def _local_problem(losses, token_counts):
+    """What is wrong with this rank's input, in words, or None."""
+    if not torch.is_tensor(losses):
+        return f"losses must be a tensor of per-sample losses (got {type(losses).__name__})"
+    if losses.dim() != 1:
+        return (f"losses must be one loss per sample, a 1-D tensor (got shape {tuple(losses.shape)}: reduce the "
+                "token losses of each sample first, e.g. .mean(1))")
+    if not losses.is_floating_point():
+        return f"losses must be floating point (got {losses.dtype})"
+    if token_counts is None:
+        return None
+    counts = torch.as_tensor(token_counts).detach()
+    if counts.dim() != 1 or counts.numel() != losses.numel():
+        return f"token_counts must hold one count per sample: {losses.numel()} (got shape {tuple(counts.shape)})"
+    bad = ((counts <= 0) | ~torch.isfinite(counts.double())).nonzero().flatten().tolist()
+    if bad:
+        return f"token_counts must be > 0 (sample {bad[0]} has {counts[bad[0]].item()!r})"
+    return None

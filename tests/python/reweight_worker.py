@@ -1,0 +1,79 @@
+"""One torchrun worker of test_reweighting.py: SampleReweighting under DDP with
+ranks holding different numbers of samples, against one model trained on the
+whole global batch with the weights computed from it; then one rank's invalid
+input, which every rank must report. Writes OUT/rank<r>.json."""
+import json
+import os
+import sys
+
+import torch
+import torch.distributed as dist
+
+import lrkit
+import lrkit.torch as lt
+
+out = sys.argv[1]
+dist.init_process_group("gloo")
+rank, world = dist.get_rank(), dist.get_world_size()
+torch.set_num_threads(1)
+ROWS = [5 + 2 * r for r in range(world)]  # uneven: 5, 7, 9, ...
+
+
+def make_model():
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(6, 16), torch.nn.Tanh(), torch.nn.Linear(16, 1))
+
+
+def global_batch(step):
+    g = torch.Generator().manual_seed(step)
+    x = torch.randn(sum(ROWS), 6, generator=g)
+    return x, (3 * x[:, :1]).sin(), torch.randint(1, 9, (sum(ROWS),), generator=g).double()
+
+
+def per_sample(model, x, y):
+    return (model(x) - y).pow(2).mean(1)
+
+
+model, whole = make_model(), make_model()
+ddp = torch.nn.parallel.DistributedDataParallel(model)
+optimizer = torch.optim.SGD(ddp.parameters(), lr=0.1)
+reference_optimizer = torch.optim.SGD(whole.parameters(), lr=0.1)
+reweighting = lt.SampleReweighting("linupper", strength=0.5, warmup=1)
+first = sum(ROWS[:rank])
+weights, stats, weighted = [], [], []
+for step in range(4):
+    x, y, tokens = global_batch(step)
+    mine = slice(first, first + ROWS[rank])
+    optimizer.zero_grad()
+    counts = tokens[mine] if step >= 2 else None  # token counts in the last two steps
+    reweighting(per_sample(ddp, x[mine], y[mine]), counts).backward()
+    optimizer.step()
+    weights.append(reweighting.weights.tolist())
+    stats.append(reweighting.stats)
+    weighted.append(reweighting.weighted_loss)
+    # The reference: the whole global batch in one process, its weights from the whole batch's losses.
+    reference_optimizer.zero_grad()
+    losses = per_sample(whole, x, y)
+    strategy = "linupper" if step >= 1 else "uniform"
+    w = lrkit.sample_weights(losses.detach().double().tolist(), strategy, 0.5, tokens.tolist() if step >= 2 else [])
+    (torch.tensor(w, dtype=torch.float32) * losses).sum().backward()
+    reference_optimizer.step()
+
+errors = {}
+for case, bad_rank in (("matrix", world - 1), ("counts_on_one_rank", 0)):
+    x, y, tokens = global_batch(9)
+    losses = per_sample(model, x[:ROWS[rank]], y[:ROWS[rank]])
+    try:
+        if case == "matrix":
+            reweighting(losses.reshape(-1, 1) if rank == bad_rank else losses)
+        else:
+            reweighting(losses, tokens[:ROWS[rank]] if rank == bad_rank else None)
+        errors[case] = None
+    except ValueError as e:
+        errors[case] = str(e)
+
+flat = lambda m: torch.cat([p.detach().flatten() for p in m.parameters()])  # noqa: E731
+with open(os.path.join(out, f"rank{rank}.json"), "w") as f:
+    json.dump({"weights": weights, "stats": stats, "weighted_loss": weighted, "params": flat(model).tolist(),
+               "reference_params": flat(whole).tolist(), "errors": errors, "steps": reweighting.steps}, f)
+dist.destroy_process_group()
