@@ -21,6 +21,7 @@ from ._torch_common import (check_same_schedule, collective_device, distributed,
 
 __all__ = ["HDET"]
 
+_BUCKET_BYTES = 25 << 20
 _STATE_FIELDS = ("step", "syncs", "scale", "offset", "velocity", "delta", "permutation", "window_loss", "window_steps")
 
 
@@ -76,10 +77,15 @@ class HDET:
         self._apply()
 
     def _average_parameters(self):
+        """Every rank's parameters become the ranks' mean: one all-reduce per bucket of about 25 MB of parameters of
+        one device and dtype, flattened (as lrkit's C++ HDET and DDP do), not one per tensor."""
         with torch.no_grad():
-            for p in self.model.parameters():
-                self._dist.all_reduce(p.data, group=self.group)
-                p.data.div_(self.world)
+            for bucket in _buckets([p for p in self.model.parameters()], _BUCKET_BYTES):
+                flat = torch.cat([p.detach().reshape(-1) for p in bucket])
+                self._dist.all_reduce(flat, group=self.group)
+                flat.div_(self.world)
+                for p, mean in zip(bucket, flat.split([p.numel() for p in bucket])):
+                    p.detach().copy_(mean.view_as(p))
 
     def _agree_on_permutation(self):
         # The permutation is a pure function of (seed, sync index); the group's first rank's is broadcast so ranks
@@ -111,3 +117,18 @@ class HDET:
         self.state = state
         self.ratios = list(state_dict["ratios"])
         self._apply()
+
+
+def _buckets(parameters, limit):
+    """The parameters in buckets of one device and dtype, each closed once it holds `limit` bytes or more, in
+    model order within a kind (every rank builds the same buckets from the same model)."""
+    open_buckets, done = {}, []
+    for p in parameters:
+        kind = (p.device, p.dtype)
+        bucket = open_buckets.setdefault(kind, [[], 0])
+        bucket[0].append(p)
+        bucket[1] += p.numel() * p.element_size()
+        if bucket[1] >= limit:
+            done.append(bucket[0])
+            del open_buckets[kind]
+    return done + [tensors for tensors, _ in open_buckets.values()]

@@ -1,5 +1,6 @@
 """One torchrun worker of the distributed tests (test_distributed.py): the
-DispersionHook against brute force, and HDET against the plain loop. Writes
+DispersionHook against brute force, HDET against the plain loop and its
+parameter average against brute force. Writes
 OUT/rank<r>.json."""
 import json
 import os
@@ -97,11 +98,30 @@ between = spread_weights[4]
 everyone_between = [torch.empty_like(between) for _ in range(world)]
 dist.all_gather(everyone_between, between)
 
+
+# 3. HDET's parameter average against brute force: buckets of a few tensors (a 160-byte limit), two dtypes.
+import lrkit.hdet  # noqa: E402
+
+lrkit.hdet._BUCKET_BYTES = 160
+torch.manual_seed(10 + rank)  # every rank other parameters
+mixed = torch.nn.Sequential(torch.nn.Linear(5, 7), torch.nn.Linear(7, 3).double(), torch.nn.Linear(3, 2))
+averaging = lt.HDET(torch.optim.SGD(mixed.parameters(), lr=0.1), mixed, "constant(peak=0.1)", 4, alpha=0.2)
+before = [p.detach().clone() for p in mixed.parameters()]
+averaging._average_parameters()
+average_errors = []
+for p, mine in zip(mixed.parameters(), before):
+    every = [torch.empty_like(mine) for _ in range(world)]
+    dist.all_gather(every, mine)
+    brute = torch.stack([e.double() for e in every]).mean(0)
+    average_errors.append([str(p.dtype), (p.detach().double() - brute).abs().max().item()])
+buckets = [[tuple(p.shape) for p in bucket] for bucket in lrkit.hdet._buckets(list(mixed.parameters()), 160)]
+
 with open(os.path.join(out, f"rank{rank}.json"), "w") as f:
     json.dump({"hook": hook_rows, "brute": brute_rows,
                "hdet_zero_equal": plain_rates == zero_rates and all(torch.equal(a, b) for a, b in zip(plain_weights, zero_weights)),
                "spread_rates": spread_rates, "base_rates": [spread.base_lr()],
                "synced_equal": all(torch.equal(w, everyone[0]) for w in everyone),
                "between_equal": all(torch.equal(w, everyone_between[0]) for w in everyone_between),
-               "hdet_state": spread.state_dict()["state"]["syncs"]}, f)
+               "hdet_state": spread.state_dict()["state"]["syncs"], "average_errors": average_errors,
+               "buckets": buckets}, f)
 dist.destroy_process_group()

@@ -37,6 +37,13 @@ def test_hook_equals_brute_force_and_hdet_alpha_zero_is_the_plain_loop(tmp_path,
         assert rank_result["hdet_zero_equal"], "HDET with alpha = 0 must be the plain loop bit for bit"
         assert rank_result["synced_equal"] and not rank_result["between_equal"]
         assert rank_result["hdet_state"] == 3
+        # At 160 bytes: Linear(5, 7) float32 (140 + 28 bytes) closes a bucket, Linear(7, 3) float64's weight (168) one
+        # alone; its bias (24) and Linear(3, 2) float32 (24 + 8) end in open buckets, one per dtype.
+        assert rank_result["buckets"] == [[[7, 5], [7]], [[3, 7]], [[3]], [[2, 3], [2]]]
+        assert [dtype for dtype, _ in rank_result["average_errors"]] == ["torch.float32"] * 2 + ["torch.float64"] * 2 + \
+            ["torch.float32"] * 2
+        for dtype, error in rank_result["average_errors"]:
+            assert error <= (1e-6 if dtype == "torch.float32" else 1e-14), (dtype, error)
     rates = [r["spread_rates"][4] for r in results]
     assert len(set(rates)) == workers, "every rank its own rate"
     assert sum(rates) / workers == pytest.approx(results[0]["spread_rates"][4], rel=0.5)
