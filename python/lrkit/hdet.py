@@ -78,14 +78,17 @@ class HDET:
 
     def _average_parameters(self):
         """Every rank's parameters become the ranks' mean: one all-reduce per bucket of about 25 MB of parameters of
-        one device and dtype, flattened (as lrkit's C++ HDET and DDP do), not one per tensor."""
+        one device and dtype, flattened (as lrkit's C++ HDET and DDP do), not one per tensor. A tensor of 25 MB or
+        more is reduced in place, so the flat copy is under 50 MB whatever the model's size."""
         with torch.no_grad():
-            for bucket in _buckets([p for p in self.model.parameters()], _BUCKET_BYTES):
-                flat = torch.cat([p.detach().reshape(-1) for p in bucket])
+            for bucket in _buckets(list(self.model.parameters()), _BUCKET_BYTES):
+                in_place = len(bucket) == 1 and bucket[0].is_contiguous()
+                flat = bucket[0].detach() if in_place else torch.cat([p.detach().reshape(-1) for p in bucket])
                 self._dist.all_reduce(flat, group=self.group)
                 flat.div_(self.world)
-                for p, mean in zip(bucket, flat.split([p.numel() for p in bucket])):
-                    p.detach().copy_(mean.view_as(p))
+                if not in_place:
+                    for p, mean in zip(bucket, flat.split([p.numel() for p in bucket])):
+                        p.detach().copy_(mean.view_as(p))
 
     def _agree_on_permutation(self):
         # The permutation is a pure function of (seed, sync index); the group's first rank's is broadcast so ranks
@@ -121,9 +124,13 @@ class HDET:
 
 def _buckets(parameters, limit):
     """The parameters in buckets of one device and dtype, each closed once it holds `limit` bytes or more, in
-    model order within a kind (every rank builds the same buckets from the same model)."""
+    model order within a kind (every rank builds the same buckets from the same model); a tensor of `limit` bytes
+    or more is a bucket of its own."""
     open_buckets, done = {}, []
     for p in parameters:
+        if p.numel() * p.element_size() >= limit:
+            done.append([p])
+            continue
         kind = (p.device, p.dtype)
         bucket = open_buckets.setdefault(kind, [[], 0])
         bucket[0].append(p)
