@@ -12,9 +12,15 @@ controller is lrkit's C++ one (lrkit.Hdet); this class only feeds it.
 
 alpha = 0 reproduces the plain loop bit for bit: every rank then has the
 schedule's rate and identical parameters, so nothing is averaged.
+
+spread={"weight_decay": 0.5} spreads another hyper-parameter too, with its own
+permutation (see lrkit._hdet_spread): a number of the optimizer's parameter
+groups is set in every group; any other value, spread={"dropout":
+dict(alpha=0.5, base=0.1, upper=0.5)}, is read with hdet.value("dropout").
 """
 import torch
 
+from ._hdet_spread import SpreadValue
 from ._lrkit import Hdet, HdetConfig, HdetState
 from ._torch_common import (check_same_schedule, collective_device, distributed, group_ratios, loop_schedule,
                             require_optimizer, warn_past_end)
@@ -28,7 +34,7 @@ _STATE_FIELDS = ("step", "syncs", "scale", "offset", "velocity", "delta", "permu
 class HDET:
     def __init__(self, optimizer, model, schedule, total_steps=None, *, alpha=1.0 / 9.0, sync_every=100, auto_lr=True,
                  warmup_steps=0, sigma=0.1, standardize=False, beta=0.9, meta_lr=0.5, min_scale=0.05, max_scale=20.0,
-                 seed=0, process_group=None):
+                 seed=0, spread=None, process_group=None):
         require_optimizer(optimizer, "HDET")
         if not isinstance(model, torch.nn.Module):
             raise TypeError(f"HDET needs the model (a torch.nn.Module), got {type(model).__name__}")
@@ -42,15 +48,27 @@ class HDET:
         self.leader = 0 if process_group is None else self._dist.get_global_rank(process_group, 0)
         self.optimizer, self.model = optimizer, model
         self.schedule = loop_schedule(schedule, total_steps)
-        config = HdetConfig()
-        config.replicas = self.world
-        for key, value in dict(alpha=alpha, sync_every=sync_every, auto_lr=auto_lr, warmup_steps=warmup_steps, sigma=sigma,
-                               standardize=standardize, beta=beta, meta_lr=meta_lr, min_scale=min_scale,
-                               max_scale=max_scale, seed=seed).items():
-            setattr(config, key, value)
-        config.validate()
-        self.controller = Hdet(config)
+        def config():
+            """The settings every spread hyper-parameter shares; alpha, bounds and seed are each one's own."""
+            c = HdetConfig()
+            c.replicas = self.world
+            for key, value in dict(alpha=alpha, sync_every=sync_every, auto_lr=auto_lr, warmup_steps=warmup_steps,
+                                   sigma=sigma, standardize=standardize, beta=beta, meta_lr=meta_lr, min_scale=min_scale,
+                                   max_scale=max_scale, seed=seed).items():
+                setattr(c, key, value)
+            return c
+
+        lr_config = config()
+        lr_config.validate()
+        self.controller = Hdet(lr_config)
         self.state = self.controller.init()
+        if spread is not None and not isinstance(spread, dict):
+            raise TypeError(f"HDET spread must be a dict of name -> alpha or settings (got {type(spread).__name__})")
+        if spread and "lr" in spread:
+            raise ValueError("HDET spread: the learning rate is always spread; alpha= sets its spread")
+        # Each its own permutations: seeds apart from the learning rate's and from each other.
+        self.spread = [SpreadValue(name, setting, optimizer, config, (seed + (i + 1) * 0x9E3779B97F4A7C15) % (1 << 64))
+                       for i, (name, setting) in enumerate((spread or {}).items())]
         self.ratios = group_ratios(optimizer)
         self._agree_on_permutation()
         self._apply()
@@ -63,18 +81,42 @@ class HDET:
         """The corrected base rate (the ranks' mean) for the next step."""
         return self.controller.base_value(self.state, self.schedule(self.state.step))
 
+    def value(self, name):
+        """This rank's value of a spread hyper-parameter for the next step (for one in the parameter groups: the
+        first group's with a non-zero initial value)."""
+        return self._spread_value(name).value(self.rank)
+
+    def base_value(self, name):
+        """The corrected base of a spread hyper-parameter (the ranks' mean before clamping)."""
+        entry = self._spread_value(name)
+        return entry.controller.base_value(entry.state, entry.base)
+
     def step(self, local_loss):
         loss = local_loss.detach() if torch.is_tensor(local_loss) else torch.tensor(float(local_loss))
         mine = loss.double().reshape(1).to(self.device)
         gathered = [torch.empty_like(mine) for _ in range(self.world)]
         self._dist.all_gather(gathered, mine, group=self.group)
-        self.state = self.controller.observe(self.state, torch.cat(gathered).cpu().tolist())
+        losses = torch.cat(gathered).cpu().tolist()
+        self.state = self.controller.observe(self.state, losses)
+        for entry in self.spread:
+            entry.state = entry.controller.observe(entry.state, losses)
         if self.controller.sync_due(self.state):
-            if self.controller.config.alpha > 0:  # alpha = 0: the ranks are identical already
+            if self._spread_at_all():  # every alpha 0: the ranks are identical already
                 self._average_parameters()
             self.state = self.controller.sync(self.state, self.schedule(self.state.step - 1))
+            for entry in self.spread:
+                entry.state = entry.controller.sync(entry.state, entry.base)
             self._agree_on_permutation()
         self._apply()
+
+    def _spread_at_all(self):
+        return any(c.config.alpha > 0 for c in [self.controller] + [entry.controller for entry in self.spread])
+
+    def _spread_value(self, name):
+        for entry in self.spread:
+            if entry.name == name:
+                return entry
+        raise KeyError(f"HDET spreads no '{name}' (spread: {[entry.name for entry in self.spread]})")
 
     def _average_parameters(self):
         """Every rank's parameters become the ranks' mean: one all-reduce per bucket of about 25 MB of parameters of
@@ -95,31 +137,49 @@ class HDET:
         # cannot disagree.
         if self.world == 1:
             return
-        permutation = torch.tensor(self.state.permutation, dtype=torch.long, device=self.device)
-        self._dist.broadcast(permutation, src=self.leader, group=self.group)
-        self.state.permutation = permutation.tolist()
+        states = [self] + self.spread  # each holds a .state; one broadcast carries every permutation
+        permutations = torch.tensor([holder.state.permutation for holder in states], dtype=torch.long, device=self.device)
+        self._dist.broadcast(permutations, src=self.leader, group=self.group)
+        for holder, permutation in zip(states, permutations.tolist()):
+            holder.state.permutation = permutation
 
     def _apply(self):
         warn_past_end(self, self.state.step)
         rate = self.lr()
         for group, ratio in zip(self.optimizer.param_groups, self.ratios):
             group["lr"] = rate * ratio
+        for entry in self.spread:
+            entry.apply(self.optimizer, self.rank)
 
     def state_dict(self):
         return {"spec": self.schedule.spec, "total_steps": self.schedule.total_steps, "ratios": list(self.ratios),
-                "state": {k: getattr(self.state, k) for k in _STATE_FIELDS}}
+                "state": _fields(self.state), "spread": {entry.name: _fields(entry.state) for entry in self.spread}}
 
     def load_state_dict(self, state_dict):
         check_same_schedule(state_dict, self.schedule, "HDET")
         saved = state_dict["state"]
         if len(saved["permutation"]) != self.world:
             raise ValueError(f"the checkpoint's HDET had {len(saved['permutation'])} ranks; this run has {self.world}")
-        state = HdetState()
-        for key in _STATE_FIELDS:
-            setattr(state, key, saved[key])
-        self.state = state
+        saved_spread = state_dict.get("spread", {})  # checkpoints from before spread= hold none
+        if list(saved_spread) != [entry.name for entry in self.spread]:
+            raise ValueError(f"the checkpoint's HDET spread {list(saved_spread) or 'only the learning rate'}; this one "
+                             f"spreads {[entry.name for entry in self.spread] or 'only the learning rate'}")
+        self.state = _state(saved)
+        for entry in self.spread:
+            entry.state = _state(saved_spread[entry.name])
         self.ratios = list(state_dict["ratios"])
         self._apply()
+
+
+def _fields(state):
+    return {k: getattr(state, k) for k in _STATE_FIELDS}
+
+
+def _state(fields):
+    state = HdetState()
+    for key in _STATE_FIELDS:
+        setattr(state, key, fields[key])
+    return state
 
 
 def _buckets(parameters, limit):

@@ -126,3 +126,39 @@ def test_the_example_loop_trains_under_torchrun_and_lrkit_diagnose_reads_its_log
         report = subprocess.run([binary, "diagnose", str(tmp_path / "ranks.jsonl"), "--window", "8"],
                                 capture_output=True, text=True)
         assert report.returncode == 0 and "verdict:" in report.stdout, report.stdout + report.stderr
+
+
+def test_hdet_spreads_weight_decay_and_other_values_each_with_its_own_permutation_and_resumes(tmp_path):
+    workers = 3
+    run_torchrun(workers, [os.path.join(HERE, "hdet_spread_worker.py"), str(tmp_path)])
+    results = [json.load(open(tmp_path / f"rank{r}.json")) for r in range(workers)]
+    for result in results:
+        assert result["resumed"] == result["whole"], "a resume continues every spread value exactly"
+    rows = [r["whole"] for r in results]
+    # Step 0: rho = 0.5, 1, 1.5 (alpha 0.5 over 3 ranks) times the decayed group's 0.1; the other group's 0 stays 0.
+    assert sorted(row[0]["wd"][0] for row in rows) == pytest.approx([0.05, 0.1, 0.15], rel=1e-12)
+    assert all(row[0]["wd"][1] == 0 for row in rows)
+    # dropout: 0.1 x (0.6, 1, 1.4), clamped at upper = 0.12.
+    assert sorted(row[0]["dropout"] for row in rows) == pytest.approx([0.06, 0.1, 0.12], rel=1e-12)
+    for step in range(12):
+        assert all(row[step]["permutations"] == rows[0][step]["permutations"] for row in rows), "the ranks agree"
+        wd = [row[step]["wd"][0] for row in rows]
+        assert sum(wd) / workers == pytest.approx(rows[0][step]["wd_base"], rel=1e-9), "mean = base (no clamping)"
+    lr_permutations = [rows[0][s]["permutations"][0] for s in range(0, 12, 3)]
+    wd_permutations = [rows[0][s]["permutations"][1] for s in range(0, 12, 3)]
+    assert lr_permutations != wd_permutations, "each spread value draws its own permutations"
+    assert rows[0][0]["wd_base"] == 0.1 and rows[0][11]["wd_base"] != pytest.approx(0.1, rel=1e-6), "auto-LR moves it"
+    errors = results[0]["errors"]
+    assert errors["tuple"] == ("ValueError: HDET spread['betas']: a parameter group of the optimizer holds betas = "
+                               "(0.9, 0.999), not a number; HDET spreads numbers")
+    assert ("'label_smoothing' is no number in every parameter group of the optimizer (its keys: amsgrad, betas, "
+            in errors["no_base"]) and "apply hdet.value('label_smoothing')" in errors["no_base"]
+    assert "base= is for values outside the optimizer" in errors["base_for_group"]
+    assert "the learning rate is always spread" in errors["lr"]
+    assert errors["alpha"] == "ValueError: HDET spread['weight_decay']: hdet.alpha must be in [0, 1) (got 1.5)"
+    assert "unknown setting(s) ['hi']" in errors["unknown"]
+    assert "eps is 0 in every parameter group: nothing to spread" in errors["zero"]
+    assert errors["not_a_dict"].startswith("TypeError: HDET spread must be a dict")
+    assert errors["load_other_spread"] == ("the checkpoint's HDET spread ['weight_decay', 'dropout']; this one spreads "
+                                           "['weight_decay']")
+    assert "HDET spreads no 'momentum'" in errors["value_of_unspread"]
