@@ -1,5 +1,6 @@
 #include "lrkit/diagnostics/spike_detector.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -40,12 +41,10 @@ SpikeDetector::Scored SpikeDetector::score(double value) {
 }
 
 void SpikeDetector::restore(const State& state) {
-  if (state.window.size() > capacity_)
-    throw std::invalid_argument("spike detector state holds " + std::to_string(state.window.size()) + " values for a window of " +
-                                std::to_string(capacity_));
   for (double v : state.window)
     if (!std::isfinite(v)) throw std::invalid_argument("spike detector state holds a non-finite value");
-  window_.assign(state.window.begin(), state.window.end());
+  const size_t kept = std::min(state.window.size(), capacity_);
+  window_.assign(state.window.end() - static_cast<std::ptrdiff_t>(kept), state.window.end());
   spikes_in_a_row_ = state.spikes_in_a_row;
 }
 

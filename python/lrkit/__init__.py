@@ -13,6 +13,7 @@ from ._lrkit import (  # noqa: F401
     HdetState,
     Schedule,
     SpecError,
+    SpikeDetector,
     __version__,
     families,
     refine_multipliers,
@@ -23,4 +24,4 @@ from ._lrkit import (  # noqa: F401
 from .logs import RunLog, read_log  # noqa: F401
 
 __all__ = ["Schedule", "SpecError", "families", "refine_multipliers", "spec_word", "sample_weights", "weight_stats", "read_log", "RunLog",
-           "Hdet", "HdetConfig", "HdetState", "__version__"]
+           "Hdet", "HdetConfig", "HdetState", "SpikeDetector", "__version__"]

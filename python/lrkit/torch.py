@@ -7,9 +7,9 @@
 - ``refine(log_or_norms, peak, total_steps)``: a schedule refined from a
   finished run's gradient norms (Defazio et al. 2023), and ``GradNormRecorder``,
   which records the norms a later refinement needs.
-- ``HDET`` (lrkit.hdet), ``DispersionHook`` (lrkit.dispersion) and
-  ``SampleReweighting`` (lrkit.reweighting), re-exported here so that one
-  import serves a training loop.
+- ``HDET`` (lrkit.hdet), ``DispersionHook`` (lrkit.dispersion),
+  ``SampleReweighting`` (lrkit.reweighting) and ``SpikeGuard`` (lrkit.spikes),
+  re-exported here so that one import serves a training loop.
 """
 import math
 import os
@@ -159,7 +159,8 @@ class GradNormRecorder:
 from .dispersion import DispersionHook  # noqa: E402,F401
 from .hdet import HDET  # noqa: E402,F401
 from .reweighting import SampleReweighting  # noqa: E402,F401
+from .spikes import SpikeGuard  # noqa: E402,F401
 
 # What a training loop uses; the standard-library modules and the helpers shared with lrkit.hdet stay out
 # of `from lrkit.torch import *`.
-__all__ = ["LRScheduler", "refine", "GradNormRecorder", "HDET", "DispersionHook", "SampleReweighting"]
+__all__ = ["LRScheduler", "refine", "GradNormRecorder", "HDET", "DispersionHook", "SampleReweighting", "SpikeGuard"]

@@ -217,9 +217,11 @@ def test_the_readme_shows_the_examples_the_tests_run():
 
 
 @pytest.mark.parametrize("module, names", [
-    ("lrkit.torch", ["DispersionHook", "GradNormRecorder", "HDET", "LRScheduler", "SampleReweighting", "refine"]),
+    ("lrkit.torch", ["DispersionHook", "GradNormRecorder", "HDET", "LRScheduler", "SampleReweighting", "SpikeGuard",
+                     "refine"]),
     ("lrkit.hdet", ["HDET"]),
     ("lrkit.reweighting", ["SampleReweighting"]),
+    ("lrkit.spikes", ["SpikeGuard"]),
     ("lrkit.dispersion", ["DispersionHook"]),
     ("lrkit.logs", ["RunLog", "read_log"]),
 ])

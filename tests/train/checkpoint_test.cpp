@@ -541,8 +541,8 @@ TEST(Checkpoint, AResumeContinuesTheSkipStreakOfItsCheckpoint) {
   int64_t streak = 0;
   for (size_t i = 0; i < 15; ++i) streak = std::isfinite(loss[i]) ? 0 : streak + 1;
   ASSERT_GT(streak, 2) << "the run must be skipping by step 15";
-  EXPECT_EQ(read_checkpoint_info(checkpoint_path(c.out, 15)).skipped_in_a_row, streak);
-  EXPECT_EQ(read_checkpoint_info(checkpoint_path(c.out, 20)).skipped_in_a_row, streak + 5);
+  EXPECT_EQ(read_checkpoint_info(checkpoint_path(c.out, 15)).loop.skipped_in_a_row, streak);
+  EXPECT_EQ(read_checkpoint_info(checkpoint_path(c.out, 20)).loop.skipped_in_a_row, streak + 5);
 
   TrainConfig resumed = c;
   resumed.resume = checkpoint_path(c.out, 15);

@@ -108,6 +108,9 @@ TEST(TrainConfigSchema, ValuesOutsideTheirRuleAreOneLineErrors) {
   EXPECT_EQ(parse_error({"--train.steps=1.5"}), "train.steps must be a whole number (got '1.5')");
   EXPECT_EQ(parse_error({"--train.seed=-1e3"}), "train.seed must be a whole number >= 0 (got '-1e3')");
   EXPECT_EQ(parse_error({"--hdet.enabled=maybe"}), "hdet.enabled must be true or false (got 'maybe')");
+  EXPECT_EQ(parse_error({"--train.skip_loss_z=-3"}), "train.skip_loss_z must be >= 0 (got -3)");
+  EXPECT_EQ(parse_error({"--train.skip_grad_z=inf"}), "train.skip_grad_z must be a finite number (got 'inf')");
+  EXPECT_EQ(parse_error({"--train.spike_window=1"}), "train.spike_window must be >= 2 (got 1)");
   EXPECT_EQ(parse_error({"--config", lrkit::testing::scratch_dir().string()}),
             "config file '" + lrkit::testing::scratch_dir().string() + "' is a directory, not a file");
   EXPECT_EQ(parse_error({"--config", "/dev/zero"}),

@@ -56,6 +56,36 @@ void write_hdet_states(torch::serialize::OutputArchive& archive, const std::vect
   }
 }
 
+void write_loop_state(torch::serialize::OutputArchive& archive, const LoopState& loop) {
+  archive.write("skipped_in_a_row", c10::IValue(loop.skipped_in_a_row));
+  const std::pair<const char*, const diagnostics::SpikeDetector::State*> detectors[] = {{"loss", &loop.loss_spikes},
+                                                                                       {"grad_norm", &loop.grad_norm_spikes}};
+  for (const auto& [name, state] : detectors) {
+    archive.write(std::string(name) + "_spike_window", torch::tensor(state->window, torch::kDouble));
+    archive.write(std::string(name) + "_spikes_in_a_row", c10::IValue(state->spikes_in_a_row));
+  }
+}
+
+// Each part is absent from checkpoints written before it (the streak before train.skip_limit, the windows before the
+// spike policy): it reads as empty.
+LoopState read_loop_state(torch::serialize::InputArchive& archive, const std::string& path) {
+  LoopState loop;
+  c10::IValue value;
+  if (archive.try_read("skipped_in_a_row", value)) loop.skipped_in_a_row = value.toInt();
+  const std::pair<const char*, diagnostics::SpikeDetector::State*> detectors[] = {{"loss", &loop.loss_spikes},
+                                                                                 {"grad_norm", &loop.grad_norm_spikes}};
+  for (const auto& [name, state] : detectors) {
+    torch::Tensor window;
+    if (!archive.try_read(std::string(name) + "_spike_window", window)) continue;
+    if (window.dim() != 1 || window.scalar_type() != torch::kDouble || !torch::isfinite(window).all().item<bool>())
+      throw CheckpointError("checkpoint '" + path + "' holds a " + name + " spike window that is not finite numbers (corrupt)");
+    window = window.contiguous();
+    state->window.assign(window.data_ptr<double>(), window.data_ptr<double>() + window.numel());
+    if (archive.try_read(std::string(name) + "_spikes_in_a_row", value)) state->spikes_in_a_row = value.toInt();
+  }
+  return loop;
+}
+
 std::vector<controllers::HdetState> read_hdet_states(torch::serialize::InputArchive& archive, const std::string& path) {
   c10::IValue value;
   if (!archive.try_read("hdet_controllers", value)) return {};
@@ -227,12 +257,12 @@ void write_training_state(torch::serialize::OutputArchive& archive, int64_t step
 
 SavedCheckpoint save_checkpoint(const std::string& run_dir, int64_t keep, const std::vector<int64_t>& pinned, int64_t step, Gpt& model,
                             torch::optim::Optimizer& optimizer, const std::string& schedule_spec, int64_t schedule_steps,
-                            const std::vector<controllers::HdetState>& hdet, int64_t skipped_in_a_row) {
+                            const std::vector<controllers::HdetState>& hdet, const LoopState& loop) {
   torch::serialize::OutputArchive archive;
   write_training_state(archive, step, model, optimizer, schedule_spec);
   archive.write("schedule_steps", c10::IValue(schedule_steps));
   if (!hdet.empty()) write_hdet_states(archive, hdet);
-  archive.write("skipped_in_a_row", c10::IValue(skipped_in_a_row));
+  write_loop_state(archive, loop);
   const SavedCheckpoint written = write_archive(archive, checkpoint_dir(run_dir), checkpoint_file_name(step));
   std::vector<fs::path> prunable;
   for (const auto& file : checkpoints_oldest_first(run_dir)) {
@@ -281,7 +311,7 @@ CheckpointInfo read_checkpoint(const std::string& path, Then then) {
     info.schedule_spec = value.toStringRef();
     if (archive.try_read("schedule_steps", value)) info.schedule_steps = value.toInt();  // absent in older checkpoints
     info.hdet = read_hdet_states(archive, path);
-    if (archive.try_read("skipped_in_a_row", value)) info.skipped_in_a_row = value.toInt();  // absent before skip_limit
+    info.loop = read_loop_state(archive, path);
     then(archive);
   } catch (const c10::Error& e) {
     throw CheckpointError("checkpoint '" + path + "' is corrupt or truncated: " + e.what_without_backtrace());

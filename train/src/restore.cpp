@@ -40,7 +40,7 @@ Restored restore(const TrainConfig& c, std::vector<Replica>& replicas, distribut
     uint32_t crc32 = 0;
     for (auto& r : replicas) crc32 = load_checkpoint(c.init_from, r.model, nullptr).crc32;
     progress << "initialized weights from " << c.init_from << " (" << format_checksum(crc32) << ")" << std::endl;
-    return {{"init", c.init_from, format_checksum(crc32), 0}, false};
+    return {{"init", c.init_from, format_checksum(crc32), 0}, false, {}};
   }
   std::optional<std::string> path;
   if (!c.resume.empty()) {
@@ -67,7 +67,7 @@ Restored restore(const TrainConfig& c, std::vector<Replica>& replicas, distribut
     load_checkpoint(r.index == 0 || !hdet ? *path : replica_checkpoint_path(*path, r.index), r.model, r.optimizer.get());
   progress << (branching ? "branched from " : "resumed from ") << *path << " at step " << info.step << " ("
            << format_checksum(info.crc32) << ")" << std::endl;
-  return {{branching ? "branch" : "resume", *path, format_checksum(info.crc32), info.step}, !branching, info.skipped_in_a_row};
+  return {{branching ? "branch" : "resume", *path, format_checksum(info.crc32), info.step}, !branching, info.loop};
 }
 
 }  // namespace lrkit::train

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "lrkit/distributed/hdet_ensemble.hpp"
+#include "lrkit/train/checkpoint.hpp"
 #include "lrkit/train/run_log.hpp"
 #include "lrkit/train/train_config.hpp"
 #include "replicas.hpp"
@@ -16,7 +17,7 @@ namespace lrkit::train {
 struct Restored {
   RunStart start;              // what was read (kind, file, checksum) and the first step to train
   bool continues_log = false;  // resumed in place: the run log keeps its rows before start.step
-  int64_t skipped_in_a_row = 0;  // the checkpoint's skip streak, which a resume or branch continues
+  LoopState loop;              // the checkpoint's skip streak and spike windows, which a resume or branch continues
 };
 
 // Throws std::invalid_argument when the checkpoint does not fit the config

@@ -29,7 +29,8 @@ std::string utc_now() {
   return buf;
 }
 
-const char* const kStepColumns[] = {"step", "lr", "loss", "grad_norm", "grad_norm_l1", "tokens", "wall_s", "mfu"};
+const char* const kStepColumns[] = {"step",   "lr",  "loss",   "grad_norm",   "grad_norm_l1", "tokens",
+                                    "wall_s", "mfu", "loss_z", "grad_norm_z", "skipped"};
 const char* const kDispersionColumns[] = {"loss_std",      "loss_cv",        "loss_range",
                                           "loss_outlier_rank", "grad_norm_std", "grad_norm_cv",
                                           "inner_pairwise", "inner_pairwise_normalized", "cos_pairwise"};
@@ -195,7 +196,8 @@ Hdf5RunLog::Hdf5RunLog(const TrainConfig& c, int64_t world_size, const RunStart&
 }
 
 void Hdf5RunLog::record(const StepRecord& r) {
-  const double values[] = {static_cast<double>(r.step), r.lr, r.loss, r.grad_norm, r.grad_norm_l1, r.tokens, r.wall_s, r.mfu};
+  const double values[] = {static_cast<double>(r.step), r.lr,     r.loss,   r.grad_norm,   r.grad_norm_l1, r.tokens,
+                           r.wall_s,                    r.mfu,    r.loss_z, r.grad_norm_z, r.skipped};
   for (size_t i = 0; i < std::size(values); ++i) log_->append(std::string("/train/") + kStepColumns[i], values[i]);
   log_->append("/ranks/loss", r.rank_loss);
   log_->append("/ranks/grad_norm", r.rank_grad_norm);

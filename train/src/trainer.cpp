@@ -70,7 +70,9 @@ Trainer::Trainer(const TrainConfig& config, std::ostream& progress)
       replicas_(make_replicas(c_, collective_->rank(), world_, device_)),  // after the group exists
       replica_parameters_(parameter_lists(replicas_)),
       hdet_(make_hdet_ensemble(c_, *collective_)),
-      spread_(spread_of(c_)) {
+      spread_(spread_of(c_)),
+      loss_spikes_(c_.train.skip_loss_z, c_.train.spike_window, "train.skip_loss_z", "train.spike_window"),
+      grad_norm_spikes_(c_.train.skip_grad_z, c_.train.spike_window, "train.skip_grad_z", "train.spike_window") {
   progress_ = lead_ ? &progress : &null_stream_;
   if (!plan_.identical_replicas) {
     mean_model_.emplace(c_.model);
@@ -80,7 +82,9 @@ Trainer::Trainer(const TrainConfig& config, std::ostream& progress)
   start_step_ = restored.start.step;
   tokens_per_step_ = static_cast<double>(c_.train.batch * c_.model.context);
   session_ = restored.start;
-  skipped_in_a_row_ = restored.skipped_in_a_row;  // so a resumed run stops where the uninterrupted one would
+  skipped_in_a_row_ = restored.loop.skipped_in_a_row;  // so a resumed run stops where the uninterrupted one would
+  loss_spikes_.restore(restored.loop.loss_spikes);      // and skips the updates it would
+  grad_norm_spikes_.restore(restored.loop.grad_norm_spikes);
   if ((session_.kind == "resume" || session_.kind == "branch") && skipped_in_a_row_ == 0) last_good_checkpoint_ = session_.checkpoint;
   session_.device = device_name(device_);
   session_.flops_per_token = flops_per_token(c_.model, parameter_count(c_.model));
@@ -156,8 +160,9 @@ void Trainer::run_step(int64_t step) {
   StepScalars scalars = gather_step_scalars(*collective_, losses.replicas, gradients.sync, gradients.sketch, StopSignals::requested());
   if (plan_.local_mode) use_rms_gradient_norm(scalars);
   if (diverged(scalars.loss)) stop_diverged(step, hyper, scalars, losses);
-  optimizer_step(step);
-  record(step, hyper, scalars, losses);
+  const UpdateCheck check = check_update(scalars);
+  optimizer_step(step, check);
+  record(step, hyper, scalars, losses, check);
   hdet_after_step(step, hyper, scalars);
   log_->end_step();
   summary_.losses.push_back(scalars.loss);

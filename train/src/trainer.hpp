@@ -7,6 +7,7 @@
 
 #include <torch/torch.h>
 
+#include <cmath>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -16,6 +17,7 @@
 #include "evaluation.hpp"
 #include "lrkit/distributed/collective.hpp"
 #include "lrkit/distributed/gradient_sync.hpp"
+#include "lrkit/diagnostics/spike_detector.hpp"
 #include "lrkit/distributed/hdet_ensemble.hpp"
 #include "lrkit/schedules/schedule.hpp"
 #include "lrkit/train/data_mixture.hpp"
@@ -63,13 +65,20 @@ class Trainer {
                              std::optional<BatchWeights>& batch_weights);
   torch::Tensor to_device(const torch::Tensor& host) const;
   Gradients synchronize(int64_t step);
-  void optimizer_step(int64_t step);
+  // How the step's update went: applied, or skipped for a non-finite loss or a spike; the spike z-scores.
+  struct UpdateCheck {
+    enum Outcome { applied = 0, nonfinite = 1, loss_spike = 2, grad_norm_spike = 3 };  // /train/skipped's codes
+    Outcome outcome = applied;
+    double loss_z = NAN, grad_norm_z = NAN;
+  };
+  UpdateCheck check_update(const StepScalars& scalars);
+  void optimizer_step(int64_t step, const UpdateCheck& check);
   bool diverged(double loss);
   [[noreturn]] void stop_diverged(int64_t step, const Hyperparameters& hyper, const StepScalars& scalars, const Losses& losses);
   [[noreturn]] void stop_on_signal(int64_t step, int signal);
   std::string last_good_checkpoint_or_none() const;  // what the stop messages name
   void throw_if_the_last_update_broke_the_model() const;
-  void record(int64_t step, const Hyperparameters& hyper, const StepScalars& scalars, const Losses& losses);
+  void record(int64_t step, const Hyperparameters& hyper, const StepScalars& scalars, const Losses& losses, const UpdateCheck& check);
   void hdet_after_step(int64_t step, const Hyperparameters& hyper, const StepScalars& scalars);
   HdetRecord hdet_record(std::vector<double> window_loss, const Hyperparameters& hyper, const StepScalars& scalars) const;
   void evaluate_and_checkpoint(int64_t step);
@@ -109,6 +118,7 @@ class Trainer {
   int64_t checkpointed_steps_ = -1;              // the steps done at the newest checkpoint this session wrote
   std::string last_good_checkpoint_;             // the newest written after a finite loss
   int64_t skipped_in_a_row_ = 0;                 // updates skipped on a non-finite loss since the last finite one
+  diagnostics::SpikeDetector loss_spikes_, grad_norm_spikes_;  // train.skip_loss_z, train.skip_grad_z
 };
 
 }  // namespace lrkit::train

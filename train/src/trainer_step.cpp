@@ -1,5 +1,6 @@
 // The named parts of Trainer::step(), in the order the step calls them.
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 
@@ -102,13 +103,45 @@ bool Trainer::diverged(double loss) {
   return skipped_in_a_row_ > 0 && (plan_.stop_on_nonfinite || (plan_.skip_limit > 0 && skipped_in_a_row_ >= plan_.skip_limit));
 }
 
-void Trainer::optimizer_step(int64_t step) {
-  RECORD_USER_SCOPE("lrkit.optimizer");
-  if (skipped_in_a_row_ == 0) {  // the step's loss was finite (diverged() counted it)
-    for (auto& replica : replicas_) replica.optimizer->step();
-    return;
+// After diverged(): a non-finite loss (skipped_in_a_row_ counted it) skips the update; otherwise the loss and the
+// gradient norm are scored against their spike windows (train.skip_loss_z, train.skip_grad_z), the same on every
+// rank since every rank has the gathered scalars. A non-finite loss is not scored: it stays out of the windows.
+Trainer::UpdateCheck Trainer::check_update(const StepScalars& scalars) {
+  UpdateCheck check;
+  if (skipped_in_a_row_ > 0) {
+    check.outcome = UpdateCheck::nonfinite;
+    return check;
   }
-  *progress_ << "step " << step << ": non-finite loss, update skipped" << std::endl;
+  const auto loss = loss_spikes_.score(scalars.loss);
+  const auto grad_norm = grad_norm_spikes_.score(scalars.ranks.mean_grad_norm);
+  check.loss_z = loss.z;
+  check.grad_norm_z = grad_norm.z;
+  check.outcome = loss.spike ? UpdateCheck::loss_spike : grad_norm.spike ? UpdateCheck::grad_norm_spike : UpdateCheck::applied;
+  return check;
+}
+
+void Trainer::optimizer_step(int64_t step, const UpdateCheck& check) {
+  RECORD_USER_SCOPE("lrkit.optimizer");
+  switch (check.outcome) {
+    case UpdateCheck::applied:
+      for (auto& replica : replicas_) replica.optimizer->step();
+      return;
+    case UpdateCheck::nonfinite:
+      *progress_ << "step " << step << ": non-finite loss, update skipped" << std::endl;
+      return;
+    case UpdateCheck::loss_spike:
+    case UpdateCheck::grad_norm_spike: {
+      const bool loss = check.outcome == UpdateCheck::loss_spike;
+      const double z = loss ? check.loss_z : check.grad_norm_z;
+      char score[32];
+      std::snprintf(score, sizeof score, "z %.1f", z);
+      *progress_ << "step " << step << ": " << (loss ? "loss" : "gradient-norm") << " spike ("
+                 << (std::isfinite(z) ? std::string(score) : std::string("non-finite gradient norm")) << " > "
+                 << format_number(loss ? c_.train.skip_loss_z : c_.train.skip_grad_z) << " over the last "
+                 << c_.train.spike_window << " updates), update skipped" << std::endl;
+      return;
+    }
+  }
 }
 
 namespace {
@@ -135,7 +168,7 @@ std::string nonfinite_replicas(const std::vector<double>& losses, const std::vec
 // The diverged step is logged before the run stops: its per-rank losses and gradient norms show
 // which workers went first, which the mean loss alone does not.
 void Trainer::stop_diverged(int64_t step, const Hyperparameters& hyper, const StepScalars& scalars, const Losses& losses) {
-  record(step, hyper, scalars, losses);
+  record(step, hyper, scalars, losses, {UpdateCheck::nonfinite});
   if (hdet_) {
     hdet_->observe(scalars.replica_loss);  // so the row reads as every other step's; nothing runs after it
     log_->record_hdet(hdet_record(hdet_->window_mean_loss(), hyper, scalars));
@@ -158,7 +191,8 @@ std::string Trainer::last_good_checkpoint_or_none() const {
   return last_good_checkpoint_.empty() ? std::string("none") : last_good_checkpoint_;
 }
 
-void Trainer::record(int64_t step, const Hyperparameters& hyper, const StepScalars& scalars, const Losses& losses) {
+void Trainer::record(int64_t step, const Hyperparameters& hyper, const StepScalars& scalars, const Losses& losses,
+                     const UpdateCheck& check) {
   RECORD_USER_SCOPE("lrkit.record");
   std::optional<diagnostics::StepDispersion> dispersion;
   if (plan_.diagnostics) {
@@ -170,8 +204,9 @@ void Trainer::record(int64_t step, const Hyperparameters& hyper, const StepScala
     }
   }
   log_->record({step, hyper.lr, scalars.loss, scalars.ranks.mean_grad_norm, scalars.grad_norm_l1,
-                tokens_per_step_ * static_cast<double>(step + 1), meter_->seconds(), meter_->step_mfu(), scalars.ranks.loss,
-                scalars.ranks.grad_norm, dispersion ? &*dispersion : nullptr});
+                tokens_per_step_ * static_cast<double>(step + 1), meter_->seconds(), meter_->step_mfu(), check.loss_z,
+                check.grad_norm_z, static_cast<double>(check.outcome), scalars.ranks.loss, scalars.ranks.grad_norm,
+                dispersion ? &*dispersion : nullptr});
   if (plan_.several_sources) {
     const auto rows = data_.rows_per_source(c_.train.batch, {replicas_.front().streams.data_seed, step, 0}, losses.sampling);
     log_->record_data(data_.temperature(step), data_.target(step), std::vector<double>(rows.begin(), rows.end()));
@@ -259,7 +294,7 @@ void Trainer::save_checkpoints(int64_t steps_done) {
       save_checkpoint(c_.out, c_.checkpoint.keep, plan_.milestones, steps_done, replicas_.front().model,
                       *replicas_.front().optimizer, c_.schedule, c_.train.steps,
                       hdet_ ? hdet_->states() : std::vector<controllers::HdetState>(),
-                      skipped_in_a_row_);
+                      {skipped_in_a_row_, loss_spikes_.state(), grad_norm_spikes_.state()});
   last_checkpoint_ = saved.path;
   if (skipped_in_a_row_ == 0) last_good_checkpoint_ = saved.path;
   log_->record_checkpoint(steps_done, saved.crc32);  // only a checkpoint that exists is listed

@@ -44,7 +44,8 @@ class SpikeDetector {
   Scored score(double value);
 
   State state() const { return {std::vector<double>(window_.begin(), window_.end()), spikes_in_a_row_}; }
-  // Throws std::invalid_argument when the state holds more values than the window or a non-finite one.
+  // Keeps the newest values when the state holds more than the window (a resume with a smaller window). Throws
+  // std::invalid_argument for a non-finite value.
   void restore(const State& state);
 
  private:

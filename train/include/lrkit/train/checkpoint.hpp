@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "lrkit/controllers/hdet.hpp"
+#include "lrkit/diagnostics/spike_detector.hpp"
 #include "lrkit/train/gpt.hpp"
 #include "lrkit/train/run_files.hpp"
 
@@ -34,13 +35,21 @@ class CheckpointWriteError : public CheckpointError {
   using CheckpointError::CheckpointError;
 };
 
+// What the training loop carries across a resume besides the weights and the optimizer: the updates skipped on a
+// non-finite loss in a row (train.skip_limit counts on) and the spike detectors' windows (train.skip_loss_z,
+// train.skip_grad_z), so a resumed run skips the updates the uninterrupted one would.
+struct LoopState {
+  int64_t skipped_in_a_row = 0;
+  diagnostics::SpikeDetector::State loss_spikes, grad_norm_spikes;
+};
+
 struct CheckpointInfo {
   int64_t step = 0;
   uint32_t crc32 = 0;  // of the payload, verified
   std::string schedule_spec;
   int64_t schedule_steps = 0;  // the run length (train.steps) the spec was built for; 0: written before it was recorded
   std::vector<controllers::HdetState> hdet;  // empty: not an HDET run
-  int64_t skipped_in_a_row = 0;  // updates skipped (non-finite loss) in a row up to it: train.skip_limit counts on
+  LoopState loop;  // absent parts (checkpoints written before them) are empty: no streak, empty windows
 };
 
 struct SavedCheckpoint {
@@ -57,7 +66,7 @@ std::string format_checksum(uint32_t crc32);
 // throws CheckpointError naming the file and errno and leaves nothing behind.
 SavedCheckpoint save_checkpoint(const std::string& run_dir, int64_t keep, const std::vector<int64_t>& pinned, int64_t step, Gpt& model,
                             torch::optim::Optimizer& optimizer, const std::string& schedule_spec, int64_t schedule_steps,
-                            const std::vector<controllers::HdetState>& hdet = {}, int64_t skipped_in_a_row = 0);
+                            const std::vector<controllers::HdetState>& hdet = {}, const LoopState& loop = {});
 
 // Replica `replica` (>= 1) of an HDET run at `step`.
 SavedCheckpoint save_replica_checkpoint(const std::string& run_dir, int64_t step, int64_t replica, Gpt& model,
@@ -66,7 +75,7 @@ SavedCheckpoint save_replica_checkpoint(const std::string& run_dir, int64_t step
 // The newest checkpoint under run_dir/checkpoints, if any.
 std::optional<std::string> latest_checkpoint(const std::string& run_dir);
 
-// The step, schedule spec, HDET states and skip streak of a checkpoint, restoring nothing.
+// The step, schedule spec, HDET states and loop state of a checkpoint, restoring nothing.
 CheckpointInfo read_checkpoint_info(const std::string& path);
 
 // Restores the model and, when given, the optimizer and the CPU RNG. Throws

@@ -17,6 +17,8 @@ struct StepRecord {
   int64_t step = 0;
   double lr = 0, loss = 0, grad_norm = 0, grad_norm_l1 = 0, tokens = 0, wall_s = 0;
   double mfu = 0;  // this step's model FLOPs over the peak for its duration (NaN: peak unknown)
+  double loss_z = 0, grad_norm_z = 0;  // against the spike windows (NaN until they are full, or not scored)
+  double skipped = 0;  // 0: the update was applied; 1: skipped, non-finite loss; 2: loss spike; 3: gradient-norm spike
   std::vector<double> rank_loss, rank_grad_norm;  // per worker, local (before the all-reduce)
   const diagnostics::StepDispersion* dispersion = nullptr;  // required when diagnostics are enabled
 };

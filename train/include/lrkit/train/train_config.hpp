@@ -104,6 +104,11 @@ struct LoopConfig {
   // nonfinite = skip: stop as diverged after this many updates skipped in a row (0: never). Skipping leaves the weights
   // as they are, so a non-finite loss that outlasts a few batches is the weights' (and would last to the end).
   int64_t skip_limit = 20;
+  // Spikes (ALGORITHMS.md section 9, llm.c's -sl/-sg): skip an update whose loss (gradient norm) lies more than this
+  // many standard deviations above the last spike_window updates' (0: never). z is logged either way.
+  double skip_loss_z = 0;
+  double skip_grad_z = 0;
+  int64_t spike_window = 128;
   Choice<Precision> precision = Precision::fp32;  // bf16: autocast of the forward pass; weights and optimizer stay fp32
   bool tf32 = true;            // CUDA: fp32 matmuls in TF32 (torch.set_float32_matmul_precision("high"))
   double peak_tflops = 0;      // MFU denominator; 0: the GPU's known bf16 peak (none on the CPU: no MFU)
