@@ -113,7 +113,8 @@ TEST(SpikeDetector, AStateRestoredScoresAsTheOriginal) {
   }
   SpikeDetector smaller(2.5, 2, "loss_z", "window");
   smaller.restore(a.state());
-  EXPECT_EQ(smaller.state().window, std::vector<double>(a.state().window.end() - 2, a.state().window.end())) << "the newest";
+  const auto full = a.state().window;
+  EXPECT_EQ(smaller.state().window, std::vector<double>(full.end() - 2, full.end())) << "the newest";
   EXPECT_THROW(b.restore({{1.0, NAN}, 0}), std::invalid_argument);
 }
 
