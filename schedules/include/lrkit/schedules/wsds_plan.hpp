@@ -30,8 +30,8 @@ struct WsdsPlan {
 // that a spec error can point at the list entry that caused it.
 struct WsdsPlanError : std::invalid_argument {
   enum class Entry { Budget, Decay };
-  WsdsPlanError(Entry entry, size_t index, const std::string& message)
-      : std::invalid_argument(message), entry(entry), index(index) {}
+  WsdsPlanError(Entry which, size_t position, const std::string& message)
+      : std::invalid_argument(message), entry(which), index(position) {}
   Entry entry;
   size_t index;
 };
