@@ -1,4 +1,4 @@
-# A nanoGPT-style DDP loop with lrkit: a WSD-S schedule, the dispersion hook and HDET (HDET=0: LRScheduler).
+# A nanoGPT-style DDP loop with lrkit: a WSD-S schedule, the dispersion hook, HDET (HDET=0: LRScheduler), a spike guard.
 #   python3 -m torch.distributed.run --nproc_per_node 2 examples/nanogpt_lrkit.py OUT_DIR [STEPS]
 # with PYTHONPATH=build/python (or the install's site-packages); `lrkit diagnose OUT_DIR/ranks.jsonl` reads the hook's log.
 import os, sys, torch, torch.distributed as dist
@@ -29,12 +29,16 @@ optimizer = torch.optim.AdamW(ddp.parameters(), lr=3e-3, weight_decay=0.1)
 spec = f"wsds(peak=3e-3, budgets=[{steps // 2}, {steps}], decay=20%, warmup=10)"
 use_hdet = os.environ.get("HDET", "1") == "1"
 scheduler = lt.HDET(optimizer, model, spec, alpha=1 / 9, sync_every=20, sigma=0.002) if use_hdet else lt.LRScheduler(optimizer, spec)
+guard = lt.SpikeGuard(loss_z=6, grad_z=6, window=50)  # skip an update whose loss or gradient norm spikes
 g = torch.Generator().manual_seed(1 + rank)  # each rank its own batches
 for step in range(scheduler.schedule.total_steps):
     starts = torch.randint(0, len(text) - 33, (16,), generator=g).tolist()
     x, y = torch.stack([text[s:s + 32] for s in starts]), torch.stack([text[s + 1:s + 33] for s in starts])
     loss = torch.nn.functional.cross_entropy(ddp(x).flatten(0, 1), y.flatten())
-    optimizer.zero_grad(); loss.backward(); optimizer.step()
+    optimizer.zero_grad(); loss.backward()
+    norm = torch.nn.utils.clip_grad_norm_(ddp.parameters(), 1.0)  # the norm before clipping
+    if guard.check(loss, norm):  # every rank decides alike
+        optimizer.step()
     metrics = hook.step(loss)
     scheduler.step(loss) if use_hdet else scheduler.step()
     if rank == 0 and step % 20 == 0:
