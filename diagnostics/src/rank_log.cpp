@@ -43,11 +43,14 @@ RankLog read_run_log(const std::string& path) {
     std::vector<double> cos_pairwise;
     const bool has_cos_pairwise = h5::has_dataset(path, "/diagnostics/cos_pairwise");
     if (has_cos_pairwise) cos_pairwise = h5::read_series(path, "/diagnostics/cos_pairwise");
+    const bool has_skipped = h5::has_dataset(path, "/train/skipped");
+    if (has_skipped) log.skipped = h5::read_series(path, "/train/skipped");
 
     std::vector<int64_t> lengths = {static_cast<int64_t>(log.steps.size()), loss.rows, norm.rows,
                                     static_cast<int64_t>(log.global_grad_norm.size())};
     if (has_cos_to_mean) lengths.push_back(cos_to_mean.rows);
     if (has_cos_pairwise) lengths.push_back(static_cast<int64_t>(cos_pairwise.size()));
+    if (has_skipped) lengths.push_back(static_cast<int64_t>(log.skipped.size()));
     const int64_t whole = *std::min_element(lengths.begin(), lengths.end());
     const int64_t longest = *std::max_element(lengths.begin(), lengths.end());
     if (longest > whole && h5::has_writer_mark(path)) {
@@ -57,7 +60,7 @@ RankLog read_run_log(const std::string& path) {
       };
       const auto cut_series = [whole](std::vector<double>& v) { v.resize(std::min(v.size(), static_cast<size_t>(whole))); };
       for (auto* m : {&loss, &norm, &cos_to_mean}) cut_matrix(*m);
-      for (auto* v : {&log.steps, &log.global_grad_norm, &cos_pairwise}) cut_series(*v);
+      for (auto* v : {&log.steps, &log.global_grad_norm, &cos_pairwise, &log.skipped}) cut_series(*v);
       log.warnings.push_back("'" + path + "' is marked open for writing (a run writes it, or was killed): read the " +
                              std::to_string(whole) + " steps every series has; up to " + std::to_string(longest - whole) +
                              " more rows in some series are a flush under way or cut short");
@@ -84,6 +87,7 @@ RankLog read_run_log(const std::string& path) {
                            std::to_string(log.steps.size()));
     };
     check_length("/train/grad_norm", log.global_grad_norm.size());
+    if (has_skipped) check_length("/train/skipped", log.skipped.size());
     if (has_cos_pairwise) {
       check_length("/diagnostics/cos_pairwise", cos_pairwise.size());
       bool measured = false;

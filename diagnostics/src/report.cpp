@@ -223,6 +223,27 @@ void check_options(const ReportOptions& o) {
 
 }  // namespace
 
+// The updates the trainer skipped (an lrkit run log's /train/skipped), each kind counted with its first step: a
+// spike or a non-finite loss the trainer stepped over is part of what happened, though no rank's curve shows it.
+void note_skipped_updates(const RankLog& log, Report& r) {
+  const char* const kinds[] = {"non-finite loss(es)", "loss spike(s)", "gradient-norm spike(s)"};
+  int64_t counts[3] = {0, 0, 0}, total = 0;
+  double first[3] = {0, 0, 0};
+  for (size_t t = 0; t < log.skipped.size() && t < log.size(); ++t) {
+    const double code = log.skipped[t];
+    if (!(code >= 1 && code <= 3)) continue;  // 0: applied; NaN: a row from before the column existed
+    const auto kind = static_cast<size_t>(code) - 1;
+    if (counts[kind]++ == 0) first[kind] = log.steps[t];
+    ++total;
+  }
+  if (total == 0) return;
+  std::string what;
+  for (size_t k = 0; k < 3; ++k)
+    if (counts[k] > 0)
+      what += (what.empty() ? "" : ", ") + std::to_string(counts[k]) + " " + kinds[k] + " (first at step " + format_number(first[k]) + ")";
+  r.notes.push_back("the trainer skipped " + std::to_string(total) + " update(s): " + what);
+}
+
 int64_t default_window(int64_t steps) { return std::clamp<int64_t>(steps / 50, 50, 500); }
 
 Report analyze(const RankLog& log, const ReportOptions& o) {
@@ -250,6 +271,7 @@ Report analyze(const RankLog& log, const ReportOptions& o) {
   }
   if (log.ranks < 2)
     r.notes.push_back("1 rank: no worker dispersion, consistency or outlier ranks to assess; spikes and NaN/Inf are looked for");
+  note_skipped_updates(log, r);
   const int64_t window = std::max<int64_t>(r.window, 4);  // what every step below uses
 
   std::vector<double> steps(log.steps.begin() + static_cast<std::ptrdiff_t>(first), log.steps.end());

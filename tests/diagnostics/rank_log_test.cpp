@@ -197,6 +197,28 @@ TEST(RankLog, RunLogsMustHaveTheRankDatasetsWithMatchingLengths) {
   EXPECT_EQ(log.ranks, 2);
   EXPECT_EQ(log.size(), 3u);
   EXPECT_EQ(log.at(log.loss, 2, 1), 4.1);
+  EXPECT_TRUE(log.skipped.empty()) << "a log written before /train/skipped";
+  // /train/skipped, where the log has it, is read; its length is checked as every series' is.
+  const auto with_skips = (dir / "skips_log.h5").string();
+  const std::vector<h5::SeriesLog::Column> columns = {
+      {"/train/step", 1}, {"/train/grad_norm", 1}, {"/train/skipped", 1}, {"/ranks/loss", 2, true}, {"/ranks/grad_norm", 2, true}};
+  for (const bool whole : {false, true}) {
+    {
+      h5::SeriesLog writer(with_skips, columns);
+      for (int s = 0; s < 3; ++s) {
+        writer.append("/train/step", s);
+        writer.append("/train/grad_norm", 1.0);
+        if (whole || s < 2) writer.append("/train/skipped", s == 1 ? 3.0 : 0.0);
+        writer.append("/ranks/loss", {2.0, 2.1});
+        writer.append("/ranks/grad_norm", {1.0, 1.1});
+      }
+    }
+    if (whole) {
+      EXPECT_EQ(read_rank_log(with_skips).skipped, (std::vector<double>{0, 3, 0}));
+    } else {
+      EXPECT_NE(error_of(with_skips).find("/train/skipped has 2 rows but /train/step has 3"), std::string::npos) << error_of(with_skips);
+    }
+  }
 
   const auto short_ranks = (dir / "short_log.h5").string();
   {

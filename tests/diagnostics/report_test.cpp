@@ -6,10 +6,12 @@
 #include <boost/property_tree/json_parser.hpp>
 #include <boost/property_tree/ptree.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <sstream>
 
+#include "lrkit/common/numbers.hpp"
 #include "lrkit/diagnostics/robust.hpp"
 
 namespace lrkit::diagnostics {
@@ -276,6 +278,27 @@ TEST(Robust, TrailingZEqualsTheMedianAndMadOfEachWindow) {
     }
     EXPECT_EQ(roughness(finite, window), median(residuals) / std::fabs(median(finite))) << "window " << window;
   }
+}
+
+
+// An lrkit run log's /train/skipped: the report counts each kind of skipped update with its first step; rows from
+// before the column existed (NaN) and applied updates (0) are not counted.
+TEST(Report, TheUpdatesTheTrainerSkippedAreNoted) {
+  RankLog log = synthetic(2, 60);
+  log.skipped.assign(60, 0.0);
+  for (size_t t = 0; t < 5; ++t) log.skipped[t] = NAN;
+  log.skipped[12] = 3;
+  log.skipped[13] = 3;
+  log.skipped[30] = 2;
+  log.skipped[41] = 1;
+  const Report r = analyze(log);
+  const std::string expected = "the trainer skipped 4 update(s): 1 non-finite loss(es) (first at step " + lrkit::format_number(log.steps[41]) +
+                               "), 1 loss spike(s) (first at step " + lrkit::format_number(log.steps[30]) +
+                               "), 2 gradient-norm spike(s) (first at step " + lrkit::format_number(log.steps[12]) + ")";
+  EXPECT_NE(std::find(r.notes.begin(), r.notes.end(), expected), r.notes.end()) << format_text(r);
+  EXPECT_NE(format_text(r).find("note: " + expected), std::string::npos);
+  log.skipped.assign(60, 0.0);
+  for (const auto& note : analyze(log).notes) EXPECT_EQ(note.find("skipped"), std::string::npos) << note;
 }
 
 }  // namespace

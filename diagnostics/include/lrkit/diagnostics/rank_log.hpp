@@ -25,6 +25,9 @@ struct RankLog {
   std::vector<double> loss, grad_norm, cos_to_mean;  // cos_to_mean empty when not logged
   std::vector<double> global_grad_norm;  // ||g_bar|| per step; empty when not logged
   std::vector<double> cos_pairwise;      // exact or sketched mean pairwise cosine; empty when not logged
+  // An lrkit run log's /train/skipped per step (0: applied; 1: non-finite loss; 2: loss spike; 3: gradient-norm
+  // spike; NaN in rows written before it existed); empty when not logged.
+  std::vector<double> skipped;
   std::vector<std::string> warnings;     // what the reader skipped (a step missing a rank's row)
 
   double at(const std::vector<double>& m, size_t step, int64_t rank) const {
