@@ -1,0 +1,41 @@
+// An lrkit schedule as a LibTorch learning-rate scheduler, for a LibTorch
+// training loop that steps a torch::optim::LRScheduler after each update:
+//
+//   lrkit::distributed::ScheduleLR scheduler(optimizer, lrkit::schedules::parse_schedule("wsd(peak=3e-4)", steps));
+//   for (...) { loss.backward(); optimizer.step(); scheduler.step(); }
+//
+// Update i runs at schedule(i) exactly (group 0; group g at schedule(i) times its
+// initial rate over group 0's, 1 when group 0's is 0, as PyTorch's LambdaLR keeps
+// them): the constructor sets schedule(start_step), and each step() the next
+// update's rate. LibTorch's own schedulers leave the first step() without effect
+// (StepLR: update i runs at gamma^(i-1)), PyTorch's do not; this one follows PyTorch
+// and lrkit.torch.LRScheduler. Past the schedule's end the rate stays at its end value.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "lrkit/schedules/schedule.hpp"
+
+namespace lrkit::distributed {
+
+class ScheduleLR : public torch::optim::LRScheduler {
+ public:
+  // `start_step`: the updates already done (a resumed loop passes what step_count() said when it saved).
+  ScheduleLR(torch::optim::Optimizer& optimizer, schedules::Schedule schedule, int64_t start_step = 0);
+
+  int64_t step_count() const { return static_cast<int64_t>(step_count_); }  // the next update's index
+  const std::vector<double>& ratios() const { return ratios_; }
+
+ protected:
+  std::vector<double> get_lrs() override;
+
+ private:
+  std::vector<double> rates(int64_t step) const;
+  schedules::Schedule schedule_;
+  std::vector<double> ratios_;
+};
+
+}  // namespace lrkit::distributed

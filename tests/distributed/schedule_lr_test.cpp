@@ -1,0 +1,86 @@
+// ScheduleLR, an lrkit schedule as a LibTorch LRScheduler: update i runs at schedule(i) exactly in every group
+// (scaled by the group's initial ratio), a resume starts where it left off, and LibTorch's own StepLR is shown
+// to run one update behind PyTorch's convention, which ScheduleLR follows.
+#include "lrkit/distributed/schedule_lr.hpp"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <vector>
+
+#include "lrkit/schedules/factory.hpp"
+
+namespace {
+
+using lrkit::distributed::ScheduleLR;
+
+struct Loop {
+  torch::nn::Linear first{4, 3}, second{3, 1};
+  torch::optim::AdamW optimizer;
+  explicit Loop(double second_lr)
+      : optimizer({torch::optim::OptimizerParamGroup(first->parameters()),
+                   torch::optim::OptimizerParamGroup(second->parameters(), std::make_unique<torch::optim::AdamWOptions>(second_lr))},
+                  torch::optim::AdamWOptions(1.0)) {}
+  double lr(size_t group) { return optimizer.param_groups().at(group).options().get_lr(); }
+  void update() {
+    optimizer.zero_grad();
+    second(torch::tanh(first(torch::ones({2, 4})))).sum().backward();
+    optimizer.step();
+  }
+};
+
+TEST(ScheduleLR, UpdateIRunsAtTheScheduleOfIInEveryGroupByItsRatio) {
+  const auto schedule = lrkit::schedules::parse_schedule("wsd(peak=3e-3, warmup=3, decay=30%)", 20);
+  Loop loop(0.25);  // group 1 starts at a quarter of group 0's rate
+  ScheduleLR scheduler(loop.optimizer, schedule);
+  EXPECT_EQ(scheduler.ratios(), (std::vector<double>{1.0, 0.25}));
+  for (int64_t i = 0; i < 25; ++i) {  // past the end: the end value
+    EXPECT_EQ(loop.lr(0), schedule(i)) << i;
+    EXPECT_EQ(loop.lr(1), schedule(i) * 0.25) << i;
+    EXPECT_EQ(scheduler.step_count(), i);
+    loop.update();
+    scheduler.step();
+  }
+}
+
+TEST(ScheduleLR, AResumedSchedulerStartsAtItsStep) {
+  const auto schedule = lrkit::schedules::parse_schedule("cosine(peak=1e-2, floor=1e-4)", 50);
+  Loop whole(1.0), resumed(1.0);
+  ScheduleLR a(whole.optimizer, schedule);
+  for (int i = 0; i < 17; ++i) a.step();
+  ScheduleLR b(resumed.optimizer, schedule, a.step_count());
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_EQ(resumed.lr(0), whole.lr(0));
+    a.step();
+    b.step();
+  }
+  EXPECT_EQ(b.step_count(), 27);
+  EXPECT_THROW(ScheduleLR(resumed.optimizer, schedule, -1), std::invalid_argument);
+}
+
+TEST(ScheduleLR, AGroupZeroAtRateZeroGivesEveryGroupTheSchedule) {
+  Loop loop(0.5);
+  loop.optimizer.param_groups()[0].options().set_lr(0.0);
+  ScheduleLR scheduler(loop.optimizer, lrkit::schedules::parse_schedule("constant(2e-3)", 10));
+  EXPECT_EQ(loop.lr(0), 2e-3);
+  EXPECT_EQ(loop.lr(1), 2e-3);
+}
+
+// LibTorch's StepLR leaves its first step() without effect: update i runs at gamma^(i - 1) (update 0 and 1 at the
+// initial rate), one behind PyTorch's StepLR (gamma^i), which `step(peak, every=1, gamma)` and ScheduleLR give.
+TEST(ScheduleLR, LibTorchsStepLRRunsOneUpdateBehindIt) {
+  Loop libtorch(1.0), lrkit_loop(1.0);
+  torch::optim::StepLR step_lr(libtorch.optimizer, 1, 0.5);
+  ScheduleLR scheduler(lrkit_loop.optimizer, lrkit::schedules::parse_schedule("step(1.0, every=1, gamma=0.5)", 10));
+  std::vector<double> theirs, ours;
+  for (int i = 0; i < 4; ++i) {
+    theirs.push_back(libtorch.lr(0));
+    ours.push_back(lrkit_loop.lr(0));
+    step_lr.step();
+    scheduler.step();
+  }
+  EXPECT_EQ(theirs, (std::vector<double>{1.0, 1.0, 0.5, 0.25}));
+  EXPECT_EQ(ours, (std::vector<double>{1.0, 0.5, 0.25, 0.125}));
+}
+
+}  // namespace
