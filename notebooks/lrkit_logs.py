@@ -73,6 +73,20 @@ def mark_checkpoints(ax, log):
         ax.axvline(s, color="grey", lw=0.8, ls="--", label="checkpoint" if i == 0 else None)
 
 
+SKIPPED = {1: ("non-finite loss", "black"), 2: ("loss spike", "red"), 3: ("gradient-norm spike", "darkorange")}
+
+
+def mark_skipped(ax, log, series):
+    """Marks, on `series` (a per-step dataset), the updates the trainer skipped (/train/skipped), by kind."""
+    if "/train/skipped" not in log:  # a log written before lrkit logged skipped updates
+        return
+    step, skipped, values = read(log, "/train/step"), read(log, "/train/skipped"), read(log, series)
+    for code, (label, color) in SKIPPED.items():
+        hit = skipped == code
+        if hit.any():
+            ax.plot(step[hit], values[hit], "x", color=color, ms=7, mew=1.5, label=f"skipped: {label}")
+
+
 def tokens_per_second(log):
     tokens, wall = read(log, "/train/tokens"), read(log, "/train/wall_s")
     rate = np.diff(tokens) / np.maximum(np.diff(wall), 1e-9)
@@ -80,7 +94,8 @@ def tokens_per_second(log):
 
 
 def run_dashboard(path):
-    """Train and eval loss, learning rate, gradient norm and tokens/s of one run, checkpoints marked."""
+    """Train and eval loss, learning rate, gradient norm and tokens/s of one run, checkpoints and skipped updates
+    marked."""
     with open_log(path) as log:
         step = read(log, "/train/step")
         fig, axes = plt.subplots(2, 2, figsize=(12, 7), sharex=True)
@@ -90,10 +105,12 @@ def run_dashboard(path):
             ax.plot(read(log, f"/eval/{name}/step"), read(log, f"/eval/{name}/loss"), "o-", label=f"eval: {name}")
         ax.set_ylabel("loss (nats per byte)")
         mark_checkpoints(ax, log)
+        mark_skipped(ax, log, "/train/loss")
         ax.legend()
         axes[0, 1].plot(step, read(log, "/train/lr"))
         axes[0, 1].set_ylabel("learning rate")
         axes[1, 0].semilogy(step, read(log, "/train/grad_norm"), lw=0.8)
+        mark_skipped(axes[1, 0], log, "/train/grad_norm")
         axes[1, 0].set_ylabel("gradient l2 norm (before clipping)")
         s, rate = tokens_per_second(log)
         axes[1, 1].plot(s, rate / 1e3, lw=0.8)
