@@ -3,6 +3,7 @@ the schedule a loop runs, the parameter groups' rate ratios, checkpoint
 compatibility, the process group's presence and files replaced whole, each
 done one way."""
 import csv
+import operator
 import os
 import warnings
 
@@ -28,6 +29,18 @@ def collective_device(dist, group):
     if dist.get_backend(group) == "nccl":
         return torch.device("cuda", torch.cuda.current_device())
     return torch.device("cpu")
+
+
+def whole_number(value, what):
+    """`value` as an int >= 0, any integer type (a checkpoint's count may come back as a numpy or a 0-d torch
+    integer; a bool is refused); a ValueError naming `what` otherwise."""
+    try:
+        number = -1 if isinstance(value, bool) else operator.index(value)
+    except TypeError:
+        number = -1
+    if number < 0:
+        raise ValueError(f"{what} must be a whole number >= 0 (got {value!r})")
+    return number
 
 
 def require_optimizer(optimizer, who):

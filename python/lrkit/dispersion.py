@@ -27,13 +27,12 @@ goes on from there.
 """
 import json
 import math
-import operator
 import os
 import time
 
 import torch
 
-from ._torch_common import distributed, unfinished_path
+from ._torch_common import distributed, unfinished_path, whole_number
 from ._worker_callbacks import handed_to_worker
 from .logs import open_hdf5
 
@@ -42,13 +41,7 @@ __all__ = ["DispersionHook"]
 
 class DispersionHook:
     def __init__(self, process_group=None, log=None, exact_pairwise=False, flush_every=10, start_step=0):
-        given = start_step
-        try:  # any integer: a checkpoint's step may come back as a numpy or a 0-d torch integer
-            start_step = -1 if isinstance(given, bool) else operator.index(given)
-        except TypeError:
-            start_step = -1
-        if start_step < 0:
-            raise ValueError(f"DispersionHook: start_step must be a whole number >= 0 (got {given!r})")
+        start_step = whole_number(start_step, "DispersionHook: start_step")
         self._dist = distributed()
         self.group = process_group
         self.world = self._dist.get_world_size(process_group)

@@ -14,12 +14,11 @@ global batch and the run is the same for any number of ranks.
 """
 import math
 import numbers
-import operator
 
 import torch
 
 from ._lrkit import relative_weight_histogram, reweight_strategy, sample_weights, weight_stats
-from ._torch_common import collective_device
+from ._torch_common import collective_device, whole_number
 
 __all__ = ["SampleReweighting"]
 
@@ -53,7 +52,7 @@ class SampleReweighting:
         if isinstance(strength, bool) or not isinstance(strength, numbers.Real) or not (math.isfinite(strength) and strength > 0):
             raise ValueError(f"SampleReweighting: strength must be a finite number > 0 (got {strength!r})")
         self.strength = float(strength)
-        self.warmup = _whole_number(warmup, "warmup")
+        self.warmup = whole_number(warmup, "SampleReweighting: warmup")
         self.group = process_group
         self.averaged_gradients = bool(averaged_gradients)
         self.steps = 0
@@ -94,7 +93,7 @@ class SampleReweighting:
         """Counts of N w_i over [0, max_relative] (1 is the uniform weight) for the last call's weights."""
         if self.weights is None:
             raise RuntimeError("SampleReweighting.histogram: no batch was weighed yet")
-        return relative_weight_histogram(self.weights.tolist(), _whole_number(bins, "bins"), float(max_relative))
+        return relative_weight_histogram(self.weights.tolist(), whole_number(bins, "SampleReweighting: bins"), float(max_relative))
 
     def state_dict(self):
         return {"strategy": self.strategy, "strength": self.strength, "warmup": self.warmup, "steps": self.steps}
@@ -104,7 +103,7 @@ class SampleReweighting:
         if saved != {"strategy": self.strategy, "strength": self.strength, "warmup": self.warmup}:
             raise ValueError(f"the checkpoint's SampleReweighting had {saved}; this one has strategy={self.strategy!r}, "
                              f"strength={self.strength!r}, warmup={self.warmup!r}")
-        self.steps = _whole_number(state_dict["steps"], "steps")
+        self.steps = whole_number(state_dict["steps"], "SampleReweighting: steps")
 
     def _distributed(self):
         """torch.distributed when this call's batch is spread over a process group (looked up at each call: a loop may
@@ -141,16 +140,6 @@ class SampleReweighting:
             table = [g[:n].cpu() for g, (n, _, _) in zip(gathered, sizes)]  # the call's one device-to-host copy
         flat = torch.cat(table)
         return flat[:, 0].tolist(), (flat[:, 1].tolist() if counts is not None else [])
-
-
-def _whole_number(value, name):
-    try:  # any integer: a checkpoint's count may come back as a numpy or a 0-d torch integer
-        number = -1 if isinstance(value, bool) else operator.index(value)
-    except TypeError:
-        number = -1
-    if number < 0:
-        raise ValueError(f"SampleReweighting: {name} must be a whole number >= 0 (got {value!r})")
-    return number
 
 
 def _local_problem(losses, token_counts):
