@@ -1,6 +1,5 @@
 """DispersionHook and HDET under Debian's torchrun with 2 and 3 Gloo workers."""
 import json
-import math
 import os
 import subprocess
 import sys
