@@ -15,7 +15,7 @@ declare -A times
 for ((i = 0; i < rounds; i++)); do
   for mode in plain hook exact; do
     ms=$("$python" -m torch.distributed.run --redirects 1 --tee 1 --nproc_per_node 2 --master_port 29741 \
-           bench/ddp_hook_loop.py "$mode" "$steps" 2>/dev/null | sed -nE 's/.*ms_per_step=([0-9.]+).*/\1/p')
+           bench/ddp_loop.py "$mode" "$steps" 2>/dev/null | sed -nE 's/.*ms_per_step=([0-9.]+).*/\1/p')
     times[$mode]+="$ms "
     echo "round $((i + 1)) $mode: $ms ms/step"
   done

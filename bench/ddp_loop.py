@@ -1,5 +1,7 @@
-"""A DDP training loop timed per step, with or without lrkit.torch.DispersionHook.
-Run by bench/dispersion_hook_overhead.sh under torchrun; rank 0 prints ms_per_step=<median>."""
+"""A DDP training loop timed per step, plain or with one of lrkit's PyTorch tools:
+the DispersionHook (hook, exact), SampleReweighting (reweight) or SpikeGuard
+(spike_guard). Run by bench/dispersion_hook_overhead.sh and
+bench/python_tools_overhead.sh under torchrun; rank 0 prints ms_per_step=<median>."""
 import statistics
 import sys
 import time
@@ -9,7 +11,7 @@ import torch.distributed as dist
 
 import lrkit.torch as lt
 
-mode, steps = sys.argv[1], int(sys.argv[2])  # mode: plain | torch_python_hook | hook | exact
+mode, steps = sys.argv[1], int(sys.argv[2])  # plain | torch_python_hook | hook | exact | reweight | spike_guard
 dist.init_process_group("gloo")
 rank = dist.get_rank()
 torch.set_num_threads(1)
@@ -21,19 +23,27 @@ hook = None
 if mode == "torch_python_hook":  # PyTorch's own all-reduce hook: what any Python comm hook costs
     from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
     ddp.register_comm_hook(None, default_hooks.allreduce_hook)
-elif mode != "plain":
+elif mode in ("hook", "exact"):
     hook = lt.DispersionHook(exact_pairwise=mode == "exact")
     ddp.register_comm_hook(None, hook)
+reweighting = lt.SampleReweighting("linupper", strength=0.4) if mode == "reweight" else None
+guard = lt.SpikeGuard(loss_z=6, grad_z=6, window=128) if mode == "spike_guard" else None
 optimizer = torch.optim.AdamW(ddp.parameters(), lr=1e-3)
 g = torch.Generator().manual_seed(rank)
 times = []
 for step in range(steps):
     x = torch.randint(0, 256, (16, 64), generator=g)
     start = time.perf_counter()
-    loss = torch.nn.functional.cross_entropy(ddp(x).flatten(0, 1), x.flatten())
+    token_losses = torch.nn.functional.cross_entropy(ddp(x).flatten(0, 1), x.flatten(), reduction="none")
+    loss = reweighting(token_losses.view(16, 64).mean(1)) if reweighting else token_losses.mean()
     optimizer.zero_grad()
     loss.backward()
-    optimizer.step()
+    if guard:
+        norm = torch.nn.utils.clip_grad_norm_(ddp.parameters(), float("inf"))  # the norm alone, as the plain loop clips nothing
+        if guard.check(loss, norm):
+            optimizer.step()
+    else:
+        optimizer.step()
     if hook:
         hook.step(loss)
     times.append(time.perf_counter() - start)

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Step time of a 2-worker PyTorch DDP loop (Debian's torchrun, Gloo) plain and
+# with lrkit.torch.SampleReweighting (the loss over the global batch: two
+# all-gathers and one host copy per step) or lrkit.torch.SpikeGuard (the norm,
+# one all-reduce and one host copy), alternated ROUNDS times in one run; prints
+# the medians and the ratios to the plain loop.
+# Usage: bench/python_tools_overhead.sh [ROUNDS] [STEPS]   (needs a build with the Python package)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source bench/medians.sh
+rounds=${1:-3}
+steps=${2:-60}
+source scripts/find_python.sh
+python=$(python_of_the_build)
+export PYTHONPATH=$PWD/build/python OMP_NUM_THREADS=1
+declare -A times
+for ((i = 0; i < rounds; i++)); do
+  for mode in plain reweight spike_guard; do
+    ms=$("$python" -m torch.distributed.run --redirects 1 --tee 1 --nproc_per_node 2 --master_port 29745 \
+           bench/ddp_loop.py "$mode" "$steps" 2>/dev/null | sed -nE 's/.*ms_per_step=([0-9.]+).*/\1/p')
+    times[$mode]+="$ms "
+    echo "round $((i + 1)) $mode: $ms ms/step"
+  done
+done
+plain=$(median ${times[plain]})
+for mode in reweight spike_guard; do
+  m=$(median ${times[$mode]})
+  echo "$mode: median $m ms/step vs plain $plain: ratio $(ratio "$m" "$plain" 3)"
+done
