@@ -25,7 +25,8 @@ table wsds "wsds(peak=1e-3, budgets=[250, 500, 925], decay=10%, warmup=20)"  # e
 table rewarm "rewarm(peak=1e-3)"
 table infinite "infinite(peak=1e-3, const=40%, warmup=1%)"
 
-"$lrkit" train --config configs/quickstart.cfg --nproc 2 --model.layers=1 --model.width=32 --model.context=32 \
+# dist.timeout_s: a sanitized build under a loaded test run once missed the 60 s rendezvous.
+"$lrkit" train --config configs/quickstart.cfg --nproc 2 --model.layers=1 --model.width=32 --model.context=32 --dist.timeout_s=300 \
   --train.steps=150 --train.log_every=50 --eval.every=50 --eval.batches=2 --checkpoint.every=50 \
   --diagnostics.pairwise=exact --diagnostics.matrix_every=25 --out "$out/run" >/dev/null
 "$lrkit" schedule "refined(norms=\"$out/run/log.h5\", peak=3e-3)" --steps 150 --out "$out/schedules/refined.h5"
