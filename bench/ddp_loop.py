@@ -1,7 +1,7 @@
 """A DDP training loop timed per step, plain or with one of lrkit's PyTorch tools:
 the DispersionHook (hook, exact), SampleReweighting (reweight) or SpikeGuard
-(spike_guard). Run by bench/dispersion_hook_overhead.sh and
-bench/python_tools_overhead.sh under torchrun; rank 0 prints ms_per_step=<median>."""
+(spike_guard). Run by bench/ddp_overhead.sh under torchrun; rank 0 prints
+ms_per_step=<median>."""
 import statistics
 import sys
 import time
