@@ -20,7 +20,7 @@ std::vector<double> initial_ratios(torch::optim::Optimizer& optimizer) {
 }  // namespace
 
 ScheduleLR::ScheduleLR(torch::optim::Optimizer& optimizer, schedules::Schedule schedule, int64_t start_step)
-    : torch::optim::LRScheduler(optimizer), schedule_(std::move(schedule)), ratios_(initial_ratios(optimizer)) {
+    : torch::optim::LRScheduler(optimizer), scheduled_(optimizer), schedule_(std::move(schedule)), ratios_(initial_ratios(optimizer)) {
   if (start_step < 0 || start_step >= static_cast<int64_t>(std::numeric_limits<unsigned>::max()))
     throw std::invalid_argument("ScheduleLR: start_step must be in [0, " + std::to_string(std::numeric_limits<unsigned>::max()) +
                                 ") (got " + std::to_string(start_step) + ")");
@@ -32,7 +32,13 @@ ScheduleLR::ScheduleLR(torch::optim::Optimizer& optimizer, schedules::Schedule s
 
 // LRScheduler::step() asks for the rates before it counts the step: step_count_ updates are done, so these are
 // the rates of update step_count_ + 1.
-std::vector<double> ScheduleLR::get_lrs() { return rates(static_cast<int64_t>(step_count_) + 1); }
+std::vector<double> ScheduleLR::get_lrs() {
+  if (scheduled_.param_groups().size() != ratios_.size())
+    throw std::invalid_argument("ScheduleLR: the optimizer has " + std::to_string(scheduled_.param_groups().size()) +
+                                " parameter groups but had " + std::to_string(ratios_.size()) +
+                                " when the scheduler was made; make the scheduler after adding every group");
+  return rates(static_cast<int64_t>(step_count_) + 1);
+}
 
 std::vector<double> ScheduleLR::rates(int64_t step) const {
   const double rate = schedule_(step);

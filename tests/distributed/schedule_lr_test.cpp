@@ -58,6 +58,20 @@ TEST(ScheduleLR, AResumedSchedulerStartsAtItsStep) {
   EXPECT_THROW(ScheduleLR(resumed.optimizer, schedule, -1), std::invalid_argument);
 }
 
+TEST(ScheduleLR, AGroupAddedAfterItIsNamed) {
+  Loop loop(1.0);
+  ScheduleLR scheduler(loop.optimizer, lrkit::schedules::parse_schedule("constant(1e-3)", 10));
+  torch::nn::Linear extra(2, 2);
+  loop.optimizer.add_param_group(torch::optim::OptimizerParamGroup(extra->parameters()));
+  try {
+    scheduler.step();
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "ScheduleLR: the optimizer has 3 parameter groups but had 2 when the scheduler was made; make "
+                           "the scheduler after adding every group");
+  }
+}
+
 TEST(ScheduleLR, AGroupZeroAtRateZeroGivesEveryGroupTheSchedule) {
   Loop loop(0.5);
   loop.optimizer.param_groups()[0].options().set_lr(0.0);

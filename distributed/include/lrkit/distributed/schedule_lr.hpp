@@ -23,7 +23,8 @@ namespace lrkit::distributed {
 
 class ScheduleLR : public torch::optim::LRScheduler {
  public:
-  // `start_step`: the updates already done (a resumed loop passes what step_count() said when it saved).
+  // `start_step`: the updates already done (a resumed loop passes what step_count() said when it saved). The
+  // optimizer's parameter groups are those it has now: step() refuses a group added later, naming both counts.
   ScheduleLR(torch::optim::Optimizer& optimizer, schedules::Schedule schedule, int64_t start_step = 0);
 
   int64_t step_count() const { return static_cast<int64_t>(step_count_); }  // the next update's index
@@ -34,6 +35,7 @@ class ScheduleLR : public torch::optim::LRScheduler {
 
  private:
   std::vector<double> rates(int64_t step) const;
+  const torch::optim::Optimizer& scheduled_;  // the base class keeps its own reference private
   schedules::Schedule schedule_;
   std::vector<double> ratios_;
 };
