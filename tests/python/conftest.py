@@ -19,10 +19,17 @@ def run(binary, *args):
     return subprocess.run([binary, *args], check=True, capture_output=True, text=True).stdout
 
 
+# Debian's torch 1.13: a Gloo worker thread that releases a collective's tensors while the interpreter finalizes
+# aborts the process after the script has ended ("terminate called without an active exception"; upstream, pytorch
+# pull 179291). Seen once in a loaded CI run of a worker script whose results were all written; such a run is tried
+# again, any other failure is not.
+TORCH_EXIT_ABORT = "terminate called without an active exception"
+
+
 def run_torchrun(workers, script_and_args, **environment):
     """torchrun (of the Python running the tests) on a port that was free a moment ago. torchrun binds it only once
     its agent is up, so another socket (a parallel test's) may take it first: that start is tried again on a new
-    port."""
+    port, as is a run that ended in torch's exit abort (TORCH_EXIT_ABORT)."""
     for _ in range(3):
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
@@ -32,7 +39,8 @@ def run_torchrun(workers, script_and_args, **environment):
                    str(workers), "--master_port", str(port), *script_and_args]
         done = subprocess.run(command, capture_output=True, text=True, timeout=300,
                               env=dict(os.environ, OMP_NUM_THREADS="1", **environment))
-        if done.returncode == 0 or "address already in use" not in (done.stdout + done.stderr).lower():
+        output = done.stdout + done.stderr
+        if done.returncode == 0 or ("address already in use" not in output.lower() and TORCH_EXIT_ABORT not in output):
             break
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return done
