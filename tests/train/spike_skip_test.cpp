@@ -99,7 +99,8 @@ TEST(SpikeSkip, SkippedUpdatesAreTheLoggedSpikesAndLeaveTheWeightsAsTheyWere) {
     grad_spikes += skipped[t] == 3.0;
     // The checkpoint at step t + 1 holds the weights after update t: a skipped update leaves them as they were.
     if (t >= 1) {
-      EXPECT_EQ(same_weights(weights_at(c, static_cast<int64_t>(t)), weights_at(c, static_cast<int64_t>(t) + 1)), skipped[t] != 0) << t;
+      const auto step = static_cast<int64_t>(t);
+      EXPECT_EQ(same_weights(weights_at(c, step), weights_at(c, step + 1)), skipped[t] != 0) << t;
     }
   }
   EXPECT_GT(loss_spikes + grad_spikes, 2) << "the thresholds are low enough to skip some updates";
@@ -126,7 +127,8 @@ TEST(SpikeSkip, AResumeSkipsTheUpdatesTheUninterruptedRunSkipped) {
   EXPECT_EQ(h5::read_series(log, "/train/skipped"), skipped);
   const auto resumed_z = h5::read_series(log, "/train/loss_z");
   ASSERT_EQ(resumed_z.size(), loss_z.size());
-  for (size_t t = 0; t < loss_z.size(); ++t) EXPECT_TRUE(resumed_z[t] == loss_z[t] || (std::isnan(resumed_z[t]) && std::isnan(loss_z[t]))) << t;
+  for (size_t t = 0; t < loss_z.size(); ++t)
+    EXPECT_TRUE(resumed_z[t] == loss_z[t] || (std::isnan(resumed_z[t]) && std::isnan(loss_z[t]))) << t;
   EXPECT_EQ(h5::read_series(log, "/train/loss"), loss);
   EXPECT_EQ(read_checkpoint_info(checkpoint_path(c.out, 30)).loop.loss_spikes.window.size(), 8u);
 }
