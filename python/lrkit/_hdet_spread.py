@@ -5,9 +5,8 @@ hdet.weight_decay_alpha and hdet.dropout_alpha: a number in the optimizer's
 parameter groups (weight_decay, momentum, ...) is set by HDET in every group,
 around each group's own initial value; any other value (dropout, label
 smoothing) has a base the loop gives and reads back with hdet.value(name)."""
-import numbers
-
 from ._lrkit import Hdet
+from ._torch_common import is_finite_number, is_number
 
 _SETTINGS = ("alpha", "base", "lower", "upper")
 
@@ -15,7 +14,7 @@ _SETTINGS = ("alpha", "base", "lower", "upper")
 class SpreadValue:
     def __init__(self, name, setting, optimizer, template, seed):
         self.name = name
-        setting = dict(alpha=setting) if isinstance(setting, numbers.Real) and not isinstance(setting, bool) else setting
+        setting = dict(alpha=setting) if is_number(setting) else setting
         if not isinstance(setting, dict) or "alpha" not in setting:
             raise ValueError(f"HDET spread['{name}'] must be its alpha (a number) or a dict with alpha and optionally "
                              f"base, lower, upper (got {setting!r})")
@@ -69,13 +68,13 @@ def _number_in_every_group(name, optimizer):
     if name == "params" or all(v is None for v in values):
         return False
     for v in values:
-        if v is None or isinstance(v, bool) or not isinstance(v, numbers.Real):
+        if not is_number(v):
             raise ValueError(f"HDET spread['{name}']: a parameter group of the optimizer holds {name} = {v!r}, not a "
                              "number; HDET spreads numbers")
     return True
 
 
 def _finite_number(value, what):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or value != value or abs(value) == float("inf"):
+    if not is_finite_number(value):
         raise ValueError(f"{what} must be a finite number (got {value!r})")
     return float(value)

@@ -3,6 +3,8 @@ the schedule a loop runs, the parameter groups' rate ratios, checkpoint
 compatibility, the process group's presence and files replaced whole, each
 done one way."""
 import csv
+import math
+import numbers
 import operator
 import os
 import warnings
@@ -29,6 +31,27 @@ def collective_device(dist, group):
     if dist.get_backend(group) == "nccl":
         return torch.device("cuda", torch.cuda.current_device())
     return torch.device("cpu")
+
+
+def is_number(value):
+    """A real number, not a bool (which Python counts as an int)."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def is_finite_number(value):
+    return is_number(value) and math.isfinite(value)
+
+
+def optional_distributed(group, who):
+    """torch.distributed when a process group is initialized (looked up at each call: a loop may build lrkit's
+    objects before init_process_group); None for a single-process loop, where a `group` given is an error."""
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        return dist
+    if group is not None:
+        raise RuntimeError(f"{who} was given a process_group but no process group is initialized")
+    return None
 
 
 def whole_number(value, what):

@@ -13,12 +13,11 @@ gradient through the weights), so every rank computes the weights of the whole
 global batch and the run is the same for any number of ranks.
 """
 import math
-import numbers
 
 import torch
 
 from ._lrkit import relative_weight_histogram, reweight_strategy, sample_weights, weight_stats
-from ._torch_common import collective_device, whole_number
+from ._torch_common import collective_device, is_finite_number, optional_distributed, whole_number
 
 __all__ = ["SampleReweighting"]
 
@@ -49,7 +48,7 @@ class SampleReweighting:
         except ValueError as error:  # the C++ message names the trainer's key; say it in this API's words
             choices = str(error).split(" must be ", 1)[-1].split(" (got")[0]
             raise ValueError(f"SampleReweighting: strategy must be {choices} (got {strategy!r})") from None
-        if isinstance(strength, bool) or not isinstance(strength, numbers.Real) or not (math.isfinite(strength) and strength > 0):
+        if not (is_finite_number(strength) and strength > 0):
             raise ValueError(f"SampleReweighting: strength must be a finite number > 0 (got {strength!r})")
         self.strength = float(strength)
         self.warmup = whole_number(warmup, "SampleReweighting: warmup")
@@ -60,7 +59,7 @@ class SampleReweighting:
 
     def __call__(self, losses, token_counts=None):
         problem = _local_problem(losses, token_counts)
-        dist = self._distributed()
+        dist = optional_distributed(self.group, "SampleReweighting")
         world, rank = (dist.get_world_size(self.group), dist.get_rank(self.group)) if dist else (1, 0)
         rows = 0 if problem else losses.numel()
         counts = None if token_counts is None or problem else torch.as_tensor(token_counts).detach().reshape(-1)
@@ -104,17 +103,6 @@ class SampleReweighting:
             raise ValueError(f"the checkpoint's SampleReweighting had {saved}; this one has strategy={self.strategy!r}, "
                              f"strength={self.strength!r}, warmup={self.warmup!r}")
         self.steps = whole_number(state_dict["steps"], "SampleReweighting: steps")
-
-    def _distributed(self):
-        """torch.distributed when this call's batch is spread over a process group (looked up at each call: a loop may
-        build this before init_process_group); None for a single-process loop."""
-        import torch.distributed as dist
-
-        if dist.is_available() and dist.is_initialized():
-            return dist
-        if self.group is not None:
-            raise RuntimeError("SampleReweighting was given a process_group but no process group is initialized")
-        return None
 
     def _gather_sizes(self, dist, rows, ok, with_counts):
         # Every rank learns every rank's row count and whether its input was valid, so that one rank's bad input

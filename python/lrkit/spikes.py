@@ -17,7 +17,7 @@ import numbers
 import torch
 
 from ._lrkit import SpikeDetector
-from ._torch_common import collective_device
+from ._torch_common import collective_device, is_finite_number, optional_distributed
 
 __all__ = ["SpikeGuard"]
 
@@ -38,7 +38,7 @@ class SpikeGuard:
     def __init__(self, loss_z=0.0, grad_z=0.0, window=128, *, process_group=None):
         thresholds = {"loss_z": loss_z, "grad_z": grad_z}
         for name, value in thresholds.items():
-            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) or value < 0:
+            if not (is_finite_number(value) and value >= 0):
                 raise ValueError(f"SpikeGuard: {name} must be a finite number >= 0 (0: never skip; got {value!r})")
         if isinstance(window, bool) or not isinstance(window, numbers.Integral) or window < 2:
             raise ValueError(f"SpikeGuard: window must be a whole number >= 2 (got {window!r})")
@@ -78,17 +78,16 @@ class SpikeGuard:
         self.updates = int(state_dict["updates"])
 
     def _agreed(self, loss, grad_norm):
-        """The loss and gradient norm every rank decides on: the group's means (one all-reduce, one host copy)."""
-        import torch.distributed as dist
-
+        """The loss and gradient norm every rank decides on: the group's means (one all-reduce), in one host copy."""
+        dist = optional_distributed(self.group, "SpikeGuard")
         values = [v.detach().double().reshape(()) if torch.is_tensor(v) else torch.tensor(float(v), dtype=torch.float64)
                   for v in (loss, grad_norm)]
-        if not (dist.is_available() and dist.is_initialized()):
-            if self.group is not None:
-                raise RuntimeError("SpikeGuard was given a process_group but no process group is initialized")
-            return values[0].item(), values[1].item()
-        both = torch.stack([v.to(collective_device(dist, self.group)) for v in values])
-        dist.all_reduce(both, group=self.group)
-        both /= dist.get_world_size(self.group)
+        # Where the collective needs them, or alone where the loop's tensors are (a GPU's: one copy to the host below).
+        device = collective_device(dist, self.group) if dist else next(
+            (v.device for v in values if v.device.type != "cpu"), torch.device("cpu"))
+        both = torch.stack([v.to(device) for v in values])
+        if dist:
+            dist.all_reduce(both, group=self.group)
+            both /= dist.get_world_size(self.group)
         mean_loss, mean_norm = both.tolist()
         return mean_loss, mean_norm
