@@ -77,7 +77,7 @@ int run_train_command(const std::vector<std::string>& args) {
     // Devices, backend and the batch's split first: a worker count that cannot serve is refused before the run
     // directory is touched.
     try {
-      train::place_worker(config, env.local_rank, local_workers);
+      train::place_worker(config, env.local_rank, local_workers, train::gpu_view(env));
       config.validate_world(workers);  // once here, not once per worker
       config.learning_rate_schedule();  // a schedule no optimizer can apply, before the run directory is touched
     } catch (const schedules::SpecError& e) {

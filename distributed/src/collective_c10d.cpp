@@ -6,13 +6,18 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #ifdef LRKIT_WITH_CUDA
+#include <ATen/cuda/CUDAContext.h>
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
+#include <unistd.h>
 
+#include <array>
+#include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 
 #include "device_check.hpp"
+#include "one_gpu_per_worker.hpp"
 #include "lrkit/distributed/collective.hpp"
 #include "lrkit/distributed/launcher_store.hpp"
 
@@ -40,6 +45,20 @@ int int_from_env(const char* name, int fallback, int min_value) {
                                 "' is not an integer >= " + std::to_string(min_value));
   return static_cast<int>(value);
 }
+
+#ifdef LRKIT_WITH_CUDA
+// The physical GPU behind `device` as "host 0000:1b:00" (PCI domain, bus, device): CUDA's indices differ between
+// processes that see different GPUs (srun binds tasks to GPUs of their own).
+std::string physical_gpu(const torch::Device& device) {
+  std::array<char, 256> host{};
+  if (::gethostname(host.data(), host.size() - 1) != 0) host[0] = '\0';
+  const cudaDeviceProp* properties = at::cuda::getDeviceProperties(device.index());
+  std::array<char, 32> bus{};
+  std::snprintf(bus.data(), bus.size(), "%04x:%02x:%02x", properties->pciDomainID, properties->pciBusID,
+                properties->pciDeviceID);
+  return std::string(host.data()) + " " + bus.data();
+}
+#endif
 
 class SingleProcess final : public Collective {
  public:
@@ -77,6 +96,8 @@ class C10dCollective final : public Collective {
       if (!env.store_prefix.empty()) store = c10::make_intrusive<c10d::PrefixStore>(env.store_prefix, store);
 #ifdef LRKIT_WITH_CUDA
       if (backend == Backend::nccl) {
+        const std::string refusal = shared_gpu_verdict(*store, env.rank, env.world_size, physical_gpu(device));
+        if (!refusal.empty()) throw std::invalid_argument(env.rank == 0 ? refusal : "");  // rank 0 speaks for all
         auto options = c10d::ProcessGroupNCCL::Options::create();
         options->timeout = timeout;
         group_ = c10::make_intrusive<c10d::ProcessGroupNCCL>(store, env.rank, env.world_size, options);

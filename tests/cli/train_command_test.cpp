@@ -154,6 +154,33 @@ TEST(TrainCommand, SlurmVariablesStartTheWorkersWhenTorchrunsAreAbsent) {
   EXPECT_EQ(malformed.out, "lrkit train: environment variable SLURM_CPUS_PER_TASK='all' is not a whole number of cores >= 1\n");
 }
 
+// srun tasks may each see a GPU of their own, so their view does not refuse NCCL; the rendezvous does when two tasks
+// share one. On one GPU both tasks see it: every task exits 2 before NCCL starts, and rank 0 names the GPU.
+class SrunOnOneGpu : public lrkit::testing::OnDevice {};
+
+TEST_P(SrunOnOneGpu, TasksSharingAGpuAreRefusedBeforeNcclStarts) {
+#ifndef LRKIT_WITH_CUDA
+  GTEST_SKIP() << "this lrkit was built without CUDA, so without NCCL";
+#else
+  const std::string port = std::to_string(29980 + getpid() % 9);
+  const auto task = [&](int id) {
+    return "env -u RANK -u WORLD_SIZE SLURM_PROCID=" + std::to_string(id) + " SLURM_LOCALID=" + std::to_string(id) +
+           " SLURM_NTASKS=2 SLURM_TASKS_PER_NODE=2 CUDA_VISIBLE_DEVICES=0 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + port +
+           " " + LRKIT_BINARY + " train --config " + tiny_config() + " --train.device=cuda --dist.timeout_s=60 --out " +
+           out_dir("srun_shared_gpu");
+  };
+  const auto r = run_both(task(0), task(1));
+  EXPECT_NE(r.code, 0) << r.out;
+  const auto named = r.out.find("lrkit train: ranks 0 and 1 train on one GPU (");
+  EXPECT_NE(named, std::string::npos) << r.out;
+  EXPECT_EQ(r.out.rfind("train on one GPU"), r.out.find("train on one GPU")) << "once, by rank 0:\n" << r.out;
+  EXPECT_EQ(r.out.find("terminate"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("NCCL needs a GPU of its own per worker"), std::string::npos) << r.out;
+#endif
+}
+
+INSTANTIATE_TEST_SUITE_P(Cuda, SrunOnOneGpu, ::testing::Values(std::string("cuda")));
+
 // Starts `lrkit train --nproc 2` on a long run in the background, waits until
 // both workers are training, does `to_rank_1` to worker 1 and returns how
 // long the launcher took to exit, its status and its output.

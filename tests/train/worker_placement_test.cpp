@@ -50,6 +50,32 @@ TEST(WorkerPlacement, TooFewGpusForNcclOrNoneAtAllAreRefusedInOneLine) {
   EXPECT_EQ(refusal(on("cpu", "gloo"), 0, 64, 0), "");
 }
 
+// srun --gpus-per-task=1: each of four tasks sees one GPU, its own. Its view cannot refuse (the rendezvous
+// compares the physical GPUs), and every task trains on the one GPU it sees.
+TEST(WorkerPlacement, SrunTasksWithAGpuOfTheirOwnAreNotRefused) {
+  for (int rank = 0; rank < 4; ++rank) {
+    const auto p = place_worker(on("cuda", "auto"), rank, 4, 1, GpuView::task);
+    EXPECT_EQ(p.device, torch::Device(torch::kCUDA, 0));
+    EXPECT_EQ(p.backend, distributed::Backend::nccl);
+  }
+  // --gpus-per-task=2: tasks 0 and 1 take their first and second GPU, which are two of the node's.
+  EXPECT_EQ(place_worker(on("cuda", "nccl"), 0, 4, 2, GpuView::task).device, torch::Device(torch::kCUDA, 0));
+  EXPECT_EQ(place_worker(on("cuda", "nccl"), 1, 4, 2, GpuView::task).device, torch::Device(torch::kCUDA, 1));
+  // Tasks that see the node's GPUs take theirs by local rank, as in a node view.
+  EXPECT_EQ(place_worker(on("cuda", "nccl"), 3, 4, 4, GpuView::task).device, torch::Device(torch::kCUDA, 3));
+  EXPECT_EQ(place_worker(on("cuda", "gloo"), 5, 8, 4, GpuView::task).device, torch::Device(torch::kCUDA, 1));
+  EXPECT_NE(refusal(on("cuda", "auto"), 0, 4, 1), "");  // the same counts in a node view are refused
+}
+
+TEST(WorkerPlacement, OnlySrunTasksHaveAViewOfTheirOwn) {
+  distributed::DistributedEnv env;
+  EXPECT_EQ(gpu_view(env), GpuView::node);  // lrkit's launcher or one process
+  env.launcher = "torchrun";
+  EXPECT_EQ(gpu_view(env), GpuView::node);
+  env.launcher = "slurm";
+  EXPECT_EQ(gpu_view(env), GpuView::task);
+}
+
 TEST(WorkerPlacement, NcclOnTheCpuIsAConfigError) {
   const auto c = on("cpu", "nccl");
   try {

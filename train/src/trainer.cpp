@@ -27,21 +27,24 @@ const TrainConfig& validated(const TrainConfig& c) {
 
 // Checks what needs the world and places the worker (its share of the cores: Trainer::threads_).
 WorkerPlacement prepare_worker(const TrainConfig& c, const distributed::DistributedEnv& env) {
-  const WorkerPlacement placement = place_worker(c, env.local_rank, env.local_world_size);
+  const WorkerPlacement placement = place_worker(c, env.local_rank, env.local_world_size, gpu_view(env));
   c.validate_world(env.world_size);
   if (placement.device.is_cuda()) use_cuda_device(placement.device, c.train.tf32);
   return placement;
 }
 
 // The summed peak FLOP/s of the devices the job trains on (0: unknown): train.peak_tflops per device, else the
-// GPU's known bf16 peak. Gloo workers sharing a GPU share its peak.
+// GPU's known bf16 peak. NCCL workers have a GPU each (the rendezvous checked); Gloo workers sharing a GPU share
+// its peak.
 double peak_flops(const TrainConfig& c, const distributed::DistributedEnv& env, const WorkerPlacement& placement,
                   const std::string& device) {
   const double per_device = c.train.peak_tflops > 0 ? c.train.peak_tflops * 1e12 : known_peak_flops(device);
   const int nodes = std::max(1, env.world_size / std::max(1, env.local_world_size));
   int per_node = 1;  // the CPU: train.peak_tflops is the machine's
   if (placement.device.is_cuda())
-    per_node = std::min(env.local_world_size, static_cast<int>(torch::cuda::device_count()));
+    per_node = placement.backend == distributed::Backend::nccl
+                   ? env.local_world_size
+                   : std::min(env.local_world_size, static_cast<int>(torch::cuda::device_count()));
   return per_device * static_cast<double>(nodes * std::max(1, per_node));
 }
 

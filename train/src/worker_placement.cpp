@@ -5,7 +5,11 @@
 
 namespace lrkit::train {
 
-WorkerPlacement place_worker(const TrainConfig& c, int local_rank, int local_workers, int visible_gpus) {
+GpuView gpu_view(const distributed::DistributedEnv& env) {
+  return env.launcher == "slurm" ? GpuView::task : GpuView::node;
+}
+
+WorkerPlacement place_worker(const TrainConfig& c, int local_rank, int local_workers, int visible_gpus, GpuView view) {
   WorkerPlacement placement;
   const bool cuda = c.train.device == DeviceKind::cuda;
   const bool nccl = c.dist.backend == DistBackend::nccl || (c.dist.backend == DistBackend::auto_ && cuda);
@@ -14,18 +18,20 @@ WorkerPlacement place_worker(const TrainConfig& c, int local_rank, int local_wor
   if (visible_gpus < 1)
     throw std::invalid_argument("train.device=cuda but this LibTorch sees no CUDA device (a CPU-only LibTorch, no GPU, "
                                 "or CUDA_VISIBLE_DEVICES hides them)");
-  if (nccl && local_workers > visible_gpus)
+  if (nccl && view == GpuView::node && local_workers > visible_gpus)
     throw std::invalid_argument(std::to_string(local_workers) + " workers on this node but " + std::to_string(visible_gpus) +
                                 " visible GPU(s): NCCL needs one GPU per worker (dist.backend=" + c.dist.backend.text() +
                                 "); use at most " + std::to_string(visible_gpus) +
                                 " workers, or dist.backend=gloo to share GPUs");
+  // A task bound to one GPU of its own takes it (index 0), as does a worker sharing one; tasks that see several take
+  // them by local rank, which keeps tasks bound to several GPUs each on distinct ones.
   placement.device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(local_rank % visible_gpus));
   return placement;
 }
 
-WorkerPlacement place_worker(const TrainConfig& c, int local_rank, int local_workers) {
+WorkerPlacement place_worker(const TrainConfig& c, int local_rank, int local_workers, GpuView view) {
   const int gpus = c.train.device == DeviceKind::cuda ? static_cast<int>(torch::cuda::device_count()) : 0;
-  return place_worker(c, local_rank, local_workers, gpus);
+  return place_worker(c, local_rank, local_workers, gpus, view);
 }
 
 }  // namespace lrkit::train

@@ -16,11 +16,23 @@ struct WorkerPlacement {
   distributed::Backend backend = distributed::Backend::gloo;
 };
 
+// What the GPUs one process sees say about its node's. lrkit's launcher and
+// torchrun start every worker of a node with one environment, so all see the
+// node's GPUs (`node`). srun may bind each task to GPUs of its own
+// (--gpus-per-task, --gpu-bind), so a task that sees one GPU may be one of four
+// workers on four GPUs (`task`): then only the rendezvous can tell whether NCCL
+// workers share a GPU (make_c10d_collective refuses that).
+enum class GpuView { node, task };
+GpuView gpu_view(const distributed::DistributedEnv& env);
+
 // `local_workers` workers on this node, this one the `local_rank`-th, with
-// `visible_gpus` GPUs. Throws std::invalid_argument in one line for
-// train.device=cuda without a GPU and for NCCL with more workers than GPUs.
-WorkerPlacement place_worker(const TrainConfig& config, int local_rank, int local_workers, int visible_gpus);
+// `visible_gpus` GPUs seen as `view`, on GPU local_rank mod visible_gpus.
+// Throws std::invalid_argument in one line for
+// train.device=cuda without a GPU and, in a node view, for NCCL with more
+// workers than GPUs.
+WorkerPlacement place_worker(const TrainConfig& config, int local_rank, int local_workers, int visible_gpus,
+                             GpuView view = GpuView::node);
 // The same with the GPUs this process sees (torch::cuda::device_count()).
-WorkerPlacement place_worker(const TrainConfig& config, int local_rank, int local_workers);
+WorkerPlacement place_worker(const TrainConfig& config, int local_rank, int local_workers, GpuView view);
 
 }  // namespace lrkit::train
