@@ -1,5 +1,6 @@
 #include "restore.hpp"
 
+#include <algorithm>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -50,7 +51,15 @@ Restored restore(const TrainConfig& c, std::vector<Replica>& replicas, distribut
   const bool branching = !path && !c.branch_from.empty();
   if (branching) path = c.branch_from;
   if (!path) return {};
-  const CheckpointInfo info = read_checkpoint_info(*path);
+  // Plain data parallel: every rank's weights and optimizer state are rank 0's. HDET: each replica has its file,
+  // replica 0's the checkpoint itself.
+  const auto file_of = [&](const Replica& r) { return r.index == 0 || !hdet ? *path : replica_checkpoint_path(*path, r.index); };
+  // A replica whose file is the checkpoint loads it and reads its header in one pass (each open reads the file whole
+  // for its CRC); the others load after the checks.
+  const auto header_reader = std::find_if(replicas.begin(), replicas.end(), [&](const Replica& r) { return file_of(r) == *path; });
+  const CheckpointInfo info = header_reader == replicas.end()
+                                  ? read_checkpoint_info(*path)
+                                  : load_checkpoint(*path, header_reader->model, header_reader->optimizer.get());
   if (!branching) require_the_trained_schedule(*path, info, c);  // a branch changes the schedule on purpose
   if (info.step >= c.train.steps)
     throw std::invalid_argument("checkpoint '" + *path + "' is at step " + std::to_string(info.step) +
@@ -62,9 +71,8 @@ Restored restore(const TrainConfig& c, std::vector<Replica>& replicas, distribut
   } else if (!info.hdet.empty()) {
     throw std::invalid_argument("checkpoint '" + *path + "' is from an HDET run but hdet.enabled = false (use --init-from)");
   }
-  // Plain data parallel: every rank's weights and optimizer state equal rank 0's. HDET: each replica has its file.
-  for (auto& r : replicas)
-    load_checkpoint(r.index == 0 || !hdet ? *path : replica_checkpoint_path(*path, r.index), r.model, r.optimizer.get());
+  for (auto r = replicas.begin(); r != replicas.end(); ++r)
+    if (r != header_reader) load_checkpoint(file_of(*r), r->model, r->optimizer.get());
   progress << (branching ? "branched from " : "resumed from ") << *path << " at step " << info.step << " ("
            << format_checksum(info.crc32) << ")" << std::endl;
   return {{branching ? "branch" : "resume", *path, format_checksum(info.crc32), info.step}, !branching, info.loop};
