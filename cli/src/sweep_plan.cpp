@@ -17,6 +17,7 @@
 #include "lrkit/common/input_file.hpp"
 #include "lrkit/common/message_text.hpp"
 #include "lrkit/common/numbers.hpp"
+#include "lrkit/schedules/decay_branches.hpp"
 #include "lrkit/schedules/factory.hpp"
 #include "lrkit/schedules/spec.hpp"
 #include "lrkit/schedules/usable_rates.hpp"
@@ -313,18 +314,18 @@ SweepPlan plan_sweep(const SweepConfig& c, uint64_t default_seed) {
             if (s.spec.find("total=") != std::string::npos)
               throw std::invalid_argument("schedule '" + s.name + "' (branching): remove total=; each branch's length is its budget");
             // The main run: the same schedule stretched so far that it has not started to decay at any fork.
-            const auto main_spec = add_argument(instantiate_spec(s.spec, largest, c.budgets, peak, seed), "total", std::to_string(1000 * largest));
+            const auto main_spec = add_argument(instantiate_spec(s.spec, largest, c.budgets, peak, seed), "total",
+                                                std::to_string(schedules::kMainRunStretch * largest));
             const auto main = parse_for(s, main_spec, std::nullopt);
             std::vector<std::pair<std::string, int64_t>> branches;  // spec, fork step
             for (int64_t budget : c.budgets) {
               const auto spec = instantiate_spec(s.spec, budget, c.budgets, peak, seed);
               const auto branch = parse_for(s, spec, budget);
-              int64_t fork = 0;
-              while (fork < budget && branch(fork) == main(fork)) ++fork;
-              if (fork == budget)
+              const auto fork = schedules::fork_step(main, branch, budget);
+              if (!fork)
                 throw std::invalid_argument("schedule '" + s.name + "' (branching): at budget " + std::to_string(budget) +
                                             " it never departs from the main run (it does not decay); use mode separate");
-              branches.push_back({spec, fork});
+              branches.push_back({spec, *fork});
             }
             std::set<int64_t> forks;
             for (const auto& b : branches)
