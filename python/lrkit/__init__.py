@@ -8,6 +8,8 @@ for bit); ``lrkit.torch`` puts them into PyTorch training loops.
     >>> s(500), s.values(range(3))
 """
 from ._lrkit import (  # noqa: F401
+    DecayBranch,
+    DecayBranches,
     Hdet,
     HdetConfig,
     HdetState,
@@ -15,6 +17,7 @@ from ._lrkit import (  # noqa: F401
     SpecError,
     SpikeDetector,
     __version__,
+    decay_branches,
     families,
     refine_multipliers,
     sample_weights,
@@ -23,5 +26,5 @@ from ._lrkit import (  # noqa: F401
 )
 from .logs import RunLog, read_log  # noqa: F401
 
-__all__ = ["Schedule", "SpecError", "families", "refine_multipliers", "spec_word", "sample_weights", "weight_stats", "read_log", "RunLog",
+__all__ = ["Schedule", "SpecError", "decay_branches", "DecayBranches", "DecayBranch", "families", "refine_multipliers", "spec_word", "sample_weights", "weight_stats", "read_log", "RunLog",
            "Hdet", "HdetConfig", "HdetState", "SpikeDetector", "__version__"]

@@ -4,6 +4,9 @@
   scheduler whose first parameter group's rate is the lrkit schedule's value,
   bit for bit (other groups keep their ratio to the first, as LambdaLR does);
   ``state_dict`` resumes at the same step and refuses another schedule.
+- ``branch_scheduler(optimizer, branch)``: the scheduler of one budget's
+  decay branch of a sweep planned by ``lrkit.decay_branches`` (WSD: one main
+  run, each budget's decay continued from the main run's state).
 - ``refine(log_or_norms, peak, total_steps)``: a schedule refined from a
   finished run's gradient norms (Defazio et al. 2023), and ``GradNormRecorder``,
   which records the norms a later refinement needs.
@@ -18,7 +21,7 @@ import tempfile
 import torch
 from torch.optim import lr_scheduler as _lr_scheduler
 
-from ._lrkit import Schedule, spec_word
+from ._lrkit import DecayBranch, Schedule, spec_word
 from ._torch_common import check_same_schedule, group_ratios, loop_schedule, require_optimizer, warn_past_end, write_csv
 
 _SchedulerBase = getattr(_lr_scheduler, "LRScheduler", None) or _lr_scheduler._LRScheduler
@@ -58,6 +61,29 @@ class LRScheduler(_SchedulerBase):
         for group, rate in zip(self.optimizer.param_groups, rates):
             group["lr"] = rate
         self._last_lr = rates
+
+
+def branch_scheduler(optimizer, branch):
+    """The scheduler of one branch of a budget sweep with decay branches (``lrkit.decay_branches``).
+
+    The model and ``optimizer`` hold the main run's state after ``branch.fork``
+    updates (a fresh start when the fork is 0); the scheduler's next ``step()``
+    sets update ``branch.fork``'s rate, and the branch then runs the separate
+    run of ``branch.budget`` steps from there, bit for bit. It is an
+    ``LRScheduler`` over ``branch.schedule``: its ``state_dict`` resumes an
+    interrupted branch.
+    """
+    if not isinstance(branch, DecayBranch):
+        raise TypeError(f"branch_scheduler needs an lrkit DecayBranch (decay_branches(...).branches[i]), got "
+                        f"{type(branch).__name__}")
+    require_optimizer(optimizer, "branch_scheduler")
+    if branch.fork > 0:
+        missing = next((i for i, group in enumerate(optimizer.param_groups) if "initial_lr" not in group), None)
+        if missing is not None:
+            raise ValueError(f"branch_scheduler: parameter group {missing} has no 'initial_lr', so this optimizer "
+                             f"does not hold the main run's state: load the optimizer's state_dict saved after "
+                             f"{branch.fork} updates of the main run (under its scheduler) first")
+    return LRScheduler(optimizer, branch.schedule, last_epoch=branch.fork - 1)
 
 
 def refine(log_or_norms, peak, total_steps, norm="l1", tau=0.1, save_norms_to=None):
@@ -163,4 +189,4 @@ from .spikes import SpikeGuard  # noqa: E402,F401
 
 # What a training loop uses; the standard-library modules and the helpers shared with lrkit.hdet stay out
 # of `from lrkit.torch import *`.
-__all__ = ["LRScheduler", "refine", "GradNormRecorder", "HDET", "DispersionHook", "SampleReweighting", "SpikeGuard"]
+__all__ = ["LRScheduler", "branch_scheduler", "refine", "GradNormRecorder", "HDET", "DispersionHook", "SampleReweighting", "SpikeGuard"]

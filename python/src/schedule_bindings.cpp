@@ -1,14 +1,16 @@
-// Schedule, families() and SpecError (a ValueError carrying the position,
-// token and rule) for Python. Values are the C++ schedule's, bit for bit.
+// Schedule, families(), decay_branches() and SpecError (a ValueError carrying
+// the position, token and rule) for Python. Values are the C++ schedule's, bit for bit.
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
 #include <cmath>
 #include <optional>
+#include <set>
 #include <stdexcept>
 
 #include "bindings.hpp"
 #include "lrkit/common/numbers.hpp"
+#include "lrkit/schedules/decay_branches.hpp"
 #include "lrkit/schedules/factory.hpp"
 #include "lrkit/schedules/refine.hpp"
 #include "lrkit/schedules/schedule.hpp"
@@ -168,6 +170,43 @@ void bind_schedules(py::module_& m) {
       .def("__repr__", [](const Schedule& s) {
         return "Schedule('" + s.to_spec() + "'" + (s.bounded() ? ", total_steps=" + std::to_string(s.total()) : "") + ")";
       });
+
+  py::class_<schedules::DecayBranch>(m, "DecayBranch", "one budget of a sweep with decay branches (decay_branches)")
+      .def_readonly("budget", &schedules::DecayBranch::budget)
+      .def_readonly("fork", &schedules::DecayBranch::fork,
+                    "the main run's updates it continues from (0: none, it trains from scratch); it runs fork..budget-1")
+      .def_readonly("schedule", &schedules::DecayBranch::schedule, "the schedule of `budget` steps, the separate run's")
+      .def("__repr__", [](const schedules::DecayBranch& b) {
+        return "DecayBranch(budget=" + std::to_string(b.budget) + ", fork=" + std::to_string(b.fork) + ")";
+      });
+  py::class_<schedules::DecayBranches>(m, "DecayBranches", "the plan of a budget sweep with decay branches (decay_branches)")
+      .def_readonly("main", &schedules::DecayBranches::main, "the main run's schedule, stretched 1000x past the largest budget")
+      .def_readonly("branches", &schedules::DecayBranches::branches, "one per budget, in the budgets' order")
+      .def_property_readonly("main_steps", &schedules::DecayBranches::main_steps, "the updates the main run trains: the latest fork")
+      .def_property_readonly("forks", [](const schedules::DecayBranches& plan) {
+        std::set<int64_t> forks;
+        for (const auto& b : plan.branches) if (b.fork > 0) forks.insert(b.fork);
+        return std::vector<int64_t>(forks.begin(), forks.end());
+      }, "the main run's updates after which a branch continues, ascending: where the main run saves its state")
+      .def_property_readonly("steps", &schedules::DecayBranches::steps,
+                             "the updates the sweep trains, main run and branches, against sum(budgets) for separate runs")
+      .def("__repr__", [](const schedules::DecayBranches& plan) {
+        std::string text = "DecayBranches(main='" + plan.main.to_spec() + "', branches=[";
+        for (size_t i = 0; i < plan.branches.size(); ++i)
+          text += (i ? ", " : "") + std::to_string(plan.branches[i].budget) + "@" + std::to_string(plan.branches[i].fork);
+        return text + "], steps=" + std::to_string(plan.steps()) + ")";
+      });
+  m.def("decay_branches",
+        [](const std::string& spec, const py::iterable& budgets_given) {
+          std::vector<int64_t> budgets;
+          for (const auto& budget : budgets_given) budgets.push_back(whole_number(budget, "budget"));
+          return schedules::decay_branches(spec, budgets);
+        },
+        py::arg("spec"), py::arg("budgets"),
+        "The plan of a budget sweep with decay branches (WSD): one main run under `spec` stretched past every budget,\n"
+        "saved after each of `forks` updates, and per budget a branch that continues the main run's state after\n"
+        "`fork` updates under the schedule of `budget` steps: the separate run of that budget, bit for bit, at the\n"
+        "cost of its decay. `spec` has no total= (each branch's length is its budget).");
 
   m.def("families", [] {
     py::list out;

@@ -204,21 +204,31 @@ def test_the_readme_shows_the_examples_the_tests_run():
     import os
     import subprocess
     import sys
+    import tempfile
 
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
     readme = open(os.path.join(root, "README.md")).read()
-    for example in ("schedule_in_pytorch.py", "nanogpt_lrkit.py"):
+    for example in ("schedule_in_pytorch.py", "nanogpt_lrkit.py", "decay_branches_in_pytorch.py"):
         text = open(os.path.join(root, "examples", example)).read()
         assert "```python\n" + text + "```" in readme, f"README.md does not show examples/{example} verbatim"
     done = subprocess.run([sys.executable, os.path.join(root, "examples", "schedule_in_pytorch.py")],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("220 [100, 220] 0.003")
+    with tempfile.TemporaryDirectory() as out:
+        done = subprocess.run([sys.executable, os.path.join(root, "examples", "decay_branches_in_pytorch.py"), out],
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        assert sorted(os.listdir(out)) == ["fork_161.pt", "fork_321.pt", "fork_641.pt"]
+    lines = done.stdout.splitlines()
+    assert lines[0] == "[161, 321, 641] 918 updates instead of 1400"
+    assert [line.split(", held-out")[0] for line in lines[1:]] == [
+        "budget 200: forked at 161", "budget 400: forked at 321", "budget 800: forked at 641"]
 
 
 @pytest.mark.parametrize("module, names", [
     ("lrkit.torch", ["DispersionHook", "GradNormRecorder", "HDET", "LRScheduler", "SampleReweighting", "SpikeGuard",
-                     "refine"]),
+                     "branch_scheduler", "refine"]),
     ("lrkit.hdet", ["HDET"]),
     ("lrkit.reweighting", ["SampleReweighting"]),
     ("lrkit.spikes", ["SpikeGuard"]),
