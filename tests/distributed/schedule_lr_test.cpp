@@ -1,6 +1,6 @@
 // ScheduleLR, an lrkit schedule as a LibTorch LRScheduler: update i runs at schedule(i) exactly in every group
 // (scaled by the group's initial ratio), a resume starts where it left off, and LibTorch's own StepLR is shown
-// to run one update behind PyTorch's convention, which ScheduleLR follows.
+// to run one update behind PyTorch's convention, which ScheduleLR follows; a decay branch continues the main run.
 #include "lrkit/distributed/schedule_lr.hpp"
 
 #include <gtest/gtest.h>
@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "lrkit/schedules/decay_branches.hpp"
 #include "lrkit/schedules/factory.hpp"
 
 namespace {
@@ -56,6 +57,26 @@ TEST(ScheduleLR, AResumedSchedulerStartsAtItsStep) {
   }
   EXPECT_EQ(b.step_count(), 27);
   EXPECT_THROW(ScheduleLR(resumed.optimizer, schedule, -1), std::invalid_argument);
+}
+
+// A decay branch of a budget sweep (decay_branches) continues the main run's optimizer with a scheduler at its fork.
+TEST(ScheduleLR, ADecayBranchContinuesTheMainRunAtItsFork) {
+  const auto plan = lrkit::schedules::decay_branches("wsd(peak=1e-2, warmup=4, decay=25%, shape=cosine)", {40});
+  const auto& branch = plan.branches.front();
+  ASSERT_EQ(branch.fork, 31);
+  Loop loop(0.5);
+  ScheduleLR main(loop.optimizer, plan.main);
+  for (int64_t i = 0; i < branch.fork; ++i) {
+    loop.update();
+    main.step();
+  }
+  ScheduleLR decay(loop.optimizer, branch.schedule, branch.fork);
+  for (int64_t i = branch.fork; i < branch.budget; ++i) {
+    EXPECT_EQ(loop.lr(0), branch.schedule(i)) << i;
+    EXPECT_EQ(loop.lr(1), branch.schedule(i) * 0.5) << i;
+    loop.update();
+    decay.step();
+  }
 }
 
 TEST(ScheduleLR, AGroupAddedAfterItIsNamed) {
