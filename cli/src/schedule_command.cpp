@@ -5,6 +5,8 @@
 
 #include "command.hpp"
 #include "schedule_output.hpp"
+#include "lrkit/common/numbers.hpp"
+#include "lrkit/schedules/decay_branches.hpp"
 #include "lrkit/schedules/factory.hpp"
 #include "lrkit/schedules/spec.hpp"
 #include "lrkit/schedules/summary.hpp"
@@ -27,7 +29,13 @@ constexpr const char* kIntro =
     "  'wsds(peak=1e-3, budgets=[12500, 25000, 50000], decay=10%)'\n"
     "  'join(linear(0, 1e-3, 200), cosine(1e-3, 1e-5), at=[200])'\n"
     "Lengths are steps (200) or percent of the run (2%); a floor given in percent is\n"
-    "a fraction of the peak. --list shows every family and its keys.\n";
+    "a fraction of the peak. --list shows every family and its keys.\n"
+    "\n"
+    "--branches B1,B2,... plans a budget sweep with decay branches (WSD) instead: one\n"
+    "main run under SPEC stretched past every budget, and per budget a branch that\n"
+    "continues the main run's state after `from` updates and decays to its budget,\n"
+    "bit for bit the separate run of that budget. Each row: the updates a run trains\n"
+    "(from..to-1). SPEC has no total= (a branch's length is its budget).\n";
 
 void print_families(std::ostream& out) {
   for (const auto& f : schedules::schedule_families()) {
@@ -52,6 +60,27 @@ TableFormat parse_format(const std::string& name) {
   throw UsageError("--format must be csv, tsv or json (got '" + name + "')");
 }
 
+// `--branches B1,B2,...`: the plan of a sweep with decay branches; every budget is the length of a run, so the
+// options about one schedule's length or rendering do not apply.
+int print_branches(const std::string& spec, const std::string& list, const po::variables_map& vm) {
+  for (const char* alone : {"steps", "every", "at", "summary", "plot", "width", "height", "out"})
+    if (vm.count(alone) && !vm[alone].defaulted()) throw UsageError(std::string("--branches plans runs of every budget's length: drop --") + alone);
+  std::vector<int64_t> budgets;
+  for (const auto& item : split_list(list)) {
+    const auto budget = parse_integer(item);
+    if (!budget) throw UsageError("--branches entry '" + item + "' is not a whole number of steps");
+    budgets.push_back(*budget);
+  }
+  try {
+    write_branches(std::cout, schedules::decay_branches(spec, budgets), parse_format(vm["format"].as<std::string>()));
+  } catch (const schedules::SpecError& e) {
+    throw UsageError(e.what());
+  } catch (const std::invalid_argument& e) {
+    throw UsageError("--branches: " + std::string(e.what()));
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 int run_schedule_command(const std::vector<std::string>& args) {
@@ -69,7 +98,8 @@ int run_schedule_command(const std::vector<std::string>& args) {
       ("plot", "draw the curve in the terminal")
       ("width", train::whole_number(&width), "plot width in characters")
       ("height", train::whole_number(&height), "plot height in lines")
-      ("out,o", po::value<std::string>(), "also write the full table to this file: .h5 (HDF5), .csv or .tsv");
+      ("out,o", po::value<std::string>(), "also write the full table to this file: .h5 (HDF5), .csv or .tsv")
+      ("branches", po::value<std::string>(), "plan a sweep with decay branches at these budgets (e.g. 500,1000,2000)");
   std::string spec;
   const auto vm = parse_with_positional(args, options, spec, "schedule");
   if (vm.count("help")) {
@@ -81,6 +111,8 @@ int run_schedule_command(const std::vector<std::string>& args) {
     return kExitOk;
   }
   if (spec.empty()) throw UsageError("missing SPEC, e.g. lrkit schedule 'cosine(peak=1e-3)' --steps 1000");
+
+  if (vm.count("branches")) return print_branches(spec, vm["branches"].as<std::string>(), vm);
 
   if (steps && *steps < 1) throw UsageError("--steps must be at least 1 (got " + std::to_string(*steps) + ")");
   if (every < 1) throw UsageError("--every must be at least 1 (got " + std::to_string(every) + ")");

@@ -113,6 +113,25 @@ void write_summary(std::ostream& out, const schedules::Summary& s, const std::st
   out << "\n";
 }
 
+void write_branches(std::ostream& out, const schedules::DecayBranches& plan, TableFormat format) {
+  int64_t separate = 0;
+  for (const auto& b : plan.branches) separate += b.budget;
+  if (format == TableFormat::Json) {
+    out << "{\"main\": {\"spec\": " << json_string(plan.main.to_spec()) << ", \"total_steps\": " << plan.main.total()
+        << ", \"from\": 0, \"to\": " << plan.main_steps() << "}, \"branches\": [";
+    for (size_t i = 0; i < plan.branches.size(); ++i) {
+      const auto& b = plan.branches[i];
+      out << (i ? ", " : "") << "{\"budget\": " << b.budget << ", \"from\": " << b.fork << ", \"to\": " << b.budget << "}";
+    }
+    out << "], \"updates\": " << plan.steps() << ", \"separate_updates\": " << separate << "}\n";
+    return;
+  }
+  const char sep = format == TableFormat::Tsv ? '\t' : ',';
+  out << "run" << sep << "from" << sep << "to\n";
+  out << "main" << sep << 0 << sep << plan.main_steps() << "\n";
+  for (const auto& b : plan.branches) out << "B" << b.budget << sep << b.fork << sep << b.budget << "\n";
+}
+
 void write_plot(std::ostream& out, const schedules::Schedule& schedule, int64_t steps, int width, int height) {
   std::vector<double> column(static_cast<size_t>(width));
   double top = 0.0;

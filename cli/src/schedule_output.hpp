@@ -1,11 +1,13 @@
 // Renderings of a schedule for `lrkit schedule`: tables (csv, tsv, json), the
-// summary, a terminal plot, and table files (HDF5, CSV, TSV).
+// summary, a terminal plot, table files (HDF5, CSV, TSV), and the plan of a
+// budget sweep with decay branches.
 #pragma once
 
 #include <cstdint>
 #include <ostream>
 #include <string>
 
+#include "lrkit/schedules/decay_branches.hpp"
 #include "lrkit/schedules/schedule.hpp"
 #include "lrkit/schedules/summary.hpp"
 
@@ -17,6 +19,9 @@ enum class TableFormat { Csv, Tsv, Json };
 void write_table(std::ostream& out, const schedules::Schedule& schedule, int64_t steps, int64_t every,
                  TableFormat format);
 void write_summary(std::ostream& out, const schedules::Summary& summary, const std::string& spec, bool json);
+// The runs of a sweep with decay branches, each with the updates it trains (from..to-1): the main run, then each
+// budget's branch, which starts from the main run's state after `from` updates.
+void write_branches(std::ostream& out, const schedules::DecayBranches& plan, TableFormat format);
 void write_plot(std::ostream& out, const schedules::Schedule& schedule, int64_t steps, int width, int height);
 // A file holding the whole table (every step 0..steps), in the form its name ends in: .h5 (HDF5:
 // /schedule/step, /schedule/lr, /schedule/checkpoints, the spec and total as attributes), .csv or .tsv

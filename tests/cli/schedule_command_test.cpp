@@ -2,6 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "lrkit/common/text_file.hpp"
 #include "lrkit/h5/file.hpp"
@@ -39,6 +42,33 @@ TEST(ScheduleCommand, AtSummaryAndPlot) {
 }
 
 // Whole-number options read as the config files' whole-number keys: 1e2 is 100, 1.5 is refused.
+// The plan of a sweep with decay branches: each run's updates, the main run's spec and the updates saved.
+TEST(ScheduleCommand, BranchesPlansASweepWithDecayBranches) {
+  const std::string spec = "'wsd(peak=3e-3, warmup=50, decay=10%, shape=linear, floor=10%)'";
+  auto r = run("schedule " + spec + " --branches 500,1000,2000");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out, "run,from,to\nmain,0,1801\nB500,451,500\nB1000,901,1000\nB2000,1801,2000\n");
+  r = run("schedule " + spec + " --branches '500, 1000' -f tsv");
+  EXPECT_EQ(r.out, "run\tfrom\tto\nmain\t0\t901\nB500\t451\t500\nB1000\t901\t1000\n");
+  r = run("schedule " + spec + " --branches 500,1000,2000 -f json");
+  EXPECT_EQ(r.out,
+            "{\"main\": {\"spec\": \"wsd(peak=0.003, floor=10%, decay=10%, shape=linear, warmup=50)\", \"total_steps\": "
+            "2000000, \"from\": 0, \"to\": 1801}, \"branches\": [{\"budget\": 500, \"from\": 451, \"to\": 500}, "
+            "{\"budget\": 1000, \"from\": 901, \"to\": 1000}, {\"budget\": 2000, \"from\": 1801, \"to\": 2000}], "
+            "\"updates\": 2148, \"separate_updates\": 3500}\n");
+  for (const auto& [args, message] : std::vector<std::pair<std::string, std::string>>{
+           {spec + " --branches 500,x", "--branches entry 'x' is not a whole number of steps"},
+           {spec + " --branches 500,500", "--branches: budget 500 is given twice"},
+           {spec + " --branches 500 --steps 100", "--branches plans runs of every budget's length: drop --steps"},
+           {"'constant(1e-3)' --branches 500", "--branches: schedule 'constant(1e-3)' never departs from the main run"},
+           {"'wsd(peak=1e-3, total=900)' --branches 500", "has a length of its own (900 steps)"}}) {
+    r = run("schedule " + args);
+    EXPECT_EQ(r.code, 2) << args;
+    EXPECT_EQ(lines(r.out), 1) << r.out;
+    EXPECT_NE(r.out.find(message), std::string::npos) << r.out;
+  }
+}
+
 TEST(ScheduleCommand, StepCountsTakeExactlyWholeDecimals) {
   const auto r = run("schedule 'cosine(peak=2)' --steps 1e2 --at 5e1");
   EXPECT_EQ(r.code, 0) << r.out;
