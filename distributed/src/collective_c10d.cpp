@@ -47,16 +47,22 @@ int int_from_env(const char* name, int fallback, int min_value) {
 }
 
 #ifdef LRKIT_WITH_CUDA
-// The physical GPU behind `device` as "host 0000:1b:00" (PCI domain, bus, device): CUDA's indices differ between
-// processes that see different GPUs (srun binds tasks to GPUs of their own).
-std::string physical_gpu(const torch::Device& device) {
+// The physical GPU behind `device`: CUDA's indices differ between processes that see different GPUs (srun binds
+// tasks to GPUs of their own), its UUID does not.
+PhysicalGpu physical_gpu(const torch::Device& device) {
+  const cudaDeviceProp* properties = at::cuda::getDeviceProperties(device.index());
+  std::string uuid;
+  for (const char byte : properties->uuid.bytes) {
+    std::array<char, 3> hex{};
+    std::snprintf(hex.data(), hex.size(), "%02x", static_cast<unsigned>(static_cast<unsigned char>(byte)));
+    uuid += hex.data();
+  }
   std::array<char, 256> host{};
   if (::gethostname(host.data(), host.size() - 1) != 0) host[0] = '\0';
-  const cudaDeviceProp* properties = at::cuda::getDeviceProperties(device.index());
   std::array<char, 32> bus{};
   std::snprintf(bus.data(), bus.size(), "%04x:%02x:%02x", properties->pciDomainID, properties->pciBusID,
                 properties->pciDeviceID);
-  return std::string(host.data()) + " " + bus.data();
+  return {uuid, std::string(host.data()) + " " + bus.data()};
 }
 #endif
 

@@ -23,23 +23,25 @@ std::string listed(const std::vector<int>& ranks) {
 
 }  // namespace
 
-std::string shared_gpu_refusal(const std::vector<std::string>& gpus) {
-  std::map<std::string, std::vector<int>> ranks_on;
-  for (std::size_t r = 0; r < gpus.size(); ++r) ranks_on[gpus[r]].push_back(static_cast<int>(r));
+std::string shared_gpu_refusal(const std::vector<PhysicalGpu>& gpus) {
+  std::map<std::string, std::vector<int>> ranks_on;  // by UUID
+  for (std::size_t r = 0; r < gpus.size(); ++r) ranks_on[gpus[r].uuid].push_back(static_cast<int>(r));
   const std::vector<int>* first = nullptr;  // the shared GPU whose lowest rank is lowest
-  for (const auto& [gpu, ranks] : ranks_on)
+  for (const auto& [uuid, ranks] : ranks_on)
     if (ranks.size() > 1 && (first == nullptr || ranks.front() < first->front())) first = &ranks;
   if (first == nullptr) return "";
-  return "ranks " + listed(*first) + " train on one GPU (" + gpus[static_cast<std::size_t>(first->front())] +
+  return "ranks " + listed(*first) + " train on one GPU (" + gpus[static_cast<std::size_t>(first->front())].where +
          "): NCCL needs a GPU of its own per worker; give each worker one (srun --gpus-per-task=1, or no more "
          "workers per node than GPUs) or set dist.backend=gloo to share GPUs";
 }
 
-std::string shared_gpu_verdict(c10d::Store& store, int rank, int world_size, const std::string& gpu) {
-  store.set(kPrefix + std::to_string(rank), bytes(gpu));
+std::string shared_gpu_verdict(c10d::Store& store, int rank, int world_size, const PhysicalGpu& gpu) {
+  store.set(kPrefix + std::to_string(rank) + "/uuid", bytes(gpu.uuid));
+  store.set(kPrefix + std::to_string(rank) + "/where", bytes(gpu.where));
   if (store.add(kPrefix + "arrived", 1) == world_size) {  // the last to arrive: every rank's GPU is in the store
-    std::vector<std::string> gpus;
-    for (int r = 0; r < world_size; ++r) gpus.push_back(text(store.get(kPrefix + std::to_string(r))));
+    std::vector<PhysicalGpu> gpus;
+    for (int r = 0; r < world_size; ++r)
+      gpus.push_back({text(store.get(kPrefix + std::to_string(r) + "/uuid")), text(store.get(kPrefix + std::to_string(r) + "/where"))});
     const std::string refusal = shared_gpu_refusal(gpus);
     store.set(kPrefix + "verdict", bytes(refusal.empty() ? kNoneShared : refusal));
   }

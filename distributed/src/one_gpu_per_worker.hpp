@@ -15,14 +15,17 @@
 
 namespace lrkit::distributed {
 
-// "" when no two of `gpus` (rank r's physical GPU, e.g. "node-a 0000:1b:00")
-// are equal; else one line naming the first GPU that several ranks share and
-// those ranks.
-std::string shared_gpu_refusal(const std::vector<std::string>& gpus);
+struct PhysicalGpu {
+  std::string uuid;   // the device's UUID: equal exactly for one GPU, whatever the machine or the visible devices
+  std::string where;  // for people: "node-a 0000:1b:00" (host name, PCI address)
+};
 
-// The exchange above for the rank `rank` of `world_size` training on `gpu`:
-// returns shared_gpu_refusal over every rank's GPU, the same on every rank.
-// Blocks until all ranks arrived (the store's timeout).
-std::string shared_gpu_verdict(c10d::Store& store, int rank, int world_size, const std::string& gpu);
+// "" when no two of `gpus` (rank r's GPU at r) are one; else one line naming the first GPU that several ranks share
+// and those ranks.
+std::string shared_gpu_refusal(const std::vector<PhysicalGpu>& gpus);
+
+// The exchange above for the rank `rank` of `world_size` training on `gpu`: returns shared_gpu_refusal over every
+// rank's GPU, the same on every rank. Blocks until all ranks arrived (the store's timeout).
+std::string shared_gpu_verdict(c10d::Store& store, int rank, int world_size, const PhysicalGpu& gpu);
 
 }  // namespace lrkit::distributed
