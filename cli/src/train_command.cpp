@@ -70,14 +70,25 @@ int run_train_command(const std::vector<std::string>& args) {
       return kExitOk;
     }
     lead = env.rank == 0;
-    const bool launching = config.nproc > 1 && env.launcher.empty();
+    // --nproc N starts N local workers, also in a one-task SLURM allocation (an sbatch script, srun -n 1): SLURM
+    // started one process there. Where a launcher started this process as one of several workers, --nproc must
+    // agree with it (it once trained with one worker, or waited for the absent tasks of an sbatch script).
+    const bool launching = config.nproc > 1 && (env.launcher.empty() || (env.launcher == "slurm" && env.world_size == 1));
+    if (config.nproc > 1 && !launching && config.nproc != env.local_world_size)
+      throw std::invalid_argument(
+          "--nproc " + std::to_string(config.nproc) + " but " + (env.launcher == "slurm" ? "SLURM" : "torchrun") +
+          " started this process as one of " + std::to_string(env.local_world_size) + " worker(s) on this node (" +
+          (env.launcher == "slurm" ? "SLURM_NTASKS=" + std::to_string(env.world_size)
+                                   : "LOCAL_WORLD_SIZE=" + std::to_string(env.local_world_size)) +
+          "): the launcher starts the workers; drop --nproc" +
+          (env.launcher == "slurm" ? ", or run lrkit with --nproc in a one-task step (srun -n 1)" : ""));
     // The job's workers and this machine's: those our launcher will start, or those torchrun's or SLURM's started.
     const int64_t workers = launching ? config.nproc : env.world_size;
     const int local_workers = launching ? static_cast<int>(config.nproc) : env.local_world_size;
     // Devices, backend and the batch's split first: a worker count that cannot serve is refused before the run
-    // directory is touched.
+    // directory is touched. lrkit's launcher starts its workers with this process's environment: they see its GPUs.
     try {
-      train::place_worker(config, env.local_rank, local_workers, train::gpu_view(env));
+      train::place_worker(config, env.local_rank, local_workers, launching ? train::GpuView::node : train::gpu_view(env));
       config.validate_world(workers);  // once here, not once per worker
       config.learning_rate_schedule();  // a schedule no optimizer can apply, before the run directory is touched
     } catch (const schedules::SpecError& e) {

@@ -154,6 +154,31 @@ TEST(TrainCommand, SlurmVariablesStartTheWorkersWhenTorchrunsAreAbsent) {
   EXPECT_EQ(malformed.out, "lrkit train: environment variable SLURM_CPUS_PER_TASK='all' is not a whole number of cores >= 1\n");
 }
 
+// In a one-task SLURM allocation (an sbatch script without srun) --nproc starts its workers; where a launcher started
+// several, --nproc must agree with it (it trained with one worker, or waited for an sbatch script's absent tasks).
+TEST(TrainCommand, NprocStartsWorkersInAOneTaskSlurmStepAndMustAgreeWithAnyOtherLauncher) {
+  const auto local = out_dir("nproc_plain"), batch = out_dir("nproc_sbatch");
+  ASSERT_EQ(run_lrkit("train --config " + tiny_config() + " --nproc 2 --out " + local).code, 0);
+  const auto r = run_command("env -u RANK -u WORLD_SIZE SLURM_PROCID=0 SLURM_LOCALID=0 SLURM_NTASKS=1 " +
+                             std::string(LRKIT_BINARY) + " train --config " + tiny_config() + " --nproc 2 --out " + batch);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(lrkit::h5::read_string_attributes(batch + "/log.h5", "/").at("world_size"), "2");
+  expect_same_losses(local + "/log.h5", batch + "/log.h5");
+  const auto slurm = run_command("env -u RANK -u WORLD_SIZE SLURM_PROCID=0 SLURM_LOCALID=0 SLURM_NTASKS=8 "
+                                 "SLURM_TASKS_PER_NODE='4(x2)' MASTER_ADDR=127.0.0.1 " + std::string(LRKIT_BINARY) +
+                                 " train --config " + tiny_config() + " --nproc 2 --out " + out_dir("nproc_srun"));
+  EXPECT_EQ(slurm.code, 2) << slurm.out;
+  EXPECT_EQ(slurm.out, "lrkit train: --nproc 2 but SLURM started this process as one of 4 worker(s) on this node "
+                       "(SLURM_NTASKS=8): the launcher starts the workers; drop --nproc, or run lrkit with --nproc in a "
+                       "one-task step (srun -n 1)\n");
+  const auto torchrun = run_command("env -u SLURM_PROCID RANK=0 WORLD_SIZE=2 LOCAL_RANK=0 LOCAL_WORLD_SIZE=2 "
+                                    "MASTER_ADDR=127.0.0.1 MASTER_PORT=29999 " + std::string(LRKIT_BINARY) + " train --config " +
+                                    tiny_config() + " --nproc 4 --out " + out_dir("nproc_torchrun"));
+  EXPECT_EQ(torchrun.code, 2) << torchrun.out;
+  EXPECT_EQ(torchrun.out, "lrkit train: --nproc 4 but torchrun started this process as one of 2 worker(s) on this node "
+                          "(LOCAL_WORLD_SIZE=2): the launcher starts the workers; drop --nproc\n");
+}
+
 // srun tasks may each see a GPU of their own, so their view does not refuse NCCL; the rendezvous does when two tasks
 // share one. On one GPU both tasks see it: every task exits 2 before NCCL starts, and rank 0 names the GPU.
 class SrunOnOneGpu : public lrkit::testing::OnDevice {};
