@@ -199,7 +199,9 @@ DistributedEnv distributed_env_from_environment() {
     if (env.world_size > 1 && !has_env("MASTER_ADDR"))
       throw std::invalid_argument("SLURM_NTASKS=" + std::to_string(env.world_size) +
                                   " but MASTER_ADDR is unset: export MASTER_ADDR=$(scontrol show hostnames "
-                                  "\"$SLURM_JOB_NODELIST\" | head -n1) in the batch script");
+                                  "\"$SLURM_JOB_NODELIST\" | head -n1) in the batch script, and start the "
+                                  "workers with srun (the batch script's own process is one task, not " +
+                                  std::to_string(env.world_size) + ")");
   } else {
     env.launcher = has_env("RANK") ? "torchrun" : "";
     env.world_size = int_from_env("WORLD_SIZE", 1, 1);
