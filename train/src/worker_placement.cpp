@@ -23,8 +23,8 @@ WorkerPlacement place_worker(const TrainConfig& c, int local_rank, int local_wor
                                 " visible GPU(s): NCCL needs one GPU per worker (dist.backend=" + c.dist.backend.text() +
                                 "); use at most " + std::to_string(visible_gpus) +
                                 " workers, or dist.backend=gloo to share GPUs");
-  // A task bound to one GPU of its own takes it (index 0), as does a worker sharing one; tasks that see several take
-  // them by local rank, which keeps tasks bound to several GPUs each on distinct ones.
+  // Workers that see the node's GPUs take them by local rank; a task bound to GPUs of its own is on a GPU no other
+  // task has, whichever of its GPUs it takes (index 0 where it sees one).
   placement.device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(local_rank % visible_gpus));
   return placement;
 }
