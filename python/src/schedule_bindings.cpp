@@ -5,7 +5,6 @@
 
 #include <cmath>
 #include <optional>
-#include <set>
 #include <stdexcept>
 
 #include "bindings.hpp"
@@ -183,11 +182,8 @@ void bind_schedules(py::module_& m) {
       .def_readonly("main", &schedules::DecayBranches::main, "the main run's schedule, stretched 1000x past the largest budget")
       .def_readonly("branches", &schedules::DecayBranches::branches, "one per budget, in the budgets' order")
       .def_property_readonly("main_steps", &schedules::DecayBranches::main_steps, "the updates the main run trains: the latest fork")
-      .def_property_readonly("forks", [](const schedules::DecayBranches& plan) {
-        std::set<int64_t> forks;
-        for (const auto& b : plan.branches) if (b.fork > 0) forks.insert(b.fork);
-        return std::vector<int64_t>(forks.begin(), forks.end());
-      }, "the main run's updates after which a branch continues, ascending: where the main run saves its state")
+      .def_property_readonly("forks", &schedules::DecayBranches::forks,
+                             "the main run's updates after which a branch continues, ascending: where the main run saves its state")
       .def_property_readonly("steps", &schedules::DecayBranches::steps,
                              "the updates the sweep trains, main run and branches, against sum(budgets) for separate runs")
       .def("__repr__", [](const schedules::DecayBranches& plan) {

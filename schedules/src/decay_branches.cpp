@@ -21,6 +21,13 @@ int64_t DecayBranches::main_steps() const {
   return latest;
 }
 
+std::vector<int64_t> DecayBranches::forks() const {
+  std::set<int64_t> forks;
+  for (const auto& b : branches)
+    if (b.fork > 0) forks.insert(b.fork);
+  return {forks.begin(), forks.end()};
+}
+
 int64_t DecayBranches::steps() const {
   int64_t total = main_steps();
   for (const auto& b : branches) total += b.budget - b.fork;

@@ -32,6 +32,7 @@ TEST(DecayBranches, EachBranchForksWhereItsDecayFirstChangesTheRate) {
     EXPECT_EQ(b.schedule.to_spec(), parse_schedule(kWsd, b.budget).to_spec());
   }
   EXPECT_EQ(plan.main_steps(), 1801);
+  EXPECT_EQ(plan.forks(), (std::vector<int64_t>{451, 901, 1801}));
   // 1801 + 49 + 99 + 199 = 2148 updates for the three budgets, 0.61x of 3500 in separate runs (README, sweep (b)).
   EXPECT_EQ(plan.steps(), 2148);
 }
@@ -45,6 +46,7 @@ TEST(DecayBranches, AWarmupInPercentForksAtOnceAndBudgetsKeepTheirOrder) {
   EXPECT_EQ(plan.branches[0].fork, 1);
   EXPECT_EQ(plan.branches[1].fork, 1);
   EXPECT_EQ(plan.steps(), 1 + 999 + 399);
+  EXPECT_EQ(plan.forks(), std::vector<int64_t>{1});  // one state saved for both
 }
 
 TEST(DecayBranches, ForkStepIsNulloptWhenNoRateDiffers) {

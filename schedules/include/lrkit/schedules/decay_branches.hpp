@@ -34,6 +34,9 @@ struct DecayBranches {
   std::vector<DecayBranch> branches;  // in the budgets' order
   // The updates the main run trains: up to the latest fork.
   int64_t main_steps() const;
+  // The main run's update counts after which a branch continues (forks above 0, ascending, each once): where the
+  // main run saves its state.
+  std::vector<int64_t> forks() const;
   // The updates the whole sweep trains (the main run's and every branch's past its fork), against the sum of the
   // budgets for separate runs.
   int64_t steps() const;
