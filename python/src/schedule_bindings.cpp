@@ -193,7 +193,10 @@ void bind_schedules(py::module_& m) {
         return text + "], steps=" + std::to_string(plan.steps()) + ")";
       });
   m.def("decay_branches",
-        [](const std::string& spec, const py::iterable& budgets_given) {
+        [](const std::string& spec, const py::object& budgets_given) {
+          if (!py::isinstance<py::iterable>(budgets_given) || py::isinstance<py::str>(budgets_given))
+            throw py::type_error("budgets must be a sequence of step counts, e.g. [500, 1000, 2000] (got " +
+                                 std::string(py::repr(budgets_given)) + ")");
           std::vector<int64_t> budgets;
           for (const auto& budget : budgets_given) budgets.push_back(whole_number(budget, "budget"));
           return schedules::decay_branches(spec, budgets);

@@ -31,6 +31,8 @@ def test_the_plan_is_the_cpp_one():
     (SPEC, [0], ValueError, "budget 0 is not a number of steps in [1, 100000000]"),
     (SPEC, [2.5], ValueError, "budget must be a whole number"),
     (SPEC, ["500"], TypeError, "budget"),
+    (SPEC, 500, TypeError, "budgets must be a sequence of step counts, e.g. [500, 1000, 2000] (got 500)"),
+    (SPEC, "500,1000", TypeError, "budgets must be a sequence of step counts"),
     ("wsd(peak=1e-3, decay=10%, total=900)", [500], ValueError, "has a length of its own (900 steps)"),
     ("constant(1e-3)", [500], ValueError, "never departs from the main run at budget 500"),
     ("wsd(peak=1e-3", [500], lrkit.SpecError, "expected ')'"),
