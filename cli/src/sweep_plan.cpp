@@ -315,7 +315,7 @@ SweepPlan plan_sweep(const SweepConfig& c, uint64_t default_seed) {
               throw std::invalid_argument("schedule '" + s.name + "' (branching): remove total=; each branch's length is its budget");
             // The main run: the same schedule stretched so far that it has not started to decay at any fork.
             const auto main_spec = add_argument(instantiate_spec(s.spec, largest, c.budgets, peak, seed), "total",
-                                                std::to_string(schedules::kMainRunStretch * largest));
+                                                std::to_string(schedules::main_run_length(largest)));
             const auto main = parse_for(s, main_spec, std::nullopt);
             std::vector<std::pair<std::string, int64_t>> branches;  // spec, fork step
             for (int64_t budget : c.budgets) {

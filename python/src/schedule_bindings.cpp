@@ -179,7 +179,7 @@ void bind_schedules(py::module_& m) {
         return "DecayBranch(budget=" + std::to_string(b.budget) + ", fork=" + std::to_string(b.fork) + ")";
       });
   py::class_<schedules::DecayBranches>(m, "DecayBranches", "the plan of a budget sweep with decay branches (decay_branches)")
-      .def_readonly("main", &schedules::DecayBranches::main, "the main run's schedule, stretched 1000x past the largest budget")
+      .def_readonly("main", &schedules::DecayBranches::main, "the main run's schedule: the spec stretched 1000x past the largest budget, to 1e8 steps at most")
       .def_readonly("branches", &schedules::DecayBranches::branches, "one per budget, in the budgets' order")
       .def_property_readonly("main_steps", &schedules::DecayBranches::main_steps, "the updates the main run trains: the latest fork")
       .def_property_readonly("forks", &schedules::DecayBranches::forks,

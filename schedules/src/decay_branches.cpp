@@ -9,6 +9,10 @@
 
 namespace lrkit::schedules {
 
+int64_t main_run_length(int64_t largest) {
+  return std::max(2 * largest, std::min(1000 * largest, kLongestCheckedRun));
+}
+
 std::optional<int64_t> fork_step(const Schedule& main, const Schedule& branch, int64_t budget) {
   for (int64_t step = 0; step < budget; ++step)
     if (branch(step) != main(step)) return step;
@@ -44,8 +48,8 @@ DecayBranches decay_branches(const std::string& spec, const std::vector<int64_t>
     if (!seen.insert(budget).second) throw std::invalid_argument("budget " + std::to_string(budget) + " is given twice");
   }
   const int64_t largest = *seen.rbegin();
-  DecayBranches plan{parse_schedule(spec, kMainRunStretch * largest), {}};
-  if (plan.main.total() != kMainRunStretch * largest)
+  DecayBranches plan{parse_schedule(spec, main_run_length(largest)), {}};
+  if (plan.main.total() != main_run_length(largest))
     throw std::invalid_argument("schedule '" + spec + "' has a length of its own (" + std::to_string(plan.main.total()) +
                                 " steps); a branch's length is its budget: remove total=");
   for (const int64_t budget : budgets) {

@@ -101,6 +101,16 @@ def test_each_branch_is_its_budgets_separate_run_bit_for_bit():
             assert torch.equal(a, b), branch
 
 
+def test_the_main_run_of_long_budgets_gets_a_scheduler():
+    # 1000x a 400k-step budget is more steps than a scheduler checks; the main run stops at 1e8.
+    plan = lrkit.decay_branches("wsd(peak=3e-4, warmup=2000, decay=20%)", [200_000, 400_000])
+    assert plan.main.total_steps == 100_000_000
+    _, optimizer = fresh_model()
+    scheduler = lt.LRScheduler(optimizer, plan.main)
+    assert scheduler.get_last_lr()[0] == 0.0  # update 0 of the warmup
+    assert plan.forks == [160_001, 320_001]
+
+
 def test_a_branch_needs_the_main_runs_optimizer_state():
     branch = lrkit.decay_branches(BRANCHED, BUDGETS).branches[0]
     _, optimizer = fresh_model()  # never stepped under a scheduler: no initial_lr

@@ -8,6 +8,7 @@
 #include "lrkit/schedules/decay_branches.hpp"
 #include "lrkit/schedules/factory.hpp"
 #include "lrkit/schedules/spec_error.hpp"
+#include "lrkit/schedules/usable_rates.hpp"
 
 namespace lrkit::schedules {
 namespace {
@@ -47,6 +48,19 @@ TEST(DecayBranches, AWarmupInPercentForksAtOnceAndBudgetsKeepTheirOrder) {
   EXPECT_EQ(plan.branches[1].fork, 1);
   EXPECT_EQ(plan.steps(), 1 + 999 + 399);
   EXPECT_EQ(plan.forks(), std::vector<int64_t>{1});  // one state saved for both
+}
+
+// 1000x the largest budget, but a scheduler checks every rate of its run: at most 1e8 steps, and at least 2x.
+TEST(DecayBranches, TheMainRunIsLongButNotLongerThanLrkitChecks) {
+  EXPECT_EQ(main_run_length(2000), 2'000'000);
+  EXPECT_EQ(main_run_length(100'000), 100'000'000);
+  EXPECT_EQ(main_run_length(400'000), 100'000'000);
+  EXPECT_EQ(main_run_length(80'000'000), 160'000'000);
+  // An LLM-length sweep: the main run's rates pass the check a scheduler runs, and the forks are each decay's start.
+  const auto plan = decay_branches("wsd(peak=3e-4, warmup=2000, decay=20%)", {200'000, 400'000});
+  EXPECT_EQ(plan.main.total(), 100'000'000);
+  EXPECT_NO_THROW(require_usable_rates(plan.main, plan.main.total()));
+  EXPECT_EQ(plan.forks(), (std::vector<int64_t>{160'001, 320'001}));
 }
 
 TEST(DecayBranches, ForkStepIsNulloptWhenNoRateDiffers) {

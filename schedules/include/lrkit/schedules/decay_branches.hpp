@@ -16,8 +16,12 @@
 
 namespace lrkit::schedules {
 
-// The main run's length over the largest budget's: far enough that no decay has begun at a fork.
-inline constexpr int64_t kMainRunStretch = 1000;
+// The main run's length for budgets up to `largest`: 1000 x largest, far past every fork, but at most
+// kLongestCheckedRun (the longest run whose rates lrkit checks: a PyTorch scheduler of the main run checks them all),
+// and at least 2 x largest. Each fork is found by comparing the schedules, so a branch is its budget's separate run
+// whatever the length; a main run that decayed before a branch's own decay would only make that branch fork
+// earlier. A WSD main run of 2 x largest steps decays after every budget's decay has begun.
+int64_t main_run_length(int64_t largest);
 
 // The first update of `branch` (a schedule of `budget` steps) whose rate differs from `main`'s, found step by step;
 // nullopt when none before `budget` does (a schedule that does not decay has no fork).
@@ -30,7 +34,7 @@ struct DecayBranch {
 };
 
 struct DecayBranches {
-  Schedule main;                      // the spec stretched to kMainRunStretch x the largest budget
+  Schedule main;                      // the spec stretched to main_run_length(the largest budget)
   std::vector<DecayBranch> branches;  // in the budgets' order
   // The updates the main run trains: up to the latest fork.
   int64_t main_steps() const;
