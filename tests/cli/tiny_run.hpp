@@ -1,10 +1,15 @@
-// The tiny data-parallel run the CLI tests share: a generated corpus and a
-// 12-step config of a one-layer model.
+// The tiny data-parallel run the CLI tests share: a generated corpus, a
+// 12-step config of a one-layer model, and the check that two of its runs
+// trained alike.
 #pragma once
 
+#include <gtest/gtest.h>
+
+#include <cmath>
 #include <filesystem>
 #include <string>
 
+#include "lrkit/h5/file.hpp"
 #include "test_files.hpp"
 
 namespace lrkit::testing {
@@ -27,6 +32,15 @@ inline std::string out_dir(const std::string& name) {
   const auto dir = scratch_dir() / name;
   std::filesystem::remove_all(dir);
   return dir.string();
+}
+
+// The two run logs hold the same 12 training losses (to 1e-5 relative: workers sum in another order).
+inline void expect_same_losses(const std::string& a_log, const std::string& b_log) {
+  const auto a = lrkit::h5::read_series(a_log, "/train/loss");
+  const auto b = lrkit::h5::read_series(b_log, "/train/loss");
+  ASSERT_EQ(a.size(), 12u);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-5 * std::fabs(a[i])) << "step " << i;
 }
 
 }  // namespace lrkit::testing

@@ -1,5 +1,5 @@
-// `lrkit train` as users run it: data parallel through --nproc and through the
-// real torchrun launcher, failures of a worker, and bad input.
+// `lrkit train` as users run it: data parallel through --nproc (other launchers:
+// train_launchers_test.cpp), failures of a worker, and bad input.
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -29,14 +29,8 @@ using lrkit::testing::run_command;
 using lrkit::testing::run_lrkit;
 using lrkit::testing::tiny_config;
 using lrkit::testing::out_dir;
+using lrkit::testing::expect_same_losses;
 
-void expect_same_losses(const std::string& a_log, const std::string& b_log) {
-  const auto a = lrkit::h5::read_series(a_log, "/train/loss");
-  const auto b = lrkit::h5::read_series(b_log, "/train/loss");
-  ASSERT_EQ(a.size(), 12u);
-  ASSERT_EQ(a.size(), b.size());
-  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-5 * std::fabs(a[i])) << "step " << i;
-}
 
 // The multi-worker checks run on each device; on CUDA every worker shares GPU 0 over Gloo with CUDA tensors.
 class TrainCommandOnDevice : public lrkit::testing::OnDevice {};
@@ -81,130 +75,6 @@ TEST_P(TrainCommandOnDevice, ReweightingGivesTheSameRunOnOneAndTwoWorkers) {
   EXPECT_GT(a.back(), 1.2);
 }
 
-#ifdef LRKIT_TORCH_PYTHON
-// `lrkit train` on the tiny config under torchrun with `launcher_options`. --redirects/--tee 1:
-// Debian's torch 1.13 launcher fails under Python 3.11 with their default 0 (Std.from_str("0") is None there).
-std::string torchrun_train(const std::string& launcher_options, const std::string& out) {
-  return std::string(LRKIT_TORCH_PYTHON) + " -m torch.distributed.run --redirects 1 --tee 1 " + launcher_options +
-         " --no_python " + LRKIT_BINARY + " train --config " + tiny_config() + " --out " + out;
-}
-#endif
-
-TEST(TrainCommand, RunsUnderTheRealTorchrunLauncher) {
-#ifndef LRKIT_TORCH_PYTHON
-  GTEST_SKIP() << "no Python that imports torch was found at configure time (Debian: python3-torch)";
-#else
-  const auto one = out_dir("tr_one"), two = out_dir("tr_two");
-  ASSERT_EQ(run_lrkit("train --config " + tiny_config() + " --out " + one).code, 0);
-  const auto r = run_command(torchrun_train("--nproc_per_node 2 --master_port " + std::to_string(29600 + getpid() % 300), two));
-  ASSERT_EQ(r.code, 0) << r.out;
-  expect_same_losses(one + "/log.h5", two + "/log.h5");
-#endif
-}
-
-// Two commands at once (two agents, two SLURM tasks); fails when either does.
-lrkit::testing::CommandResult run_both(const std::string& a, const std::string& b) {
-  const std::string out_a = (lrkit::testing::scratch_dir() / "both_a.txt").string();
-  const std::string out_b = (lrkit::testing::scratch_dir() / "both_b.txt").string();
-  return run_command("sh -c '(" + a + ") > " + out_a + " 2>&1 & a=$!; (" + b + ") > " + out_b + " 2>&1 & b=$!; "
-                     "wait $a; ra=$?; wait $b; rb=$?; cat " + out_a + " " + out_b + "; [ $ra = 0 ] && [ $rb = 0 ]'");
-}
-
-TEST(TrainCommand, TwoTorchrunAgentsWithNnodes2RunOneJobEqualToNproc4) {
-#ifndef LRKIT_TORCH_PYTHON
-  GTEST_SKIP() << "no Python that imports torch was found at configure time (Debian: python3-torch)";
-#else
-  const auto local = out_dir("agents_nproc4"), agents = out_dir("agents_two");
-  ASSERT_EQ(run_lrkit("train --config " + tiny_config() + " --nproc 4 --out " + local).code, 0);
-  // Two agents (two "nodes" on loopback) meet at a c10d rendezvous and start 2 workers each.
-  const std::string agent = torchrun_train("--nnodes 2 --nproc_per_node 2 --rdzv_backend c10d --rdzv_id lrkit_test "
-                                           "--rdzv_endpoint 127.0.0.1:" + std::to_string(29900 + getpid() % 90), agents);
-  const auto r = run_both("cd " + lrkit::testing::scratch_dir().string() + " && " + agent,
-                          "cd " + lrkit::testing::scratch_dir().string() + " && " + agent);
-  ASSERT_EQ(r.code, 0) << r.out;
-  EXPECT_EQ(lrkit::h5::read_string_attributes(agents + "/log.h5", "/").at("world_size"), "4");
-  expect_same_losses(local + "/log.h5", agents + "/log.h5");
-#endif
-}
-
-TEST(TrainCommand, SlurmVariablesStartTheWorkersWhenTorchrunsAreAbsent) {
-  const auto local = out_dir("slurm_nproc2"), slurm = out_dir("slurm_tasks");
-  ASSERT_EQ(run_lrkit("train --config " + tiny_config() + " --nproc 2 --out " + local).code, 0);
-  const std::string port = std::to_string(29990 + getpid() % 9);
-  const auto task = [&](int id) {
-    return "env -u RANK -u WORLD_SIZE SLURM_PROCID=" + std::to_string(id) + " SLURM_LOCALID=" + std::to_string(id) +
-           " SLURM_NTASKS=2 SLURM_TASKS_PER_NODE=2 SLURM_CPUS_PER_TASK=" + std::to_string(lrkit::testing::process_cpus()) +
-           " MASTER_ADDR=127.0.0.1 MASTER_PORT=" + port + " " + LRKIT_BINARY + " train --config " + tiny_config() +
-           " --out " + slurm;
-  };
-  const auto r = run_both(task(0), task(1));
-  ASSERT_EQ(r.code, 0) << r.out;
-  expect_same_losses(local + "/log.h5", slurm + "/log.h5");
-  // Each task has --cpus-per-task of its own, not half the node's.
-  const std::string own = lrkit::testing::worker_threads_text(1, lrkit::testing::process_cpus());
-  EXPECT_NE(r.out.find("threads per worker: " + own + "\n"), std::string::npos) << r.out;
-  const auto missing = run_command("env -u RANK SLURM_PROCID=0 SLURM_NTASKS=2 " + std::string(LRKIT_BINARY) +
-                                   " train --config " + tiny_config() + " --out " + out_dir("slurm_no_master"));
-  EXPECT_EQ(missing.code, 2) << missing.out;
-  EXPECT_NE(missing.out.find("SLURM_NTASKS=2 but MASTER_ADDR is unset"), std::string::npos) << missing.out;
-  const auto malformed = run_command("env -u RANK SLURM_PROCID=0 SLURM_NTASKS=1 SLURM_CPUS_PER_TASK=all " +
-                                     std::string(LRKIT_BINARY) + " train --config " + tiny_config() + " --out " +
-                                     out_dir("slurm_bad_cpus"));
-  EXPECT_EQ(malformed.code, 2) << malformed.out;
-  EXPECT_EQ(malformed.out, "lrkit train: environment variable SLURM_CPUS_PER_TASK='all' is not a whole number of cores >= 1\n");
-}
-
-// In a one-task SLURM allocation (an sbatch script without srun) --nproc starts its workers; where a launcher started
-// several, --nproc must agree with it (it trained with one worker, or waited for an sbatch script's absent tasks).
-TEST(TrainCommand, NprocStartsWorkersInAOneTaskSlurmStepAndMustAgreeWithAnyOtherLauncher) {
-  const auto local = out_dir("nproc_plain"), batch = out_dir("nproc_sbatch");
-  ASSERT_EQ(run_lrkit("train --config " + tiny_config() + " --nproc 2 --out " + local).code, 0);
-  const auto r = run_command("env -u RANK -u WORLD_SIZE SLURM_PROCID=0 SLURM_LOCALID=0 SLURM_NTASKS=1 " +
-                             std::string(LRKIT_BINARY) + " train --config " + tiny_config() + " --nproc 2 --out " + batch);
-  ASSERT_EQ(r.code, 0) << r.out;
-  EXPECT_EQ(lrkit::h5::read_string_attributes(batch + "/log.h5", "/").at("world_size"), "2");
-  expect_same_losses(local + "/log.h5", batch + "/log.h5");
-  const auto slurm = run_command("env -u RANK -u WORLD_SIZE SLURM_PROCID=0 SLURM_LOCALID=0 SLURM_NTASKS=8 "
-                                 "SLURM_TASKS_PER_NODE='4(x2)' MASTER_ADDR=127.0.0.1 " + std::string(LRKIT_BINARY) +
-                                 " train --config " + tiny_config() + " --nproc 2 --out " + out_dir("nproc_srun"));
-  EXPECT_EQ(slurm.code, 2) << slurm.out;
-  EXPECT_EQ(slurm.out, "lrkit train: --nproc 2 but SLURM started this process as one of 4 worker(s) on this node "
-                       "(SLURM_NTASKS=8): the launcher starts the workers; drop --nproc, or run lrkit with --nproc in a "
-                       "one-task step (srun -n 1)\n");
-  const auto torchrun = run_command("env -u SLURM_PROCID RANK=0 WORLD_SIZE=2 LOCAL_RANK=0 LOCAL_WORLD_SIZE=2 "
-                                    "MASTER_ADDR=127.0.0.1 MASTER_PORT=29999 " + std::string(LRKIT_BINARY) + " train --config " +
-                                    tiny_config() + " --nproc 4 --out " + out_dir("nproc_torchrun"));
-  EXPECT_EQ(torchrun.code, 2) << torchrun.out;
-  EXPECT_EQ(torchrun.out, "lrkit train: --nproc 4 but torchrun started this process as one of 2 worker(s) on this node "
-                          "(LOCAL_WORLD_SIZE=2): the launcher starts the workers; drop --nproc\n");
-}
-
-// srun tasks may each see a GPU of their own, so their view does not refuse NCCL; the rendezvous does when two tasks
-// share one. On one GPU both tasks see it: every task exits 2 before NCCL starts, and rank 0 names the GPU.
-class SrunOnOneGpu : public lrkit::testing::OnDevice {};
-
-TEST_P(SrunOnOneGpu, TasksSharingAGpuAreRefusedBeforeNcclStarts) {
-#ifndef LRKIT_WITH_CUDA
-  GTEST_SKIP() << "this lrkit was built without CUDA, so without NCCL";
-#else
-  const std::string port = std::to_string(29980 + getpid() % 9);
-  const auto task = [&](int id) {
-    return "env -u RANK -u WORLD_SIZE SLURM_PROCID=" + std::to_string(id) + " SLURM_LOCALID=" + std::to_string(id) +
-           " SLURM_NTASKS=2 SLURM_TASKS_PER_NODE=2 CUDA_VISIBLE_DEVICES=0 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + port +
-           " " + LRKIT_BINARY + " train --config " + tiny_config() + " --train.device=cuda --dist.timeout_s=60 --out " +
-           out_dir("srun_shared_gpu");
-  };
-  const auto r = run_both(task(0), task(1));
-  EXPECT_NE(r.code, 0) << r.out;
-  const auto named = r.out.find("lrkit train: ranks 0 and 1 train on one GPU (");
-  EXPECT_NE(named, std::string::npos) << r.out;
-  EXPECT_EQ(r.out.rfind("train on one GPU"), r.out.find("train on one GPU")) << "once, by rank 0:\n" << r.out;
-  EXPECT_EQ(r.out.find("terminate"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("NCCL needs a GPU of its own per worker"), std::string::npos) << r.out;
-#endif
-}
-
-INSTANTIATE_TEST_SUITE_P(Cuda, SrunOnOneGpu, ::testing::Values(std::string("cuda")));
 
 // Starts `lrkit train --nproc 2` on a long run in the background, waits until
 // both workers are training, does `to_rank_1` to worker 1 and returns how
@@ -427,28 +297,6 @@ TEST(TrainCommand, AMissingDataFileIsRefusedOnceBeforeTheWorkersStartOrTheRunDir
   }
 }
 
-// Under torchrun every worker checked the same config, data file and checkpoint and printed the same refusal: on 8 GPUs,
-// 8 lines. Now each machine's first worker (LOCAL_RANK 0) reports it; the others exit 2 without a word.
-TEST(TrainCommand, UnderTorchrunARefusalIsReportedByEachMachinesFirstWorker) {
-  const auto damaged_checkpoint = lrkit::testing::write_text("damaged.pt", "not a checkpoint\n");
-  const std::vector<std::pair<std::string, std::string>> cases = {
-      {" --data.path=/nonexistent/corpus.txt",
-       "lrkit train: data file '/nonexistent/corpus.txt' does not exist or cannot be reached\n"},
-      {" --optim.beta1=1.5", "lrkit train: optim.beta1 must be in [0, 1) (got 1.5)\n"},
-      {" --resume " + damaged_checkpoint,
-       "lrkit train: '" + damaged_checkpoint + "' is not an lrkit checkpoint (no 'lrkit-checkpoint 2' header)\n"}};
-  for (const auto& [option, message] : cases) {
-    for (int rank = 0; rank < 3; ++rank) {
-      const int local = rank % 2;  // ranks 0 and 2 are their machines' first workers
-      const auto r = run_command("env RANK=" + std::to_string(rank) + " LOCAL_RANK=" + std::to_string(local) +
-                                 " WORLD_SIZE=4 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=1 " +
-                                 std::string(LRKIT_BINARY) + " train --config " + tiny_config() + option + " --out " +
-                                 out_dir("torchrun_refusal"));
-      EXPECT_EQ(r.code, 2) << "rank " << rank << option << "\n" << r.out;
-      EXPECT_EQ(r.out, local == 0 ? message : "") << "rank " << rank << option;
-    }
-  }
-}
 
 // A model too large for the machine's memory was killed by the kernel while it built its weights ("Killed", exit
 // 137, no message). It is refused before anything starts, with what it needs, what there is and which keys to lower.
