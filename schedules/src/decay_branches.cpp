@@ -47,9 +47,9 @@ DecayBranches decay_branches(const std::string& spec, const std::vector<int64_t>
                                   std::to_string(kLongestCheckedRun) + "]");
     if (!seen.insert(budget).second) throw std::invalid_argument("budget " + std::to_string(budget) + " is given twice");
   }
-  const int64_t largest = *seen.rbegin();
-  DecayBranches plan{parse_schedule(spec, main_run_length(largest)), {}};
-  if (plan.main.total() != main_run_length(largest))
+  const int64_t main_length = main_run_length(*seen.rbegin());
+  DecayBranches plan{parse_schedule(spec, main_length), {}};
+  if (plan.main.total() != main_length)
     throw std::invalid_argument("schedule '" + spec + "' has a length of its own (" + std::to_string(plan.main.total()) +
                                 " steps); a branch's length is its budget: remove total=");
   for (const int64_t budget : budgets) {
