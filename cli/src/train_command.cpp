@@ -74,11 +74,17 @@ int run_train_command(const std::vector<std::string>& args) {
     // started one process there. Where a launcher started this process as one of several workers, --nproc must
     // agree with it (it once trained with one worker, or waited for the absent tasks of an sbatch script).
     const bool launching = config.nproc > 1 && (env.launcher.empty() || (env.launcher == "slurm" && env.world_size == 1));
+    if (!launching && env.slurm_allocated_tasks > 1)
+      throw std::invalid_argument(
+          "SLURM_NTASKS=" + std::to_string(env.slurm_allocated_tasks) + " but srun did not start this process (no "
+          "SLURM_STEP_NUM_TASKS): a batch script's own process is one task, and the other " +
+          std::to_string(env.slurm_allocated_tasks - 1) + " would never come; start the workers with srun (srun lrkit "
+          "train ...), or start N on this node with --nproc N");
     if (config.nproc > 1 && !launching && config.nproc != env.local_world_size)
       throw std::invalid_argument(
           "--nproc " + std::to_string(config.nproc) + " but " + (env.launcher == "slurm" ? "SLURM" : "torchrun") +
           " started this process as one of " + std::to_string(env.local_world_size) + " worker(s) on this node (" +
-          (env.launcher == "slurm" ? "SLURM_NTASKS=" + std::to_string(env.world_size)
+          (env.launcher == "slurm" ? "SLURM_STEP_NUM_TASKS=" + std::to_string(env.world_size)
                                    : "LOCAL_WORLD_SIZE=" + std::to_string(env.local_world_size)) +
           "): the launcher starts the workers; drop --nproc" +
           (env.launcher == "slurm" ? ", or run lrkit with --nproc in a one-task step (srun -n 1)" : ""));

@@ -14,12 +14,15 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "device_check.hpp"
+#include "gloo_endpoint.hpp"
 #include "one_gpu_per_worker.hpp"
 #include "lrkit/distributed/collective.hpp"
-#include "lrkit/distributed/launcher_store.hpp"
 
 namespace lrkit::distributed {
 
@@ -34,17 +37,6 @@ using BackendGroup = c10d::Backend;
 #else
 using BackendGroup = c10d::ProcessGroup;
 #endif
-
-int int_from_env(const char* name, int fallback, int min_value) {
-  const char* text = std::getenv(name);
-  if (text == nullptr || *text == '\0') return fallback;
-  char* end = nullptr;
-  const long value = std::strtol(text, &end, 10);
-  if (*end != '\0' || value < min_value || value > 1 << 20)
-    throw std::invalid_argument(std::string("environment variable ") + name + "='" + text +
-                                "' is not an integer >= " + std::to_string(min_value));
-  return static_cast<int>(value);
-}
 
 #ifdef LRKIT_WITH_CUDA
 // The physical GPU behind `device`: CUDA's indices differ between processes that see different GPUs (srun binds
@@ -65,6 +57,28 @@ PhysicalGpu physical_gpu(const torch::Device& device) {
   return {uuid, std::string(host.data()) + " " + bus.data()};
 }
 #endif
+
+using GlooDevices = std::vector<std::shared_ptr<::gloo::transport::Device>>;
+
+GlooDevices make_gloo_devices(const GlooEndpoint& endpoint) {
+  if (endpoint.interfaces.empty())
+    return {endpoint.loopback ? c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1")
+                              : c10d::ProcessGroupGloo::createDefaultDevice()};
+  GlooDevices devices;
+  for (const std::string& name : endpoint.interfaces) {
+    try {
+      devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(name));
+    } catch (const std::exception& e) {  // Gloo's own enforce error, "[enforce fail at file:line] condition. reason"
+      const std::string what = e.what();
+      const size_t reason = what.rfind(". ");
+      throw std::invalid_argument(std::string("environment variable GLOO_SOCKET_IFNAME='") + std::getenv("GLOO_SOCKET_IFNAME") +
+                                  "': Gloo cannot listen on interface '" + name + "' of this machine (" +
+                                  (reason == std::string::npos ? what : what.substr(reason + 2)) +
+                                  "); `ip -brief address` lists its interfaces");
+    }
+  }
+  return devices;
+}
 
 class SingleProcess final : public Collective {
  public:
@@ -91,6 +105,8 @@ class C10dCollective final : public Collective {
       throw std::invalid_argument("this lrkit was built without CUDA, so without NCCL: rebuild against a CUDA LibTorch "
                                   "(LRKIT_WITH_CUDA) or use dist.backend=gloo");
 #endif
+    // Before the rendezvous waits for the others: a GLOO_SOCKET_IFNAME that cannot serve is refused at once.
+    const auto gloo_devices = backend == Backend::gloo ? make_gloo_devices(gloo_endpoint(env)) : GlooDevices{};
     c10d::TCPStoreOptions store_options;
     store_options.port = static_cast<std::uint16_t>(env.master_port);
     store_options.isServer = env.rank == 0 && !env.store_hosted_by_launcher;
@@ -112,7 +128,7 @@ class C10dCollective final : public Collective {
 #endif
       // Gloo reduces CUDA tensors too (staged through host memory), so several workers may share one GPU.
       auto options = c10d::ProcessGroupGloo::Options::create(timeout);
-      options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1"));
+      options->devices = gloo_devices;
       group_ = c10::make_intrusive<c10d::ProcessGroupGloo>(store, env.rank, env.world_size, options);
     } catch (const c10::Error& e) {
       throw std::runtime_error("rank " + std::to_string(env.rank) + ": rendezvous at " + env.master_addr + ":" +
@@ -166,64 +182,6 @@ class C10dCollective final : public Collective {
 };
 
 }  // namespace
-
-namespace {
-
-bool has_env(const char* name) {
-  const char* text = std::getenv(name);
-  return text != nullptr && *text != '\0';
-}
-
-// SLURM_TASKS_PER_NODE reads like "4(x2),3": this node's count is not knowable
-// from it alone, so only a uniform first entry is taken.
-int slurm_tasks_per_node(int world_size) {
-  if (has_env("SLURM_NTASKS_PER_NODE")) return int_from_env("SLURM_NTASKS_PER_NODE", world_size, 1);
-  if (!has_env("SLURM_TASKS_PER_NODE")) return world_size;
-  const std::string text = std::getenv("SLURM_TASKS_PER_NODE");
-  char* end = nullptr;
-  const long value = std::strtol(text.c_str(), &end, 10);
-  if (end == text.c_str() || value < 1) throw std::invalid_argument("environment variable SLURM_TASKS_PER_NODE='" + text + "' is malformed");
-  return static_cast<int>(value);
-}
-
-}  // namespace
-
-DistributedEnv distributed_env_from_environment() {
-  DistributedEnv env;
-  if (!has_env("RANK") && has_env("SLURM_PROCID")) {  // srun: one task per worker
-    env.launcher = "slurm";
-    env.world_size = int_from_env("SLURM_NTASKS", 1, 1);
-    env.rank = int_from_env("SLURM_PROCID", 0, 0);
-    env.local_rank = int_from_env("SLURM_LOCALID", 0, 0);
-    env.local_world_size = slurm_tasks_per_node(env.world_size);
-    if (env.world_size > 1 && !has_env("MASTER_ADDR"))
-      throw std::invalid_argument("SLURM_NTASKS=" + std::to_string(env.world_size) +
-                                  " but MASTER_ADDR is unset: export MASTER_ADDR=$(scontrol show hostnames "
-                                  "\"$SLURM_JOB_NODELIST\" | head -n1) in the batch script, and start the "
-                                  "workers with srun (the batch script's own process is one task, not " +
-                                  std::to_string(env.world_size) + ")");
-  } else {
-    env.launcher = has_env("RANK") ? "torchrun" : "";
-    env.world_size = int_from_env("WORLD_SIZE", 1, 1);
-    env.rank = int_from_env("RANK", 0, 0);
-    env.local_rank = int_from_env("LOCAL_RANK", env.rank, 0);
-    env.local_world_size = int_from_env("LOCAL_WORLD_SIZE", env.world_size, 1);
-  }
-  env.master_port = int_from_env("MASTER_PORT", 29500, 1);
-  if (const char* addr = std::getenv("MASTER_ADDR"); addr != nullptr && *addr != '\0') env.master_addr = addr;
-  if (env.rank >= env.world_size)
-    throw std::invalid_argument("RANK=" + std::to_string(env.rank) + " is not below WORLD_SIZE=" +
-                                std::to_string(env.world_size));
-  if (env.master_port > 65535) throw std::invalid_argument("MASTER_PORT=" + std::to_string(env.master_port) + " is not a port");
-  // torchrun's agent hosts the store on MASTER_PORT, its keys under the prefix PyTorch's env:// rendezvous uses.
-  if (const char* agent = std::getenv("TORCHELASTIC_USE_AGENT_STORE"); agent != nullptr && std::string(agent) == "True") {
-    env.store_hosted_by_launcher = true;
-    env.store_prefix = "/worker/attempt_" + std::to_string(int_from_env("TORCHELASTIC_RESTART_COUNT", 0, 0));
-  } else if (const char* lrkit = std::getenv(kLauncherStoreVariable); lrkit != nullptr && std::string(lrkit) == "1") {
-    env.store_hosted_by_launcher = true;
-  }
-  return env;
-}
 
 const char* backend_name(Backend backend) { return backend == Backend::nccl ? "nccl" : "gloo"; }
 

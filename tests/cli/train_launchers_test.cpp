@@ -71,15 +71,25 @@ TEST(TrainCommand, TwoTorchrunAgentsWithNnodes2RunOneJobEqualToNproc4) {
 #endif
 }
 
+// What srun gives task `id` of a step with `per_node` tasks on each of `nodes` nodes, in an allocation of 8 tasks
+// (the step's variables count, not SLURM_NTASKS). No MASTER_ADDR or MASTER_PORT: the step's first node and a port of
+// the job (its id from this process's) and of `step`, which keeps the tests that run at once apart.
+std::string srun_task(int id, int nodes, int per_node, int step) {
+  const std::string node = std::to_string(id / per_node);
+  return "env -u RANK -u WORLD_SIZE -u MASTER_ADDR -u MASTER_PORT SLURM_NTASKS=8 SLURM_TASKS_PER_NODE=\"4(x2)\" "
+         "SLURM_PROCID=" + std::to_string(id) + " SLURM_LOCALID=" + std::to_string(id % per_node) + " SLURM_NODEID=" +
+         node + " SLURM_STEP_NODEID=" + node + " SLURM_STEP_NUM_TASKS=" + std::to_string(nodes * per_node) +
+         " SLURM_STEP_TASKS_PER_NODE=\"" + std::to_string(per_node) + "(x" + std::to_string(nodes) + ")\" "
+         "SLURM_STEP_NODELIST=localhost SLURM_JOB_ID=" + std::to_string(getpid() % 1000) + " SLURM_STEP_ID=" +
+         std::to_string(step) + " ";
+}
+
 TEST(TrainCommand, SlurmVariablesStartTheWorkersWhenTorchrunsAreAbsent) {
   const auto local = out_dir("slurm_nproc2"), slurm = out_dir("slurm_tasks");
   ASSERT_EQ(run_lrkit("train --config " + tiny_config() + " --nproc 2 --out " + local).code, 0);
-  const std::string port = std::to_string(29990 + getpid() % 9);
   const auto task = [&](int id) {
-    return "env -u RANK -u WORLD_SIZE SLURM_PROCID=" + std::to_string(id) + " SLURM_LOCALID=" + std::to_string(id) +
-           " SLURM_NTASKS=2 SLURM_TASKS_PER_NODE=2 SLURM_CPUS_PER_TASK=" + std::to_string(lrkit::testing::process_cpus()) +
-           " MASTER_ADDR=127.0.0.1 MASTER_PORT=" + port + " " + LRKIT_BINARY + " train --config " + tiny_config() +
-           " --out " + slurm;
+    return srun_task(id, 1, 2, 0) + "SLURM_CPUS_PER_TASK=" + std::to_string(lrkit::testing::process_cpus()) + " " +
+           LRKIT_BINARY + " train --config " + tiny_config() + " --out " + slurm;
   };
   const auto r = run_both(task(0), task(1));
   ASSERT_EQ(r.code, 0) << r.out;
@@ -87,10 +97,13 @@ TEST(TrainCommand, SlurmVariablesStartTheWorkersWhenTorchrunsAreAbsent) {
   // Each task has --cpus-per-task of its own, not half the node's.
   const std::string own = lrkit::testing::worker_threads_text(1, lrkit::testing::process_cpus());
   EXPECT_NE(r.out.find("threads per worker: " + own + "\n"), std::string::npos) << r.out;
-  const auto missing = run_command("env -u RANK SLURM_PROCID=0 SLURM_NTASKS=2 " + std::string(LRKIT_BINARY) +
-                                   " train --config " + tiny_config() + " --out " + out_dir("slurm_no_master"));
-  EXPECT_EQ(missing.code, 2) << missing.out;
-  EXPECT_NE(missing.out.find("SLURM_NTASKS=2 but MASTER_ADDR is unset"), std::string::npos) << missing.out;
+  std::string no_nodelist = srun_task(0, 1, 2, 0);
+  no_nodelist.erase(no_nodelist.find("SLURM_STEP_NODELIST=localhost "), 30);
+  const auto no_host = run_command(no_nodelist + LRKIT_BINARY + " train --config " + tiny_config() + " --out " +
+                                   out_dir("slurm_no_master"));
+  EXPECT_EQ(no_host.code, 2) << no_host.out;
+  EXPECT_EQ(no_host.out, "lrkit train: SLURM_STEP_NUM_TASKS=2 but neither MASTER_ADDR nor SLURM_STEP_NODELIST is set: "
+                         "export MASTER_ADDR=(the host of task 0) before srun\n");
   const auto malformed = run_command("env -u RANK SLURM_PROCID=0 SLURM_NTASKS=1 SLURM_CPUS_PER_TASK=all " +
                                      std::string(LRKIT_BINARY) + " train --config " + tiny_config() + " --out " +
                                      out_dir("slurm_bad_cpus"));
@@ -98,23 +111,55 @@ TEST(TrainCommand, SlurmVariablesStartTheWorkersWhenTorchrunsAreAbsent) {
   EXPECT_EQ(malformed.out, "lrkit train: environment variable SLURM_CPUS_PER_TASK='all' is not a whole number of cores >= 1\n");
 }
 
-// In a one-task SLURM allocation (an sbatch script without srun) --nproc starts its workers; where a launcher started
-// several, --nproc must agree with it (it trained with one worker, or waited for an sbatch script's absent tasks).
-TEST(TrainCommand, NprocStartsWorkersInAOneTaskSlurmStepAndMustAgreeWithAnyOtherLauncher) {
+// Two srun tasks as two nodes of one task each: Gloo listens on GLOO_SOCKET_IFNAME's interface (loopback would make
+// each of two real machines dial itself).
+TEST(TrainCommand, SlurmTasksOnTwoNodesMeetOverGlooSocketIfname) {
+  const auto local = out_dir("slurm_nodes_nproc2"), slurm = out_dir("slurm_nodes");
+  ASSERT_EQ(run_lrkit("train --config " + tiny_config() + " --nproc 2 --out " + local).code, 0);
+  const auto task = [&](int id) {
+    return srun_task(id, 2, 1, 1) + "GLOO_SOCKET_IFNAME=lo " + LRKIT_BINARY + " train --config " + tiny_config() +
+           " --out " + slurm;
+  };
+  const auto r = run_both(task(0), task(1));
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(lrkit::h5::read_string_attributes(slurm + "/log.h5", "/").at("world_size"), "2");
+  expect_same_losses(local + "/log.h5", slurm + "/log.h5");
+  // Refused before the rendezvous waits for the other task, which is not started here.
+  for (const auto& [names, problem] : std::vector<std::pair<std::string, std::string>>{
+           {"lo,", " has an empty interface name (expected names such as eth0 or eth0,ib0)"},
+           {"lo,lrkit_absent0", ": Gloo cannot listen on interface 'lrkit_absent0' of this machine (Unable to find "
+                                "address for: lrkit_absent0); `ip -brief address` lists its interfaces"}}) {
+    const auto refused = run_command(srun_task(0, 2, 1, 1) + "GLOO_SOCKET_IFNAME=" + names + " " + LRKIT_BINARY +
+                                     " train --config " + tiny_config() + " --out " + out_dir("slurm_bad_ifname"));
+    EXPECT_EQ(refused.code, 2) << refused.out;
+    EXPECT_EQ(refused.out, "lrkit train: environment variable GLOO_SOCKET_IFNAME='" + names + "'" + problem + "\n");
+  }
+}
+
+// A batch script's own process is no srun task: with its allocation's SLURM_NTASKS > 1 it is refused in one line (it
+// waited for the absent tasks until the rendezvous timed out), and --nproc starts the workers there. Where a launcher
+// started several, --nproc must agree with it (it trained with one worker).
+TEST(TrainCommand, NprocStartsWorkersInABatchScriptAndMustAgreeWithAnyOtherLauncher) {
   const auto local = out_dir("nproc_plain"), batch = out_dir("nproc_sbatch");
   ASSERT_EQ(run_lrkit("train --config " + tiny_config() + " --nproc 2 --out " + local).code, 0);
-  const auto r = run_command("env -u RANK -u WORLD_SIZE SLURM_PROCID=0 SLURM_LOCALID=0 SLURM_NTASKS=1 " +
-                             std::string(LRKIT_BINARY) + " train --config " + tiny_config() + " --nproc 2 --out " + batch);
+  const std::string batch_script = "env -u RANK -u WORLD_SIZE -u SLURM_STEP_NUM_TASKS SLURM_PROCID=0 SLURM_LOCALID=0 "
+                                   "SLURM_NTASKS=8 SLURM_TASKS_PER_NODE='4(x2)' ";
+  const auto alone = run_command(batch_script + LRKIT_BINARY + " train --config " + tiny_config() + " --out " +
+                                 out_dir("nproc_sbatch_alone"));
+  EXPECT_EQ(alone.code, 2) << alone.out;
+  EXPECT_EQ(alone.out, "lrkit train: SLURM_NTASKS=8 but srun did not start this process (no SLURM_STEP_NUM_TASKS): a "
+                       "batch script's own process is one task, and the other 7 would never come; start the workers "
+                       "with srun (srun lrkit train ...), or start N on this node with --nproc N\n");
+  const auto r = run_command(batch_script + LRKIT_BINARY + " train --config " + tiny_config() + " --nproc 2 --out " + batch);
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_EQ(lrkit::h5::read_string_attributes(batch + "/log.h5", "/").at("world_size"), "2");
   expect_same_losses(local + "/log.h5", batch + "/log.h5");
-  const auto slurm = run_command("env -u RANK -u WORLD_SIZE SLURM_PROCID=0 SLURM_LOCALID=0 SLURM_NTASKS=8 "
-                                 "SLURM_TASKS_PER_NODE='4(x2)' MASTER_ADDR=127.0.0.1 " + std::string(LRKIT_BINARY) +
-                                 " train --config " + tiny_config() + " --nproc 2 --out " + out_dir("nproc_srun"));
+  const auto slurm = run_command(srun_task(0, 2, 4, 2) + LRKIT_BINARY + " train --config " + tiny_config() +
+                                 " --nproc 2 --out " + out_dir("nproc_srun"));
   EXPECT_EQ(slurm.code, 2) << slurm.out;
   EXPECT_EQ(slurm.out, "lrkit train: --nproc 2 but SLURM started this process as one of 4 worker(s) on this node "
-                       "(SLURM_NTASKS=8): the launcher starts the workers; drop --nproc, or run lrkit with --nproc in a "
-                       "one-task step (srun -n 1)\n");
+                       "(SLURM_STEP_NUM_TASKS=8): the launcher starts the workers; drop --nproc, or run lrkit with "
+                       "--nproc in a one-task step (srun -n 1)\n");
   const auto torchrun = run_command("env -u SLURM_PROCID RANK=0 WORLD_SIZE=2 LOCAL_RANK=0 LOCAL_WORLD_SIZE=2 "
                                     "MASTER_ADDR=127.0.0.1 MASTER_PORT=29999 " + std::string(LRKIT_BINARY) + " train --config " +
                                     tiny_config() + " --nproc 4 --out " + out_dir("nproc_torchrun"));
@@ -131,12 +176,9 @@ TEST_P(SrunOnOneGpu, TasksSharingAGpuAreRefusedBeforeNcclStarts) {
 #ifndef LRKIT_WITH_CUDA
   GTEST_SKIP() << "this lrkit was built without CUDA, so without NCCL";
 #else
-  const std::string port = std::to_string(29980 + getpid() % 9);
   const auto task = [&](int id) {
-    return "env -u RANK -u WORLD_SIZE SLURM_PROCID=" + std::to_string(id) + " SLURM_LOCALID=" + std::to_string(id) +
-           " SLURM_NTASKS=2 SLURM_TASKS_PER_NODE=2 CUDA_VISIBLE_DEVICES=0 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + port +
-           " " + LRKIT_BINARY + " train --config " + tiny_config() + " --train.device=cuda --dist.timeout_s=60 --out " +
-           out_dir("srun_shared_gpu");
+    return srun_task(id, 1, 2, 3) + "CUDA_VISIBLE_DEVICES=0 " + LRKIT_BINARY + " train --config " + tiny_config() +
+           " --train.device=cuda --dist.timeout_s=60 --out " + out_dir("srun_shared_gpu");
   };
   const auto r = run_both(task(0), task(1));
   EXPECT_NE(r.code, 0) << r.out;

@@ -13,33 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "lrkit/distributed/launcher_environment.hpp"
+
 namespace lrkit::distributed {
-
-// RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT.
-struct DistributedEnv {
-  int rank = 0;
-  int world_size = 1;
-  int local_rank = 0;
-  int local_world_size = 1;
-  std::string master_addr = "127.0.0.1";
-  int master_port = 29500;
-  std::string launcher;  // "torchrun" (RANK set), "slurm" (SLURM_PROCID set, RANK not) or "" (one process)
-  // Who hosts the rendezvous store at master_addr:master_port: rank 0 (false),
-  // or the launcher, which the workers join as clients: torchrun's agent
-  // (TORCHELASTIC_USE_AGENT_STORE=True; keys under store_prefix) or lrkit's own
-  // (LRKIT_LAUNCHER_STORE=1, launcher_store.hpp).
-  bool store_hosted_by_launcher = false;
-  std::string store_prefix;  // "/worker/attempt_<TORCHELASTIC_RESTART_COUNT>" under torchrun's agent, else ""
-};
-
-// Reads torchrun's variables (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,
-// MASTER_ADDR, MASTER_PORT), else SLURM's (SLURM_PROCID, SLURM_NTASKS,
-// SLURM_LOCALID, SLURM_NTASKS_PER_NODE or SLURM_TASKS_PER_NODE; MASTER_ADDR
-// is then required when SLURM_NTASKS > 1, MASTER_PORT defaults to 29500);
-// none: a single process. The store's host: see DistributedEnv. Throws
-// std::invalid_argument naming the variable and its value when one is
-// malformed or missing.
-DistributedEnv distributed_env_from_environment();
 
 // The c10d backend of a process group.
 enum class Backend { gloo, nccl };

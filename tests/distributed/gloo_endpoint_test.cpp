@@ -1,0 +1,65 @@
+// Where Gloo's sockets listen: loopback on one machine, GLOO_SOCKET_IFNAME's
+// interfaces where set, else the host name's address (across machines loopback
+// made every peer dial itself).
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "gloo_endpoint.hpp"
+#include "scoped_environment.hpp"
+
+namespace lrkit::distributed {
+namespace {
+
+using lrkit::testing::ScopedEnvironment;
+using lrkit::testing::Variables;
+
+DistributedEnv workers(int world_size, int local_world_size) {
+  DistributedEnv env;
+  env.world_size = world_size;
+  env.local_world_size = local_world_size;
+  return env;
+}
+
+TEST(GlooEndpoint, OneMachineListensOnLoopback) {
+  const ScopedEnvironment environment(Variables{{"GLOO_SOCKET_IFNAME", std::nullopt}});
+  const GlooEndpoint endpoint = gloo_endpoint(workers(4, 4));
+  EXPECT_TRUE(endpoint.loopback);
+  EXPECT_TRUE(endpoint.interfaces.empty());
+}
+
+TEST(GlooEndpoint, SeveralMachinesListenOnTheHostNamesAddress) {
+  const ScopedEnvironment environment(Variables{{"GLOO_SOCKET_IFNAME", ""}});  // empty: unset
+  for (const auto& [world, local] : std::vector<std::pair<int, int>>{{8, 4}, {2, 1}, {7, 3}}) {
+    const GlooEndpoint endpoint = gloo_endpoint(workers(world, local));
+    EXPECT_FALSE(endpoint.loopback) << world << " workers, " << local << " here";
+    EXPECT_TRUE(endpoint.interfaces.empty());
+  }
+}
+
+TEST(GlooEndpoint, GlooSocketIfnameNamesTheInterfacesOnAnyMachineCount) {
+  const ScopedEnvironment environment(Variables{{"GLOO_SOCKET_IFNAME", "eth0,ib0"}});
+  for (const int world : {2, 8}) {
+    const GlooEndpoint endpoint = gloo_endpoint(workers(world, 2));
+    EXPECT_EQ(endpoint.interfaces, (std::vector<std::string>{"eth0", "ib0"}));
+    EXPECT_FALSE(endpoint.loopback);
+  }
+}
+
+TEST(GlooEndpoint, AnEmptyInterfaceNameIsRefused) {
+  for (const std::string bad : {",", "eth0,", ",eth0", "eth0,,ib0"}) {
+    const ScopedEnvironment environment(Variables{{"GLOO_SOCKET_IFNAME", bad}});
+    try {
+      gloo_endpoint(workers(2, 1));
+      ADD_FAILURE() << "'" << bad << "' accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_EQ(std::string(e.what()), "environment variable GLOO_SOCKET_IFNAME='" + bad +
+                                           "' has an empty interface name (expected names such as eth0 or eth0,ib0)");
+    }
+  }
+}
+
+}  // namespace
+}  // namespace lrkit::distributed
