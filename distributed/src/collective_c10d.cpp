@@ -58,6 +58,11 @@ PhysicalGpu physical_gpu(const torch::Device& device) {
 }
 #endif
 
+// What a rendezvous across machines needs that one machine does not.
+constexpr const char* kSeveralMachinesHint =
+    " (workers on several machines: each must reach MASTER_ADDR, rank 0's machine, and the others' addresses on the "
+    "interface named by GLOO_SOCKET_IFNAME, or NCCL_SOCKET_IFNAME for NCCL, else the address the host name resolves to)";
+
 using GlooDevices = std::vector<std::shared_ptr<::gloo::transport::Device>>;
 
 GlooDevices make_gloo_devices(const GlooEndpoint& endpoint) {
@@ -133,7 +138,8 @@ class C10dCollective final : public Collective {
     } catch (const c10::Error& e) {
       throw std::runtime_error("rank " + std::to_string(env.rank) + ": rendezvous at " + env.master_addr + ":" +
                                std::to_string(env.master_port) + " with " + std::to_string(env.world_size) +
-                               " workers failed: " + e.what_without_backtrace());
+                               " workers failed: " + e.what_without_backtrace() +
+                               (env.world_size > env.local_world_size ? kSeveralMachinesHint : ""));
     }
   }
 

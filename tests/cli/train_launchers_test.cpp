@@ -124,6 +124,13 @@ TEST(TrainCommand, SlurmTasksOnTwoNodesMeetOverGlooSocketIfname) {
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_EQ(lrkit::h5::read_string_attributes(slurm + "/log.h5", "/").at("world_size"), "2");
   expect_same_losses(local + "/log.h5", slurm + "/log.h5");
+  // Alone, task 0 waits out the rendezvous; the failure says what several machines need.
+  const auto alone = run_command(srun_task(0, 2, 1, 1) + LRKIT_BINARY + " train --config " + tiny_config() +
+                                 " --dist.timeout_s=2 --out " + out_dir("slurm_node_alone"));
+  EXPECT_NE(alone.code, 0) << alone.out;
+  EXPECT_NE(alone.out.find("with 2 workers failed: "), std::string::npos) << alone.out;
+  EXPECT_NE(alone.out.find(" (workers on several machines: each must reach MASTER_ADDR, rank 0's machine, and the "
+                           "others' addresses on the interface named by GLOO_SOCKET_IFNAME"), std::string::npos) << alone.out;
   // Refused before the rendezvous waits for the other task, which is not started here.
   for (const auto& [names, problem] : std::vector<std::pair<std::string, std::string>>{
            {"lo,", " has an empty interface name (expected names such as eth0 or eth0,ib0)"},

@@ -39,12 +39,11 @@ WorkerPlacement prepare_worker(const TrainConfig& c, const distributed::Distribu
 double peak_flops(const TrainConfig& c, const distributed::DistributedEnv& env, const WorkerPlacement& placement,
                   const std::string& device) {
   const double per_device = c.train.peak_tflops > 0 ? c.train.peak_tflops * 1e12 : known_peak_flops(device);
+  if (placement.device.is_cuda() && placement.backend == distributed::Backend::nccl)
+    return per_device * static_cast<double>(env.world_size);  // also where nodes hold different task counts
   const int nodes = std::max(1, env.world_size / std::max(1, env.local_world_size));
   int per_node = 1;  // the CPU: train.peak_tflops is the machine's
-  if (placement.device.is_cuda())
-    per_node = placement.backend == distributed::Backend::nccl
-                   ? env.local_world_size
-                   : std::min(env.local_world_size, static_cast<int>(torch::cuda::device_count()));
+  if (placement.device.is_cuda()) per_node = std::min(env.local_world_size, static_cast<int>(torch::cuda::device_count()));
   return per_device * static_cast<double>(nodes * std::max(1, per_node));
 }
 
