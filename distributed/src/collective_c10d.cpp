@@ -134,6 +134,7 @@ class C10dCollective final : public Collective {
       // Gloo reduces CUDA tensors too (staged through host memory), so several workers may share one GPU.
       auto options = c10d::ProcessGroupGloo::Options::create(timeout);
       options->devices = gloo_devices;
+      options->threads = 2 * static_cast<int>(gloo_devices.size());  // as torch.distributed sizes them
       group_ = c10::make_intrusive<c10d::ProcessGroupGloo>(store, env.rank, env.world_size, options);
     } catch (const c10::Error& e) {
       throw std::runtime_error("rank " + std::to_string(env.rank) + ": rendezvous at " + env.master_addr + ":" +
