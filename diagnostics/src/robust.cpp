@@ -59,23 +59,68 @@ double sorted_mad(const std::vector<double>& v, double center) {
   return n % 2 == 1 ? current : (current + previous) / 2.0;
 }
 
+// A sliding window's non-NaN values, kept sorted as values enter and leave (a binary search and a move each), so
+// its median and MAD cost a lookup and a short walk where copying and partitioning the window cost ten times more:
+// a 180,000-step log of 8 ranks took 10 s at a 500-step window.
+class SortedWindow {
+ public:
+  void add(double x) {
+    if (!std::isnan(x)) values_.insert(std::upper_bound(values_.begin(), values_.end(), x), x);
+  }
+  void remove(double x) {
+    if (!std::isnan(x)) values_.erase(std::lower_bound(values_.begin(), values_.end(), x));
+  }
+  size_t size() const { return values_.size(); }
+  double median() const { return values_.empty() ? kNaN : sorted_median(values_); }
+  double mad(double center) const { return sorted_mad(values_, center); }
+
+ private:
+  std::vector<double> values_;
+};
+
 }  // namespace
 
-// The trailing window's non-NaN values are kept sorted as it slides (one insert and one erase a step), so each
-// step costs a binary search and a short walk where copying and partitioning the window cost ten times more: a
-// 180,000-step log of 8 ranks took 10 s at a 500-step window.
 std::vector<double> trailing_robust_z(const std::vector<double>& x, int64_t window, int64_t min_history, double min_scale) {
-  std::vector<double> z(x.size(), kNaN), sorted;
+  std::vector<double> z(x.size(), kNaN);
+  SortedWindow history;
   size_t begin = 0;
   for (size_t t = 0; t < x.size(); ++t) {
     const auto wanted_begin = static_cast<size_t>(std::max<int64_t>(0, static_cast<int64_t>(t) - window));
-    for (; begin < wanted_begin; ++begin)
-      if (!std::isnan(x[begin])) sorted.erase(std::lower_bound(sorted.begin(), sorted.end(), x[begin]));
-    if (t > 0 && !std::isnan(x[t - 1])) sorted.insert(std::upper_bound(sorted.begin(), sorted.end(), x[t - 1]), x[t - 1]);
-    if (static_cast<int64_t>(t - begin) < min_history || std::isnan(x[t]) || sorted.empty()) continue;
-    const double center = sorted_median(sorted);
-    const double scale = std::max(1.4826 * sorted_mad(sorted, center), min_scale);
+    for (; begin < wanted_begin; ++begin) history.remove(x[begin]);
+    if (t > 0) history.add(x[t - 1]);
+    if (static_cast<int64_t>(t - begin) < min_history || std::isnan(x[t]) || history.size() == 0) continue;
+    const double center = history.median();
+    const double scale = std::max(1.4826 * history.mad(center), min_scale);
     z[t] = (x[t] - center) / scale;
+  }
+  return z;
+}
+
+std::vector<double> shift_z(const std::vector<double>& x, int64_t window, int64_t horizon, int64_t min_history,
+                            double min_scale) {
+  std::vector<double> z(x.size(), kNaN);
+  if (horizon < 1 || static_cast<int64_t>(x.size()) < horizon) return z;
+  SortedWindow before, after;
+  size_t begin = 0;
+  const auto span = static_cast<size_t>(horizon);
+  for (size_t t = 0; t < span - 1; ++t) after.add(x[t]);
+  for (size_t t = 0; t + span <= x.size(); ++t) {
+    const auto wanted_begin = static_cast<size_t>(std::max<int64_t>(0, static_cast<int64_t>(t) - window));
+    for (; begin < wanted_begin; ++begin) before.remove(x[begin]);
+    if (t > 0) {
+      before.add(x[t - 1]);
+      after.remove(x[t - 1]);
+    }
+    after.add(x[t + span - 1]);
+    const auto history = static_cast<int64_t>(t - begin);
+    if (history < min_history || 2 * static_cast<int64_t>(before.size()) < history ||
+        2 * static_cast<int64_t>(after.size()) < horizon)
+      continue;
+    const double center = before.median();
+    const double scale = std::max(1.4826 * before.mad(center), min_scale);
+    const double error = 1.2533 * scale *
+                         std::sqrt(1.0 / static_cast<double>(after.size()) + 1.0 / static_cast<double>(before.size()));
+    z[t] = (after.median() - center) / error;
   }
   return z;
 }
@@ -83,16 +128,15 @@ std::vector<double> trailing_robust_z(const std::vector<double>& x, int64_t wind
 double roughness(const std::vector<double>& x, int64_t window) {
   if (x.size() < 3) return kNaN;
   const int64_t half = std::max<int64_t>(1, window / 2);
-  std::vector<double> residuals, sorted;  // the centered window's non-NaN values, kept sorted as it slides
-  size_t in = 0, out = 0;                  // x[out, in) is in `sorted`
+  std::vector<double> residuals;
+  SortedWindow centered;     // x[out, in)
+  size_t in = 0, out = 0;
   for (size_t t = 0; t < x.size(); ++t) {
     const auto lo = static_cast<size_t>(std::max<int64_t>(0, static_cast<int64_t>(t) - half));
     const auto hi = std::min(x.size(), t + static_cast<size_t>(half) + 1);
-    for (; in < hi; ++in)
-      if (!std::isnan(x[in])) sorted.insert(std::upper_bound(sorted.begin(), sorted.end(), x[in]), x[in]);
-    for (; out < lo; ++out)
-      if (!std::isnan(x[out])) sorted.erase(std::lower_bound(sorted.begin(), sorted.end(), x[out]));
-    residuals.push_back(std::fabs(x[t] - (sorted.empty() ? kNaN : sorted_median(sorted))));
+    for (; in < hi; ++in) centered.add(x[in]);
+    for (; out < lo; ++out) centered.remove(x[out]);
+    residuals.push_back(std::fabs(x[t] - centered.median()));
   }
   const double level = std::fabs(median(x));
   return level > 0 ? median(residuals) / level : kNaN;

@@ -65,6 +65,9 @@ TEST(Report, AnOptionOutOfRangeIsNamedWithItsValue) {
   o = ReportOptions();
   o.grad_spike_z = 0;
   EXPECT_EQ(refusal(o), "option --grad-spike-z must be a finite number > 0 (got 0)");
+  o = ReportOptions();
+  o.shift_z = -1;
+  EXPECT_EQ(refusal(o), "option --shift-z must be a finite number > 0 (got -1)");
 }
 
 TEST(Report, AHealthyRunIsConsistent) {
@@ -196,6 +199,58 @@ TEST(Report, ALongHealthyLogIsConsistentAndAJumpInItIsStillFound) {
   EXPECT_LE(jumped.windows.front().first_step, 20005);
 }
 
+// The ranks' losses spread `factor` times as wide from step `from` on.
+void widen_loss_spread(RankLog& log, int64_t from, double factor, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> noise;
+  const double extra = 0.02 * std::sqrt(factor * factor - 1);  // synthetic()'s spread is 0.02
+  for (int64_t t = from; t < static_cast<int64_t>(log.size()); ++t)
+    for (int64_t k = 0; k < log.ranks; ++k) cell(log, log.loss, t, k) += extra * noise(rng);
+}
+
+// A lasting 1.8x loss spread at 8 ranks moves the 5-step median by z about 4 per step, below the per-step test's 6;
+// the shift test finds it, starting near its first step. Over 10 logs the per-step test alone finds few.
+TEST(Report, ALastingModerateJumpIsFoundByTheShiftTest) {
+  ReportOptions per_step_only;
+  per_step_only.shift_z = 1e9;
+  int per_step_found = 0, found = 0;
+  std::string shift_text, shift_json;
+  for (uint64_t seed = 0; seed < 10; ++seed) {
+    auto log = synthetic(8, 400, 100 + seed);
+    widen_loss_spread(log, 240, 1.8, 200 + seed);
+    if (!analyze(log, per_step_only).windows.empty()) ++per_step_found;
+    const auto r = analyze(log);
+    if (r.windows.size() != 1) continue;
+    const auto& w = r.windows.front();
+    EXPECT_EQ(w.metric, "loss_std");
+    EXPECT_NEAR(w.first_step, 240, 12) << format_text(r);
+    ++found;
+    if (w.test != "shift") continue;
+    EXPECT_GT(w.peak_z, 6);
+    EXPECT_EQ(w.first_step, w.peak_step);
+    EXPECT_EQ(r.verdict.rfind("silent inconsistency: 1 dispersion jump(s)", 0), 0u) << r.verdict;
+    shift_text = format_text(r);
+    shift_json = format_json(r);
+  }
+  EXPECT_LE(per_step_found, 3);
+  EXPECT_GE(found, 9);
+  EXPECT_NE(shift_text.find("loss_std jump (lasting shift), peak z"), std::string::npos) << shift_text;
+  EXPECT_NE(shift_json.find("\"test\": \"shift\""), std::string::npos) << shift_json;
+  // A jump the per-step test finds is reported once, by it.
+  auto wide = synthetic(8, 400, 100);
+  widen_loss_spread(wide, 240, 4.0, 200);
+  const auto both = analyze(wide);
+  ASSERT_EQ(both.windows.size(), 1u) << format_text(both);
+  EXPECT_EQ(both.windows.front().test, "step");
+  // Nothing changed, nothing found, over seeds: the shift test on its own (the per-step one off).
+  ReportOptions shift_only;
+  shift_only.jump_z = 1e9;
+  for (uint64_t seed = 30; seed < 40; ++seed) {
+    const auto healthy = analyze(synthetic(8, 400, seed), shift_only);
+    EXPECT_TRUE(healthy.windows.empty()) << "seed " << seed << "\n" << format_text(healthy);
+  }
+}
+
 TEST(Report, OneRankOrFewStepsSayWhatCanStillBeAnalysed) {
   auto one = analyze(synthetic(1, 300));
   EXPECT_EQ(one.verdict.rfind("no worker dispersion to assess with 1 rank", 0), 0u) << one.verdict;
@@ -280,6 +335,48 @@ TEST(Robust, TrailingZEqualsTheMedianAndMadOfEachWindow) {
   }
 }
 
+// shift_z is the median after against the median and MAD before, as copies of both windows give them: with NaNs,
+// ties and infinities, windows 4-30 and horizons 1-12.
+TEST(Robust, ShiftZEqualsTheMediansAndMadOfItsTwoWindows) {
+  std::mt19937_64 rng(13);
+  std::uniform_int_distribution<int> kind(0, 19), small(0, 4);
+  std::normal_distribution<double> noise;
+  std::vector<double> x(300);
+  for (auto& v : x) {
+    const int k = kind(rng);
+    v = k == 0 ? NAN : k == 1 ? INFINITY : k < 6 ? static_cast<double>(small(rng)) : noise(rng);
+  }
+  const auto count = [](const std::vector<double>& v) {
+    return static_cast<int64_t>(std::count_if(v.begin(), v.end(), [](double a) { return !std::isnan(a); }));
+  };
+  for (int64_t window = 4; window <= 30; window += 2)
+    for (int64_t horizon = 1; horizon <= 12; ++horizon) {
+      const auto z = shift_z(x, window, horizon, window / 2, 1e-3);
+      ASSERT_EQ(z.size(), x.size());
+      for (size_t t = 0; t < x.size(); ++t) {
+        const auto begin = static_cast<size_t>(std::max<int64_t>(0, static_cast<int64_t>(t) - window));
+        double expected = NAN;
+        if (t + static_cast<size_t>(horizon) <= x.size()) {
+          const std::vector<double> before(x.begin() + static_cast<std::ptrdiff_t>(begin), x.begin() + static_cast<std::ptrdiff_t>(t));
+          const std::vector<double> after(x.begin() + static_cast<std::ptrdiff_t>(t),
+                                          x.begin() + static_cast<std::ptrdiff_t>(t) + horizon);
+          const auto history = static_cast<int64_t>(t - begin);
+          if (history >= window / 2 && 2 * count(before) >= history && 2 * count(after) >= horizon) {
+            const double center = median(before);
+            const double error = 1.2533 * std::max(1.4826 * mad(before, center), 1e-3) *
+                                 std::sqrt(1.0 / static_cast<double>(count(after)) + 1.0 / static_cast<double>(count(before)));
+            expected = (median(after) - center) / error;
+          }
+        }
+        if (std::isnan(expected)) {
+          EXPECT_TRUE(std::isnan(z[t])) << "window " << window << " horizon " << horizon << " step " << t;
+        } else {
+          EXPECT_EQ(z[t], expected) << "window " << window << " horizon " << horizon << " step " << t;
+        }
+      }
+    }
+  EXPECT_TRUE(std::isnan(shift_z({1, 2, 3}, 4, 5, 0, 1e-3).at(0)));  // a horizon longer than the series
+}
 
 // An lrkit run log's /train/skipped: the report counts each kind of skipped update with its first step; rows from
 // before the column existed (NaN) and applied updates (0) are not counted.

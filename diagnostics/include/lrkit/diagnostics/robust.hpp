@@ -17,6 +17,17 @@ double mean_of(const std::vector<double>& values);  // NaNs ignored; NaN when no
 // `min_scale`, so float noise on a flat series is not an anomaly.
 std::vector<double> trailing_robust_z(const std::vector<double>& x, int64_t window, int64_t min_history, double min_scale);
 
+// z of a lasting shift at t: the median of x[t, t + horizon) against the
+// median of the `window` values before t, over the standard error of their
+// difference when nothing changed: 1.2533 scale sqrt(1/n_after + 1/n_before)
+// (a median's with normal noise; scale = max(1.4826 MAD of the values before,
+// min_scale)). A change that lasts scores highest at its first step, where the
+// values after are all changed and those before are not. NaN for the first
+// min_history steps, for the last horizon - 1, and where NaN is over half of
+// either side.
+std::vector<double> shift_z(const std::vector<double>& x, int64_t window, int64_t horizon, int64_t min_history,
+                            double min_scale);
+
 // Median of |x_t - centered rolling median of width `window`| over the median of x:
 // the typical relative step-to-step wiggle of a curve after its trend is removed.
 double roughness(const std::vector<double>& x, int64_t window);
