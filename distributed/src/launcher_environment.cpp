@@ -88,7 +88,11 @@ void read_srun_task(DistributedEnv& env) {
       throw std::invalid_argument("SLURM_STEP_NUM_TASKS=" + std::to_string(env.world_size) +
                                   " but neither MASTER_ADDR nor SLURM_STEP_NODELIST is set: export MASTER_ADDR=(the "
                                   "host of task 0) before srun");
-    env.master_addr = first_slurm_host(std::getenv("SLURM_STEP_NODELIST"));
+    try {
+      env.master_addr = first_slurm_host(std::getenv("SLURM_STEP_NODELIST"));
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(std::string("environment variable SLURM_STEP_NODELIST: ") + e.what());
+    }
   }
   env.master_port = slurm_master_port(long_from_env("SLURM_JOB_ID", 0, 0, 1L << 62),
                                       long_from_env("SLURM_STEP_ID", 0, 0, 1L << 62));

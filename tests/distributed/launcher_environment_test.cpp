@@ -146,7 +146,8 @@ TEST(DistributedEnv, MalformedStepVariablesAreNamed) {
             "SLURM_STEP_NUM_TASKS=7 but neither MASTER_ADDR nor SLURM_STEP_NODELIST is set: export MASTER_ADDR=(the "
             "host of task 0) before srun");
   EXPECT_EQ(refusal(srun_task_and({{"SLURM_STEP_NODELIST", "gpu[007-008"}})),
-            "SLURM host list 'gpu[007-008' is malformed: expected names such as node[01-04,07]");
+            "environment variable SLURM_STEP_NODELIST: SLURM host list 'gpu[007-008' is malformed: expected names "
+            "such as node[01-04,07]");
 }
 
 // A batch script's process has SLURM_PROCID=0 and its allocation's SLURM_NTASKS but no step: SLURM started it alone,
