@@ -165,7 +165,10 @@ def diagnostics_dashboard(path, report=None):
         if report:
             for w in report["windows"]:
                 for ax in axes.flat:
-                    ax.axvspan(w["first_step"], w["last_step"] + 1, color="red", alpha=0.15)
+                    if w.get("test") == "shift":  # a lasting shift: the line where it starts
+                        ax.axvline(w["first_step"], color="red", ls="--", lw=1)
+                    else:
+                        ax.axvspan(w["first_step"], w["last_step"] + 1, color="red", alpha=0.15)
         fig.suptitle(f"{path}: worker dispersion" + (f"\nverdict: {report['verdict']}" if report else ""))
         fig.tight_layout()
         return fig
