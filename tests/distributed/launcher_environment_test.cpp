@@ -93,8 +93,8 @@ std::string refusal(const Variables& variables) {
   return "(accepted)";
 }
 
-// The step's variables, not the allocation's (`srun -n 7` in a 16-task allocation keeps SLURM_NTASKS=16 under
-// --export=ALL and -E); this node's count is its own entry of the step's list.
+// The step's variables, not the allocation's (`srun -E -n 7` in a 16-task allocation keeps SLURM_NTASKS=16, and a
+// batch script's process has it); this node's count is its own entry of the step's list.
 TEST(DistributedEnv, AnSrunTaskReadsItsStepNotTheAllocation) {
   const ScopedEnvironment environment(kSrunTask);
   const auto env = distributed_env_from_environment();
