@@ -79,7 +79,7 @@ int run_train_command(const std::vector<std::string>& args) {
           "SLURM_NTASKS=" + std::to_string(env.slurm_allocated_tasks) + " but srun did not start this process (no "
           "SLURM_STEP_NUM_TASKS): a batch script's own process is one task, and the other " +
           std::to_string(env.slurm_allocated_tasks - 1) + " would never come; start the workers with srun (srun lrkit "
-          "train ...), or start N on this node with --nproc N");
+          "train ...; srun -n 1 for one), or N >= 2 on this node with --nproc N");
     if (config.nproc > 1 && !launching && config.nproc != env.local_world_size)
       throw std::invalid_argument(
           "--nproc " + std::to_string(config.nproc) + " but " + (env.launcher == "slurm" ? "SLURM" : "torchrun") +

@@ -156,7 +156,7 @@ TEST(TrainCommand, NprocStartsWorkersInABatchScriptAndMustAgreeWithAnyOtherLaunc
   EXPECT_EQ(alone.code, 2) << alone.out;
   EXPECT_EQ(alone.out, "lrkit train: SLURM_NTASKS=8 but srun did not start this process (no SLURM_STEP_NUM_TASKS): a "
                        "batch script's own process is one task, and the other 7 would never come; start the workers "
-                       "with srun (srun lrkit train ...), or start N on this node with --nproc N\n");
+                       "with srun (srun lrkit train ...; srun -n 1 for one), or N >= 2 on this node with --nproc N\n");
   const auto r = run_command(batch_script + LRKIT_BINARY + " train --config " + tiny_config() + " --nproc 2 --out " + batch);
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_EQ(lrkit::h5::read_string_attributes(batch + "/log.h5", "/").at("world_size"), "2");
