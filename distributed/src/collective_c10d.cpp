@@ -58,10 +58,21 @@ PhysicalGpu physical_gpu(const torch::Device& device) {
 }
 #endif
 
-// What a rendezvous across machines needs that one machine does not.
-constexpr const char* kSeveralMachinesHint =
-    " (workers on several machines: each must reach MASTER_ADDR, rank 0's machine, and the others' addresses on the "
-    "interface named by GLOO_SOCKET_IFNAME, or NCCL_SOCKET_IFNAME for NCCL, else the address the host name resolves to)";
+// What a rendezvous across machines needs that one machine does not: where Gloo would listen on the loopback
+// address of this machine's name, that is the likely cause.
+std::string several_machines_hint(const GlooEndpoint& endpoint, Backend backend) {
+  std::array<char, 256> host{};
+  if (backend == Backend::gloo && endpoint.interfaces.empty() && ::gethostname(host.data(), host.size() - 1) == 0) {
+    const std::string loopback = loopback_address_of(host.data());
+    if (!loopback.empty())
+      return std::string(" (workers on several machines, but this machine's name '") + host.data() + "' resolves to " +
+             loopback + ", a loopback address, where Gloo listens and no other machine can connect: set "
+             "GLOO_SOCKET_IFNAME to the interface the machines reach each other on, e.g. eth0)";
+  }
+  return " (workers on several machines: each must reach MASTER_ADDR, rank 0's machine, and the others' addresses on "
+         "the interface named by GLOO_SOCKET_IFNAME, or NCCL_SOCKET_IFNAME for NCCL, else the address the host name "
+         "resolves to)";
+}
 
 using GlooDevices = std::vector<std::shared_ptr<::gloo::transport::Device>>;
 
@@ -111,7 +122,8 @@ class C10dCollective final : public Collective {
                                   "(LRKIT_WITH_CUDA) or use dist.backend=gloo");
 #endif
     // Before the rendezvous waits for the others: a GLOO_SOCKET_IFNAME that cannot serve is refused at once.
-    const auto gloo_devices = backend == Backend::gloo ? make_gloo_devices(gloo_endpoint(env)) : GlooDevices{};
+    const GlooEndpoint endpoint = backend == Backend::gloo ? gloo_endpoint(env) : GlooEndpoint{};
+    const auto gloo_devices = backend == Backend::gloo ? make_gloo_devices(endpoint) : GlooDevices{};
     c10d::TCPStoreOptions store_options;
     store_options.port = static_cast<std::uint16_t>(env.master_port);
     store_options.isServer = env.rank == 0 && !env.store_hosted_by_launcher;
@@ -140,7 +152,7 @@ class C10dCollective final : public Collective {
       throw std::runtime_error("rank " + std::to_string(env.rank) + ": rendezvous at " + env.master_addr + ":" +
                                std::to_string(env.master_port) + " with " + std::to_string(env.world_size) +
                                " workers failed: " + e.what_without_backtrace() +
-                               (env.world_size > env.local_world_size ? kSeveralMachinesHint : ""));
+                               (env.world_size > env.local_world_size ? several_machines_hint(endpoint, backend) : ""));
     }
   }
 

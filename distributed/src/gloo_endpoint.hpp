@@ -22,4 +22,9 @@ struct GlooEndpoint {
 // Throws std::invalid_argument for a GLOO_SOCKET_IFNAME with an empty entry.
 GlooEndpoint gloo_endpoint(const DistributedEnv& env);
 
+// The loopback address `host` resolves to (Debian's /etc/hosts maps the machine's own name to 127.0.1.1), where the
+// host name's device listens and no other machine can connect; "" when it resolves to another address first, or
+// to none.
+std::string loopback_address_of(const std::string& host);
+
 }  // namespace lrkit::distributed

@@ -1,6 +1,6 @@
 // Where Gloo's sockets listen: loopback on one machine, GLOO_SOCKET_IFNAME's
 // interfaces where set, else the host name's address (across machines loopback
-// made every peer dial itself).
+// made every peer dial itself), and which names resolve to loopback.
 #include <gtest/gtest.h>
 
 #include <stdexcept>
@@ -59,6 +59,17 @@ TEST(GlooEndpoint, AnEmptyInterfaceNameIsRefused) {
                                            "' has an empty interface name (expected names such as eth0 or eth0,ib0)");
     }
   }
+}
+
+// Numeric addresses resolve to themselves without a name service, so these hold on any machine.
+TEST(GlooEndpoint, LoopbackAddressesAreNamedAndOthersAreNot) {
+  EXPECT_EQ(loopback_address_of("127.0.1.1"), "127.0.1.1");  // Debian's /etc/hosts entry for the machine's own name
+  EXPECT_EQ(loopback_address_of("127.0.0.1"), "127.0.0.1");
+  EXPECT_EQ(loopback_address_of("::1"), "::1");
+  EXPECT_EQ(loopback_address_of("10.1.2.3"), "");
+  EXPECT_EQ(loopback_address_of("fd00::1"), "");
+  const std::string localhost = loopback_address_of("localhost");
+  EXPECT_TRUE(localhost.rfind("127.", 0) == 0 || localhost == "::1") << localhost;
 }
 
 }  // namespace
