@@ -17,6 +17,7 @@
 #include "child_process.hpp"
 #include "command.hpp"
 #include "run_directory.hpp"
+#include "lrkit/common/scoped_environment.hpp"
 #include "lrkit/common/text_file.hpp"
 #include "lrkit/train/run_files.hpp"
 #include "lrkit/train/worker_threads.hpp"
@@ -57,25 +58,22 @@ pid_t start_run(const SweepRun& run, const fs::path& dir) {
 // fork and exec; put back when the sweep ends.
 class CoresForEachRun {
  public:
-  explicit CoresForEachRun(int64_t jobs) {
-    if (const char* before = std::getenv("LRKIT_CORES")) before_ = before;
-    cores_ = std::max<int64_t>(1, train::machine_cores() / std::max<int64_t>(1, jobs));
-    ::setenv("LRKIT_CORES", std::to_string(cores_).c_str(), 1);
-  }
-  ~CoresForEachRun() {
-    if (before_)
-      ::setenv("LRKIT_CORES", before_->c_str(), 1);
-    else
-      ::unsetenv("LRKIT_CORES");
-  }
-  CoresForEachRun(const CoresForEachRun&) = delete;
-  CoresForEachRun& operator=(const CoresForEachRun&) = delete;
+  explicit CoresForEachRun(int64_t jobs)
+      : cores_(std::max<int64_t>(1, train::machine_cores() / std::max<int64_t>(1, jobs))),
+        environment_({{"LRKIT_CORES", std::to_string(cores_)}}) {}
   int64_t cores() const { return cores_; }
 
  private:
-  std::optional<std::string> before_;
-  int64_t cores_ = 1;
+  int64_t cores_;
+  common::ScopedEnvironment environment_;
 };
+
+// The runs are the sweep's own processes, not workers a launcher started: torchrun's or SLURM's variables left in
+// their environment made every run of a sweep in a batch script of several SLURM tasks (SLURM_PROCID and
+// SLURM_NTASKS set, no srun step) wait for, or refuse, tasks that never come.
+const common::Variables kNoLauncher = {
+    {"SLURM_PROCID", std::nullopt}, {"RANK", std::nullopt}, {"WORLD_SIZE", std::nullopt},
+    {"LOCAL_RANK", std::nullopt}, {"LOCAL_WORLD_SIZE", std::nullopt}, {"TORCHELASTIC_USE_AGENT_STORE", std::nullopt}};
 
 // SIGINT/SIGTERM interrupt waitpid (no SA_RESTART) instead of killing the sweep outright.
 struct InterruptHandlers {
@@ -134,6 +132,7 @@ std::vector<RunState> run_sweep(const SweepPlan& plan, const std::string& out, i
   size_t skipped = 0;
   for (auto s : status) skipped += s == Status::kSkipped || s == Status::kDiverged;
   const CoresForEachRun cores(jobs);
+  const common::ScopedEnvironment own_processes(kNoLauncher);
   progress << "sweep: " << n << " runs, " << skipped << " finished before, " << jobs << " at a time (" << cores.cores()
            << " core(s) each); logs in " << out << "/runs" << std::endl;
 

@@ -265,6 +265,18 @@ TEST(SweepCommand, AMalformedLrkitCoresIsRefusedBeforeAnyRunStarts) {
   EXPECT_FALSE(fs::exists(out + "/runs")) << r.out;
 }
 
+// A sweep in a batch script of several SLURM tasks (SLURM_PROCID, SLURM_NTASKS, no srun step): its runs are its own
+// processes, not SLURM's tasks (each was refused, or waited for the absent tasks, before).
+TEST(SweepCommand, RunsInABatchScriptOfSeveralSlurmTasksAreTheSweepsOwn) {
+  const auto out = out_dir("sweep_sbatch");
+  const auto config = lrkit::testing::write_text("sweep_sbatch.cfg", "[sweep]\ntrain_config = " + tiny_config() + "\nout = " + out +
+                                                                         "\nbudgets = 6\n[schedules]\nc = cosine(peak=1e-2)\n");
+  const auto r = lrkit::testing::run_command("env -u RANK -u WORLD_SIZE -u SLURM_STEP_NUM_TASKS SLURM_PROCID=0 SLURM_NTASKS=4 " +
+                                             std::string(LRKIT_BINARY) + " sweep --config " + config);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(fs::exists(out + "/runs/c_B6_s1234/sweep_done")) << r.out;
+}
+
 TEST(SweepCommand, AKilledRunWithItsFinalCheckpointCountsAsFinished) {
   const auto out = out_dir("sweep_marker");
   const auto config = lrkit::testing::write_text("sweep_marker.cfg", "[sweep]\ntrain_config = " + tiny_config() + "\nout = " + out +

@@ -8,13 +8,13 @@
 #include <vector>
 
 #include "gloo_endpoint.hpp"
-#include "scoped_environment.hpp"
+#include "lrkit/common/scoped_environment.hpp"
 
 namespace lrkit::distributed {
 namespace {
 
-using lrkit::testing::ScopedEnvironment;
-using lrkit::testing::Variables;
+using lrkit::common::ScopedEnvironment;
+using lrkit::common::Variables;
 
 DistributedEnv workers(int world_size, int local_world_size) {
   DistributedEnv env;

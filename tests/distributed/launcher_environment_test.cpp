@@ -12,13 +12,13 @@
 
 #include "lrkit/distributed/launcher_environment.hpp"
 #include "lrkit/distributed/launcher_store.hpp"
-#include "scoped_environment.hpp"
+#include "lrkit/common/scoped_environment.hpp"
 
 namespace lrkit::distributed {
 namespace {
 
-using lrkit::testing::ScopedEnvironment;
-using lrkit::testing::Variables;
+using lrkit::common::ScopedEnvironment;
+using lrkit::common::Variables;
 
 const Variables kTwoWorkers = {
     {"RANK", "1"}, {"WORLD_SIZE", "2"}, {"LOCAL_RANK", "1"}, {"LOCAL_WORLD_SIZE", "2"}, {"MASTER_ADDR", "127.0.0.1"},

@@ -1,4 +1,5 @@
-// Environment variables set (or unset: nullopt) for a scope and restored after it.
+// Environment variables set (or unset: nullopt) for a scope and put back after it. Not thread-safe (setenv):
+// for a process's own set-up, such as what the children it starts inherit, and for tests.
 #pragma once
 
 #include <cstdlib>
@@ -6,7 +7,7 @@
 #include <optional>
 #include <string>
 
-namespace lrkit::testing {
+namespace lrkit::common {
 
 using Variables = std::map<std::string, std::optional<std::string>>;
 
@@ -22,6 +23,8 @@ class ScopedEnvironment {
   ~ScopedEnvironment() {
     for (const auto& [name, value] : saved_) set(name, value);
   }
+  ScopedEnvironment(const ScopedEnvironment&) = delete;
+  ScopedEnvironment& operator=(const ScopedEnvironment&) = delete;
 
  private:
   static void set(const std::string& name, const std::optional<std::string>& value) {
@@ -31,4 +34,4 @@ class ScopedEnvironment {
   Variables saved_;
 };
 
-}  // namespace lrkit::testing
+}  // namespace lrkit::common
