@@ -66,7 +66,8 @@ int run_diagnose_command(const std::vector<std::string>& args) {
       "trailing window of the robust z-scores (steps; default: 50, for a long log 2 % of its steps, at most 500)")(
       "jump-z", po::value(&options.jump_z)->default_value(options.jump_z), "flag a dispersion jump / consistency drop beyond this robust z")(
       "shift-z", po::value(&options.shift_z)->default_value(options.shift_z),
-      "flag a loss-spread jump that lasts half a window beyond this shift z (the median after against the window before)")(
+      "flag a loss-spread jump that lasts half a window beyond this shift z (the median after against the "
+      "window before)")(
       "spike-z", po::value(&options.spike_z)->default_value(options.spike_z), "flag a loss spike above this robust z")(
       "grad-spike-z", po::value(&options.grad_spike_z)->default_value(options.grad_spike_z),
       "flag a gradient-norm spike above this robust z (gradient norms are heavy-tailed)")(
