@@ -88,9 +88,8 @@ GlooDevices make_gloo_devices(const GlooEndpoint& endpoint) {
       const std::string what = e.what();
       const size_t reason = what.rfind(". ");
       throw std::invalid_argument(std::string("environment variable GLOO_SOCKET_IFNAME='") +
-                                  std::getenv("GLOO_SOCKET_IFNAME") + "': Gloo cannot listen on interface '" + name + "' of this machine (" +
-                                  (reason == std::string::npos ? what : what.substr(reason + 2)) +
-                                  "); `ip -brief address` lists its interfaces");
+                                  std::getenv("GLOO_SOCKET_IFNAME") + "': Gloo cannot listen on interface '" + name +
+                                  "' (" + (reason == std::string::npos ? what : what.substr(reason + 2)) + ")");
     }
   }
   return devices;

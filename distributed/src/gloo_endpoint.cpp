@@ -1,6 +1,7 @@
 #include "gloo_endpoint.hpp"
 
 #include <arpa/inet.h>
+#include <ifaddrs.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -11,6 +12,23 @@
 
 namespace lrkit::distributed {
 
+namespace {
+
+// Whether this machine has an interface `name` with an IPv4 or IPv6 address, where Gloo can listen. Asked here, not
+// of Gloo: its refusal is an "[enforce fail at ...]" error, and it leaks the interface list on that path.
+bool interface_has_address(const std::string& name) {
+  ifaddrs* interfaces = nullptr;
+  if (::getifaddrs(&interfaces) != 0) return true;  // cannot tell: let Gloo try
+  bool found = false;
+  for (const ifaddrs* i = interfaces; i != nullptr && !found; i = i->ifa_next)
+    found = i->ifa_name != nullptr && name == i->ifa_name && i->ifa_addr != nullptr &&
+            (i->ifa_addr->sa_family == AF_INET || i->ifa_addr->sa_family == AF_INET6);
+  ::freeifaddrs(interfaces);
+  return found;
+}
+
+}  // namespace
+
 GlooEndpoint gloo_endpoint(const DistributedEnv& env) {
   GlooEndpoint endpoint;
   const char* names = std::getenv("GLOO_SOCKET_IFNAME");
@@ -19,17 +37,20 @@ GlooEndpoint gloo_endpoint(const DistributedEnv& env) {
     return endpoint;
   }
   const std::string text = names;
-  size_t start = 0;
-  while (true) {
+  for (size_t start = 0;;) {
     const size_t comma = text.find(',', start);
-    const std::string name = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    if (name.empty())
+    endpoint.interfaces.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (endpoint.interfaces.back().empty())
       throw std::invalid_argument("environment variable GLOO_SOCKET_IFNAME='" + text +
                                   "' has an empty interface name (expected names such as eth0 or eth0,ib0)");
-    endpoint.interfaces.push_back(name);
-    if (comma == std::string::npos) return endpoint;
+    if (comma == std::string::npos) break;
     start = comma + 1;
   }
+  for (const std::string& name : endpoint.interfaces)
+    if (!interface_has_address(name))
+      throw std::invalid_argument("environment variable GLOO_SOCKET_IFNAME='" + text + "': this machine has no "
+                                  "interface '" + name + "' with an address; `ip -brief address` lists its interfaces");
+  return endpoint;
 }
 
 std::string loopback_address_of(const std::string& host) {

@@ -19,7 +19,8 @@ struct GlooEndpoint {
   // Neither: the host name's address (c10d's default device; loopback with a warning when it resolves to none).
 };
 
-// Throws std::invalid_argument for a GLOO_SOCKET_IFNAME with an empty entry.
+// Throws std::invalid_argument for a GLOO_SOCKET_IFNAME with an empty entry, or naming an interface that has no
+// address on this machine.
 GlooEndpoint gloo_endpoint(const DistributedEnv& env);
 
 // The loopback address `host` resolves to (Debian's /etc/hosts maps the machine's own name to 127.0.1.1), where the

@@ -39,12 +39,24 @@ TEST(GlooEndpoint, SeveralMachinesListenOnTheHostNamesAddress) {
   }
 }
 
+// Loopback ("lo") is the one interface every Linux machine has with an address.
 TEST(GlooEndpoint, GlooSocketIfnameNamesTheInterfacesOnAnyMachineCount) {
-  const ScopedEnvironment environment(Variables{{"GLOO_SOCKET_IFNAME", "eth0,ib0"}});
+  const ScopedEnvironment environment(Variables{{"GLOO_SOCKET_IFNAME", "lo,lo"}});
   for (const int world : {2, 8}) {
     const GlooEndpoint endpoint = gloo_endpoint(workers(world, 2));
-    EXPECT_EQ(endpoint.interfaces, (std::vector<std::string>{"eth0", "ib0"}));
+    EXPECT_EQ(endpoint.interfaces, (std::vector<std::string>{"lo", "lo"}));
     EXPECT_FALSE(endpoint.loopback);
+  }
+}
+
+TEST(GlooEndpoint, AnInterfaceWithoutAnAddressIsRefused) {
+  const ScopedEnvironment environment(Variables{{"GLOO_SOCKET_IFNAME", "lo,lrkit_absent0"}});
+  try {
+    gloo_endpoint(workers(2, 1));
+    ADD_FAILURE() << "an absent interface accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), "environment variable GLOO_SOCKET_IFNAME='lo,lrkit_absent0': this machine has no "
+                                     "interface 'lrkit_absent0' with an address; `ip -brief address` lists its interfaces");
   }
 }
 
