@@ -148,10 +148,11 @@ class C10dCollective final : public Collective {
       options->threads = 2 * static_cast<int>(gloo_devices.size());  // as torch.distributed sizes them
       group_ = c10::make_intrusive<c10d::ProcessGroupGloo>(store, env.rank, env.world_size, options);
     } catch (const c10::Error& e) {
+      const bool may_span_machines = !env.local_world_size_known || env.world_size > env.local_world_size;
       throw std::runtime_error("rank " + std::to_string(env.rank) + ": rendezvous at " + env.master_addr + ":" +
                                std::to_string(env.master_port) + " with " + std::to_string(env.world_size) +
                                " workers failed: " + e.what_without_backtrace() +
-                               (env.world_size > env.local_world_size ? several_machines_hint(endpoint, backend) : ""));
+                               (may_span_machines ? several_machines_hint(endpoint, backend) : ""));
     }
   }
 

@@ -33,7 +33,7 @@ GlooEndpoint gloo_endpoint(const DistributedEnv& env) {
   GlooEndpoint endpoint;
   const char* names = std::getenv("GLOO_SOCKET_IFNAME");
   if (names == nullptr || *names == '\0') {
-    endpoint.loopback = env.world_size == env.local_world_size;
+    endpoint.loopback = env.local_world_size_known && env.world_size == env.local_world_size;
     return endpoint;
   }
   const std::string text = names;

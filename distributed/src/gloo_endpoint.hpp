@@ -15,7 +15,7 @@ namespace lrkit::distributed {
 
 struct GlooEndpoint {
   std::vector<std::string> interfaces;  // GLOO_SOCKET_IFNAME's, comma-separated, in order
-  bool loopback = false;                // every worker on this machine, no GLOO_SOCKET_IFNAME
+  bool loopback = false;                // every worker known to be on this machine, no GLOO_SOCKET_IFNAME
   // Neither: the host name's address (c10d's default device; loopback with a warning when it resolves to none).
 };
 

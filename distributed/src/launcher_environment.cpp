@@ -144,6 +144,7 @@ DistributedEnv distributed_env_from_environment() {
     env.rank = int_from_env("RANK", 0, 0);
     env.local_rank = int_from_env("LOCAL_RANK", env.rank, 0);
     env.local_world_size = int_from_env("LOCAL_WORLD_SIZE", env.world_size, 1);
+    env.local_world_size_known = env.launcher.empty() || has_env("LOCAL_WORLD_SIZE");
   }
   if (has_env("MASTER_ADDR")) env.master_addr = std::getenv("MASTER_ADDR");
   env.master_port = int_from_env("MASTER_PORT", env.master_port, 1);

@@ -37,6 +37,10 @@ TEST(GlooEndpoint, SeveralMachinesListenOnTheHostNamesAddress) {
     EXPECT_FALSE(endpoint.loopback) << world << " workers, " << local << " here";
     EXPECT_TRUE(endpoint.interfaces.empty());
   }
+  // RANK and WORLD_SIZE without LOCAL_WORLD_SIZE (Kubeflow's PyTorchJob, a worker per pod): maybe several machines.
+  DistributedEnv unknown = workers(4, 4);
+  unknown.local_world_size_known = false;
+  EXPECT_FALSE(gloo_endpoint(unknown).loopback);
 }
 
 // Loopback ("lo") is the one interface every Linux machine has with an address.

@@ -42,6 +42,20 @@ TEST(DistributedEnv, RankZeroHostsTheStoreByDefault) {
   EXPECT_EQ(env.store_prefix, "");
 }
 
+// A launcher that sets RANK and WORLD_SIZE alone (Kubeflow's PyTorchJob) does not say how many workers share a machine.
+TEST(DistributedEnv, WithoutLocalWorldSizeTheMachinesWorkersAreUnknown) {
+  EXPECT_TRUE([] {
+    const ScopedEnvironment environment(kTwoWorkers);
+    return distributed_env_from_environment().local_world_size_known;
+  }());
+  const ScopedEnvironment environment(two_workers_and({{"LOCAL_RANK", std::nullopt}, {"LOCAL_WORLD_SIZE", std::nullopt}}));
+  const auto env = distributed_env_from_environment();
+  EXPECT_FALSE(env.local_world_size_known);
+  EXPECT_EQ(env.local_world_size, 2);
+  const ScopedEnvironment alone(Variables{{"RANK", std::nullopt}, {"WORLD_SIZE", std::nullopt}, {"SLURM_PROCID", std::nullopt}});
+  EXPECT_TRUE(distributed_env_from_environment().local_world_size_known);  // one process
+}
+
 TEST(DistributedEnv, TorchrunsAgentStoreIsJoinedUnderTheAttemptsPrefix) {
   const ScopedEnvironment environment(
       two_workers_and({{"TORCHELASTIC_USE_AGENT_STORE", "True"}, {"TORCHELASTIC_RESTART_COUNT", "2"}}));

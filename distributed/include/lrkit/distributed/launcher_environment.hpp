@@ -11,6 +11,10 @@ struct DistributedEnv {
   int world_size = 1;
   int local_rank = 0;
   int local_world_size = 1;
+  // Whether local_world_size was told (LOCAL_WORLD_SIZE, an srun step's counts, one process): a launcher that sets
+  // RANK and WORLD_SIZE alone (Kubeflow's PyTorchJob, one worker per pod) leaves it at WORLD_SIZE, which does not
+  // mean one machine.
+  bool local_world_size_known = true;
   std::string master_addr = "127.0.0.1";
   int master_port = 29500;
   std::string launcher;  // "torchrun" (RANK set), "slurm" (SLURM_PROCID set, RANK not) or "" (one process)
