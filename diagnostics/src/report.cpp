@@ -89,8 +89,9 @@ double scale_floor(const Series& s) { return s.low_is_bad ? 0.01 : 0.05; }
 // what is scored is its centered 5-step median (the report is offline, so it
 // may look ahead), so a finding is a change that lasts, and it still starts at
 // its first step.
-std::vector<FlaggedWindow> flag_windows(const Series& s, const std::vector<double>& steps, int64_t window, double jump_z) {
-  const auto z = trailing_robust_z(centered_median(scored_values(s), kSmoothingSteps), window, window / 2, scale_floor(s));
+std::vector<FlaggedWindow> flag_windows(const Series& s, const std::vector<double>& scored, const std::vector<double>& steps,
+                                        int64_t window, double jump_z) {
+  const auto z = trailing_robust_z(centered_median(scored, kSmoothingSteps), window, window / 2, scale_floor(s));
   return group_flags(s, steps, z, window, jump_z, "step");
 }
 
@@ -100,10 +101,10 @@ std::vector<FlaggedWindow> flag_windows(const Series& s, const std::vector<doubl
 // spread at 8 ranks, z about 4 per step). A finding starts at its peak, the
 // change's estimated first step; one that a per-step window of the series
 // already covers is left to that window.
-std::vector<FlaggedWindow> flag_shifts(const Series& s, const std::vector<double>& steps, int64_t window, double shift_z_threshold,
-                                       const std::vector<FlaggedWindow>& per_step) {
+std::vector<FlaggedWindow> flag_shifts(const Series& s, const std::vector<double>& scored, const std::vector<double>& steps,
+                                       int64_t window, double shift_z_threshold, const std::vector<FlaggedWindow>& per_step) {
   const int64_t horizon = std::max<int64_t>(kSmoothingSteps, window / 2);
-  const auto z = shift_z(scored_values(s), window, horizon, window / 2, scale_floor(s));
+  const auto z = shift_z(scored, window, horizon, window / 2, scale_floor(s));
   auto windows = group_flags(s, steps, z, window, shift_z_threshold, "shift");
   const double gap = static_cast<double>(std::max<int64_t>(1, window / 5));
   windows.erase(std::remove_if(windows.begin(), windows.end(),
@@ -344,11 +345,12 @@ Report analyze(const RankLog& log, const ReportOptions& o) {
     r.dispersion.push_back(summarize(s.name, s.values, window));
     if (n < 2 || r.window == 0) continue;  // one worker: nothing disperses
     if (s.name == "loss_cv") continue;  // loss_std already covers it; flagging both doubles every window
-    const auto w = flag_windows(s, steps, window, o.jump_z);
+    const auto scored = scored_values(s);
+    const auto w = flag_windows(s, scored, steps, window, o.jump_z);
     // Only the loss spread: in healthy runs the gradient-norm spread and the consistency shift with the phase of
     // training (shift z up to 7.0 and -6.9 over the calibration runs' steps 70-155 of 400), the loss spread did not
     // (at most 4.6).
-    const auto shifts = s.name == "loss_std" ? flag_shifts(s, steps, window, o.shift_z, w) : std::vector<FlaggedWindow>{};
+    const auto shifts = s.name == "loss_std" ? flag_shifts(s, scored, steps, window, o.shift_z, w) : std::vector<FlaggedWindow>{};
     r.windows.insert(r.windows.end(), w.begin(), w.end());
     r.windows.insert(r.windows.end(), shifts.begin(), shifts.end());
   }

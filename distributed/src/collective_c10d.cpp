@@ -13,7 +13,6 @@
 
 #include <array>
 #include <cstdio>
-#include <cstdlib>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -80,18 +79,9 @@ GlooDevices make_gloo_devices(const GlooEndpoint& endpoint) {
   if (endpoint.interfaces.empty())
     return {endpoint.loopback ? c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1")
                               : c10d::ProcessGroupGloo::createDefaultDevice()};
-  GlooDevices devices;
-  for (const std::string& name : endpoint.interfaces) {
-    try {
-      devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(name));
-    } catch (const std::exception& e) {  // Gloo's own enforce error, "[enforce fail at file:line] condition. reason"
-      const std::string what = e.what();
-      const size_t reason = what.rfind(". ");
-      throw std::invalid_argument(std::string("environment variable GLOO_SOCKET_IFNAME='") +
-                                  std::getenv("GLOO_SOCKET_IFNAME") + "': Gloo cannot listen on interface '" + name +
-                                  "' (" + (reason == std::string::npos ? what : what.substr(reason + 2)) + ")");
-    }
-  }
+  GlooDevices devices;  // gloo_endpoint checked that each interface has an address
+  for (const std::string& name : endpoint.interfaces)
+    devices.push_back(c10d::ProcessGroupGloo::createDeviceForInterface(name));
   return devices;
 }
 

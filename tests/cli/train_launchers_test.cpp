@@ -46,6 +46,12 @@ TEST(TrainCommand, RunsUnderTheRealTorchrunLauncher) {
 #endif
 }
 
+// The run in `dir` had `workers` workers and trained as the reference run in `reference` did.
+void expect_same_run(const std::string& reference, const std::string& dir, const std::string& workers) {
+  EXPECT_EQ(lrkit::h5::read_string_attributes(dir + "/log.h5", "/").at("world_size"), workers);
+  expect_same_losses(reference + "/log.h5", dir + "/log.h5");
+}
+
 // Two commands at once (two agents, two SLURM tasks); fails when either does.
 lrkit::testing::CommandResult run_both(const std::string& a, const std::string& b) {
   const std::string out_a = (lrkit::testing::scratch_dir() / "both_a.txt").string();
@@ -66,8 +72,7 @@ TEST(TrainCommand, TwoTorchrunAgentsWithNnodes2RunOneJobEqualToNproc4) {
   const auto r = run_both("cd " + lrkit::testing::scratch_dir().string() + " && " + agent,
                           "cd " + lrkit::testing::scratch_dir().string() + " && " + agent);
   ASSERT_EQ(r.code, 0) << r.out;
-  EXPECT_EQ(lrkit::h5::read_string_attributes(agents + "/log.h5", "/").at("world_size"), "4");
-  expect_same_losses(local + "/log.h5", agents + "/log.h5");
+  expect_same_run(local, agents, "4");
 #endif
 }
 
@@ -97,8 +102,9 @@ TEST(TrainCommand, SlurmVariablesStartTheWorkersWhenTorchrunsAreAbsent) {
   // Each task has --cpus-per-task of its own, not half the node's.
   const std::string own = lrkit::testing::worker_threads_text(1, lrkit::testing::process_cpus());
   EXPECT_NE(r.out.find("threads per worker: " + own + "\n"), std::string::npos) << r.out;
+  const std::string nodelist = "SLURM_STEP_NODELIST=localhost ";
   std::string no_nodelist = srun_task(0, 1, 2, 0);
-  no_nodelist.erase(no_nodelist.find("SLURM_STEP_NODELIST=localhost "), 30);
+  no_nodelist.erase(no_nodelist.find(nodelist), nodelist.size());
   const auto no_host = run_command(no_nodelist + LRKIT_BINARY + " train --config " + tiny_config() + " --out " +
                                    out_dir("slurm_no_master"));
   EXPECT_EQ(no_host.code, 2) << no_host.out;
@@ -122,8 +128,7 @@ TEST(TrainCommand, SlurmTasksOnTwoNodesMeetOverGlooSocketIfname) {
   };
   const auto r = run_both(task(0), task(1));
   ASSERT_EQ(r.code, 0) << r.out;
-  EXPECT_EQ(lrkit::h5::read_string_attributes(slurm + "/log.h5", "/").at("world_size"), "2");
-  expect_same_losses(local + "/log.h5", slurm + "/log.h5");
+  expect_same_run(local, slurm, "2");
   // Alone, task 0 waits out the rendezvous; the failure says what several machines need.
   const auto alone = run_command(srun_task(0, 2, 1, 1) + LRKIT_BINARY + " train --config " + tiny_config() +
                                  " --dist.timeout_s=2 --out " + out_dir("slurm_node_alone"));
@@ -161,8 +166,7 @@ TEST(TrainCommand, NprocStartsWorkersInABatchScriptAndMustAgreeWithAnyOtherLaunc
                        "with srun (srun lrkit train ...; srun -n 1 for one), or N >= 2 on this node with --nproc N\n");
   const auto r = run_command(batch_script + LRKIT_BINARY + " train --config " + tiny_config() + " --nproc 2 --out " + batch);
   ASSERT_EQ(r.code, 0) << r.out;
-  EXPECT_EQ(lrkit::h5::read_string_attributes(batch + "/log.h5", "/").at("world_size"), "2");
-  expect_same_losses(local + "/log.h5", batch + "/log.h5");
+  expect_same_run(local, batch, "2");
   const auto slurm = run_command(srun_task(0, 2, 4, 2) + LRKIT_BINARY + " train --config " + tiny_config() +
                                  " --nproc 2 --out " + out_dir("nproc_srun"));
   EXPECT_EQ(slurm.code, 2) << slurm.out;
