@@ -63,7 +63,7 @@ tokens_per_step=$(( ${shape[9]} * ${shape[7]} ))   # batch x context
 compile_ok=$("$python" -c 'import torch; print(int(hasattr(torch, "compile")))')
 # lrkit's fused add + LayerNorm: only where this build has the kernel and the run is on CUDA (else refused in one line).
 fused_norm_ok=0
-"${lrkit_train[@]}" --model.fused_norm=on --train.steps=1 --out "$out/fused_norm_probe" > "$out/fused_norm_probe.txt" 2>&1 &&
+"${lrkit_train[@]}" --model.fused_norm=on --train.steps=5 --out "$out/fused_norm_probe" > "$out/fused_norm_probe.txt" 2>&1 &&
   fused_norm_ok=1
 timed_rounds() {  # ROUNDS alternations of the five forms, then the table and the ratios
   local -A ms med

@@ -2,9 +2,12 @@
 // process ends with every test passed (kept, and named, after a failure).
 #pragma once
 
+#include <ftw.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -13,12 +16,22 @@
 
 namespace lrkit::testing {
 
+// Removes a file or a directory tree; a missing path is no error. Not std::filesystem::remove_all: PyTorch's
+// wheels since 2.5 export the std::filesystem of the libstdc++ they link statically (pytorch/pytorch#133437), and
+// a test linked to LibTorch 2.11 that called remove_all on a directory ran that copy, which jumped to address 0.
+inline void remove_tree(const std::filesystem::path& path) {
+  const auto remove_one = [](const char* entry, const struct stat*, int, struct FTW*) {
+    return std::remove(entry) == 0 || errno == ENOENT ? 0 : -1;
+  };
+  if (::nftw(path.c_str(), remove_one, 16, FTW_DEPTH | FTW_PHYS) != 0 && errno != ENOENT)
+    throw std::system_error(errno, std::generic_category(), "cannot remove " + path.string());
+}
+
 class ScratchDirectory {
  public:
   ScratchDirectory()
       : path_(std::filesystem::temp_directory_path() / ("lrkit_test_" + std::to_string(::getpid()))), owner_(::getpid()) {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);  // left by a crashed process that had this pid: not ours to read
+    remove_tree(path_);  // left by a crashed process that had this pid: not ours to read
     std::filesystem::create_directories(path_);
   }
   // A forked child that exits normally runs this too: only the process that made the directory removes it.
@@ -28,8 +41,11 @@ class ScratchDirectory {
       std::cerr << "scratch files of the failed test kept in " << path_.string() << std::endl;
       return;
     }
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
+    try {
+      remove_tree(path_);
+    } catch (const std::system_error& e) {
+      std::cerr << e.what() << std::endl;
+    }
   }
   ScratchDirectory(const ScratchDirectory&) = delete;
   ScratchDirectory& operator=(const ScratchDirectory&) = delete;

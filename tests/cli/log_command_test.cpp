@@ -34,7 +34,7 @@ TEST(LogCommand, ACheckNamesEveryDisagreement) {
 // the mark and keeps the rows every series has.
 TEST(LogCommand, RepairCutsTheRowsOfAFlushCutShort) {
   const auto dir = lrkit::testing::scratch_dir() / "torn_flush";
-  std::filesystem::remove_all(dir);
+  lrkit::testing::remove_tree(dir);
   std::filesystem::create_directories(dir);
   const auto path = (dir / "log.h5").string();
   lrkit::testing::write_as_killed(path, {{"/train/step"}, {"/train/loss"}, {"/checkpoints/step"}, {"/checkpoints/crc32"}},
@@ -73,7 +73,7 @@ TEST(LogCommand, RepairCutsTheRowsOfAFlushCutShort) {
 // (here run in the run directory on the bare file name, whose directory is ".").
 TEST(LogCommand, ALogShortOfItsAllocatedEndIsNamedAndExtendedByRepair) {
   const auto dir = lrkit::testing::scratch_dir() / "short_log";
-  std::filesystem::remove_all(dir);
+  lrkit::testing::remove_tree(dir);
   std::filesystem::create_directories(dir);
   const auto path = (dir / "log.h5").string();
   lrkit::testing::write_as_killed(path, {{"/train/step"}, {"/train/loss"}}, [](lrkit::h5::SeriesLog& log) {

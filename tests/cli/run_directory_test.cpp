@@ -164,7 +164,7 @@ TEST(RunDirectory, AnEarlierRunIsRefusedMovedAsideWithOverwriteAndAFinishedResum
     if (entry.path().filename().string().rfind("reused.old-", 0) == 0) {
       ++asides;
       EXPECT_TRUE(fs::exists(entry.path() / "log.h5"));
-      fs::remove_all(entry.path());
+      lrkit::testing::remove_tree(entry.path());
     }
   EXPECT_EQ(asides, 1);
   EXPECT_EQ(h5::read_series(dir + "/log.h5", "/train/step").size(), 12u);
@@ -192,7 +192,7 @@ TEST(RunDirectory, AnOverwriteWhoseAsideNameIsTakenPicksTheNextOne) {
   for (const auto& entry : fs::directory_iterator(fs::path(dir).parent_path()))
     if (entry.path().filename().string().rfind("reused_twice.old-", 0) == 0) {
       logs += fs::exists(entry.path() / "log.h5");
-      fs::remove_all(entry.path());
+      lrkit::testing::remove_tree(entry.path());
     }
   EXPECT_EQ(logs, 1);
 }

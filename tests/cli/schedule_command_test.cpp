@@ -131,7 +131,7 @@ TEST(ScheduleCommand, OutWritesTheFormItsNameSays) {
 // the reason, and the file it was to replace stays whole, in either form.
 TEST(ScheduleCommand, ATableTheDiskRefusesExitsOneAndLeavesTheOldFile) {
   const auto dir = lrkit::testing::scratch_dir() / "refused_table";
-  std::filesystem::remove_all(dir);
+  lrkit::testing::remove_tree(dir);
   std::filesystem::create_directories(dir);
   for (const std::string name : {"old.h5", "old.csv"}) {
     const auto path = (dir / name).string();

@@ -30,7 +30,7 @@ inline std::string tiny_config() {
 
 inline std::string out_dir(const std::string& name) {
   const auto dir = scratch_dir() / name;
-  std::filesystem::remove_all(dir);
+  lrkit::testing::remove_tree(dir);
   return dir.string();
 }
 

@@ -71,7 +71,10 @@ TEST_P(TrainCommandOnDevice, ReweightingGivesTheSameRunOnOneAndTwoWorkers) {
   const auto a = lrkit::h5::read_series(one + "/log.h5", "/reweight/max_min_ratio");
   const auto b = lrkit::h5::read_series(two + "/log.h5", "/reweight/max_min_ratio");
   ASSERT_EQ(a.size(), b.size());
-  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-4 * a[i]) << "step " << i;
+  // The ratio of the extreme weights follows single samples' losses, not their mean. On CUDA the fp32 matmuls run
+  // in TF32 and one worker's GEMMs have other shapes than two workers' half batches: up to 2.4e-4 apart on an H200.
+  const double tolerance = cuda() ? 1e-3 : 1e-4;
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], tolerance * a[i]) << "step " << i;
   EXPECT_GT(a.back(), 1.2);
 }
 
@@ -319,9 +322,10 @@ TEST(TrainCommand, ARunThatCannotFitInTheMemoryIsRefusedBeforeAnythingStarts) {
   EXPECT_NE(r.out.find("; raise train.accumulation (smaller micro-batches, the same result)"), std::string::npos) << r.out;
   EXPECT_FALSE(std::filesystem::exists(dir));
 #if !defined(__SANITIZE_ADDRESS__)  // AddressSanitizer cannot start under an address-space limit
-  // A process's address-space limit bounds its resident memory too: 102 GB of attention scores against 16 GB.
+  // A process's address-space limit bounds its resident memory too: 102 GB of attention scores against 16 GB
+  // (explicit attention: the fused form of LibTorch 2.x holds no scores).
   const auto limited = lrkit::testing::run_command("ulimit -v 16000000 && " + std::string(LRKIT_BINARY) + " train --config " +
-                                                   tiny_config() + " --model.context=10000 --data.heldout=0.45 "
+                                                   tiny_config() + " --model.context=10000 --model.attention=explicit --data.heldout=0.45 "
                                                    "--train.batch=128 --out " + dir);
   EXPECT_EQ(limited.code, 2) << limited.out;
   EXPECT_NE(limited.out.find(" but the address-space limit (ulimit -v) allows 16.4 GB: "), std::string::npos) << limited.out;

@@ -19,7 +19,7 @@ class CgroupLimitsTest : public ::testing::Test {
  protected:
   void SetUp() override {
     root_ = lrkit::testing::scratch_dir() / ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    fs::remove_all(root_);
+    lrkit::testing::remove_tree(root_);
     fs::create_directories(root_);
   }
   // Writes `text` to `file` under the fake tree, creating its directories.

@@ -41,7 +41,7 @@ TrainConfig resumable_config(const std::string& name) {
   c.log.flush_every = 3;
   c.schedule = "wsd(peak=1e-2, warmup=2, decay=5)";
   c.out = (lrkit::testing::scratch_dir() / name).string();
-  fs::remove_all(c.out);
+  lrkit::testing::remove_tree(c.out);
   return c;
 }
 
@@ -95,7 +95,7 @@ TEST(Checkpoint, ABranchContinuesAMainRunBitForBitAndResumesInPlace) {
   main.checkpoint.at = "12";
   TrainConfig branch = separate;
   branch.out = (lrkit::testing::scratch_dir() / "branch_fork").string();
-  fs::remove_all(branch.out);
+  lrkit::testing::remove_tree(branch.out);
   branch.branch_from = main.out + "/checkpoints/step_0000000012.pt";
   branch.resume = "auto";
   branch.checkpoint.every = 4;  // 16 and 20
@@ -323,7 +323,7 @@ TEST(Checkpoint, CheckpointsWithTheFormerPerLayerAttentionMasksStillLoad) {
   Gpt saved(shape), loaded(shape);
   EXPECT_TRUE(saved->named_buffers().is_empty());
   const auto dir = (lrkit::testing::scratch_dir() / "attention_masks").string();
-  fs::remove_all(dir);
+  lrkit::testing::remove_tree(dir);
   fs::create_directories(dir);
   const std::string path = write_unrecorded_checkpoint(dir, saved, nullptr, 3, "constant(1e-3)", true);
   EXPECT_EQ(load_checkpoint(path, loaded, nullptr).step, 3);
@@ -337,7 +337,7 @@ TEST(Checkpoint, TheStreamedFileReadsAndSoDoesTheUnpaddedHeaderOfEarlierVersions
   GptConfig shape{256, 16, 1, 2, 16, 0.0};
   Gpt saved(shape), loaded(shape);
   const auto dir = (lrkit::testing::scratch_dir() / "header_forms").string();
-  fs::remove_all(dir);
+  lrkit::testing::remove_tree(dir);
   fs::create_directories(dir);
   const std::string path = write_unrecorded_checkpoint(dir, saved, nullptr, 5, "constant(1e-3)");
   const std::string file = lrkit::read_text(path);
@@ -360,7 +360,7 @@ TEST(Checkpoint, TheStreamedFileReadsAndSoDoesTheUnpaddedHeaderOfEarlierVersions
 // are zeros in the payload and in its checksum, also at the payload's end.
 TEST(Checkpoint, SkippedPayloadBytesAreZerosInTheFileAndTheChecksum) {
   const auto dir = lrkit::testing::scratch_dir() / "skipped_bytes";
-  fs::remove_all(dir);
+  lrkit::testing::remove_tree(dir);
   const uint32_t crc = write_checkpoint_file(dir, "skips.pt", [](const ChunkWriter& write) {
     EXPECT_EQ(write("abc", 3), 3u);
     EXPECT_EQ(write(nullptr, 5), 5u);
@@ -449,7 +449,7 @@ TEST(Checkpoint, NonFiniteLossStopsByDefaultAndSkippingStopsAfterTheSkipLimit) {
   }
   // Skipped updates leave the weights as they are: twelve in a row end the run, logged up to the twelfth. The
   // periodic checkpoint due in between (step 10) is not written: it would hold the weights that broke the loss.
-  fs::remove_all(c.out);
+  lrkit::testing::remove_tree(c.out);
   c.train.nonfinite = "skip";
   c.train.skip_limit = 12;
   std::string message;
@@ -468,7 +468,7 @@ TEST(Checkpoint, NonFiniteLossStopsByDefaultAndSkippingStopsAfterTheSkipLimit) {
       << message;
   EXPECT_FALSE(fs::exists(checkpoint_path(c.out, 10)));
   // No limit: every update after the divergence is skipped, to the end; the evaluation after it says the run diverged.
-  fs::remove_all(c.out);
+  lrkit::testing::remove_tree(c.out);
   c.train.skip_limit = 0;
   message.clear();
   try {
@@ -520,7 +520,7 @@ TEST(Checkpoint, ANonFiniteLossAtTheEvaluationAfterTheLastStepIsADivergence) {
                          checkpoint_path(c.out, 1) + " holds those weights");
   EXPECT_TRUE(fs::exists(checkpoint_path(c.out, 1)));
   // A finite one is not.
-  fs::remove_all(c.out);
+  lrkit::testing::remove_tree(c.out);
   c.schedule = "constant(1e-3)";
   EXPECT_NO_THROW(run_training(c, out));
 }

@@ -116,7 +116,7 @@ TEST(DataMixture, TrainingLogsTheMixtureAndEvaluatesEverySource) {
   c.train.steps = 12;
   c.data.temperature = "linear(peak=4, floor=1)";
   c.out = (lrkit::testing::scratch_dir() / "mixture_run").string();
-  std::filesystem::remove_all(c.out);
+  lrkit::testing::remove_tree(c.out);
   std::ostringstream progress;
   const auto summary = run_training(c, progress);
   EXPECT_EQ(summary.final_eval_losses.size(), 2u);
@@ -147,7 +147,7 @@ TEST(DataMixture, UpweightingChangesTheUpdatesNotTheRows) {
   upweight.data.temperature = "constant(peak=5)";
   upweight.out = (lrkit::testing::scratch_dir() / "mix_upweight").string();
   std::ostringstream progress;
-  for (const auto& c : {natural, upweight}) std::filesystem::remove_all(c.out);
+  for (const auto& c : {natural, upweight}) lrkit::testing::remove_tree(c.out);
   const auto a = run_training(natural, progress), b = run_training(upweight, progress);
   EXPECT_EQ(h5::read_matrix(a.log_path, "/data/rows").values, h5::read_matrix(b.log_path, "/data/rows").values);
   EXPECT_EQ(a.losses[0], b.losses[0]) << "same model, same rows: the logged loss is the plain mean";

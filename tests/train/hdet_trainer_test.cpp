@@ -20,7 +20,7 @@ TrainConfig hdet_config(const std::string& name) {
   auto c = tiny_config();
   c.train.steps = 12;
   c.out = (lrkit::testing::scratch_dir() / name).string();
-  std::filesystem::remove_all(c.out);
+  lrkit::testing::remove_tree(c.out);
   c.hdet.enabled = true;
   c.hdet.controller.sync_every = 4;
   c.hdet.controller.sigma = 0.01;

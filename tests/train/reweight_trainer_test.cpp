@@ -17,7 +17,7 @@ TrainConfig reweighted(const std::string& name) {
   auto c = tiny_config();
   c.train.steps = 12;
   c.out = (lrkit::testing::scratch_dir() / name).string();
-  std::filesystem::remove_all(c.out);
+  lrkit::testing::remove_tree(c.out);
   c.reweight.strategy = "linupper";
   c.reweight.strength = 0.4;
   c.reweight.warmup = 3;

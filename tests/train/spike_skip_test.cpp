@@ -62,7 +62,7 @@ bool same_weights(const std::vector<torch::Tensor>& a, const std::vector<torch::
 TrainConfig spiky_config(const std::string& name) {
   TrainConfig c = tiny_config();
   c.out = (lrkit::testing::scratch_dir() / name).string();
-  fs::remove_all(c.out);
+  lrkit::testing::remove_tree(c.out);
   c.train.steps = 60;
   c.train.spike_window = 8;
   c.train.skip_loss_z = 1.5;  // low: the tiny run's ordinary wiggles pass it now and then
@@ -137,7 +137,7 @@ TEST(SpikeSkip, AResumeSkipsTheUpdatesTheUninterruptedRunSkipped) {
 TEST(SpikeSkip, OffByDefaultYetTheZScoresAreLogged) {
   TrainConfig c = tiny_config();
   c.out = (lrkit::testing::scratch_dir() / "spike_off").string();
-  fs::remove_all(c.out);
+  lrkit::testing::remove_tree(c.out);
   c.train.spike_window = 8;
   std::ostringstream progress;
   run_training(c, progress);

@@ -37,7 +37,9 @@ struct GptConfig {
   int64_t width = 128;
   double dropout = 0.0;
   Choice<Attention> attention = Attention::auto_;
-  Choice<FusedNorm> fused_norm = FusedNorm::off;  // off until measured on a GPU (bench/GPU_NOTES.md)
+  // auto: the kernel wherever the build has it and the run is on CUDA; its twins pass and it is the faster on an
+  // H200 (bench/GPU_NOTES.md).
+  Choice<FusedNorm> fused_norm = FusedNorm::auto_;
 
   // Throws std::invalid_argument naming the bad field (e.g. width not divisible by heads).
   void validate() const;
