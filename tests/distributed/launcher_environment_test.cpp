@@ -25,11 +25,13 @@ const Variables kTwoWorkers = {
     {"MASTER_PORT", "29611"}, {"SLURM_PROCID", std::nullopt}, {"TORCHELASTIC_USE_AGENT_STORE", std::nullopt},
     {"TORCHELASTIC_RESTART_COUNT", std::nullopt}, {kLauncherStoreVariable, std::nullopt}};
 
-Variables two_workers_and(const Variables& extra) {
-  auto values = kTwoWorkers;
-  for (const auto& [name, value] : extra) values[name] = value;
-  return values;
+// `base` with `changes` set or unset on top.
+Variables with(Variables base, const Variables& changes) {
+  for (const auto& [name, value] : changes) base[name] = value;
+  return base;
 }
+
+Variables two_workers_and(const Variables& changes) { return with(kTwoWorkers, changes); }
 
 TEST(DistributedEnv, RankZeroHostsTheStoreByDefault) {
   const ScopedEnvironment environment(kTwoWorkers);
@@ -91,11 +93,7 @@ const Variables kSrunTask = {
     {"SLURM_STEP_NODEID", "1"}, {"SLURM_STEP_NUM_TASKS", "7"}, {"SLURM_STEP_TASKS_PER_NODE", "4,3"},
     {"SLURM_STEP_NODELIST", "gpu[007-008]"}, {"SLURM_JOB_ID", "123456"}, {"SLURM_STEP_ID", "2"}};
 
-Variables srun_task_and(const Variables& extra) {
-  auto values = kSrunTask;
-  for (const auto& [name, value] : extra) values[name] = value;
-  return values;
-}
+Variables srun_task_and(const Variables& changes) { return with(kSrunTask, changes); }
 
 std::string refusal(const Variables& variables) {
   const ScopedEnvironment environment(variables);
