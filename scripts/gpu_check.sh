@@ -84,7 +84,8 @@ stage_test() {
     gtest_binaries '-Cuda/*' "$logs/gtest_rest.txt" || status=1
     note "other tests, binary by binary: $(grep -E '^[a-z_0-9]+_test: ' "$logs/gtest_rest.txt" | tr '\n' ' ')"
     # The tests that are not GoogleTest's (the Python package, install, scripts) through ctest, with the
-    # discovered tests' scripts set aside: their include files then add a *_NOT_BUILT placeholder each.
+    # discovered tests' scripts moved away: each binary's include file then registers one test named
+    # <binary>_NOT_BUILT instead of its tests, which -E leaves out.
     local aside=build/tests/set_aside_for_ctest
     mkdir -p "$aside" && mv build/tests/*_tests.cmake "$aside"/
     (cd build && ctest -E '_NOT_BUILT$|^cli_fuzz$' -j "$(nproc)" --timeout 600 --output-on-failure) \
