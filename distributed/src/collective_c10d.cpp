@@ -6,13 +6,9 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #ifdef LRKIT_WITH_CUDA
-#include <ATen/cuda/CUDAContext.h>
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
-#include <unistd.h>
 
-#include <array>
-#include <cstdio>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -22,6 +18,7 @@
 #include "gloo_endpoint.hpp"
 #include "one_gpu_per_worker.hpp"
 #include "lrkit/distributed/collective.hpp"
+#include "lrkit/distributed/device_identity.hpp"
 
 namespace lrkit::distributed {
 
@@ -37,34 +34,14 @@ using BackendGroup = c10d::Backend;
 using BackendGroup = c10d::ProcessGroup;
 #endif
 
-#ifdef LRKIT_WITH_CUDA
-// The physical GPU behind `device`: CUDA's indices differ between processes that see different GPUs (srun binds
-// tasks to GPUs of their own), its UUID does not.
-PhysicalGpu physical_gpu(const torch::Device& device) {
-  const cudaDeviceProp* properties = at::cuda::getDeviceProperties(device.index());
-  std::string uuid;
-  for (const char byte : properties->uuid.bytes) {
-    std::array<char, 3> hex{};
-    std::snprintf(hex.data(), hex.size(), "%02x", static_cast<unsigned>(static_cast<unsigned char>(byte)));
-    uuid += hex.data();
-  }
-  std::array<char, 256> host{};
-  if (::gethostname(host.data(), host.size() - 1) != 0) host[0] = '\0';
-  std::array<char, 32> bus{};
-  std::snprintf(bus.data(), bus.size(), "%04x:%02x:%02x", properties->pciDomainID, properties->pciBusID,
-                properties->pciDeviceID);
-  return {uuid, std::string(host.data()) + " " + bus.data()};
-}
-#endif
-
 // What a rendezvous across machines needs that one machine does not: where Gloo would listen on the loopback
 // address of this machine's name, that is the likely cause.
 std::string several_machines_hint(const GlooEndpoint& endpoint, Backend backend) {
-  std::array<char, 256> host{};
-  if (backend == Backend::gloo && endpoint.interfaces.empty() && ::gethostname(host.data(), host.size() - 1) == 0) {
-    const std::string loopback = loopback_address_of(host.data());
+  const std::string host = host_name();
+  if (backend == Backend::gloo && endpoint.interfaces.empty() && !host.empty()) {
+    const std::string loopback = loopback_address_of(host);
     if (!loopback.empty())
-      return std::string(" (workers on several machines, but this machine's name '") + host.data() + "' resolves to " +
+      return " (workers on several machines, but this machine's name '" + host + "' resolves to " +
              loopback + ", a loopback address, where Gloo listens and no other machine can connect: set "
              "GLOO_SOCKET_IFNAME to the interface the machines reach each other on, e.g. eth0)";
   }

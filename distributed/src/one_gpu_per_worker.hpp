@@ -9,6 +9,7 @@
 #pragma once
 
 #include <torch/csrc/distributed/c10d/Store.hpp>
+#include <torch/torch.h>
 
 #include <string>
 #include <vector>
@@ -19,6 +20,11 @@ struct PhysicalGpu {
   std::string uuid;   // the device's UUID: equal exactly for one GPU, whatever the machine or the visible devices
   std::string where;  // for people: "node-a 0000:1b:00" (host name, PCI address)
 };
+
+#ifdef LRKIT_WITH_CUDA
+// The physical GPU behind `device` (device_identity.cpp).
+PhysicalGpu physical_gpu(const torch::Device& device);
+#endif
 
 // "" when no two of `gpus` (rank r's GPU at r) are one; else one line naming the first GPU that several ranks share
 // and those ranks.

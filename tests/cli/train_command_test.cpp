@@ -37,10 +37,14 @@ class TrainCommandOnDevice : public lrkit::testing::OnDevice {};
 
 TEST_P(TrainCommandOnDevice, OneAndTwoProcessesGiveTheSameLosses) {
   const auto one = out_dir(named("dp_one")), two = out_dir(named("dp_two"));
-  auto r = run_lrkit("train --config " + tiny_config() + train_args() + " --out " + one);
+  const std::string peak = " --train.peak_tflops=2";  // MFU's denominator: per device (the CPU's: per machine)
+  auto r = run_lrkit("train --config " + tiny_config() + train_args() + peak + " --out " + one);
   ASSERT_EQ(r.code, 0) << r.out;
-  r = run_lrkit("train --config " + tiny_config() + train_args() + " --nproc 2 --out " + two);
+  r = run_lrkit("train --config " + tiny_config() + train_args() + peak + " --nproc 2 --out " + two);
   ASSERT_EQ(r.code, 0) << r.out;
+  // Both workers train on one device (this machine's CPU, or GPU 0 shared over Gloo): one device's peak.
+  for (const auto& dir : {one, two})
+    EXPECT_EQ(std::stod(lrkit::h5::read_string_attributes(dir + "/log.h5", "/start").at("peak_flops")), 2e12) << dir;
   size_t lines_at_end = 0;  // only rank 0 prints progress
   for (size_t at = r.out.find("step     12/12"); at != std::string::npos; at = r.out.find("step     12/12", at + 1)) ++lines_at_end;
   EXPECT_EQ(lines_at_end, 1u) << r.out;

@@ -1,6 +1,7 @@
 // `lrkit train` started by other launchers: the real torchrun (one agent and two
-// agents as two nodes), SLURM's variables as srun sets them, --nproc against
-// what those launchers started, and NCCL tasks sharing a GPU.
+// agents as two nodes), SLURM's variables as srun sets them, RANK and WORLD_SIZE
+// alone (Kubeflow's), --nproc against what those launchers started, and NCCL
+// tasks sharing a GPU.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -148,6 +149,29 @@ TEST(TrainCommand, SlurmTasksOnTwoNodesMeetOverGlooSocketIfname) {
     EXPECT_EQ(refused.code, 2) << refused.out;
     EXPECT_EQ(refused.out, "lrkit train: environment variable GLOO_SOCKET_IFNAME='" + names + "'" + problem + "\n");
   }
+}
+
+// A launcher that sets RANK and WORLD_SIZE alone (Kubeflow's PyTorchJob, a worker per pod) does not say how many
+// workers a machine holds. Two workers as two machines (each its own host name, in a UTS namespace of its own): each
+// takes its machine's cores, not half, and the job's MFU peak is two machines' (train.peak_tflops is one machine's).
+TEST(TrainCommand, WorkersOfALauncherThatTellsNoMachineCountCountTheirMachinesAtTheRendezvous) {
+  if (run_command("unshare --uts true").code != 0)
+    GTEST_SKIP() << "unshare --uts is not permitted here (it needs root): no second host name on this machine";
+  const auto local = out_dir("pods_nproc2"), pods = out_dir("pods");
+  ASSERT_EQ(run_lrkit("train --config " + tiny_config() + " --nproc 2 --out " + local).code, 0);
+  const std::string port = std::to_string(29700 + getpid() % 100);
+  const auto pod = [&](int rank) {
+    return "env -u LOCAL_RANK -u LOCAL_WORLD_SIZE -u SLURM_PROCID RANK=" + std::to_string(rank) +
+           " WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + port + " GLOO_SOCKET_IFNAME=lo unshare --uts sh -c \"hostname "
+           "lrkit-pod-" + std::to_string(rank) + " && exec " + LRKIT_BINARY + " train --config " + tiny_config() +
+           " --train.peak_tflops=2 --out " + pods + "\"";
+  };
+  const auto r = run_both(pod(0), pod(1));
+  ASSERT_EQ(r.code, 0) << r.out;
+  expect_same_run(local, pods, "2");
+  const std::string whole = lrkit::testing::worker_threads_text(1, lrkit::testing::process_cpus());
+  EXPECT_NE(r.out.find("threads per worker: " + whole + "\n"), std::string::npos) << r.out;
+  EXPECT_EQ(std::stod(lrkit::h5::read_string_attributes(pods + "/log.h5", "/start").at("peak_flops")), 4e12);
 }
 
 // A batch script's own process is no srun task: with its allocation's SLURM_NTASKS > 1 it is refused in one line (it

@@ -67,13 +67,20 @@ TEST(WorkerPlacement, SrunTasksWithAGpuOfTheirOwnAreNotRefused) {
   EXPECT_NE(refusal(on("cuda", "auto"), 0, 4, 1), "");  // the same counts in a node view are refused
 }
 
-TEST(WorkerPlacement, OnlySrunTasksHaveAViewOfTheirOwn) {
+TEST(WorkerPlacement, SrunTasksAndWorkersOfNodesOfUntoldSizeHaveAViewOfTheirOwn) {
   distributed::DistributedEnv env;
   EXPECT_EQ(gpu_view(env), GpuView::node);  // lrkit's launcher or one process
   env.launcher = "torchrun";
   EXPECT_EQ(gpu_view(env), GpuView::node);
   env.launcher = "slurm";
   EXPECT_EQ(gpu_view(env), GpuView::task);
+  // RANK and WORLD_SIZE alone (Kubeflow's PyTorchJob): eight pods of one GPU each are not eight workers on one GPU.
+  env.launcher = "torchrun";
+  env.world_size = env.local_world_size = 8;
+  env.local_world_size_known = false;
+  EXPECT_EQ(gpu_view(env), GpuView::task);
+  for (int rank = 0; rank < 8; ++rank)
+    EXPECT_EQ(place_worker(on("cuda", "auto"), rank, 8, 1, gpu_view(env)).device, torch::Device(torch::kCUDA, 0));
 }
 
 TEST(WorkerPlacement, NcclOnTheCpuIsAConfigError) {

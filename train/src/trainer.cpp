@@ -5,7 +5,9 @@
 #include <stdexcept>
 
 #include "lrkit/common/numbers.hpp"
+#include "lrkit/distributed/device_identity.hpp"
 #include "lrkit/schedules/summary.hpp"
+#include "lrkit/train/job_peak.hpp"
 #include "lrkit/train/memory_need.hpp"
 #include "lrkit/train/model_flops.hpp"
 #include "lrkit/train/rank_streams.hpp"
@@ -33,18 +35,26 @@ WorkerPlacement prepare_worker(const TrainConfig& c, const distributed::Distribu
   return placement;
 }
 
-// The summed peak FLOP/s of the devices the job trains on (0: unknown): train.peak_tflops per device, else the
-// GPU's known bf16 peak. NCCL workers have a GPU each (the rendezvous checked); Gloo workers sharing a GPU share
-// its peak.
-double peak_flops(const TrainConfig& c, const distributed::DistributedEnv& env, const WorkerPlacement& placement,
-                  const std::string& device) {
-  const double per_device = c.train.peak_tflops > 0 ? c.train.peak_tflops * 1e12 : known_peak_flops(device);
-  if (placement.device.is_cuda() && placement.backend == distributed::Backend::nccl)
-    return per_device * static_cast<double>(env.world_size);  // also where nodes hold different task counts
-  const int nodes = std::max(1, env.world_size / std::max(1, env.local_world_size));
-  int per_node = 1;  // the CPU: train.peak_tflops is the machine's
-  if (placement.device.is_cuda()) per_node = std::min(env.local_world_size, static_cast<int>(torch::cuda::device_count()));
-  return per_device * static_cast<double>(nodes * std::max(1, per_node));
+// The summed peak FLOP/s of the devices the job trains on (0: unknown): train.peak_tflops per device (on the CPU, per
+// machine), else the GPU's known bf16 peak.
+double peak_flops(const TrainConfig& c, distributed::Collective& collective, const torch::Device& device,
+                  const std::string& device_name) {
+  const double per_device = c.train.peak_tflops > 0 ? c.train.peak_tflops * 1e12 : known_peak_flops(device_name);
+  return job_peak_flops(collective, distributed::device_identity(device), per_device);
+}
+
+// Where the launcher did not say how many workers share this machine's cores (RANK and WORLD_SIZE alone, as
+// Kubeflow's PyTorchJob sets them: WORLD_SIZE is no machine's count), the workers count those on a machine of this
+// name; a count the launcher told stands. Every rank gathers, so all call the same collectives.
+distributed::DistributedEnv with_machine_workers(distributed::DistributedEnv env, distributed::Collective& collective) {
+  if (collective.world_size() == 1) return env;
+  const auto machines = distributed::gather_identities(collective, distributed::host_name());
+  if (!env.local_world_size_known) {
+    const int64_t mine = machines[static_cast<size_t>(collective.rank())];
+    env.local_world_size = static_cast<int>(std::count(machines.begin(), machines.end(), mine));
+    env.local_world_size_known = true;
+  }
+  return env;
 }
 
 std::unique_ptr<distributed::Collective> make_collective(const TrainConfig& c, const distributed::DistributedEnv& env,
@@ -60,9 +70,9 @@ Trainer::Trainer(const TrainConfig& config, std::ostream& progress)
       schedule_(c_.learning_rate_schedule()),
       env_(distributed::distributed_env_from_environment()),
       placement_(prepare_worker(c_, env_)),
-      threads_(share_cores(c_.train.threads, env_)),  // or the workers of a machine thrash
       device_(placement_.device),
       collective_(make_collective(c_, env_, placement_)),
+      threads_(share_cores(c_.train.threads, with_machine_workers(env_, *collective_))),  // or a machine's workers thrash
       solo_(distributed::make_single_process_collective(device_)),
       world_(collective_->world_size()),
       lead_(collective_->rank() == 0),
@@ -90,7 +100,7 @@ Trainer::Trainer(const TrainConfig& config, std::ostream& progress)
   if ((session_.kind == "resume" || session_.kind == "branch") && skipped_in_a_row_ == 0) last_good_checkpoint_ = session_.checkpoint;
   session_.device = device_name(device_);
   session_.flops_per_token = flops_per_token(c_.model, parameter_count(c_.model));
-  session_.peak_flops = peak_flops(c_, env_, placement_, session_.device);
+  session_.peak_flops = peak_flops(c_, *collective_, device_, session_.device);
   session_.threads = describe(threads_);
   log_ = lead_ ? open_run_log(c_, world_, session_, restored.continues_log) : std::make_unique<RunLog>();
   if (lead_) *progress_ << "run log: " << log_->path() << std::endl;

@@ -90,9 +90,9 @@ class Trainer {
   schedules::Schedule schedule_;
   distributed::DistributedEnv env_;
   WorkerPlacement placement_;
-  WorkerThreads threads_;
   torch::Device device_;
   std::unique_ptr<distributed::Collective> collective_;
+  WorkerThreads threads_;  // after the rendezvous: where no launcher said, the workers count their machine's there
   std::unique_ptr<distributed::Collective> solo_;  // local mode: each replica's own gradient
   int world_ = 1;
   bool lead_ = true;

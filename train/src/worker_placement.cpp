@@ -6,7 +6,7 @@
 namespace lrkit::train {
 
 GpuView gpu_view(const distributed::DistributedEnv& env) {
-  return env.launcher == "slurm" ? GpuView::task : GpuView::node;
+  return env.launcher == "slurm" || !env.local_world_size_known ? GpuView::task : GpuView::node;
 }
 
 WorkerPlacement place_worker(const TrainConfig& c, int local_rank, int local_workers, int visible_gpus, GpuView view) {

@@ -21,7 +21,10 @@ struct WorkerPlacement {
 // node's GPUs (`node`). srun may bind each task to GPUs of its own
 // (--gpus-per-task, --gpu-bind), so a task that sees one GPU may be one of four
 // workers on four GPUs (`task`): then only the rendezvous can tell whether NCCL
-// workers share a GPU (make_c10d_collective refuses that).
+// workers share a GPU (make_c10d_collective refuses that). So it is where the
+// launcher does not say how many workers a node holds (RANK and WORLD_SIZE
+// alone, as Kubeflow's PyTorchJob sets them for one worker per pod): the world
+// size is no node's count.
 enum class GpuView { node, task };
 GpuView gpu_view(const distributed::DistributedEnv& env);
 

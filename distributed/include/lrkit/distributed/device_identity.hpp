@@ -1,0 +1,27 @@
+// What tells one device or machine from another across the processes of a
+// job: a GPU's UUID (its CUDA index depends on which GPUs a process sees), a
+// machine's host name. Ranks with the same identity share that device.
+#pragma once
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "lrkit/distributed/collective.hpp"
+
+namespace lrkit::distributed {
+
+// The name of this machine (gethostname), "" where it cannot be read.
+std::string host_name();
+
+// "gpu:<uuid>" for a CUDA device, "cpu:<host name>" for the CPU. Throws std::invalid_argument for a CUDA device in a
+// build without CUDA.
+std::string device_identity(const torch::Device& device);
+
+// Every rank's `identity` as a 64-bit hash (FNV-1a; collectives move tensors, not strings), rank r's at r: equal
+// hashes are equal identities. One all-gather: every rank of `collective` must call it.
+std::vector<int64_t> gather_identities(Collective& collective, const std::string& identity);
+
+}  // namespace lrkit::distributed

@@ -1,0 +1,60 @@
+#include "lrkit/distributed/device_identity.hpp"
+
+#ifdef LRKIT_WITH_CUDA
+#include <ATen/cuda/CUDAContext.h>
+#endif
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "one_gpu_per_worker.hpp"
+
+namespace lrkit::distributed {
+
+std::string host_name() {
+  std::array<char, 256> host{};
+  if (::gethostname(host.data(), host.size() - 1) != 0) return "";
+  return host.data();
+}
+
+#ifdef LRKIT_WITH_CUDA
+PhysicalGpu physical_gpu(const torch::Device& device) {
+  const cudaDeviceProp* properties = at::cuda::getDeviceProperties(device.index());
+  std::string uuid;
+  for (const char byte : properties->uuid.bytes) {
+    std::array<char, 3> hex{};
+    std::snprintf(hex.data(), hex.size(), "%02x", static_cast<unsigned>(static_cast<unsigned char>(byte)));
+    uuid += hex.data();
+  }
+  std::array<char, 32> bus{};
+  std::snprintf(bus.data(), bus.size(), "%04x:%02x:%02x", properties->pciDomainID, properties->pciBusID,
+                properties->pciDeviceID);
+  return {uuid, host_name() + " " + bus.data()};
+}
+#endif
+
+std::string device_identity(const torch::Device& device) {
+  if (!device.is_cuda()) return "cpu:" + host_name();
+#ifdef LRKIT_WITH_CUDA
+  return "gpu:" + physical_gpu(device).uuid;
+#else
+  throw std::invalid_argument("this lrkit was built without CUDA: no identity for " + device.str());
+#endif
+}
+
+std::vector<int64_t> gather_identities(Collective& collective, const std::string& identity) {
+  uint64_t hash = 14695981039346656037ULL;
+  for (const char c : identity) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 1099511628211ULL;
+  }
+  const auto mine = torch::tensor({static_cast<int64_t>(hash >> 1)}, torch::kLong);  // non-negative
+  const auto gathered = collective.all_gather(mine.to(collective.device())).to(torch::kCPU).contiguous().reshape({-1});
+  return {gathered.data_ptr<int64_t>(), gathered.data_ptr<int64_t>() + gathered.numel()};
+}
+
+}  // namespace lrkit::distributed
