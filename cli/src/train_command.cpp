@@ -60,10 +60,12 @@ int run_train_command(const std::vector<std::string>& args) {
   bool lead = true;
   // Until training starts, every process of a torchrun or srun job checks the same config and files: each machine's
   // first worker (LOCAL_RANK 0) reports a refusal, the others exit 2 without a word (8 workers printed 8 lines).
+  // Where the launcher does not say which workers share a machine (RANK and WORLD_SIZE alone, Kubeflow's PyTorchJob:
+  // a pod each, whose logs are read apart), every worker reports it.
   bool quiet_refusal = false;
   try {
     const auto env = distributed::distributed_env_from_environment();  // torchrun's or SLURM's variables
-    quiet_refusal = env.local_rank != 0;
+    quiet_refusal = env.local_world_size_known && env.local_rank != 0;
     std::string help;
     if (!train::parse_train_config(args, config, help)) {
       std::cout << help;

@@ -230,8 +230,9 @@ TEST_P(SrunOnOneGpu, TasksSharingAGpuAreRefusedBeforeNcclStarts) {
 INSTANTIATE_TEST_SUITE_P(Cuda, SrunOnOneGpu, ::testing::Values(std::string("cuda")));
 
 // Under torchrun every worker checked the same config, data file and checkpoint and printed the same refusal: on 8 GPUs,
-// 8 lines. Now each machine's first worker (LOCAL_RANK 0) reports it; the others exit 2 without a word.
-TEST(TrainCommand, UnderTorchrunARefusalIsReportedByEachMachinesFirstWorker) {
+// 8 lines. Now each machine's first worker (LOCAL_RANK 0) reports it; the others exit 2 without a word. A worker that
+// cannot tell its machine's first (no LOCAL_RANK and LOCAL_WORLD_SIZE) reports it.
+TEST(TrainCommand, ARefusalIsReportedByEachMachinesFirstWorkerOrByEveryWorkerThatCannotTellIt) {
   const auto damaged_checkpoint = lrkit::testing::write_text("damaged.pt", "not a checkpoint\n");
   const std::vector<std::pair<std::string, std::string>> cases = {
       {" --data.path=/nonexistent/corpus.txt",
@@ -249,6 +250,12 @@ TEST(TrainCommand, UnderTorchrunARefusalIsReportedByEachMachinesFirstWorker) {
       EXPECT_EQ(r.code, 2) << "rank " << rank << option << "\n" << r.out;
       EXPECT_EQ(r.out, local == 0 ? message : "") << "rank " << rank << option;
     }
+    // RANK and WORLD_SIZE alone (Kubeflow's PyTorchJob, a pod per worker, each pod's log its own): every worker says it.
+    const auto pod = run_command("env -u LOCAL_RANK -u LOCAL_WORLD_SIZE RANK=3 WORLD_SIZE=4 MASTER_ADDR=127.0.0.1 "
+                                 "MASTER_PORT=1 " + std::string(LRKIT_BINARY) + " train --config " + tiny_config() +
+                                 option + " --out " + out_dir("pod_refusal"));
+    EXPECT_EQ(pod.code, 2) << option << "\n" << pod.out;
+    EXPECT_EQ(pod.out, message) << option;
   }
 }
 
