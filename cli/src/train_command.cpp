@@ -82,6 +82,12 @@ int run_train_command(const std::vector<std::string>& args) {
           "SLURM_STEP_NUM_TASKS): a batch script's own process is one task, and the other " +
           std::to_string(env.slurm_allocated_tasks - 1) + " would never come; start the workers with srun (srun lrkit "
           "train ...; srun -n 1 for one), or N >= 2 on this node with --nproc N");
+    if (config.nproc > 1 && !launching && !env.local_world_size_known)
+      throw std::invalid_argument(
+          "--nproc " + std::to_string(config.nproc) + " but a launcher started this process as RANK=" +
+          std::to_string(env.rank) + " of WORLD_SIZE=" + std::to_string(env.world_size) +
+          " (without LOCAL_WORLD_SIZE, as Kubeflow's PyTorchJob starts a worker per pod): the launcher starts the "
+          "workers; drop --nproc, or start several workers per machine with torchrun --nproc_per_node");
     if (config.nproc > 1 && !launching && config.nproc != env.local_world_size)
       throw std::invalid_argument(
           "--nproc " + std::to_string(config.nproc) + " but " + (env.launcher == "slurm" ? "SLURM" : "torchrun") +

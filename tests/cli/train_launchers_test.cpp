@@ -203,6 +203,14 @@ TEST(TrainCommand, NprocStartsWorkersInABatchScriptAndMustAgreeWithAnyOtherLaunc
   EXPECT_EQ(torchrun.code, 2) << torchrun.out;
   EXPECT_EQ(torchrun.out, "lrkit train: --nproc 4 but torchrun started this process as one of 2 worker(s) on this node "
                           "(LOCAL_WORLD_SIZE=2): the launcher starts the workers; drop --nproc\n");
+  // RANK and WORLD_SIZE alone say nothing of this machine's workers: --nproc equal to WORLD_SIZE is no agreement.
+  const auto pod = run_command("env -u SLURM_PROCID -u LOCAL_RANK -u LOCAL_WORLD_SIZE RANK=1 WORLD_SIZE=2 "
+                               "MASTER_ADDR=127.0.0.1 MASTER_PORT=29999 " + std::string(LRKIT_BINARY) + " train --config " +
+                               tiny_config() + " --nproc 2 --out " + out_dir("nproc_pod"));
+  EXPECT_EQ(pod.code, 2) << pod.out;
+  EXPECT_EQ(pod.out, "lrkit train: --nproc 2 but a launcher started this process as RANK=1 of WORLD_SIZE=2 (without "
+                     "LOCAL_WORLD_SIZE, as Kubeflow's PyTorchJob starts a worker per pod): the launcher starts the "
+                     "workers; drop --nproc, or start several workers per machine with torchrun --nproc_per_node\n");
 }
 
 // srun tasks may each see a GPU of their own, so their view does not refuse NCCL; the rendezvous does when two tasks
