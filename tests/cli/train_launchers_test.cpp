@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 
+#include <filesystem>
 #include <string>
 #include <utility>
 #include <vector>
@@ -172,6 +173,32 @@ TEST(TrainCommand, WorkersOfALauncherThatTellsNoMachineCountCountTheirMachinesAt
   const std::string whole = lrkit::testing::worker_threads_text(1, lrkit::testing::process_cpus());
   EXPECT_NE(r.out.find("threads per worker: " + whole + "\n"), std::string::npos) << r.out;
   EXPECT_EQ(std::stod(lrkit::h5::read_string_attributes(pods + "/log.h5", "/start").at("peak_flops")), 4e12);
+}
+
+// Machines that each read a run directory of their own (no shared filesystem) find different checkpoints under
+// --resume auto: rank 0 its step-6 checkpoint, rank 1 none. Averaging the gradients of different weights would train
+// garbage until the step counts part; every worker refuses before the first step instead, and the run's log is kept.
+TEST(TrainCommand, WorkersThatFindDifferentCheckpointsAreRefusedBeforeTheyTrain) {
+  const auto shared = out_dir("starts_rank0"), own = out_dir("starts_rank1");
+  ASSERT_EQ(run_lrkit("train --config " + tiny_config() + " --nproc 2 --checkpoint.every=6 --out " + shared).code, 0);
+  ASSERT_TRUE(std::filesystem::remove(shared + "/checkpoints/step_0000000012.pt"));
+  const auto rows = lrkit::h5::read_series(shared + "/log.h5", "/train/loss");
+  const std::string port = std::to_string(29800 + getpid() % 100);
+  const auto worker = [&](int rank, const std::string& out) {
+    return "env -u LOCAL_RANK -u LOCAL_WORLD_SIZE -u SLURM_PROCID RANK=" + std::to_string(rank) +
+           " WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + port + " GLOO_SOCKET_IFNAME=lo " + LRKIT_BINARY +
+           " train --config " + tiny_config() + " --resume auto --dist.timeout_s=60 --out " + out;
+  };
+  const auto r = run_both(worker(0, shared), worker(1, own));
+  EXPECT_NE(r.code, 0) << r.out;
+  const std::string refusal = "the workers start from different points: rank 1 differs from rank 0 (steps by rank: 6, 0; ";
+  EXPECT_NE(r.out.find("lrkit train: " + refusal + "rank 0 here: step 6, resume from " + shared +
+                       "/checkpoints/step_0000000006.pt, crc32:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("lrkit train: " + refusal + "rank 1 here: step 0, fresh, no checkpoint); every worker must read "
+                       "the same run directory and checkpoint: put --out (and any --resume, --branch-from or "
+                       "--init-from file) on a filesystem that every machine mounts\n"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("step    "), std::string::npos) << "no step trained:\n" << r.out;
+  EXPECT_EQ(lrkit::h5::read_series(shared + "/log.h5", "/train/loss"), rows);
 }
 
 // A batch script's own process is no srun task: with its allocation's SLURM_NTASKS > 1 it is refused in one line (it

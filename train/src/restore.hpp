@@ -6,6 +6,7 @@
 #include <ostream>
 #include <vector>
 
+#include "lrkit/distributed/collective.hpp"
 #include "lrkit/distributed/hdet_ensemble.hpp"
 #include "lrkit/train/checkpoint.hpp"
 #include "lrkit/train/run_log.hpp"
@@ -25,5 +26,11 @@ struct Restored {
 // CheckpointError naming a missing, damaged (checksum) or corrupt file.
 Restored restore(const TrainConfig& config, std::vector<Replica>& replicas, distributed::HdetEnsemble* hdet,
                  std::ostream& progress);
+
+// Every worker's start compared (kind, step, the checkpoint's checksum; one all-gather each of identities and steps).
+// Workers that each read a run directory of their own machine may find different checkpoints, or one none, under
+// --resume auto: they would average the gradients of different weights into one model until the step counts part.
+// Throws std::invalid_argument on every rank when any start differs from rank 0's, naming the steps and this rank's.
+void require_one_start(const RunStart& start, distributed::Collective& collective);
 
 }  // namespace lrkit::train

@@ -91,6 +91,7 @@ Trainer::Trainer(const TrainConfig& config, std::ostream& progress)
     (*mean_model_)->to(device_);
   }
   const Restored restored = restore(c_, replicas_, hdet_ ? &*hdet_ : nullptr, *progress_);
+  require_one_start(restored.start, *collective_);  // before any worker trains on its own start
   start_step_ = restored.start.step;
   tokens_per_step_ = static_cast<double>(c_.train.batch * c_.model.context);
   session_ = restored.start;
