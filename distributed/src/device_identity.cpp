@@ -46,13 +46,17 @@ std::string device_identity(const torch::Device& device) {
 #endif
 }
 
-std::vector<int64_t> gather_identities(Collective& collective, const std::string& identity) {
+int64_t identity_hash(const std::string& identity) {
   uint64_t hash = 14695981039346656037ULL;
   for (const char c : identity) {
     hash ^= static_cast<unsigned char>(c);
     hash *= 1099511628211ULL;
   }
-  const auto mine = torch::tensor({static_cast<int64_t>(hash >> 1)}, torch::kLong);  // non-negative
+  return static_cast<int64_t>(hash >> 1);
+}
+
+std::vector<int64_t> gather_identities(Collective& collective, const std::string& identity) {
+  const auto mine = torch::tensor({identity_hash(identity)}, torch::kLong);
   const auto gathered = collective.all_gather(mine.to(collective.device())).to(torch::kCPU).contiguous().reshape({-1});
   return {gathered.data_ptr<int64_t>(), gathered.data_ptr<int64_t>() + gathered.numel()};
 }

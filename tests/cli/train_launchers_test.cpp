@@ -201,6 +201,25 @@ TEST(TrainCommand, WorkersThatFindDifferentCheckpointsAreRefusedBeforeTheyTrain)
   EXPECT_EQ(lrkit::h5::read_series(shared + "/log.h5", "/train/loss"), rows);
 }
 
+// A machine with another copy of the config (or other options) would train another model, rate or batch under
+// the same all-reduce; every worker refuses at the rendezvous, naming the keys with its own values.
+TEST(TrainCommand, WorkersStartedWithOtherSettingsAreRefusedBeforeTheyTrain) {
+  const auto dir = out_dir("settings_apart");
+  const std::string port = std::to_string(29500 + getpid() % 100);
+  const auto worker = [&](int rank, const std::string& options) {
+    return "env -u LOCAL_RANK -u LOCAL_WORLD_SIZE -u SLURM_PROCID RANK=" + std::to_string(rank) +
+           " WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + port + " GLOO_SOCKET_IFNAME=lo " + LRKIT_BINARY +
+           " train --config " + tiny_config() + options + " --dist.timeout_s=60 --out " + dir;
+  };
+  const auto r = run_both(worker(0, ""), worker(1, " --optim.beta2=0.99 --train.threads=2"));
+  EXPECT_NE(r.code, 0) << r.out;
+  const std::string head = "lrkit train: the workers run with different settings: rank 1 differs from rank 0 in optim.beta2 = ";
+  const std::string tail = "'s values); start every worker with the same config file and options\n";
+  EXPECT_NE(r.out.find(head + "0.95 (rank 0" + tail), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(head + "0.99 (rank 1" + tail), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("step    "), std::string::npos) << "no step trained:\n" << r.out;
+}
+
 // A batch script's own process is no srun task: with its allocation's SLURM_NTASKS > 1 it is refused in one line (it
 // waited for the absent tasks until the rendezvous timed out), and --nproc starts the workers there. Where a launcher
 // started several, --nproc must agree with it (it trained with one worker).

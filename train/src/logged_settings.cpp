@@ -9,6 +9,7 @@
 #include "lrkit/train/run_files.hpp"
 #include "lrkit/train/run_log.hpp"
 #include "lrkit/train/train_config.hpp"
+#include "settings_checks.hpp"
 
 namespace lrkit::train {
 
@@ -38,13 +39,16 @@ std::string names_of(const Entries& entries) {
   return names;
 }
 
-std::string compared_value(const TrainConfig& config, const std::string& key, const std::string& value) {
-  if (key == "data.sources") return names_of(config.data_sources());
-  if (key == "eval.sets") return names_of(config.eval_sets());
-  return value;
-}
-
 }  // namespace
+
+std::vector<std::pair<std::string, std::string>> compared_values(const TrainConfig& config) {
+  auto values = config_values(config);
+  for (auto& [key, value] : values) {
+    if (key == "data.sources") value = names_of(config.data_sources());
+    if (key == "eval.sets") value = names_of(config.eval_sets());
+  }
+  return values;
+}
 
 void require_the_logged_settings(const TrainConfig& c, int64_t world_size) {
   const std::string log = run_log_path(c.out);
@@ -58,7 +62,7 @@ void require_the_logged_settings(const TrainConfig& c, int64_t world_size) {
     TrainConfig logged;
     std::string help;
     parse_train_config(args, logged, help);
-    for (const auto& [key, value] : config_values(logged)) before[key] = compared_value(logged, key, value);
+    for (const auto& [key, value] : compared_values(logged)) before[key] = value;
     const auto root = h5::read_string_attributes(log, "/");
     if (const auto it = root.find("world_size"); it != root.end()) logged_world = it->second;
   } catch (const std::exception&) {
@@ -68,11 +72,10 @@ void require_the_logged_settings(const TrainConfig& c, int64_t world_size) {
   // The log's per-rank series (/ranks/*) are as wide as the run's workers.
   if (!logged_world.empty() && logged_world != std::to_string(world_size))
     changed.push_back("workers = " + logged_world + " there, " + std::to_string(world_size) + " here");
-  for (const auto& [key, value] : config_values(c)) {
+  for (const auto& [key, now] : compared_values(c)) {
     const auto was = before.find(key);
     if (was == before.end() || !defines_the_run(key)) continue;
     const std::string& then = was->second;
-    const std::string now = compared_value(c, key, value);
     if (then != now) changed.push_back(key + " = " + (then.empty() ? "''" : then) + " there, " + (now.empty() ? "''" : now) + " here");
   }
   if (changed.empty()) return;

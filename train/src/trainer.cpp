@@ -15,6 +15,7 @@
 #include "lrkit/train/stop_signals.hpp"
 #include "cuda_device.hpp"
 #include "restore.hpp"
+#include "settings_checks.hpp"
 
 namespace lrkit::train {
 
@@ -60,7 +61,10 @@ distributed::DistributedEnv with_machine_workers(distributed::DistributedEnv env
 std::unique_ptr<distributed::Collective> make_collective(const TrainConfig& c, const distributed::DistributedEnv& env,
                                                          const WorkerPlacement& placement) {
   if (env.world_size == 1) return distributed::make_single_process_collective(placement.device);
-  return distributed::make_c10d_collective(env, placement.backend, placement.device, std::chrono::seconds(c.dist.timeout_s));
+  auto collective =
+      distributed::make_c10d_collective(env, placement.backend, placement.device, std::chrono::seconds(c.dist.timeout_s));
+  require_one_config(c, *collective);  // the group's first collective: settings could set the later ones apart
+  return collective;
 }
 
 }  // namespace

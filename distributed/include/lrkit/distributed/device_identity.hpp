@@ -20,8 +20,11 @@ std::string host_name();
 // build without CUDA.
 std::string device_identity(const torch::Device& device);
 
-// Every rank's `identity` as a 64-bit hash (FNV-1a; collectives move tensors, not strings), rank r's at r: equal
-// hashes are equal identities. One all-gather: every rank of `collective` must call it.
+// `identity` as a non-negative 64-bit hash (FNV-1a): collectives move tensors, not strings, and equal hashes are
+// equal identities.
+int64_t identity_hash(const std::string& identity);
+
+// Every rank's identity_hash(identity), rank r's at r. One all-gather: every rank of `collective` must call it.
 std::vector<int64_t> gather_identities(Collective& collective, const std::string& identity);
 
 }  // namespace lrkit::distributed

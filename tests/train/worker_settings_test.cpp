@@ -1,0 +1,61 @@
+// Every worker's settings compared with rank 0's (settings_checks.hpp), over a
+// real group of threads as ranks.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "settings_checks.hpp"
+
+namespace lrkit::train {
+namespace {
+
+// What require_one_config threw on each rank ("" where it returned), rank r with configs[r].
+std::vector<std::string> refusals(const std::vector<TrainConfig>& configs) {
+  auto group = distributed::make_thread_group(static_cast<int>(configs.size()));
+  std::vector<std::string> out(configs.size(), "not returned");
+  std::vector<std::thread> ranks;
+  for (size_t r = 0; r < configs.size(); ++r)
+    ranks.emplace_back([&, r] {
+      try {
+        require_one_config(configs[r], *group[r]);
+        out[r] = "";
+      } catch (const std::invalid_argument& e) {
+        out[r] = e.what();
+      }
+    });
+  for (auto& rank : ranks) rank.join();
+  return out;
+}
+
+TEST(WorkerSettings, WhatIsEachMachinesOwnMayDiffer) {
+  std::vector<TrainConfig> configs(3);
+  configs[1].data.path = "/mnt/b/kjv.txt";  // another mount point of the same corpus
+  configs[1].train.threads = 8;
+  configs[2].train.peak_tflops = 312;
+  configs[2].dist.timeout_s = 30;
+  EXPECT_EQ(refusals(configs), std::vector<std::string>(3, ""));
+}
+
+TEST(WorkerSettings, EveryWorkerRefusesNamingTheKeysWithItsOwnValues) {
+  std::vector<TrainConfig> configs(3);
+  configs[2].optim.beta2 = 0.99;
+  configs[2].schedule = "cosine(peak=1e-3)";
+  const auto out = refusals(configs);
+  const std::string head = "the workers run with different settings: rank 2 differs from rank 0 in ";
+  const std::string tail = "'s values); start every worker with the same config file and options";
+  EXPECT_EQ(out[0], head + "optim.beta2 = 0.95, schedule.spec = wsd(peak=1e-3, warmup=5%, decay=20%) (rank 0" + tail);
+  EXPECT_EQ(out[1], head + "optim.beta2 = 0.95, schedule.spec = wsd(peak=1e-3, warmup=5%, decay=20%) (rank 1" + tail);
+  EXPECT_EQ(out[2], head + "optim.beta2 = 0.99, schedule.spec = cosine(peak=1e-3) (rank 2" + tail);
+}
+
+TEST(WorkerSettings, SeveralRanksThatDifferAreNamedTogether) {
+  std::vector<TrainConfig> configs(4);
+  configs[1].train.batch = configs[3].train.batch = 64;
+  EXPECT_NE(refusals(configs)[3].find("ranks 1, 3 differ from rank 0 in train.batch = 64 (rank 3's values)"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace lrkit::train
