@@ -46,14 +46,16 @@ std::string device_identity(const torch::Device& device) {
 #endif
 }
 
-int64_t identity_hash(const std::string& identity) {
-  uint64_t hash = 14695981039346656037ULL;
-  for (const char c : identity) {
-    hash ^= static_cast<unsigned char>(c);
-    hash *= 1099511628211ULL;
+IdentityHash& IdentityHash::add(const void* bytes, size_t size) {
+  const auto* byte = static_cast<const unsigned char*>(bytes);
+  for (size_t i = 0; i < size; ++i) {
+    hash_ ^= byte[i];
+    hash_ *= 1099511628211ULL;
   }
-  return static_cast<int64_t>(hash >> 1);
+  return *this;
 }
+
+int64_t identity_hash(const std::string& identity) { return IdentityHash().add(identity.data(), identity.size()).value(); }
 
 std::vector<int64_t> gather_identities(Collective& collective, const std::string& identity) {
   const auto mine = torch::tensor({identity_hash(identity)}, torch::kLong);

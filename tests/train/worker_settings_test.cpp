@@ -50,6 +50,17 @@ TEST(WorkerSettings, EveryWorkerRefusesNamingTheKeysWithItsOwnValues) {
   EXPECT_EQ(out[2], head + "optim.beta2 = 0.99, schedule.spec = cosine(peak=1e-3) (rank 2" + tail);
 }
 
+// A spec that names a file compares by its rates: each machine may mount the file elsewhere.
+TEST(WorkerSettings, TheScheduleComparesByItsRates) {
+  std::vector<TrainConfig> configs(2);
+  configs[0].schedule = "wsd(peak=1e-3, warmup=5%, decay=20%)";
+  configs[1].schedule = "wsd(peak=0.001, warmup=5%, decay=20%)";  // the same rates, written otherwise
+  EXPECT_EQ(refusals(configs), std::vector<std::string>(2, ""));
+  configs[1].schedule = "wsd(peak=1e-3, warmup=5%, decay=10%)";
+  EXPECT_NE(refusals(configs)[1].find("in schedule.spec = wsd(peak=1e-3, warmup=5%, decay=10%) (rank 1's values)"),
+            std::string::npos);
+}
+
 TEST(WorkerSettings, SeveralRanksThatDifferAreNamedTogether) {
   std::vector<TrainConfig> configs(4);
   configs[1].train.batch = configs[3].train.batch = 64;

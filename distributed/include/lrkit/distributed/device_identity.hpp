@@ -5,6 +5,7 @@
 
 #include <torch/torch.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -20,8 +21,18 @@ std::string host_name();
 // build without CUDA.
 std::string device_identity(const torch::Device& device);
 
-// `identity` as a non-negative 64-bit hash (FNV-1a): collectives move tensors, not strings, and equal hashes are
-// equal identities.
+// A non-negative 64-bit hash (FNV-1a) of bytes that may come in pieces: collectives move tensors, not strings, and
+// equal hashes are equal identities.
+class IdentityHash {
+ public:
+  IdentityHash& add(const void* bytes, size_t size);
+  int64_t value() const { return static_cast<int64_t>(hash_ >> 1); }
+
+ private:
+  uint64_t hash_ = 14695981039346656037ULL;
+};
+
+// IdentityHash of `identity`'s characters.
 int64_t identity_hash(const std::string& identity);
 
 // Every rank's identity_hash(identity), rank r's at r. One all-gather: every rank of `collective` must call it.
