@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "settings_checks.hpp"
+#include "test_files.hpp"
 
 namespace lrkit::train {
 namespace {
@@ -58,6 +59,24 @@ TEST(WorkerSettings, TheScheduleComparesByItsRates) {
   EXPECT_EQ(refusals(configs), std::vector<std::string>(2, ""));
   configs[1].schedule = "wsd(peak=1e-3, warmup=5%, decay=10%)";
   EXPECT_NE(refusals(configs)[1].find("in schedule.spec = wsd(peak=1e-3, warmup=5%, decay=10%) (rank 1's values)"),
+            std::string::npos);
+}
+
+// Each machine may keep a copy of the corpus under a path of its own, but not another corpus.
+TEST(WorkerSettings, DataFilesCompareBySize) {
+  const auto write = [](const std::string& name, const std::string& text) {
+    return lrkit::testing::write_text("worker_settings_" + name, text);
+  };
+  std::vector<TrainConfig> configs(2);
+  configs[0].data.path = write("a.txt", "In the beginning");
+  configs[1].data.path = write("b.txt", "In the beginning");
+  EXPECT_EQ(refusals(configs), std::vector<std::string>(2, ""));
+  configs[1].data.path = write("c.txt", "In the beginn");  // a copy cut short
+  EXPECT_NE(refusals(configs)[1].find("in data.path size = 13 bytes (" + configs[1].data.path + ") (rank 1's values)"),
+            std::string::npos);
+  configs[0].data.sources = "bible=" + configs[0].data.path + ", more=" + configs[0].data.path;
+  configs[1].data.sources = "bible=" + configs[0].data.path + ", more=" + configs[1].data.path;
+  EXPECT_NE(refusals(configs)[0].find("in data.sources more size = 16 bytes (" + configs[0].data.path + ") (rank 0's"),
             std::string::npos);
 }
 

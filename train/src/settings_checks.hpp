@@ -19,7 +19,8 @@ std::vector<std::pair<std::string, std::string>> compared_values(const TrainConf
 // Workers started with other config files or options (a machine with an older copy) would train with other models,
 // rates or batches under one all-reduce. Only what is each machine's own may differ: data.path (its mount point),
 // train.threads, train.peak_tflops, train.profile_steps, train.profile_from and dist.timeout_s; schedule.spec
-// compares by its rates at every step (a spec may name a file by a machine's own path). Throws
+// compares by its rates at every step (a spec may name a file by a machine's own path), and the data files by their
+// sizes (each machine may keep a copy of its own). Throws
 // std::invalid_argument on every rank when any other key differs, naming the keys with this rank's values.
 void require_one_config(const TrainConfig& config, distributed::Collective& collective);
 
