@@ -6,7 +6,7 @@
 #include <array>
 #include <string>
 
-#include "../device_param.hpp"
+#include "device_param.hpp"
 #include "lrkit/distributed/device_identity.hpp"
 
 namespace lrkit::distributed {

@@ -11,6 +11,7 @@
 #include "lrkit/diagnostics/dispersion.hpp"
 #include "lrkit/train/byte_corpus.hpp"
 #include "lrkit/train/gpt.hpp"
+#include "thread_ranks.hpp"
 
 namespace lrkit::distributed {
 namespace {
@@ -66,17 +67,16 @@ struct Measured {
 
 // Runs synchronize_gradients on every worker's thread with its own rank.
 std::vector<Measured> synchronize(std::vector<Worker>& workers, const GradientSyncOptions& options, GradientSketch* sketch) {
-  auto group = make_thread_group(static_cast<int>(workers.size()), workers.front().parameters.front().device());
-  std::vector<Measured> out(workers.size());
-  std::vector<std::thread> threads;
-  for (size_t r = 0; r < workers.size(); ++r)
-    threads.emplace_back([&, r] {
-      if (sketch) out[r].sketch = (*sketch)(workers[r].parameters);
-      out[r].sync = synchronize_gradients(workers[r].parameters, *group[r], options);
-      out[r].mean_gradient = flat_gradient(workers[r].parameters);
-    });
-  for (auto& t : threads) t.join();
-  return out;
+  return lrkit::testing::on_thread_ranks<Measured>(
+      static_cast<int>(workers.size()),
+      [&](size_t r, Collective& group) {
+        Measured measured;
+        if (sketch) measured.sketch = (*sketch)(workers[r].parameters);
+        measured.sync = synchronize_gradients(workers[r].parameters, group, options);
+        measured.mean_gradient = flat_gradient(workers[r].parameters);
+        return measured;
+      },
+      workers.front().parameters.front().device());
 }
 
 class GradientSyncOnDevice : public lrkit::testing::OnDevice {};

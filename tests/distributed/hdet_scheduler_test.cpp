@@ -4,47 +4,43 @@
 
 #include <gtest/gtest.h>
 
-#include <thread>
 
 #include "lrkit/schedules/factory.hpp"
+#include "thread_ranks.hpp"
 
 namespace lrkit::distributed {
 namespace {
 
 struct RankTrace {
-  std::vector<double> lr, base, weight_spread;  // per step
+  std::vector<double> lr, base;  // per step
   std::vector<torch::Tensor> weights;           // per step, after the scheduler's step
 };
 
 // Each rank fits y = x . w_true on its own samples with SGD; gradients are all-reduced.
 std::vector<RankTrace> train(const controllers::HdetConfig& config, int steps) {
-  auto group = make_thread_group(4);
-  std::vector<RankTrace> traces(4);
-  std::vector<std::thread> threads;
-  for (int rank = 0; rank < 4; ++rank)
-    threads.emplace_back([&, rank] {
-      auto w = torch::zeros({8}, torch::kDouble).set_requires_grad(true);
-      torch::optim::SGD sgd({w}, torch::optim::SGDOptions(0.0));
-      HdetScheduler hdet(config, schedules::parse_schedule("cosine(peak=0.05)", steps), sgd, {w}, *group[static_cast<size_t>(rank)]);
-      auto generator = at::make_generator<at::CPUGeneratorImpl>(100 + static_cast<uint64_t>(rank));
-      const auto w_true = torch::linspace(-1, 1, 8, torch::kDouble);
-      for (int step = 0; step < steps; ++step) {
-        traces[static_cast<size_t>(rank)].lr.push_back(hdet.lr());
-        traces[static_cast<size_t>(rank)].base.push_back(hdet.base_lr());
-        const auto x = torch::randn({16, 8}, generator, torch::kDouble);
-        sgd.zero_grad();
-        const auto loss = (x.matmul(w) - x.matmul(w_true)).pow(2).mean();
-        loss.backward();
-        auto g = w.grad();
-        group[static_cast<size_t>(rank)]->all_reduce_sum(g);
-        g.div_(4);
-        sgd.step();
-        hdet.step(loss.item<double>());
-        traces[static_cast<size_t>(rank)].weights.push_back(w.detach().clone());
-      }
-    });
-  for (auto& t : threads) t.join();
-  return traces;
+  return lrkit::testing::on_thread_ranks<RankTrace>(4, [&](size_t rank, Collective& group) {
+    RankTrace trace;
+    auto w = torch::zeros({8}, torch::kDouble).set_requires_grad(true);
+    torch::optim::SGD sgd({w}, torch::optim::SGDOptions(0.0));
+    HdetScheduler hdet(config, schedules::parse_schedule("cosine(peak=0.05)", steps), sgd, {w}, group);
+    auto generator = at::make_generator<at::CPUGeneratorImpl>(100 + static_cast<uint64_t>(rank));
+    const auto w_true = torch::linspace(-1, 1, 8, torch::kDouble);
+    for (int step = 0; step < steps; ++step) {
+      trace.lr.push_back(hdet.lr());
+      trace.base.push_back(hdet.base_lr());
+      const auto x = torch::randn({16, 8}, generator, torch::kDouble);
+      sgd.zero_grad();
+      const auto loss = (x.matmul(w) - x.matmul(w_true)).pow(2).mean();
+      loss.backward();
+      auto g = w.grad();
+      group.all_reduce_sum(g);
+      g.div_(4);
+      sgd.step();
+      hdet.step(loss.item<double>());
+      trace.weights.push_back(w.detach().clone());
+    }
+    return trace;
+  });
 }
 
 TEST(HdetScheduler, AlphaZeroIsPlainDataParallel) {

@@ -3,10 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <string>
-#include <thread>
 #include <vector>
 
-#include "../device_param.hpp"
+#include "device_param.hpp"
+#include "thread_ranks.hpp"
 #include "lrkit/distributed/device_identity.hpp"
 #include "lrkit/train/job_peak.hpp"
 
@@ -18,13 +18,9 @@ using lrkit::testing::OnDevice;
 // Rank r reports identities[r] with peaks[r]; what each rank gets back.
 std::vector<double> job_peaks(const std::vector<std::string>& identities, const std::vector<double>& peaks,
                               const torch::Device& device) {
-  auto group = distributed::make_thread_group(static_cast<int>(identities.size()), device);
-  std::vector<double> out(identities.size(), -1.0);
-  std::vector<std::thread> ranks;
-  for (std::size_t r = 0; r < identities.size(); ++r)
-    ranks.emplace_back([&, r] { out[r] = job_peak_flops(*group[r], identities[r], peaks[r]); });
-  for (auto& rank : ranks) rank.join();
-  return out;
+  return lrkit::testing::on_thread_ranks<double>(
+      static_cast<int>(identities.size()),
+      [&](size_t r, distributed::Collective& group) { return job_peak_flops(group, identities[r], peaks[r]); }, device);
 }
 
 class JobPeak : public OnDevice {};

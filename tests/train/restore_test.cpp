@@ -3,30 +3,19 @@
 #include <gtest/gtest.h>
 
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "restore.hpp"
+#include "thread_ranks.hpp"
 
 namespace lrkit::train {
 namespace {
 
 // What require_one_start threw on each rank ("" where it returned), rank r starting from starts[r].
 std::vector<std::string> refusals(const std::vector<RunStart>& starts) {
-  auto group = distributed::make_thread_group(static_cast<int>(starts.size()));
-  std::vector<std::string> out(starts.size(), "not returned");
-  std::vector<std::thread> ranks;
-  for (size_t r = 0; r < starts.size(); ++r)
-    ranks.emplace_back([&, r] {
-      try {
-        require_one_start(starts[r], *group[r]);
-        out[r] = "";
-      } catch (const std::invalid_argument& e) {
-        out[r] = e.what();
-      }
-    });
-  for (auto& rank : ranks) rank.join();
-  return out;
+  return lrkit::testing::refusals_on_thread_ranks(static_cast<int>(starts.size()), [&](size_t r, distributed::Collective& group) {
+    require_one_start(starts[r], group);
+  });
 }
 
 RunStart resumed(int64_t step, const std::string& checksum) { return {"resume", "run/checkpoints/c.pt", checksum, step}; }

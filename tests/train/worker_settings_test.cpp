@@ -3,31 +3,20 @@
 #include <gtest/gtest.h>
 
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "settings_checks.hpp"
 #include "test_files.hpp"
+#include "thread_ranks.hpp"
 
 namespace lrkit::train {
 namespace {
 
 // What require_one_config threw on each rank ("" where it returned), rank r with configs[r].
 std::vector<std::string> refusals(const std::vector<TrainConfig>& configs) {
-  auto group = distributed::make_thread_group(static_cast<int>(configs.size()));
-  std::vector<std::string> out(configs.size(), "not returned");
-  std::vector<std::thread> ranks;
-  for (size_t r = 0; r < configs.size(); ++r)
-    ranks.emplace_back([&, r] {
-      try {
-        require_one_config(configs[r], *group[r]);
-        out[r] = "";
-      } catch (const std::invalid_argument& e) {
-        out[r] = e.what();
-      }
-    });
-  for (auto& rank : ranks) rank.join();
-  return out;
+  return lrkit::testing::refusals_on_thread_ranks(static_cast<int>(configs.size()), [&](size_t r, distributed::Collective& group) {
+    require_one_config(configs[r], group);
+  });
 }
 
 TEST(WorkerSettings, WhatIsEachMachinesOwnMayDiffer) {
