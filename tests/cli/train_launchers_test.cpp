@@ -198,6 +198,7 @@ TEST(TrainCommand, WorkersThatFindDifferentCheckpointsAreRefusedBeforeTheyTrain)
                        "the same run directory and checkpoint: put --out (and any --resume, --branch-from or "
                        "--init-from file) on a filesystem that every machine mounts\n"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("step    "), std::string::npos) << "no step trained:\n" << r.out;
+  EXPECT_EQ(r.out.find("resumed from"), std::string::npos) << "no resume is announced:\n" << r.out;
   EXPECT_EQ(lrkit::h5::read_series(shared + "/log.h5", "/train/loss"), rows);
 }
 

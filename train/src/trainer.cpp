@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 #include <stdexcept>
 
 #include "lrkit/common/numbers.hpp"
@@ -94,8 +95,10 @@ Trainer::Trainer(const TrainConfig& config, std::ostream& progress)
     mean_model_.emplace(c_.model);
     (*mean_model_)->to(device_);
   }
-  const Restored restored = restore(c_, replicas_, hdet_ ? &*hdet_ : nullptr, *progress_);
+  std::ostringstream restored_lines;  // "resumed from ...", said once every worker starts there
+  const Restored restored = restore(c_, replicas_, hdet_ ? &*hdet_ : nullptr, restored_lines);
   require_one_start(restored.start, *collective_);  // before any worker trains on its own start
+  *progress_ << restored_lines.str() << std::flush;
   start_step_ = restored.start.step;
   tokens_per_step_ = static_cast<double>(c_.train.batch * c_.model.context);
   session_ = restored.start;
