@@ -61,12 +61,20 @@ TEST(WorkerSettings, DataFilesCompareBySize) {
   configs[1].data.path = write("b.txt", "In the beginning");
   EXPECT_EQ(refusals(configs), std::vector<std::string>(2, ""));
   configs[1].data.path = write("c.txt", "In the beginn");  // a copy cut short
-  EXPECT_NE(refusals(configs)[1].find("in data.path size = 13 bytes (" + configs[1].data.path + ") (rank 1's values)"),
+  EXPECT_NE(refusals(configs)[1].find("in data size = 13 bytes (" + configs[1].data.path + ") (rank 1's values)"),
             std::string::npos);
-  configs[0].data.sources = "bible=" + configs[0].data.path + ", more=" + configs[0].data.path;
-  configs[1].data.sources = "bible=" + configs[0].data.path + ", more=" + configs[1].data.path;
-  EXPECT_NE(refusals(configs)[0].find("in data.sources more size = 16 bytes (" + configs[0].data.path + ") (rank 0's"),
-            std::string::npos);
+  const std::string full = configs[0].data.path, cut = configs[1].data.path;
+  configs[0].data.sources = "bible=" + full + ", more=" + full;
+  configs[1].data.sources = "bible=" + full + ", more=" + cut;
+  EXPECT_EQ(refusals(configs)[0],
+            "the workers run with different settings: rank 1 differs from rank 0 in data size = bible 16 bytes (" + full +
+                "), more 16 bytes (" + full + ") (rank 0's values); start every worker with the same config file and options");
+  // Other sources on one rank: a difference in settings, not in lrkit's keys.
+  configs[1].data.sources = "bible=" + full;
+  const auto other_sources = refusals(configs)[1];
+  EXPECT_NE(other_sources.find("rank 1 differs from rank 0 in data.sources = bible, "), std::string::npos) << other_sources;
+  EXPECT_NE(other_sources.find(", data size = bible 16 bytes (" + full + ") (rank 1's values)"), std::string::npos)
+      << other_sources;
 }
 
 TEST(WorkerSettings, SeveralRanksThatDifferAreNamedTogether) {

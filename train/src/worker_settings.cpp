@@ -37,23 +37,25 @@ std::string schedule_rates(const TrainConfig& config) {
 }
 
 // Machines that each keep a copy of the corpus may hold different ones (an interrupted copy, an older version): the
-// files' sizes compare, which costs a stat where a checksum would read every byte at every start.
-std::vector<ComparedKey> data_sizes(const TrainConfig& config) {
-  std::vector<ComparedKey> keys;
+// files' sizes compare, which costs a stat where a checksum would read every byte at every start. One key for all
+// files, so that every rank compares as many keys whatever its sources.
+ComparedKey data_size(const TrainConfig& config) {
+  ComparedKey key{"data size", "", ""};
   for (const auto& source : config.data_sources()) {
     struct stat file {};
     const std::string bytes = ::stat(source.path.c_str(), &file) == 0 ? std::to_string(file.st_size) : "unreadable";
-    keys.push_back({(config.data.sources.empty() ? std::string("data.path") : "data.sources " + source.name) + " size",
-                    bytes + " bytes (" + source.path + ")", bytes});
+    const std::string separator = key.value.empty() ? "" : ", ";
+    key.value += separator + (config.data.sources.empty() ? "" : source.name + " ") + bytes + " bytes (" + source.path + ")";
+    key.compared += separator + bytes;
   }
-  return keys;
+  return key;
 }
 
 std::vector<ComparedKey> compared_keys(const TrainConfig& config) {
   std::vector<ComparedKey> keys;
   for (const auto& [name, value] : compared_values(config))
     if (!each_machines_own(name)) keys.push_back({name, value, name == "schedule.spec" ? schedule_rates(config) : value});
-  for (auto& size : data_sizes(config)) keys.push_back(std::move(size));
+  keys.push_back(data_size(config));
   return keys;
 }
 
