@@ -57,10 +57,14 @@ IdentityHash& IdentityHash::add(const void* bytes, size_t size) {
 
 int64_t identity_hash(const std::string& identity) { return IdentityHash().add(identity.data(), identity.size()).value(); }
 
-std::vector<int64_t> gather_identities(Collective& collective, const std::string& identity) {
-  const auto mine = torch::tensor({identity_hash(identity)}, torch::kLong);
-  const auto gathered = collective.all_gather(mine.to(collective.device())).to(torch::kCPU).contiguous().reshape({-1});
-  return {gathered.data_ptr<int64_t>(), gathered.data_ptr<int64_t>() + gathered.numel()};
+std::vector<std::vector<int64_t>> gather_rows(Collective& collective, const std::vector<int64_t>& row) {
+  const auto mine = torch::tensor(row, torch::kLong).to(collective.device());
+  const auto gathered = collective.all_gather(mine).to(torch::kCPU).contiguous();  // [world, row]
+  const auto table = gathered.accessor<int64_t, 2>();
+  std::vector<std::vector<int64_t>> rows(static_cast<size_t>(table.size(0)));
+  for (int64_t r = 0; r < table.size(0); ++r)
+    for (int64_t k = 0; k < table.size(1); ++k) rows[static_cast<size_t>(r)].push_back(table[r][k]);
+  return rows;
 }
 
 }  // namespace lrkit::distributed

@@ -19,5 +19,13 @@ TEST(MessageText, EscapesControlCharactersAndBytesThatAreNoUtf8AndIsCut) {
   EXPECT_EQ(text_for_message("caf\xc3\xa9s", 4), "caf...") << "the limit does not cut a character in two";
 }
 
+TEST(ListForMessage, NamesTheFirstItemsThenCountsTheRest) {
+  EXPECT_EQ(list_for_message({}), "");
+  EXPECT_EQ(list_for_message({"1"}), "1");
+  EXPECT_EQ(list_for_message({"1", "3"}), "1, 3");
+  EXPECT_EQ(list_for_message({"a", "b", "c", "d"}, 2), "a, b and 2 more");
+  EXPECT_EQ(list_for_message({"a", "b"}, 2), "a, b");
+}
+
 }  // namespace
 }  // namespace lrkit

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "lrkit/common/message_text.hpp"
 #include "lrkit/common/numbers.hpp"
 #include "lrkit/distributed/device_identity.hpp"
 #include "lrkit/schedules/factory.hpp"
@@ -33,14 +34,6 @@ void require_the_trained_schedule(const std::string& path, const CheckpointInfo&
           " now), so the resumed run would not be the run it continues. Resume with --train.steps=" +
           std::to_string(info.schedule_steps) + ", or continue under the schedule of " + std::to_string(c.train.steps) +
           " steps on purpose in a new run directory: --branch-from " + path + " --out NEW_DIR");
-}
-
-// "a, b, c" for the first 16 items, then how many more: a message of 256 ranks stays one readable line.
-std::string first_of(const std::vector<std::string>& items) {
-  std::string out;
-  for (size_t i = 0; i < items.size() && i < 16; ++i) out += (i == 0 ? "" : ", ") + items[i];
-  if (items.size() > 16) out += " and " + std::to_string(items.size() - 16) + " more";
-  return out;
 }
 
 }  // namespace
@@ -90,20 +83,18 @@ Restored restore(const TrainConfig& c, std::vector<Replica>& replicas, distribut
 void require_one_start(const RunStart& start, distributed::Collective& collective) {
   if (collective.world_size() == 1) return;
   const std::string point = start.kind + " " + std::to_string(start.step) + " " + start.checksum;
-  const auto starts = distributed::gather_identities(collective, point);
-  const auto mine = torch::tensor({start.step}, torch::kLong).to(collective.device());
-  const auto steps = collective.all_gather(mine).to(torch::kCPU).contiguous().reshape({-1});
+  const auto starts = distributed::gather_rows(collective, {distributed::identity_hash(point), start.step});
   std::vector<std::string> differing, by_rank;
   for (size_t r = 0; r < starts.size(); ++r) {
-    if (starts[r] != starts[0]) differing.push_back(std::to_string(r));
-    by_rank.push_back(std::to_string(steps[static_cast<int64_t>(r)].item<int64_t>()));
+    if (starts[r][0] != starts[0][0]) differing.push_back(std::to_string(r));
+    by_rank.push_back(std::to_string(starts[r][1]));
   }
   if (differing.empty()) return;
   const std::string here = start.checkpoint.empty() ? start.kind + ", no checkpoint"
                                                     : start.kind + " from " + start.checkpoint + ", " + start.checksum;
   throw std::invalid_argument(
-      std::string("the workers start from different points: ") + (differing.size() == 1 ? "rank " : "ranks ") + first_of(differing) +
-      (differing.size() == 1 ? " differs" : " differ") + " from rank 0 (steps by rank: " + first_of(by_rank) + "; rank " +
+      std::string("the workers start from different points: ") + (differing.size() == 1 ? "rank " : "ranks ") + list_for_message(differing) +
+      (differing.size() == 1 ? " differs" : " differ") + " from rank 0 (steps by rank: " + list_for_message(by_rank) + "; rank " +
       std::to_string(collective.rank()) + " here: step " + std::to_string(start.step) + ", " + here +
       "); every worker must read the same run directory and checkpoint: put --out (and any --resume, --branch-from or "
       "--init-from file) on a filesystem that every machine mounts");

@@ -27,7 +27,7 @@ struct Restored {
 Restored restore(const TrainConfig& config, std::vector<Replica>& replicas, distributed::HdetEnsemble* hdet,
                  std::ostream& progress);
 
-// Every worker's start compared (kind, step, the checkpoint's checksum; one all-gather each of identities and steps).
+// Every worker's start compared (kind, step, the checkpoint's checksum; one all-gather of a hash and the step).
 // Workers that each read a run directory of their own machine may find different checkpoints, or one none, under
 // --resume auto: they would average the gradients of different weights into one model until the step counts part.
 // Throws std::invalid_argument on every rank when any start differs from rank 0's, naming the steps and this rank's.

@@ -8,12 +8,12 @@
 #include "lrkit/common/numbers.hpp"
 #include "lrkit/distributed/device_identity.hpp"
 #include "lrkit/schedules/summary.hpp"
-#include "lrkit/train/job_peak.hpp"
 #include "lrkit/train/memory_need.hpp"
 #include "lrkit/train/model_flops.hpp"
 #include "lrkit/train/rank_streams.hpp"
 #include "lrkit/train/run_files.hpp"
 #include "lrkit/train/stop_signals.hpp"
+#include "lrkit/train/worker_census.hpp"
 #include "cuda_device.hpp"
 #include "restore.hpp"
 #include "settings_checks.hpp"
@@ -37,23 +37,19 @@ WorkerPlacement prepare_worker(const TrainConfig& c, const distributed::Distribu
   return placement;
 }
 
-// The summed peak FLOP/s of the devices the job trains on (0: unknown): train.peak_tflops per device (on the CPU, per
-// machine), else the GPU's known bf16 peak.
-double peak_flops(const TrainConfig& c, distributed::Collective& collective, const torch::Device& device,
-                  const std::string& device_name) {
-  const double per_device = c.train.peak_tflops > 0 ? c.train.peak_tflops * 1e12 : known_peak_flops(device_name);
-  return job_peak_flops(collective, distributed::device_identity(device), per_device);
+// Where every worker trains (its machine and device) and that device's peak FLOP/s, the MFU denominator:
+// train.peak_tflops per device (on the CPU, per machine), else the GPU's known bf16 peak (0: unknown).
+WorkerCensus worker_census(const TrainConfig& c, distributed::Collective& collective, const torch::Device& device) {
+  const double peak = c.train.peak_tflops > 0 ? c.train.peak_tflops * 1e12 : known_peak_flops(device_name(device));
+  return take_worker_census(collective, distributed::host_name(), distributed::device_identity(device), peak);
 }
 
 // Where the launcher did not say how many workers share this machine's cores (RANK and WORLD_SIZE alone, as
-// Kubeflow's PyTorchJob sets them: WORLD_SIZE is no machine's count), the workers count those on a machine of this
-// name; a count the launcher told stands. Every rank gathers, so all call the same collectives.
-distributed::DistributedEnv with_machine_workers(distributed::DistributedEnv env, distributed::Collective& collective) {
-  if (collective.world_size() == 1) return env;
-  const auto machines = distributed::gather_identities(collective, distributed::host_name());
+// Kubeflow's PyTorchJob sets them: WORLD_SIZE is no machine's count), the census counts those on a machine of this
+// name; a count the launcher told stands.
+distributed::DistributedEnv with_machine_workers(distributed::DistributedEnv env, const WorkerCensus& census, int rank) {
   if (!env.local_world_size_known) {
-    const int64_t mine = machines[static_cast<size_t>(collective.rank())];
-    env.local_world_size = static_cast<int>(std::count(machines.begin(), machines.end(), mine));
+    env.local_world_size = census.workers_on_machine_of(rank);
     env.local_world_size_known = true;
   }
   return env;
@@ -77,7 +73,8 @@ Trainer::Trainer(const TrainConfig& config, std::ostream& progress)
       placement_(prepare_worker(c_, env_)),
       device_(placement_.device),
       collective_(make_collective(c_, env_, placement_)),
-      threads_(share_cores(c_.train.threads, with_machine_workers(env_, *collective_))),  // or a machine's workers thrash
+      census_(worker_census(c_, *collective_, device_)),
+      threads_(share_cores(c_.train.threads, with_machine_workers(env_, census_, collective_->rank()))),  // or they thrash
       solo_(distributed::make_single_process_collective(device_)),
       world_(collective_->world_size()),
       lead_(collective_->rank() == 0),
@@ -108,7 +105,7 @@ Trainer::Trainer(const TrainConfig& config, std::ostream& progress)
   if ((session_.kind == "resume" || session_.kind == "branch") && skipped_in_a_row_ == 0) last_good_checkpoint_ = session_.checkpoint;
   session_.device = device_name(device_);
   session_.flops_per_token = flops_per_token(c_.model, parameter_count(c_.model));
-  session_.peak_flops = peak_flops(c_, *collective_, device_, session_.device);
+  session_.peak_flops = census_.job_peak_flops();
   session_.threads = describe(threads_);
   log_ = lead_ ? open_run_log(c_, world_, session_, restored.continues_log) : std::make_unique<RunLog>();
   if (lead_) *progress_ << "run log: " << log_->path() << std::endl;

@@ -23,6 +23,7 @@
 #include "lrkit/train/data_mixture.hpp"
 #include "lrkit/train/run_log.hpp"
 #include "lrkit/train/step_profiler.hpp"
+#include "lrkit/train/worker_census.hpp"
 #include "lrkit/train/trainer.hpp"
 #include "lrkit/train/worker_placement.hpp"
 #include "lrkit/train/worker_threads.hpp"
@@ -92,7 +93,8 @@ class Trainer {
   WorkerPlacement placement_;
   torch::Device device_;
   std::unique_ptr<distributed::Collective> collective_;
-  WorkerThreads threads_;  // after the rendezvous: where no launcher said, the workers count their machine's there
+  WorkerCensus census_;    // where every worker trains: its machine and device, gathered at the rendezvous
+  WorkerThreads threads_;  // after the census: where no launcher said, it counts the workers on this machine
   std::unique_ptr<distributed::Collective> solo_;  // local mode: each replica's own gradient
   int world_ = 1;
   bool lead_ = true;

@@ -1,5 +1,4 @@
 #include <sys/stat.h>
-#include <torch/torch.h>
 
 #include <algorithm>
 #include <stdexcept>
@@ -7,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "lrkit/common/message_text.hpp"
 #include "lrkit/distributed/device_identity.hpp"
 #include "settings_checks.hpp"
 
@@ -59,13 +59,6 @@ std::vector<ComparedKey> compared_keys(const TrainConfig& config) {
   return keys;
 }
 
-std::string ranks_text(const std::vector<int>& ranks) {
-  std::string out = ranks.size() == 1 ? "rank " : "ranks ";
-  for (size_t i = 0; i < ranks.size() && i < 16; ++i) out += (i == 0 ? "" : ", ") + std::to_string(ranks[i]);
-  if (ranks.size() > 16) out += " and " + std::to_string(ranks.size() - 16) + " more";
-  return out + (ranks.size() == 1 ? " differs" : " differ");
-}
-
 }  // namespace
 
 void require_one_config(const TrainConfig& config, distributed::Collective& collective) {
@@ -74,28 +67,29 @@ void require_one_config(const TrainConfig& config, distributed::Collective& coll
   // The names first: a row of another length (an lrkit with other keys) would fail inside the collective.
   std::string names;
   for (const auto& key : keys) names += key.name + " ";
-  const auto schemas = distributed::gather_identities(collective, names);
-  if (std::any_of(schemas.begin(), schemas.end(), [&](int64_t schema) { return schema != schemas[0]; }))
+  const auto schemas = distributed::gather_rows(collective, {distributed::identity_hash(names)});
+  if (std::any_of(schemas.begin(), schemas.end(), [&](const auto& schema) { return schema != schemas[0]; }))
     throw std::invalid_argument("the workers run lrkit builds with different settings keys: install one lrkit version "
                                 "on every machine");
   // Then every key's hash, a row per rank, in one collective.
   std::vector<int64_t> mine;
   for (const auto& key : keys) mine.push_back(distributed::identity_hash(key.compared));
-  const auto rows = collective.all_gather(torch::tensor(mine, torch::kLong).to(collective.device())).to(torch::kCPU).contiguous();
-  const auto table = rows.accessor<int64_t, 2>();
-  std::vector<int> differing_ranks;
+  const auto rows = distributed::gather_rows(collective, mine);
+  std::vector<std::string> differing_ranks;
   std::vector<bool> differing_keys(keys.size(), false);
-  for (int64_t r = 1; r < table.size(0); ++r) {
+  for (size_t r = 1; r < rows.size(); ++r) {
     bool differs = false;
-    for (int64_t k = 0; k < table.size(1); ++k)
-      if (table[r][k] != table[0][k]) differs = differing_keys[static_cast<size_t>(k)] = true;
-    if (differs) differing_ranks.push_back(static_cast<int>(r));
+    for (size_t k = 0; k < keys.size(); ++k)
+      if (rows[r][k] != rows[0][k]) differs = differing_keys[k] = true;
+    if (differs) differing_ranks.push_back(std::to_string(r));
   }
   if (differing_ranks.empty()) return;
   std::string listed;
   for (size_t k = 0; k < keys.size(); ++k)
     if (differing_keys[k]) listed += (listed.empty() ? "" : ", ") + keys[k].name + " = " + (keys[k].value.empty() ? "''" : keys[k].value);
-  throw std::invalid_argument("the workers run with different settings: " + ranks_text(differing_ranks) + " from rank 0 in " +
+  const bool one = differing_ranks.size() == 1;
+  throw std::invalid_argument(std::string("the workers run with different settings: ") + (one ? "rank " : "ranks ") +
+                              list_for_message(differing_ranks) + (one ? " differs" : " differ") + " from rank 0 in " +
                               listed + " (rank " + std::to_string(collective.rank()) +
                               "'s values); start every worker with the same config file and options");
 }

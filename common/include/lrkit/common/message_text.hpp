@@ -5,6 +5,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace lrkit {
 
@@ -44,6 +45,14 @@ inline std::string text_for_message(std::string_view text, size_t limit = 80) {
     ++i;
   }
   return i < text.size() ? out + "..." : out;
+}
+
+// "a, b, c" for the first `limit` items, then " and N more": a list of 256 ranks stays one readable line.
+inline std::string list_for_message(const std::vector<std::string>& items, size_t limit = 16) {
+  std::string out;
+  for (size_t i = 0; i < items.size() && i < limit; ++i) out += (i == 0 ? "" : ", ") + items[i];
+  if (items.size() > limit) out += " and " + std::to_string(items.size() - limit) + " more";
+  return out;
 }
 
 }  // namespace lrkit

@@ -35,7 +35,8 @@ class IdentityHash {
 // IdentityHash of `identity`'s characters.
 int64_t identity_hash(const std::string& identity);
 
-// Every rank's identity_hash(identity), rank r's at r. One all-gather: every rank of `collective` must call it.
-std::vector<int64_t> gather_identities(Collective& collective, const std::string& identity);
+// Every rank's `row` of whole numbers (identity hashes, counts, steps), rank r's at r. One all-gather: every rank of
+// `collective` must call it with a row of the same length.
+std::vector<std::vector<int64_t>> gather_rows(Collective& collective, const std::vector<int64_t>& row);
 
 }  // namespace lrkit::distributed
