@@ -15,7 +15,7 @@ namespace {
 // What require_one_config threw on each rank ("" where it returned), rank r with configs[r].
 std::vector<std::string> refusals(const std::vector<TrainConfig>& configs) {
   return lrkit::testing::refusals_on_thread_ranks(static_cast<int>(configs.size()), [&](size_t r, distributed::Collective& group) {
-    require_one_config(configs[r], group);
+    require_one_config(configs[r], configs[r].learning_rate_schedule(), group);
   });
 }
 

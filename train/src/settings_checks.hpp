@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "lrkit/distributed/collective.hpp"
+#include "lrkit/schedules/schedule.hpp"
 #include "lrkit/train/train_config.hpp"
 
 namespace lrkit::train {
@@ -22,6 +23,8 @@ std::vector<std::pair<std::string, std::string>> compared_values(const TrainConf
 // compares by its rates at every step (a spec may name a file by a machine's own path), and the data files by their
 // sizes (each machine may keep a copy of its own). Throws
 // std::invalid_argument on every rank when any other key differs, naming the keys with this rank's values.
-void require_one_config(const TrainConfig& config, distributed::Collective& collective);
+// `schedule` is config's learning-rate schedule, which the caller has built already (a refined spec reads and refines
+// its file).
+void require_one_config(const TrainConfig& config, const schedules::Schedule& schedule, distributed::Collective& collective);
 
 }  // namespace lrkit::train

@@ -55,12 +55,12 @@ distributed::DistributedEnv with_machine_workers(distributed::DistributedEnv env
   return env;
 }
 
-std::unique_ptr<distributed::Collective> make_collective(const TrainConfig& c, const distributed::DistributedEnv& env,
-                                                         const WorkerPlacement& placement) {
+std::unique_ptr<distributed::Collective> make_collective(const TrainConfig& c, const schedules::Schedule& schedule,
+                                                         const distributed::DistributedEnv& env, const WorkerPlacement& placement) {
   if (env.world_size == 1) return distributed::make_single_process_collective(placement.device);
   auto collective =
       distributed::make_c10d_collective(env, placement.backend, placement.device, std::chrono::seconds(c.dist.timeout_s));
-  require_one_config(c, *collective);  // the group's first collective: settings could set the later ones apart
+  require_one_config(c, schedule, *collective);  // the group's first collective: settings could set the later ones apart
   return collective;
 }
 
@@ -72,7 +72,7 @@ Trainer::Trainer(const TrainConfig& config, std::ostream& progress)
       env_(distributed::distributed_env_from_environment()),
       placement_(prepare_worker(c_, env_)),
       device_(placement_.device),
-      collective_(make_collective(c_, env_, placement_)),
+      collective_(make_collective(c_, schedule_, env_, placement_)),
       census_(worker_census(c_, *collective_, device_)),
       threads_(share_cores(c_.train.threads, with_machine_workers(env_, census_, collective_->rank()))),  // or they thrash
       solo_(distributed::make_single_process_collective(device_)),

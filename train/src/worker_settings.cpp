@@ -26,10 +26,9 @@ struct ComparedKey {
 };
 
 // The schedule compares by its rates: a refined(norms=FILE) spec names a file where each machine mounts it.
-std::string schedule_rates(const TrainConfig& config) {
-  const auto schedule = config.learning_rate_schedule();
+std::string schedule_rates(const schedules::Schedule& schedule, int64_t steps) {
   distributed::IdentityHash rates;
-  for (int64_t step = 0; step < config.train.steps; ++step) {
+  for (int64_t step = 0; step < steps; ++step) {
     const double rate = schedule(step);
     rates.add(&rate, sizeof rate);
   }
@@ -51,19 +50,19 @@ ComparedKey data_size(const TrainConfig& config) {
   return key;
 }
 
-std::vector<ComparedKey> compared_keys(const TrainConfig& config) {
+std::vector<ComparedKey> compared_keys(const TrainConfig& config, const schedules::Schedule& schedule) {
   std::vector<ComparedKey> keys;
   for (const auto& [name, value] : compared_values(config))
-    if (!each_machines_own(name)) keys.push_back({name, value, name == "schedule.spec" ? schedule_rates(config) : value});
+    if (!each_machines_own(name)) keys.push_back({name, value, name == "schedule.spec" ? schedule_rates(schedule, config.train.steps) : value});
   keys.push_back(data_size(config));
   return keys;
 }
 
 }  // namespace
 
-void require_one_config(const TrainConfig& config, distributed::Collective& collective) {
+void require_one_config(const TrainConfig& config, const schedules::Schedule& schedule, distributed::Collective& collective) {
   if (collective.world_size() == 1) return;
-  const auto keys = compared_keys(config);
+  const auto keys = compared_keys(config, schedule);
   // The names first: a row of another length (an lrkit with other keys) would fail inside the collective.
   std::string names;
   for (const auto& key : keys) names += key.name + " ";
