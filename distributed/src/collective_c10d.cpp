@@ -16,6 +16,7 @@
 
 #include "device_check.hpp"
 #include "gloo_endpoint.hpp"
+#include "one_backend.hpp"
 #include "one_gpu_per_worker.hpp"
 #include "lrkit/distributed/collective.hpp"
 #include "lrkit/distributed/device_identity.hpp"
@@ -99,10 +100,15 @@ class C10dCollective final : public Collective {
     try {
       c10::intrusive_ptr<c10d::Store> store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, store_options);
       if (!env.store_prefix.empty()) store = c10::make_intrusive<c10d::PrefixStore>(env.store_prefix, store);
+      // Every rank refuses alike; each machine's first worker says why (the only log of its machine that is read),
+      // and where the launcher did not say which workers share a machine, every worker does.
+      const bool speaks = !env.local_world_size_known || env.local_rank == 0;
+      if (const std::string refusal = backend_verdict(*store, env.rank, env.world_size, backend); !refusal.empty())
+        throw std::invalid_argument(speaks ? refusal : "");
 #ifdef LRKIT_WITH_CUDA
       if (backend == Backend::nccl) {
         const std::string refusal = shared_gpu_verdict(*store, env.rank, env.world_size, physical_gpu(device));
-        if (!refusal.empty()) throw std::invalid_argument(env.rank == 0 ? refusal : "");  // rank 0 speaks for all
+        if (!refusal.empty()) throw std::invalid_argument(speaks ? refusal : "");
         auto options = c10d::ProcessGroupNCCL::Options::create();
         options->timeout = timeout;
         group_ = c10::make_intrusive<c10d::ProcessGroupNCCL>(store, env.rank, env.world_size, options);

@@ -2,15 +2,11 @@
 
 #include <map>
 
+#include "store_verdict.hpp"
+
 namespace lrkit::distributed {
 
 namespace {
-
-const std::string kPrefix = "lrkit/nccl_gpu/";
-const std::string kNoneShared = "ok";  // a refusal reads "ranks ...", and a verdict is never an empty value
-
-std::vector<uint8_t> bytes(const std::string& text) { return {text.begin(), text.end()}; }
-std::string text(const std::vector<uint8_t>& bytes) { return {bytes.begin(), bytes.end()}; }
 
 std::string listed(const std::vector<int>& ranks) {
   std::string out;
@@ -36,17 +32,15 @@ std::string shared_gpu_refusal(const std::vector<PhysicalGpu>& gpus) {
 }
 
 std::string shared_gpu_verdict(c10d::Store& store, int rank, int world_size, const PhysicalGpu& gpu) {
-  store.set(kPrefix + std::to_string(rank) + "/uuid", bytes(gpu.uuid));
-  store.set(kPrefix + std::to_string(rank) + "/where", bytes(gpu.where));
-  if (store.add(kPrefix + "arrived", 1) == world_size) {  // the last to arrive: every rank's GPU is in the store
+  // A UUID holds no line break: the first one ends it.
+  return store_verdict(store, "nccl_gpu", rank, world_size, gpu.uuid + "\n" + gpu.where, [](const std::vector<std::string>& values) {
     std::vector<PhysicalGpu> gpus;
-    for (int r = 0; r < world_size; ++r)
-      gpus.push_back({text(store.get(kPrefix + std::to_string(r) + "/uuid")), text(store.get(kPrefix + std::to_string(r) + "/where"))});
-    const std::string refusal = shared_gpu_refusal(gpus);
-    store.set(kPrefix + "verdict", bytes(refusal.empty() ? kNoneShared : refusal));
-  }
-  const std::string verdict = text(store.get(kPrefix + "verdict"));
-  return verdict == kNoneShared ? "" : verdict;
+    for (const std::string& value : values) {
+      const auto cut = value.find('\n');
+      gpus.push_back({value.substr(0, cut), value.substr(cut + 1)});
+    }
+    return shared_gpu_refusal(gpus);
+  });
 }
 
 }  // namespace lrkit::distributed

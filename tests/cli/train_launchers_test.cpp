@@ -282,6 +282,27 @@ TEST_P(SrunOnOneGpu, TasksSharingAGpuAreRefusedBeforeNcclStarts) {
 #endif
 }
 
+// A Gloo rank and an NCCL rank never meet in one group: each would wait out dist.timeout_s in its own rendezvous.
+// The backends are compared in the store first, and every task exits 2; rank 0 names the ranks of each backend.
+TEST_P(SrunOnOneGpu, TasksWithDifferentBackendsAreRefusedBeforeEitherGroupStarts) {
+#ifndef LRKIT_WITH_CUDA
+  GTEST_SKIP() << "this lrkit was built without CUDA, so without NCCL";
+#else
+  const auto task = [&](int id, const std::string& backend) {
+    return srun_task(id, 1, 2, 4) + "CUDA_VISIBLE_DEVICES=0 " + LRKIT_BINARY + " train --config " + tiny_config() +
+           " --train.device=cuda --dist.backend=" + backend + " --dist.timeout_s=60 --out " + out_dir("srun_two_backends");
+  };
+  const auto r = run_both(task(0, "auto"), task(1, "gloo"));
+  EXPECT_NE(r.code, 0) << r.out;
+  const std::string line = "lrkit train: the workers use different process-group backends (rank 0 uses nccl; rank 1 "
+                           "uses gloo): give every worker the same dist.backend";
+  EXPECT_NE(r.out.find(line), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.rfind("different process-group backends"), r.out.find("different process-group backends"))
+      << "once, by rank 0:\n" << r.out;
+  EXPECT_EQ(r.out.find("rendezvous"), std::string::npos) << "refused before either group waited:\n" << r.out;
+#endif
+}
+
 INSTANTIATE_TEST_SUITE_P(Cuda, SrunOnOneGpu, ::testing::Values(std::string("cuda")));
 
 // Under torchrun every worker checked the same config, data file and checkpoint and printed the same refusal: on 8 GPUs,

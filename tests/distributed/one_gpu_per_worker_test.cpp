@@ -4,13 +4,11 @@
 // own, shown by host name and PCI address).
 #include <gtest/gtest.h>
 
-#include <torch/csrc/distributed/c10d/HashStore.hpp>
-
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "one_gpu_per_worker.hpp"
+#include "store_ranks.hpp"
 
 namespace lrkit::distributed {
 namespace {
@@ -47,17 +45,9 @@ TEST(OneGpuPerWorker, RanksOnOneGpuAreNamedWithTheGpu) {
 }
 
 std::vector<std::string> verdicts(const std::vector<PhysicalGpu>& gpus) {
-  const auto store = c10::make_intrusive<c10d::HashStore>();
-  const int world = static_cast<int>(gpus.size());
-  std::vector<std::string> out(gpus.size(), "not returned");
-  std::vector<std::thread> ranks;
-  for (int r = 0; r < world; ++r)
-    ranks.emplace_back([&, r] {
-      const auto i = static_cast<std::size_t>(r);
-      out[i] = shared_gpu_verdict(*store, r, world, gpus[i]);
-    });
-  for (auto& rank : ranks) rank.join();
-  return out;
+  return lrkit::testing::on_store_ranks(static_cast<int>(gpus.size()), [&](int rank, c10d::Store& store) {
+    return shared_gpu_verdict(store, rank, static_cast<int>(gpus.size()), gpus[static_cast<std::size_t>(rank)]);
+  });
 }
 
 TEST(OneGpuPerWorker, EveryRankReadsTheSameVerdict) {
@@ -65,6 +55,9 @@ TEST(OneGpuPerWorker, EveryRankReadsTheSameVerdict) {
   EXPECT_EQ(verdicts({gpu("u0", "a 0"), gpu("u1", "a 1"), gpu("u0", "a 0")}),
             std::vector<std::string>(3, "ranks 0 and 2 train on one GPU (a 0): " + kAdvice));
   EXPECT_EQ(verdicts({gpu("u0", "a 0")}), std::vector<std::string>{""});
+  // A UUID and where its GPU is travel in one value: a line break in the second is kept.
+  EXPECT_EQ(verdicts({gpu("u0", "a\n0"), gpu("u0", "a\n0")}),
+            std::vector<std::string>(2, "ranks 0 and 1 train on one GPU (a\n0): " + kAdvice));
 }
 
 }  // namespace

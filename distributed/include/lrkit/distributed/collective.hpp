@@ -42,10 +42,11 @@ std::unique_ptr<Collective> make_single_process_collective(torch::Device device 
 std::vector<std::unique_ptr<Collective>> make_thread_group(int ranks, torch::Device device = torch::kCPU);
 // Rendezvous through c10d::TCPStore at master_addr:master_port (rank 0 hosts
 // it unless a launcher does), then a Gloo or NCCL process group over tensors on `device` (NCCL: a
-// CUDA device of this worker's own; throws std::invalid_argument for NCCL on
-// the CPU, in a build without CUDA, or when ranks share a physical GPU: rank 0
-// names them, the others' message is empty). Every operation fails after `timeout`
-// instead of hanging when a peer dies.
+// CUDA device of this worker's own). Throws std::invalid_argument for NCCL on
+// the CPU or in a build without CUDA, and on every rank when the ranks use
+// different backends or NCCL ranks share a physical GPU (each machine's first
+// worker names them, the others' message is empty). Every operation fails after
+// `timeout` instead of hanging when a peer dies.
 std::unique_ptr<Collective> make_c10d_collective(const DistributedEnv& env, Backend backend, const torch::Device& device,
                                                  std::chrono::milliseconds timeout);
 
