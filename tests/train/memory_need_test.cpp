@@ -103,6 +103,10 @@ TEST(MemoryNeed, TheShortfallNamesTheSizesWhereTheBoundComesFromAndTheKeys) {
                 .find(": 600M parameters in each of a worker's 3 model copies (hdet.replicas_per_rank) hold 100 MB in "
                       "weights and gradients, and "),
             std::string::npos);
+  // Counts from a trillion on read as plain numbers ("2.5e+03B" read as 2,500 billion).
+  WorkerMemory trillions = need;
+  trillions.parameters = 2500000000000;
+  EXPECT_NE(memory_shortfall(trillions, 2, machine, c).value().find(": 2.5e+12 parameters hold "), std::string::npos);
 }
 
 }  // namespace

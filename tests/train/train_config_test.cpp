@@ -105,6 +105,11 @@ TEST(TrainConfigSchema, ValuesOutsideTheirRuleAreOneLineErrors) {
   EXPECT_EQ(parse_error({"--train.steps=100000001"}), "train.steps must be in [1, 100000000] (got 100000001)");
   EXPECT_EQ(parse_error({"--train.seed=-1"}), "train.seed must be a whole number >= 0 (got '-1')");
   EXPECT_EQ(parse_error({"--train.steps=1.5e3"}), "no error");
+  // A shape whose parameter count would wrap around in whole numbers (the memory check passed width 4e9).
+  EXPECT_EQ(parse_error({"--model.width=4e9", "--model.heads=1"}),
+            "model.width 4000000000, layers 2 and context 128 give 3.84e+20 parameters (vocabulary 256), more than "
+            "1e+15: no machine holds that");
+  EXPECT_EQ(parse_error({"--model.width=65536", "--model.heads=1", "--model.layers=1000"}), "no error");
   EXPECT_EQ(parse_error({"--train.steps=1.5"}), "train.steps must be a whole number (got '1.5')");
   EXPECT_EQ(parse_error({"--train.seed=-1e3"}), "train.seed must be a whole number >= 0 (got '-1e3')");
   EXPECT_EQ(parse_error({"--hdet.enabled=maybe"}), "hdet.enabled must be true or false (got 'maybe')");

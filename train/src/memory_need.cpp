@@ -30,7 +30,9 @@ std::string bytes_text(double bytes) {
 std::string count_text(int64_t count) {
   char buf[32];
   const auto value = static_cast<double>(count);
-  if (value >= 1e9)
+  if (value >= 1e12)
+    std::snprintf(buf, sizeof buf, "%.3g", value);
+  else if (value >= 1e9)
     std::snprintf(buf, sizeof buf, "%.3gB", value / 1e9);
   else if (value >= 1e6)
     std::snprintf(buf, sizeof buf, "%.3gM", value / 1e6);
