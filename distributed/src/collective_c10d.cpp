@@ -51,6 +51,10 @@ std::string several_machines_hint(const GlooEndpoint& endpoint, Backend backend)
          "resolves to)";
 }
 
+std::string seconds_text(std::chrono::milliseconds duration) {
+  return std::to_string(std::chrono::duration_cast<std::chrono::seconds>(duration).count()) + " s";
+}
+
 using GlooDevices = std::vector<std::shared_ptr<::gloo::transport::Device>>;
 
 GlooDevices make_gloo_devices(const GlooEndpoint& endpoint) {
@@ -72,6 +76,7 @@ class SingleProcess final : public Collective {
   void all_reduce_sum(torch::Tensor&) override {}
   void broadcast(torch::Tensor&, int) override {}
   torch::Tensor all_gather(const torch::Tensor& local) override { return local.unsqueeze(0).clone(); }
+  void barrier(std::chrono::milliseconds, const std::string&) override {}
 
  private:
   torch::Device device_;
@@ -98,20 +103,21 @@ class C10dCollective final : public Collective {
     store_options.waitWorkers = !env.store_hosted_by_launcher;
     store_options.timeout = timeout;
     try {
-      c10::intrusive_ptr<c10d::Store> store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, store_options);
-      if (!env.store_prefix.empty()) store = c10::make_intrusive<c10d::PrefixStore>(env.store_prefix, store);
+      store_ = c10::make_intrusive<c10d::TCPStore>(env.master_addr, store_options);
+      if (!env.store_prefix.empty()) store_ = c10::make_intrusive<c10d::PrefixStore>(env.store_prefix, store_);
+      c10d::Store& store = *store_;
       // Every rank refuses alike; each machine's first worker says why (the only log of its machine that is read),
       // and where the launcher did not say which workers share a machine, every worker does.
       const bool speaks = !env.local_world_size_known || env.local_rank == 0;
-      if (const std::string refusal = backend_verdict(*store, env.rank, env.world_size, backend); !refusal.empty())
+      if (const std::string refusal = backend_verdict(store, env.rank, env.world_size, backend); !refusal.empty())
         throw std::invalid_argument(speaks ? refusal : "");
 #ifdef LRKIT_WITH_CUDA
       if (backend == Backend::nccl) {
-        const std::string refusal = shared_gpu_verdict(*store, env.rank, env.world_size, physical_gpu(device));
+        const std::string refusal = shared_gpu_verdict(store, env.rank, env.world_size, physical_gpu(device));
         if (!refusal.empty()) throw std::invalid_argument(speaks ? refusal : "");
         auto options = c10d::ProcessGroupNCCL::Options::create();
         options->timeout = timeout;
-        group_ = c10::make_intrusive<c10d::ProcessGroupNCCL>(store, env.rank, env.world_size, options);
+        group_ = c10::make_intrusive<c10d::ProcessGroupNCCL>(store_, env.rank, env.world_size, options);
         return;
       }
 #endif
@@ -119,7 +125,7 @@ class C10dCollective final : public Collective {
       auto options = c10d::ProcessGroupGloo::Options::create(timeout);
       options->devices = gloo_devices;
       options->threads = 2 * static_cast<int>(gloo_devices.size());  // as torch.distributed sizes them
-      group_ = c10::make_intrusive<c10d::ProcessGroupGloo>(store, env.rank, env.world_size, options);
+      group_ = c10::make_intrusive<c10d::ProcessGroupGloo>(store_, env.rank, env.world_size, options);
     } catch (const c10::Error& e) {
       const bool may_span_machines = !env.local_world_size_known || env.world_size > env.local_world_size;
       throw std::runtime_error("rank " + std::to_string(env.rank) + ": rendezvous at " + env.master_addr + ":" +
@@ -156,21 +162,37 @@ class C10dCollective final : public Collective {
     return torch::stack(output[0]);
   }
 
+  // Through the rendezvous store, whose waits take a timeout of their own: a process group's operations time out
+  // after the group's timeout, however long the caller would wait. The last rank to arrive opens the barrier.
+  void barrier(std::chrono::milliseconds timeout, const std::string& waiting_for) override {
+    const std::string prefix = "lrkit/barrier/" + std::to_string(barriers_++) + "/";
+    try {
+      if (store_->add(prefix + "arrived", 1) == world_size_) store_->set(prefix + "open", std::vector<uint8_t>{1});
+      store_->wait({prefix + "open"}, timeout);
+    } catch (const c10::Error& e) {
+      throw std::runtime_error("rank " + std::to_string(rank_) + ": waited more than " + seconds_text(timeout) + " for " +
+                               waiting_for + ": " + e.what_without_backtrace());
+    }
+  }
+
  private:
   void wait(const c10::intrusive_ptr<c10d::Work>& work, const char* what) {
     try {
       work->wait(timeout_);
     } catch (const std::exception& e) {
+      const auto* error = dynamic_cast<const c10::Error*>(&e);  // without LibTorch's 20-frame backtrace
       throw std::runtime_error("rank " + std::to_string(rank_) + ": " + what + " across " +
                                std::to_string(world_size_) + " workers failed (a peer died or hung for more than " +
-                               std::to_string(timeout_.count() / 1000) + " s): " + e.what());
+                               seconds_text(timeout_) + "): " + (error ? error->what_without_backtrace() : e.what()));
     }
   }
 
   int rank_, world_size_;
   torch::Device device_;
   std::chrono::milliseconds timeout_;
+  c10::intrusive_ptr<c10d::Store> store_;  // the rendezvous store, which the group keeps using too
   c10::intrusive_ptr<BackendGroup> group_;
+  int64_t barriers_ = 0;  // every rank calls barrier() as often: the count names each one's keys alike
 };
 
 }  // namespace

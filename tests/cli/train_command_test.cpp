@@ -143,6 +143,24 @@ TEST(TrainCommand, AHungWorkerFailsTheRunWithinTheTimeout) {
   EXPECT_LT(r.seconds, 30.0) << "dist.timeout_s=5 plus the launcher's 5 s grace";
 }
 
+// Rank 0 evaluates (and checkpoints) alone while the others wait: seconds here, minutes for a large model's
+// checkpoint on a network filesystem. The others wait for it at a barrier of its own timeout, not in the next
+// step's all-reduce, which gave up after dist.timeout_s and failed the run.
+TEST(TrainCommand, TheOthersWaitForRankZerosEvaluationBeyondTheCollectiveTimeout) {
+  // 20,000 evaluation batches take about 3 s on one core here, 3 times the collective timeout.
+  const std::string slow_evaluation = " --train.steps=3 --eval.every=2 --eval.batches=20000 --nproc 2 --dist.timeout_s=1";
+  const auto r = run_lrkit("train --config " + tiny_config() + slow_evaluation + " --out " + out_dir("dp_slow_eval"));
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("eval   step 2  heldout loss"), std::string::npos) << r.out;
+  const auto limited = run_lrkit("train --config " + tiny_config() + slow_evaluation + " --dist.rank0_timeout_s=1 --out " +
+                                 out_dir("dp_slow_eval_limited"));
+  EXPECT_EQ(limited.code, 1) << limited.out;
+  EXPECT_NE(limited.out.find("lrkit train: rank 1: waited more than 1 s for rank 0 to evaluate and checkpoint step 2 "
+                             "(dist.rank0_timeout_s): "),
+            std::string::npos)
+      << limited.out;
+}
+
 TEST_P(TrainCommandOnDevice, TwoWorkerRunResumesBitForBitWithDropout) {
   const auto dir = out_dir(named("dp_resume"));
   const std::string args = "train --config " + tiny_config() + train_args() + " --nproc 2 --model.dropout=0.2 --checkpoint.every=6 --out " + dir;

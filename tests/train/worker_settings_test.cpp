@@ -25,6 +25,7 @@ TEST(WorkerSettings, WhatIsEachMachinesOwnMayDiffer) {
   configs[1].train.threads = 8;
   configs[2].train.peak_tflops = 312;
   configs[2].dist.timeout_s = 30;
+  configs[1].dist.rank0_timeout_s = 7200;  // how long this machine's workers wait for rank 0
   EXPECT_EQ(refusals(configs), std::vector<std::string>(3, ""));
 }
 

@@ -62,6 +62,8 @@ std::vector<Key> make_schema() {
       plain_key<C>("dist.dropout_seed", "per_rank or shared", &C::dist, &DistConfig::dropout_seed),
       plain_key<C>("dist.desync_ranks", "none, all or ranks like 1,3", &C::dist, &DistConfig::desync_ranks),
       config_key<C>("dist.timeout_s", "fail a collective after N s", at_least<int64_t>(1), &C::dist, &DistConfig::timeout_s),
+      config_key<C>("dist.rank0_timeout_s", "the others wait N s at most while rank 0 evaluates and checkpoints",
+                    at_least<int64_t>(1), &C::dist, &DistConfig::rank0_timeout_s),
       config_key<C>("dist.bucket_mb", "gradient all-reduce bucket (MB)", above(0.0), &C::dist, &DistConfig::bucket_mb),
       plain_key<C>("diagnostics.enabled", "per-step dispersion metrics", &C::diagnostics, &DiagnosticsConfig::enabled),
       plain_key<C>("diagnostics.pairwise", "off, exact or sketch", &C::diagnostics, &DiagnosticsConfig::pairwise),

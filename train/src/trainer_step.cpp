@@ -259,7 +259,14 @@ void Trainer::evaluate_and_checkpoint(int64_t step) {
   }
   // While updates are being skipped the weights are those that made the loss non-finite: a periodic checkpoint of
   // them would prune a good one. Milestones and the last step are still written (sweeps and branches read them).
-  if (plan_.checkpoint_due(step) && (skipped_in_a_row_ == 0 || plan_.milestone(step) || plan_.last(step))) save_checkpoints(step + 1);
+  const bool checkpoint =
+      plan_.checkpoint_due(step) && (skipped_in_a_row_ == 0 || plan_.milestone(step) || plan_.last(step));
+  if (checkpoint) save_checkpoints(step + 1);
+  // Rank 0 evaluated or wrote alone: the others would meet it in the next step's collectives, which fail after
+  // dist.timeout_s, so they wait for it here. After the last step nothing follows.
+  if (world_ > 1 && (plan_.eval_due(step) || checkpoint) && !plan_.last(step))
+    collective_->barrier(std::chrono::seconds(c_.dist.rank0_timeout_s),
+                         "rank 0 to evaluate and checkpoint step " + std::to_string(step + 1) + " (dist.rank0_timeout_s)");
 }
 
 // Every rank saw the same request in the step's gather, so all stop after this step. The checkpoint of the stop
@@ -285,8 +292,8 @@ void Trainer::save_checkpoints(int64_t steps_done) {
     for (auto& replica : replicas_)
       if (replica.index != 0)
         save_replica_checkpoint(c_.out, steps_done, replica.index, replica.model, *replica.optimizer, c_.schedule);
-    auto barrier = torch::zeros({1}, torch::TensorOptions().dtype(torch::kDouble).device(device_));
-    collective_->all_reduce_sum(barrier);
+    collective_->barrier(std::chrono::seconds(c_.dist.rank0_timeout_s),
+                         "every rank's replica checkpoints of step " + std::to_string(steps_done) + " (dist.rank0_timeout_s)");
   }
   if (!lead_) return;
   log_->flush();  // the log never lags behind a checkpoint

@@ -16,7 +16,8 @@ namespace {
 
 bool each_machines_own(const std::string& key) {
   static const std::vector<std::string> own = {"data.path",          "train.threads",      "train.peak_tflops",
-                                               "train.profile_steps", "train.profile_from", "dist.timeout_s"};
+                                               "train.profile_steps", "train.profile_from", "dist.timeout_s",
+                                               "dist.rank0_timeout_s"};
   return std::find(own.begin(), own.end(), key) != own.end();
 }
 

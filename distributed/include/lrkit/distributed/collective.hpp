@@ -33,6 +33,10 @@ class Collective {
   virtual void broadcast(torch::Tensor& tensor, int root) = 0;
   // Every rank's `local` stacked along a new first dimension: [world_size, ...].
   virtual torch::Tensor all_gather(const torch::Tensor& local) = 0;
+  // Returns once every rank called it, waiting up to `timeout` rather than an operation's: where the others wait
+  // while one rank works alone for longer than a collective may wait (rank 0 evaluating and writing a
+  // checkpoint). Throws std::runtime_error naming `waiting_for` ("rank 0 to ...") after `timeout`.
+  virtual void barrier(std::chrono::milliseconds timeout, const std::string& waiting_for) = 0;
 };
 
 std::unique_ptr<Collective> make_single_process_collective(torch::Device device = torch::kCPU);

@@ -119,6 +119,9 @@ struct LoopConfig {
 struct DistConfig {
   Choice<DistBackend> backend = DistBackend::auto_;  // auto: NCCL on CUDA, Gloo on the CPU
   int64_t timeout_s = 60;   // a collective waiting longer than this fails the run
+  // How long the others wait while rank 0 evaluates and writes a checkpoint alone (a large model's checkpoint on a
+  // network filesystem can take minutes; 30 minutes is torch.distributed's default timeout).
+  int64_t rank0_timeout_s = 1800;
   double bucket_mb = 25.0;  // gradient all-reduce bucket size
   // Knobs that deliberately desynchronize ranks (ALGORITHMS.md section 7):
   Choice<DataSplit> data_split = DataSplit::sharded;        // sharded: disjoint rows of one stream | identical: every rank reads rank 0's rows
