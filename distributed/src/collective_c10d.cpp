@@ -55,6 +55,37 @@ std::string seconds_text(std::chrono::milliseconds duration) {
   return std::to_string(std::chrono::duration_cast<std::chrono::seconds>(duration).count()) + " s";
 }
 
+// LibTorch's errors carry a 20-frame backtrace in what().
+std::string without_backtrace(const std::exception& e) {
+  const auto* error = dynamic_cast<const c10::Error*>(&e);
+  return error ? error->what_without_backtrace() : e.what();
+}
+
+// The store barrier() waits in: the rendezvous store, unless lrkit's own launcher hosts that one. Its workers are to
+// stop after their step with a checkpoint when it is killed (its death sends them SIGTERM), but its store dies with
+// it, and a barrier there would fail them. Rank 0 then hosts one on the loopback (those workers share a machine),
+// whose port the others read from the rendezvous store.
+c10::intrusive_ptr<c10d::Store> barrier_store(const DistributedEnv& env, const c10::intrusive_ptr<c10d::Store>& rendezvous,
+                                              std::chrono::milliseconds timeout) {
+  const bool lrkit_launcher = env.store_hosted_by_launcher && env.store_prefix.empty();
+  if (!lrkit_launcher) return rendezvous;
+  const std::string key = "lrkit/barrier_store_port";
+  c10d::TCPStoreOptions options;
+  options.waitWorkers = false;
+  options.timeout = timeout;
+  if (env.rank == 0) {
+    options.port = 0;  // the kernel's choice
+    options.isServer = true;
+    auto own = c10::make_intrusive<c10d::TCPStore>("127.0.0.1", options);
+    const std::string port = std::to_string(own->getPort());
+    rendezvous->set(key, std::vector<uint8_t>(port.begin(), port.end()));
+    return own;
+  }
+  const std::vector<uint8_t> port = rendezvous->get(key);
+  options.port = static_cast<std::uint16_t>(std::stoi(std::string(port.begin(), port.end())));
+  return c10::make_intrusive<c10d::TCPStore>("127.0.0.1", options);
+}
+
 using GlooDevices = std::vector<std::shared_ptr<::gloo::transport::Device>>;
 
 GlooDevices make_gloo_devices(const GlooEndpoint& endpoint) {
@@ -103,21 +134,21 @@ class C10dCollective final : public Collective {
     store_options.waitWorkers = !env.store_hosted_by_launcher;
     store_options.timeout = timeout;
     try {
-      store_ = c10::make_intrusive<c10d::TCPStore>(env.master_addr, store_options);
-      if (!env.store_prefix.empty()) store_ = c10::make_intrusive<c10d::PrefixStore>(env.store_prefix, store_);
-      c10d::Store& store = *store_;
+      c10::intrusive_ptr<c10d::Store> store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, store_options);
+      if (!env.store_prefix.empty()) store = c10::make_intrusive<c10d::PrefixStore>(env.store_prefix, store);
       // Every rank refuses alike; each machine's first worker says why (the only log of its machine that is read),
       // and where the launcher did not say which workers share a machine, every worker does.
       const bool speaks = !env.local_world_size_known || env.local_rank == 0;
-      if (const std::string refusal = backend_verdict(store, env.rank, env.world_size, backend); !refusal.empty())
+      if (const std::string refusal = backend_verdict(*store, env.rank, env.world_size, backend); !refusal.empty())
         throw std::invalid_argument(speaks ? refusal : "");
+      barrier_store_ = barrier_store(env, store, timeout);
 #ifdef LRKIT_WITH_CUDA
       if (backend == Backend::nccl) {
-        const std::string refusal = shared_gpu_verdict(store, env.rank, env.world_size, physical_gpu(device));
+        const std::string refusal = shared_gpu_verdict(*store, env.rank, env.world_size, physical_gpu(device));
         if (!refusal.empty()) throw std::invalid_argument(speaks ? refusal : "");
         auto options = c10d::ProcessGroupNCCL::Options::create();
         options->timeout = timeout;
-        group_ = c10::make_intrusive<c10d::ProcessGroupNCCL>(store_, env.rank, env.world_size, options);
+        group_ = c10::make_intrusive<c10d::ProcessGroupNCCL>(store, env.rank, env.world_size, options);
         return;
       }
 #endif
@@ -125,7 +156,7 @@ class C10dCollective final : public Collective {
       auto options = c10d::ProcessGroupGloo::Options::create(timeout);
       options->devices = gloo_devices;
       options->threads = 2 * static_cast<int>(gloo_devices.size());  // as torch.distributed sizes them
-      group_ = c10::make_intrusive<c10d::ProcessGroupGloo>(store_, env.rank, env.world_size, options);
+      group_ = c10::make_intrusive<c10d::ProcessGroupGloo>(store, env.rank, env.world_size, options);
     } catch (const c10::Error& e) {
       const bool may_span_machines = !env.local_world_size_known || env.world_size > env.local_world_size;
       throw std::runtime_error("rank " + std::to_string(env.rank) + ": rendezvous at " + env.master_addr + ":" +
@@ -162,16 +193,19 @@ class C10dCollective final : public Collective {
     return torch::stack(output[0]);
   }
 
-  // Through the rendezvous store, whose waits take a timeout of their own: a process group's operations time out
-  // after the group's timeout, however long the caller would wait. The last rank to arrive opens the barrier.
+  // Through a store, whose waits take a timeout of their own: a process group's operations time out after the
+  // group's timeout, however long the caller would wait. The last rank to arrive opens the barrier.
   void barrier(std::chrono::milliseconds timeout, const std::string& waiting_for) override {
     const std::string prefix = "lrkit/barrier/" + std::to_string(barriers_++) + "/";
+    const auto start = std::chrono::steady_clock::now();
     try {
-      if (store_->add(prefix + "arrived", 1) == world_size_) store_->set(prefix + "open", std::vector<uint8_t>{1});
-      store_->wait({prefix + "open"}, timeout);
-    } catch (const c10::Error& e) {
-      throw std::runtime_error("rank " + std::to_string(rank_) + ": waited more than " + seconds_text(timeout) + " for " +
-                               waiting_for + ": " + e.what_without_backtrace());
+      if (barrier_store_->add(prefix + "arrived", 1) == world_size_)
+        barrier_store_->set(prefix + "open", std::vector<uint8_t>{1});
+      barrier_store_->wait({prefix + "open"}, timeout);
+    } catch (const std::exception& e) {  // a timeout, or the store's host gone
+      const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+      throw std::runtime_error("rank " + std::to_string(rank_) + ": the wait for " + waiting_for + " failed after " +
+                               seconds_text(waited) + " (the limit: " + seconds_text(timeout) + "): " + without_backtrace(e));
     }
   }
 
@@ -180,17 +214,16 @@ class C10dCollective final : public Collective {
     try {
       work->wait(timeout_);
     } catch (const std::exception& e) {
-      const auto* error = dynamic_cast<const c10::Error*>(&e);  // without LibTorch's 20-frame backtrace
       throw std::runtime_error("rank " + std::to_string(rank_) + ": " + what + " across " +
                                std::to_string(world_size_) + " workers failed (a peer died or hung for more than " +
-                               seconds_text(timeout_) + "): " + (error ? error->what_without_backtrace() : e.what()));
+                               seconds_text(timeout_) + "): " + without_backtrace(e));
     }
   }
 
   int rank_, world_size_;
   torch::Device device_;
   std::chrono::milliseconds timeout_;
-  c10::intrusive_ptr<c10d::Store> store_;  // the rendezvous store, which the group keeps using too
+  c10::intrusive_ptr<c10d::Store> barrier_store_;
   c10::intrusive_ptr<BackendGroup> group_;
   int64_t barriers_ = 0;  // every rank calls barrier() as often: the count names each one's keys alike
 };

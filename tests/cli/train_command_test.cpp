@@ -155,8 +155,8 @@ TEST(TrainCommand, TheOthersWaitForRankZerosEvaluationBeyondTheCollectiveTimeout
   const auto limited = run_lrkit("train --config " + tiny_config() + slow_evaluation + " --dist.rank0_timeout_s=1 --out " +
                                  out_dir("dp_slow_eval_limited"));
   EXPECT_EQ(limited.code, 1) << limited.out;
-  EXPECT_NE(limited.out.find("lrkit train: rank 1: waited more than 1 s for rank 0 to evaluate and checkpoint step 2 "
-                             "(dist.rank0_timeout_s): "),
+  EXPECT_NE(limited.out.find("lrkit train: rank 1: the wait for rank 0 to evaluate and checkpoint step 2 "
+                             "(dist.rank0_timeout_s) failed after 1 s (the limit: 1 s): "),
             std::string::npos)
       << limited.out;
 }
