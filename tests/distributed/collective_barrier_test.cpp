@@ -1,64 +1,23 @@
 // The barrier where the others wait while one rank works alone: a c10d group's
 // operations fail after the group's timeout, its barrier only after its own.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <memory>
-#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "gloo_ranks.hpp"
 #include "lrkit/distributed/collective.hpp"
 #include "lrkit/distributed/launcher_store.hpp"
 
 namespace lrkit::distributed {
 namespace {
 
+using lrkit::testing::free_loopback_port;
+using lrkit::testing::on_gloo_ranks;
 using std::chrono::milliseconds;
-
-// A loopback port free a moment ago, for rank 0 to host the rendezvous store on (as under SLURM or Kubeflow).
-int free_loopback_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t size = sizeof addr;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &size);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
-// Runs body(rank, group) for `workers` Gloo ranks (threads) that meet at the rendezvous store on `port`, lrkit's
-// launcher's or (launcher_store false) rank 0's own, whose operations time out after `operation_timeout`; returns
-// what each threw as std::runtime_error ("" where nothing).
-template <typename Body>
-std::vector<std::string> on_gloo_ranks(int port, bool launcher_store, int workers, milliseconds operation_timeout, Body body) {
-  std::vector<std::string> failures(static_cast<size_t>(workers));
-  std::vector<std::thread> ranks;
-  for (int rank = 0; rank < workers; ++rank)
-    ranks.emplace_back([&, rank] {
-      DistributedEnv env;
-      env.rank = env.local_rank = rank;
-      env.world_size = env.local_world_size = workers;
-      env.master_port = port;
-      env.store_hosted_by_launcher = launcher_store;
-      auto group = make_c10d_collective(env, Backend::gloo, torch::kCPU, operation_timeout);
-      try {
-        body(rank, *group);
-      } catch (const std::runtime_error& e) {
-        failures[static_cast<size_t>(rank)] = e.what();
-      }
-    });
-  for (auto& rank : ranks) rank.join();
-  return failures;
-}
 
 constexpr milliseconds kOperationTimeout{1000};
 constexpr milliseconds kAlone{2500};  // rank 0's work alone, longer than an operation may wait

@@ -9,8 +9,10 @@
 
 #include <gtest/gtest.h>
 
-#include <thread>
+#include <string>
+#include <vector>
 
+#include "gloo_ranks.hpp"
 #include "lrkit/distributed/collective.hpp"
 
 namespace lrkit::distributed {
@@ -42,22 +44,13 @@ TEST(LauncherStore, HoldsItsPortUntilItEnds) {
 
 TEST(LauncherStore, WorkersJoiningItFormAGlooGroup) {
   const LauncherStore store;
-  constexpr int kWorkers = 3;
-  std::vector<double> sums(kWorkers, 0.0);
-  std::vector<std::thread> workers;
-  for (int rank = 0; rank < kWorkers; ++rank)
-    workers.emplace_back([&, rank] {
-      DistributedEnv env;
-      env.rank = env.local_rank = rank;
-      env.world_size = env.local_world_size = kWorkers;
-      env.master_port = store.port();
-      env.store_hosted_by_launcher = true;
-      auto group = make_c10d_collective(env, Backend::gloo, torch::kCPU, std::chrono::seconds(60));
-      auto value = torch::full({1}, static_cast<double>(rank + 1), torch::kDouble);
-      group->all_reduce_sum(value);
-      sums[rank] = value.item<double>();
-    });
-  for (auto& worker : workers) worker.join();
+  std::vector<double> sums(3, 0.0);
+  const auto failures = lrkit::testing::on_gloo_ranks(store.port(), true, 3, std::chrono::seconds(60), [&](int rank, Collective& group) {
+    auto value = torch::full({1}, static_cast<double>(rank + 1), torch::kDouble);
+    group.all_reduce_sum(value);
+    sums[static_cast<size_t>(rank)] = value.item<double>();
+  });
+  EXPECT_EQ(failures, std::vector<std::string>(3, ""));
   for (double sum : sums) EXPECT_EQ(sum, 6.0);
 }
 

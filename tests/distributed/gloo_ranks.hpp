@@ -1,0 +1,59 @@
+// Threads as the Gloo ranks of one job: each joins the rendezvous store over
+// the loopback and forms a real c10d group, as a worker process does.
+#pragma once
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "lrkit/distributed/collective.hpp"
+
+namespace lrkit::testing {
+
+// A loopback port free a moment ago, for rank 0 to host the rendezvous store on (as under SLURM or Kubeflow).
+inline int free_loopback_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t size = sizeof addr;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &size);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// Runs body(rank, group) for `workers` Gloo ranks (threads) that meet at the rendezvous store on `port`, lrkit's
+// launcher's or (launcher_store false) rank 0's own, whose operations time out after `operation_timeout`; returns
+// what each threw as std::runtime_error ("" where nothing).
+template <typename Body>
+std::vector<std::string> on_gloo_ranks(int port, bool launcher_store, int workers,
+                                       std::chrono::milliseconds operation_timeout, Body body) {
+  std::vector<std::string> failures(static_cast<size_t>(workers));
+  std::vector<std::thread> ranks;
+  for (int rank = 0; rank < workers; ++rank)
+    ranks.emplace_back([&, rank] {
+      distributed::DistributedEnv env;
+      env.rank = env.local_rank = rank;
+      env.world_size = env.local_world_size = workers;
+      env.master_port = port;
+      env.store_hosted_by_launcher = launcher_store;
+      auto group = distributed::make_c10d_collective(env, distributed::Backend::gloo, torch::kCPU, operation_timeout);
+      try {
+        body(rank, *group);
+      } catch (const std::runtime_error& e) {
+        failures[static_cast<size_t>(rank)] = e.what();
+      }
+    });
+  for (auto& rank : ranks) rank.join();
+  return failures;
+}
+
+}  // namespace lrkit::testing
