@@ -41,9 +41,17 @@ if(PYTHON AND PYTHON_INSTALL_DIR)
   if(SANITIZER_PRELOAD)  # a sanitized build: the interpreter loads the runtimes first, and its own leaks are not lrkit's
     set(sanitizer_environment "LD_PRELOAD=${SANITIZER_PRELOAD}" "ASAN_OPTIONS=$ENV{ASAN_OPTIONS}:detect_leaks=0")
   endif()
-  execute_process(COMMAND ${CMAKE_COMMAND} -E env "PYTHONPATH=${WORK_DIR}/prefix/${PYTHON_INSTALL_DIR}" ${sanitizer_environment}
-                          ${PYTHON} "${CONSUMER_SOURCE}/use_from_python.py"
-                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  # Debian's torch 1.13 can abort at the interpreter's exit after a Gloo group ("terminate called without an
+  # active exception", upstream; seen once in a clean-clone CI run, the line printed whole): such a run is tried
+  # once more, as tests/python/conftest.py does, any other failure is not.
+  foreach(attempt 1 2)
+    execute_process(COMMAND ${CMAKE_COMMAND} -E env "PYTHONPATH=${WORK_DIR}/prefix/${PYTHON_INSTALL_DIR}" ${sanitizer_environment}
+                            ${PYTHON} "${CONSUMER_SOURCE}/use_from_python.py"
+                    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+    if(NOT rc OR NOT err MATCHES "terminate called without an active exception")
+      break()
+    endif()
+  endforeach()
   string(STRIP "${out}" out)
   if(rc OR NOT out MATCHES "^0\\.0005 0\\.001 0\\.0005( 0\\.0005 1\\.0)?$")
     message(FATAL_ERROR "use_from_python.py printed '${out}' (exit ${rc}); expected '0.0005 0.001 0.0005[ 0.0005 1.0]'\n${err}")
