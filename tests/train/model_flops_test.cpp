@@ -21,6 +21,7 @@ TEST(ModelFlops, TheParameterCountIsTheBuiltModels) {
                                  GptConfig{100, 33, 3, 8, 64, 0.1}}) {
     EXPECT_EQ(parameter_count(shape), built_parameters(shape))
         << "layers " << shape.layers << ", width " << shape.width << ", context " << shape.context;
+    EXPECT_EQ(parameter_count_unbounded(shape), static_cast<double>(built_parameters(shape)));
   }
 }
 

@@ -5,6 +5,7 @@
 
 #include "lrkit/common/check.hpp"
 #include "lrkit/common/numbers.hpp"
+#include "lrkit/train/model_flops.hpp"
 
 namespace lrkit::train {
 
@@ -21,11 +22,9 @@ void GptConfig::validate() const {
   require(width >= 1 && width % heads == 0,
           "model.width (" + std::to_string(width) + ") must be a positive multiple of model.heads (" +
               std::to_string(heads) + ")");
-  // The count in floating point: in whole numbers a shape this large wraps around, and the memory check, which reads
-  // it, passed a model of width 4e9 on to fail in the allocator.
-  const double w = static_cast<double>(width);
-  const double parameters =
-      (static_cast<double>(vocab) + static_cast<double>(context)) * w + static_cast<double>(layers) * (12.0 * w * w + 13.0 * w);
+  // In whole numbers a shape this large wraps around, and the memory check, which reads the count, passed a model of
+  // width 4e9 on to fail in the allocator.
+  const double parameters = parameter_count_unbounded(*this);
   char count[32];
   std::snprintf(count, sizeof count, "%.3g", parameters);
   require(parameters <= kMaxParameters,

@@ -2,12 +2,22 @@
 
 namespace lrkit::train {
 
-int64_t parameter_count(const GptConfig& m) {
-  const int64_t w = m.width;
+namespace {
+
+template <typename Number>
+Number parameters_of(const GptConfig& m) {
+  const auto w = static_cast<Number>(m.width);
   // Tied token embedding and output head, position embedding, per block two LayerNorms (2w each), qkv (3w^2 + 3w),
   // its projection (w^2 + w), the MLP (4w^2 + 4w and 4w^2 + w); the final LayerNorm.
-  return m.vocab * w + m.context * w + m.layers * (12 * w * w + 13 * w) + 2 * w;
+  return static_cast<Number>(m.vocab) * w + static_cast<Number>(m.context) * w +
+         static_cast<Number>(m.layers) * (12 * w * w + 13 * w) + 2 * w;
 }
+
+}  // namespace
+
+int64_t parameter_count(const GptConfig& m) { return parameters_of<int64_t>(m); }
+
+double parameter_count_unbounded(const GptConfig& m) { return parameters_of<double>(m); }
 
 double flops_per_token(const GptConfig& c, int64_t parameters) {
   return 6.0 * static_cast<double>(parameters) +

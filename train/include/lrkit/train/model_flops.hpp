@@ -13,6 +13,9 @@ namespace lrkit::train {
 
 // The reference GPT's parameters, embeddings included, from its shape (the tests build the model and count).
 int64_t parameter_count(const GptConfig& model);
+// The same count in floating point, which does not wrap around where a shape is too large for whole numbers
+// (GptConfig::validate refuses such shapes; parameter_count is exact below its limit).
+double parameter_count_unbounded(const GptConfig& model);
 
 // `parameters`: every parameter of the model (embeddings included).
 double flops_per_token(const GptConfig& config, int64_t parameters);
