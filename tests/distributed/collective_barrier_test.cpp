@@ -91,15 +91,10 @@ TEST(CollectiveBarrier, WaitsInTheRendezvousStoreWhereRankZeroHostsIt) {
 
 TEST(CollectiveBarrier, SingleProcessAndThreadGroupsPassIt) {
   make_single_process_collective()->barrier(milliseconds(1), "nobody");
-  auto group = make_thread_group(3);
-  std::vector<std::thread> ranks;
-  std::vector<int> passed(3, 0);
-  for (int rank = 0; rank < 3; ++rank)
-    ranks.emplace_back([&, rank] {
-      group[static_cast<size_t>(rank)]->barrier(milliseconds(1), "the others");
-      passed[static_cast<size_t>(rank)] = 1;
-    });
-  for (auto& rank : ranks) rank.join();
+  const auto passed = lrkit::testing::on_thread_ranks<int>(3, [](size_t, Collective& group) {
+    group.barrier(milliseconds(1), "the others");
+    return 1;
+  });
   EXPECT_EQ(passed, std::vector<int>(3, 1));
 }
 

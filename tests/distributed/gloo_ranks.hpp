@@ -10,10 +10,10 @@
 #include <chrono>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "lrkit/distributed/collective.hpp"
+#include "thread_ranks.hpp"
 
 namespace lrkit::testing {
 
@@ -36,24 +36,21 @@ inline int free_loopback_port() {
 template <typename Body>
 std::vector<std::string> on_gloo_ranks(int port, bool launcher_store, int workers,
                                        std::chrono::milliseconds operation_timeout, Body body) {
-  std::vector<std::string> failures(static_cast<size_t>(workers));
-  std::vector<std::thread> ranks;
-  for (int rank = 0; rank < workers; ++rank)
-    ranks.emplace_back([&, rank] {
-      distributed::DistributedEnv env;
-      env.rank = env.local_rank = rank;
-      env.world_size = env.local_world_size = workers;
-      env.master_port = port;
-      env.store_hosted_by_launcher = launcher_store;
-      auto group = distributed::make_c10d_collective(env, distributed::Backend::gloo, torch::kCPU, operation_timeout);
-      try {
-        body(rank, *group);
-      } catch (const std::runtime_error& e) {
-        failures[static_cast<size_t>(rank)] = e.what();
-      }
-    });
-  for (auto& rank : ranks) rank.join();
-  return failures;
+  return on_threads<std::string>(workers, [&](size_t r) {
+    const int rank = static_cast<int>(r);
+    distributed::DistributedEnv env;
+    env.rank = env.local_rank = rank;
+    env.world_size = env.local_world_size = workers;
+    env.master_port = port;
+    env.store_hosted_by_launcher = launcher_store;
+    auto group = distributed::make_c10d_collective(env, distributed::Backend::gloo, torch::kCPU, operation_timeout);
+    try {
+      body(rank, *group);
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  });
 }
 
 }  // namespace lrkit::testing

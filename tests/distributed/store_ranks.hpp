@@ -5,8 +5,9 @@
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
 
 #include <string>
-#include <thread>
 #include <vector>
+
+#include "thread_ranks.hpp"
 
 namespace lrkit::testing {
 
@@ -14,11 +15,7 @@ namespace lrkit::testing {
 template <typename Body>
 std::vector<std::string> on_store_ranks(int world, Body body) {
   const auto store = c10::make_intrusive<c10d::HashStore>();
-  std::vector<std::string> out(static_cast<std::size_t>(world), "not returned");
-  std::vector<std::thread> ranks;
-  for (int r = 0; r < world; ++r) ranks.emplace_back([&, r] { out[static_cast<std::size_t>(r)] = body(r, *store); });
-  for (auto& rank : ranks) rank.join();
-  return out;
+  return on_threads<std::string>(world, [&](size_t rank) { return body(static_cast<int>(rank), *store); });
 }
 
 }  // namespace lrkit::testing
