@@ -152,6 +152,13 @@ TEST(TrainCommand, SlurmTasksOnTwoNodesMeetOverGlooSocketIfname) {
   }
 }
 
+// What a launcher that sets RANK and WORLD_SIZE alone (Kubeflow's PyTorchJob, a worker per pod) gives worker `rank`
+// of 2, whose rendezvous is rank 0's on the loopback at `port`.
+std::string pod_worker(int rank, const std::string& port) {
+  return "env -u LOCAL_RANK -u LOCAL_WORLD_SIZE -u SLURM_PROCID RANK=" + std::to_string(rank) +
+         " WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + port + " GLOO_SOCKET_IFNAME=lo ";
+}
+
 // A launcher that sets RANK and WORLD_SIZE alone (Kubeflow's PyTorchJob, a worker per pod) does not say how many
 // workers a machine holds. Two workers as two machines (each its own host name, in a UTS namespace of its own): each
 // takes its machine's cores, not half, and the job's MFU peak is two machines' (train.peak_tflops is one machine's).
@@ -162,9 +169,8 @@ TEST(TrainCommand, WorkersOfALauncherThatTellsNoMachineCountCountTheirMachinesAt
   ASSERT_EQ(run_lrkit("train --config " + tiny_config() + " --nproc 2 --out " + local).code, 0);
   const std::string port = std::to_string(29700 + getpid() % 100);
   const auto pod = [&](int rank) {
-    return "env -u LOCAL_RANK -u LOCAL_WORLD_SIZE -u SLURM_PROCID RANK=" + std::to_string(rank) +
-           " WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + port + " GLOO_SOCKET_IFNAME=lo unshare --uts sh -c \"hostname "
-           "lrkit-pod-" + std::to_string(rank) + " && exec " + LRKIT_BINARY + " train --config " + tiny_config() +
+    return pod_worker(rank, port) + "unshare --uts sh -c \"hostname lrkit-pod-" + std::to_string(rank) + " && exec " +
+           LRKIT_BINARY + " train --config " + tiny_config() +
            " --train.peak_tflops=2 --out " + pods + "\"";
   };
   const auto r = run_both(pod(0), pod(1));
@@ -185,9 +191,7 @@ TEST(TrainCommand, WorkersThatFindDifferentCheckpointsAreRefusedBeforeTheyTrain)
   const auto rows = lrkit::h5::read_series(shared + "/log.h5", "/train/loss");
   const std::string port = std::to_string(29800 + getpid() % 100);
   const auto worker = [&](int rank, const std::string& out) {
-    return "env -u LOCAL_RANK -u LOCAL_WORLD_SIZE -u SLURM_PROCID RANK=" + std::to_string(rank) +
-           " WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + port + " GLOO_SOCKET_IFNAME=lo " + LRKIT_BINARY +
-           " train --config " + tiny_config() + " --resume auto --dist.timeout_s=60 --out " + out;
+    return pod_worker(rank, port) + LRKIT_BINARY + " train --config " + tiny_config() + " --resume auto --dist.timeout_s=60 --out " + out;
   };
   const auto r = run_both(worker(0, shared), worker(1, own));
   EXPECT_NE(r.code, 0) << r.out;
@@ -208,9 +212,7 @@ TEST(TrainCommand, WorkersStartedWithOtherSettingsAreRefusedBeforeTheyTrain) {
   const auto dir = out_dir("settings_apart");
   const std::string port = std::to_string(29500 + getpid() % 100);
   const auto worker = [&](int rank, const std::string& options) {
-    return "env -u LOCAL_RANK -u LOCAL_WORLD_SIZE -u SLURM_PROCID RANK=" + std::to_string(rank) +
-           " WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + port + " GLOO_SOCKET_IFNAME=lo " + LRKIT_BINARY +
-           " train --config " + tiny_config() + options + " --dist.timeout_s=60 --out " + dir;
+    return pod_worker(rank, port) + LRKIT_BINARY + " train --config " + tiny_config() + options + " --dist.timeout_s=60 --out " + dir;
   };
   const auto r = run_both(worker(0, ""), worker(1, " --optim.beta2=0.99 --train.threads=2"));
   EXPECT_NE(r.code, 0) << r.out;
