@@ -2,31 +2,21 @@
 
 #include <map>
 
+#include "lrkit/common/message_text.hpp"
 #include "store_verdict.hpp"
 
 namespace lrkit::distributed {
 
-namespace {
-
-std::string listed(const std::vector<int>& ranks) {
-  std::string out;
-  for (std::size_t i = 0; i < ranks.size(); ++i) {
-    if (i > 0) out += i + 1 == ranks.size() ? " and " : ", ";
-    out += std::to_string(ranks[i]);
-  }
-  return out;
-}
-
-}  // namespace
-
 std::string shared_gpu_refusal(const std::vector<PhysicalGpu>& gpus) {
-  std::map<std::string, std::vector<int>> ranks_on;  // by UUID
-  for (std::size_t r = 0; r < gpus.size(); ++r) ranks_on[gpus[r].uuid].push_back(static_cast<int>(r));
-  const std::vector<int>* first = nullptr;  // the shared GPU whose lowest rank is lowest
+  std::map<std::string, std::vector<std::size_t>> ranks_on;  // by UUID
+  for (std::size_t r = 0; r < gpus.size(); ++r) ranks_on[gpus[r].uuid].push_back(r);
+  const std::vector<std::size_t>* first = nullptr;  // the shared GPU whose lowest rank is lowest
   for (const auto& [uuid, ranks] : ranks_on)
     if (ranks.size() > 1 && (first == nullptr || ranks.front() < first->front())) first = &ranks;
   if (first == nullptr) return "";
-  return "ranks " + listed(*first) + " train on one GPU (" + gpus[static_cast<std::size_t>(first->front())].where +
+  std::vector<std::string> names;
+  for (const std::size_t r : *first) names.push_back(std::to_string(r));
+  return "ranks " + list_for_message(names) + " train on one GPU (" + gpus[first->front()].where +
          "): NCCL needs a GPU of its own per worker; give each worker one (srun --gpus-per-task=1, or no more "
          "workers per node than GPUs) or set dist.backend=gloo to share GPUs";
 }

@@ -276,7 +276,7 @@ TEST_P(SrunOnOneGpu, TasksSharingAGpuAreRefusedBeforeNcclStarts) {
   };
   const auto r = run_both(task(0), task(1));
   EXPECT_NE(r.code, 0) << r.out;
-  const auto named = r.out.find("lrkit train: ranks 0 and 1 train on one GPU (");
+  const auto named = r.out.find("lrkit train: ranks 0, 1 train on one GPU (");
   EXPECT_NE(named, std::string::npos) << r.out;
   EXPECT_EQ(r.out.rfind("train on one GPU"), r.out.find("train on one GPU")) << "once, by rank 0:\n" << r.out;
   EXPECT_EQ(r.out.find("terminate"), std::string::npos) << r.out;

@@ -31,17 +31,24 @@ TEST(OneGpuPerWorker, DistinctGpusPass) {
 
 TEST(OneGpuPerWorker, RanksOnOneGpuAreNamedWithTheGpu) {
   EXPECT_EQ(shared_gpu_refusal({gpu("u0", "a 0000:1b:00"), gpu("u0", "a 0000:1b:00")}),
-            "ranks 0 and 1 train on one GPU (a 0000:1b:00): " + kAdvice);
+            "ranks 0, 1 train on one GPU (a 0000:1b:00): " + kAdvice);
   // srun -n 4 --gres=gpu:1 on one node: every task sees the node's one GPU.
   EXPECT_EQ(shared_gpu_refusal({gpu("g", "a g"), gpu("g", "a g"), gpu("g", "a g"), gpu("g", "a g")}),
-            "ranks 0, 1, 2 and 3 train on one GPU (a g): " + kAdvice);
+            "ranks 0, 1, 2, 3 train on one GPU (a g): " + kAdvice);
   // Of two shared GPUs, the one with the lowest rank is named.
   EXPECT_EQ(shared_gpu_refusal({gpu("x", "a x"), gpu("y", "a y"), gpu("z", "a z"), gpu("y", "a y"), gpu("x", "a x")})
-                .substr(0, 37),
-            "ranks 0 and 4 train on one GPU (a x):");
+                .substr(0, 34),
+            "ranks 0, 4 train on one GPU (a x):");
   EXPECT_EQ(shared_gpu_refusal({gpu("x", "a x"), gpu("y", "a y"), gpu("z", "a z"), gpu("y", "a y"), gpu("w", "a w")})
-                .substr(0, 37),
-            "ranks 1 and 3 train on one GPU (a y):");
+                .substr(0, 34),
+            "ranks 1, 3 train on one GPU (a y):");
+}
+
+TEST(OneGpuPerWorker, ManyRanksOnOneGpuAreListedUpToSixteen) {
+  // srun -n 40 --gres=gpu:1: one line, not forty rank numbers.
+  const std::vector<PhysicalGpu> gpus(40, gpu("g", "a g"));
+  EXPECT_EQ(shared_gpu_refusal(gpus),
+            "ranks 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 and 24 more train on one GPU (a g): " + kAdvice);
 }
 
 std::vector<std::string> verdicts(const std::vector<PhysicalGpu>& gpus) {
@@ -53,11 +60,11 @@ std::vector<std::string> verdicts(const std::vector<PhysicalGpu>& gpus) {
 TEST(OneGpuPerWorker, EveryRankReadsTheSameVerdict) {
   EXPECT_EQ(verdicts({gpu("u0", "a 0"), gpu("u1", "a 1"), gpu("u2", "b 0"), gpu("u3", "b 1")}), std::vector<std::string>(4, ""));
   EXPECT_EQ(verdicts({gpu("u0", "a 0"), gpu("u1", "a 1"), gpu("u0", "a 0")}),
-            std::vector<std::string>(3, "ranks 0 and 2 train on one GPU (a 0): " + kAdvice));
+            std::vector<std::string>(3, "ranks 0, 2 train on one GPU (a 0): " + kAdvice));
   EXPECT_EQ(verdicts({gpu("u0", "a 0")}), std::vector<std::string>{""});
   // A UUID and where its GPU is travel in one value: a line break in the second is kept.
   EXPECT_EQ(verdicts({gpu("u0", "a\n0"), gpu("u0", "a\n0")}),
-            std::vector<std::string>(2, "ranks 0 and 1 train on one GPU (a\n0): " + kAdvice));
+            std::vector<std::string>(2, "ranks 0, 1 train on one GPU (a\n0): " + kAdvice));
 }
 
 }  // namespace
