@@ -105,12 +105,12 @@ int run_train_command(const std::vector<std::string>& args) {
       train::place_worker(config, env.local_rank, local_workers, launching ? train::GpuView::node : train::gpu_view(env));
       config.validate_world(workers);  // once here, not once per worker
       config.learning_rate_schedule();  // a schedule no optimizer can apply, before the run directory is touched
+      train::intra_op_threads(config.train.threads, env);  // more than the CPUs; a malformed LRKIT_CORES or SLURM_CPUS_PER_TASK
     } catch (const schedules::SpecError& e) {
       throw std::invalid_argument(config.placed_in_config_file("schedule.spec: " + std::string(e.what())));
     } catch (const std::invalid_argument& e) {
       throw std::invalid_argument(config.placed_in_config_file(e.what()));
     }
-    train::cores_per_worker(env);  // a malformed LRKIT_CORES or SLURM_CPUS_PER_TASK too
     // Our launcher's workers inherit its lock and its checks; any other process
     // checks, and rank 0 owns the run directory.
     std::optional<RunDirectoryLock> lock;

@@ -105,4 +105,26 @@ TEST(TrainThreads, SizedForTheCpuQuotaOfTheControlGroup) {
   expect_one_cpu_threads(run_command(group.run_inside(std::string(LRKIT_BINARY) + tiny_run_args(out))), out);
 }
 
+// 4,096 threads on 2 CPUs made each step of this model take 25 s. Refused once, before the workers start or the run
+// directory is made, with the config file's line where the file set the key.
+TEST(TrainThreads, MoreThreadsThanTheCpusAreRefusedOnceBeforeAnythingStarts) {
+  const int cpus = lrkit::testing::process_cpus();
+  const std::string refusal = "train.threads = 4096 is more than the " + std::to_string(cpus) + " CPU(s) this worker may run on";
+  for (const char* workers : {"1", "2"}) {
+    const auto out = out_dir("too_many_threads");
+    const auto r = run_command(std::string(LRKIT_BINARY) + " train --config " + tiny_config() + " --nproc " + workers +
+                               " --train.threads=4096 --out " + out);
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_EQ(r.out.rfind("lrkit train: " + refusal, 0), 0u) << r.out;
+    EXPECT_EQ(lrkit::testing::count_lines(r.out), 1) << r.out;
+    EXPECT_FALSE(fs::exists(out)) << workers << " worker(s)";
+  }
+  const auto config = lrkit::testing::write_text(
+      "many_threads.cfg", "[data]\npath = " + lrkit::testing::write_text("many_threads.txt", std::string(4000, 'a')) +
+                              "\n[train]\nthreads = 4096\n");
+  const auto r = run_command(std::string(LRKIT_BINARY) + " train --config " + config + " --out " + out_dir("too_many_threads"));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_EQ(r.out.rfind("lrkit train: config file '" + config + "' line 4: " + refusal, 0), 0u) << r.out;
+}
+
 }  // namespace

@@ -6,6 +6,8 @@
 #include <sched.h>
 #include <torch/torch.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
@@ -134,10 +136,43 @@ TEST_F(WorkerThreadsTest, AMalformedLrkitCoresIsNamed) {
 }
 
 TEST_F(WorkerThreadsTest, IntraOpThreadsAreTrainThreadsOrTheShare) {
-  EXPECT_EQ(share_cores(3, workers_on_machine(2)).intra_op, 3);
-  EXPECT_EQ(torch::get_num_threads(), 3);
+  EXPECT_EQ(share_cores(process_cpus(), workers_on_machine(2)).intra_op, process_cpus());  // more than the share
+  EXPECT_EQ(torch::get_num_threads(), process_cpus());
   EXPECT_EQ(share_cores(0, workers_on_machine(4 * process_cpus())).intra_op, 1);
   EXPECT_EQ(torch::get_num_threads(), 1);
+  EXPECT_EQ(intra_op_threads(0, workers_on_machine(2)), std::max(1, process_cpus() / 2));
+}
+
+// 4,096 threads on 2 CPUs made the test model's step take 25 s: refused, naming the CPUs, and nothing is set.
+TEST_F(WorkerThreadsTest, MoreThreadsThanTheCpusTheProcessMayRunOnAreRefused) {
+  const auto expect_refused = [](int64_t threads, int cpus) {
+    const int before = torch::get_num_threads();
+    try {
+      share_cores(threads, workers_on_machine(1));
+      ADD_FAILURE() << "train.threads = " << threads << " accepted on " << cpus << " CPU(s)";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_EQ(std::string(e.what()),
+                "train.threads = " + std::to_string(threads) + " is more than the " + std::to_string(cpus) +
+                    " CPU(s) this worker may run on (its affinity mask and CPU quota): the threads beyond them only "
+                    "take turns, and every step slows down; use at most " + std::to_string(cpus) +
+                    ", or 0 for the worker's share of the cores");
+    }
+    EXPECT_EQ(torch::get_num_threads(), before);
+  };
+  expect_refused(process_cpus() + 1, process_cpus());
+  expect_refused(int64_t{1} << 40, process_cpus());  // no narrowing on the way to the message
+  ::setenv("LRKIT_CORES", "64", 1);  // a share for the machine's runs, not more CPUs
+  expect_refused(process_cpus() + 1, process_cpus());
+  ::unsetenv("LRKIT_CORES");
+  if (process_cpus() < 2) return;
+  int first = 0;
+  while (!CPU_ISSET(first, &affinity_)) ++first;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(first, &one);
+  ASSERT_EQ(::sched_setaffinity(0, sizeof one, &one), 0);  // as under taskset -c
+  expect_refused(2, 1);
+  EXPECT_EQ(intra_op_threads(1, workers_on_machine(1)), 1);
 }
 
 TEST_F(WorkerThreadsTest, OpenBlasGetsTheWorkersShareWhateverTheIntraOpSetting) {

@@ -43,7 +43,7 @@ std::vector<Key> make_schema() {
       plain_key<C>("train.seed", "seed of weights and data order", &C::train, &LoopConfig::seed),
       plain_key<C>("train.device", "cpu or cuda", &C::train, &LoopConfig::device),
       config_key<C>("train.log_every", "progress line every N steps", at_least<int64_t>(1), &C::train, &LoopConfig::log_every),
-      config_key<C>("train.threads", "intra-op threads (0: all cores)", at_least<int64_t>(0), &C::train, &LoopConfig::threads),
+      config_key<C>("train.threads", "intra-op threads, at most the CPUs the worker may run on (0: its share of the cores)", at_least<int64_t>(0), &C::train, &LoopConfig::threads),
       plain_key<C>("train.precision", "fp32 or bf16 (autocast)", &C::train, &LoopConfig::precision),
       plain_key<C>("train.tf32", "CUDA: fp32 matmuls in TF32", &C::train, &LoopConfig::tf32),
       config_key<C>("train.peak_tflops", "device peak for MFU, TFLOP/s (0: the GPU's known bf16 peak)", at_least(0.0), &C::train, &LoopConfig::peak_tflops),

@@ -80,10 +80,22 @@ int cores_per_worker(const distributed::DistributedEnv& env) {
   return std::max(1, machine_cores() / std::max(1, env.local_world_size));
 }
 
+int intra_op_threads(int64_t threads, const distributed::DistributedEnv& env) {
+  const int share = cores_per_worker(env);
+  if (threads == 0) return share;
+  const int cpus = usable_cpus();
+  if (threads > cpus)
+    throw std::invalid_argument("train.threads = " + std::to_string(threads) + " is more than the " + std::to_string(cpus) +
+                                " CPU(s) this worker may run on (its affinity mask and CPU quota): the threads beyond "
+                                "them only take turns, and every step slows down; use at most " +
+                                std::to_string(cpus) + ", or 0 for the worker's share of the cores");
+  return static_cast<int>(threads);
+}
+
 WorkerThreads share_cores(int64_t threads, const distributed::DistributedEnv& env) {
   WorkerThreads out;
+  out.intra_op = intra_op_threads(threads, env);
   const int share = cores_per_worker(env);
-  out.intra_op = threads > 0 ? static_cast<int>(threads) : share;
   torch::set_num_threads(out.intra_op);
   const auto get = loaded_function<int (*)()>("openblas_get_num_threads");
   const auto set = loaded_function<void (*)(int)>("openblas_set_num_threads");

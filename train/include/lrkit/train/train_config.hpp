@@ -99,7 +99,7 @@ struct LoopConfig {
   uint64_t seed = 1234;
   Choice<DeviceKind> device = DeviceKind::cpu;
   int64_t log_every = 10;
-  int64_t threads = 0;         // LibTorch intra-op threads; 0: all cores
+  int64_t threads = 0;         // LibTorch intra-op threads; 0: the worker's share of the cores
   Choice<NonFinite> nonfinite = NonFinite::stop;  // a non-finite loss: stop (keep the last checkpoint) or skip the update
   // nonfinite = skip: stop as diverged after this many updates skipped in a row (0: never). Skipping leaves the weights
   // as they are, so a non-finite loss that outlasts a few batches is the weights' (and would last to the end).

@@ -38,7 +38,12 @@ int machine_cores();
 // usable_cpus()). Throws std::invalid_argument naming a malformed LRKIT_CORES or SLURM_CPUS_PER_TASK.
 int cores_per_worker(const distributed::DistributedEnv& env);
 
-// Sets the intra-op threads (`threads` > 0: that many, as train.threads; 0: the worker's share) and OpenBLAS's
+// The intra-op threads for train.threads = `threads`: that many, or the worker's share (cores_per_worker) where it
+// is 0. Throws std::invalid_argument where `threads` exceeds usable_cpus(): threads beyond the CPUs only take turns
+// on them (4,096 on 2 CPUs made the test model's step take 25 s), and where cores_per_worker throws.
+int intra_op_threads(int64_t threads, const distributed::DistributedEnv& env);
+
+// Sets the intra-op threads (intra_op_threads) and OpenBLAS's
 // (the worker's share, unless OPENBLAS_NUM_THREADS is set: a user's explicit choice stands). OpenBLAS is found
 // at run time, so lrkit links no BLAS of its own.
 WorkerThreads share_cores(int64_t threads, const distributed::DistributedEnv& env);
