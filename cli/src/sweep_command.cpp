@@ -92,19 +92,26 @@ train::TrainConfig check_runs(const SweepConfig& sweep) {
   std::vector<std::string> args;
   if (!sweep.train_config.empty()) args = {"--config", sweep.train_config};
   args.insert(args.end(), sweep.overrides.begin(), sweep.overrides.end());
+  // An error about keys the sweep file sets names their lines there.
+  const auto placed = [&](const std::vector<size_t>& lines, const std::string& message) {
+    return UsageError((lines.empty() ? "" : "sweep file " + ini_place(sweep.path, lines) + ": ") + message);
+  };
   try {
     train::parse_train_config(args, base, help);
   } catch (const std::invalid_argument& e) {
-    // A rule across keys the sweep file sets for every run ([train] batch = 30, accumulation = 4) names their lines.
+    // A rule across keys the sweep file sets for every run ([train] batch = 30, accumulation = 4).
     std::vector<std::string> sweep_keys;
     for (const auto& o : sweep.overrides) sweep_keys.push_back(o.substr(2, o.find('=') - 2));  // "--section.key=value"
-    const auto lines = ini_lines_of_keys_named(sweep.text, e.what(), sweep_keys);
-    throw UsageError((lines.empty() ? "" : "sweep file " + ini_place(sweep.path, lines) + ": ") + "the runs' configuration: " +
-                     e.what());
+    throw placed(ini_lines_of_keys_named(sweep.text, e.what(), sweep_keys), "the runs' configuration: " + std::string(e.what()));
   }
   bool metric_found = false;
   for (const auto& set : base.eval_sets()) metric_found |= set.name == sweep.metric;
-  if (!metric_found) throw UsageError("sweep.metric '" + sweep.metric + "' is not one of the runs' eval.sets ('" + base.eval.sets + "')");
+  if (!metric_found) {
+    std::vector<size_t> lines;
+    for (const char* key : {"sweep.metric", "eval.sets"})
+      if (const auto line = ini_line_of_key(sweep.text, key)) lines.push_back(*line);
+    throw placed(lines, "sweep.metric '" + sweep.metric + "' is not one of the runs' eval.sets ('" + base.eval.sets + "')");
+  }
   try {  // once here, not once per run
     base.check_data_files();
   } catch (const train::CorpusError& e) {

@@ -315,7 +315,9 @@ TEST(SweepCommand, BadInputExitsTwoWithOneLine) {
   const auto out = out_dir("sweep_bad");
   const std::string head = "[sweep]\ntrain_config = " + tiny_config() + "\nout = " + out + "\nbudgets = 8\n";
   for (const auto& [text, needle] : std::vector<std::pair<std::string, std::string>>{
-           {head + "metric = old\n[schedules]\nc = cosine(peak=1)\n", "sweep.metric 'old' is not one of the runs' eval.sets"},
+           {head + "metric = old\n[schedules]\nc = cosine(peak=1)\n", "sweep_bad.cfg' line 5: sweep.metric 'old' is not one of the runs' eval.sets"},
+           {head + "[schedules]\nc = cosine(peak=1)\n[eval]\nsets = other=" + tiny_config() + "\n",
+            "sweep_bad.cfg' line 8: sweep.metric 'heldout' is not one of the runs' eval.sets ('other="},
            {head + "[schedules]\nc = cosine(peak=1)\n[train]\nbatch = 7\naccumulation = 2\n",
             "sweep_bad.cfg' lines 8 and 9: the runs' configuration: train.batch (7) must be a multiple"},
            {head + "[schedules]\nc = cosine(peak=1)\n[trian]\nsteps = 3\n", "sweep_bad.cfg' line 8: unknown key 'trian.steps'; did you mean 'steps' in [train]?"},
