@@ -20,8 +20,7 @@ std::string mixed_backends_refusal(const std::vector<std::string>& backends) {
   if (names.size() < 2) return "";
   std::string who;
   for (std::size_t i = 0; i < names.size(); ++i)
-    who += (i == 0 ? "" : "; ") + std::string(ranks[i].size() == 1 ? "rank " : "ranks ") + list_for_message(ranks[i]) +
-           (ranks[i].size() == 1 ? " uses " : " use ") + names[i];
+    who += (i == 0 ? "" : "; ") + ranks_for_message(ranks[i]) + (ranks[i].size() == 1 ? " uses " : " use ") + names[i];
   return "the workers use different process-group backends (" + who +
          "): give every worker the same dist.backend (auto picks nccl where train.device=cuda, gloo on the CPU)";
 }

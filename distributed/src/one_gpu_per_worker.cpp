@@ -16,7 +16,7 @@ std::string shared_gpu_refusal(const std::vector<PhysicalGpu>& gpus) {
   if (first == nullptr) return "";
   std::vector<std::string> names;
   for (const std::size_t r : *first) names.push_back(std::to_string(r));
-  return "ranks " + list_for_message(names) + " train on one GPU (" + gpus[first->front()].where +
+  return ranks_for_message(names) + " train on one GPU (" + gpus[first->front()].where +
          "): NCCL needs a GPU of its own per worker; give each worker one (srun --gpus-per-task=1, or no more "
          "workers per node than GPUs) or set dist.backend=gloo to share GPUs";
 }

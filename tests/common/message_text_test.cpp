@@ -27,5 +27,11 @@ TEST(ListForMessage, NamesTheFirstItemsThenCountsTheRest) {
   EXPECT_EQ(list_for_message({"a", "b"}, 2), "a, b");
 }
 
+TEST(RanksForMessage, OneRankOrSeveral) {
+  EXPECT_EQ(ranks_for_message({"3"}), "rank 3");
+  EXPECT_EQ(ranks_for_message({"1", "3"}), "ranks 1, 3");
+  EXPECT_EQ(ranks_for_message(std::vector<std::string>(20, "7")).substr(0, 10), "ranks 7, 7");
+}
+
 }  // namespace
 }  // namespace lrkit

@@ -57,6 +57,15 @@ class WorkerThreadsTest : public ::testing::Test {
     ::sched_setaffinity(0, sizeof affinity_, &affinity_);
     unset_variables();
   }
+  // Narrows this process's affinity mask to its first CPU, as taskset -c does (TearDown widens it again).
+  bool run_on_one_cpu() const {
+    int first = 0;
+    while (!CPU_ISSET(first, &affinity_)) ++first;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(first, &one);
+    return ::sched_setaffinity(0, sizeof one, &one) == 0;
+  }
   static void unset_variables() {
     for (const char* name : {"OPENBLAS_NUM_THREADS", "LRKIT_CORES", "SLURM_CPUS_PER_TASK"}) ::unsetenv(name);
   }
@@ -77,12 +86,7 @@ TEST_F(WorkerThreadsTest, EachWorkerGetsItsShareOfTheCoresAndAtLeastOne) {
 TEST_F(WorkerThreadsTest, TheCoresAreThoseTheProcessMayRunOn) {
   EXPECT_EQ(usable_cpus(), process_cpus());
   if (process_cpus() < 2) GTEST_SKIP() << "one CPU: a narrower affinity mask cannot be told from the machine";
-  int first = 0;
-  while (!CPU_ISSET(first, &affinity_)) ++first;
-  cpu_set_t one;
-  CPU_ZERO(&one);
-  CPU_SET(first, &one);
-  ASSERT_EQ(::sched_setaffinity(0, sizeof one, &one), 0);
+  ASSERT_TRUE(run_on_one_cpu());
   EXPECT_EQ(usable_cpus(), 1);
   EXPECT_EQ(machine_cores(), 1);
   EXPECT_EQ(share_cores(0, workers_on_machine(1)).intra_op, 1);
@@ -165,12 +169,7 @@ TEST_F(WorkerThreadsTest, MoreThreadsThanTheCpusTheProcessMayRunOnAreRefused) {
   expect_refused(process_cpus() + 1, process_cpus());
   ::unsetenv("LRKIT_CORES");
   if (process_cpus() < 2) return;
-  int first = 0;
-  while (!CPU_ISSET(first, &affinity_)) ++first;
-  cpu_set_t one;
-  CPU_ZERO(&one);
-  CPU_SET(first, &one);
-  ASSERT_EQ(::sched_setaffinity(0, sizeof one, &one), 0);  // as under taskset -c
+  ASSERT_TRUE(run_on_one_cpu());
   expect_refused(2, 1);
   EXPECT_EQ(intra_op_threads(1, workers_on_machine(1)), 1);
 }

@@ -93,7 +93,7 @@ void require_one_start(const RunStart& start, distributed::Collective& collectiv
   const std::string here = start.checkpoint.empty() ? start.kind + ", no checkpoint"
                                                     : start.kind + " from " + start.checkpoint + ", " + start.checksum;
   throw std::invalid_argument(
-      std::string("the workers start from different points: ") + (differing.size() == 1 ? "rank " : "ranks ") + list_for_message(differing) +
+      "the workers start from different points: " + ranks_for_message(differing) +
       (differing.size() == 1 ? " differs" : " differ") + " from rank 0 (steps by rank: " + list_for_message(by_rank) + "; rank " +
       std::to_string(collective.rank()) + " here: step " + std::to_string(start.step) + ", " + here +
       "); every worker must read the same run directory and checkpoint: put --out (and any --resume, --branch-from or "

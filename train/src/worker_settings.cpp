@@ -87,9 +87,8 @@ void require_one_config(const TrainConfig& config, const schedules::Schedule& sc
   std::string listed;
   for (size_t k = 0; k < keys.size(); ++k)
     if (differing_keys[k]) listed += (listed.empty() ? "" : ", ") + keys[k].name + " = " + (keys[k].value.empty() ? "''" : keys[k].value);
-  const bool one = differing_ranks.size() == 1;
-  throw std::invalid_argument(std::string("the workers run with different settings: ") + (one ? "rank " : "ranks ") +
-                              list_for_message(differing_ranks) + (one ? " differs" : " differ") + " from rank 0 in " +
+  throw std::invalid_argument("the workers run with different settings: " + ranks_for_message(differing_ranks) +
+                              (differing_ranks.size() == 1 ? " differs" : " differ") + " from rank 0 in " +
                               listed + " (rank " + std::to_string(collective.rank()) +
                               "'s values); start every worker with the same config file and options");
 }

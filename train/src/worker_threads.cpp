@@ -60,6 +60,18 @@ int affinity_cpus() {
   return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
+// train.threads, or the worker's `share` where it is 0; refused above the CPUs.
+int threads_or_share(int64_t threads, int share) {
+  if (threads == 0) return share;
+  const int cpus = usable_cpus();
+  if (threads > cpus)
+    throw std::invalid_argument("train.threads = " + std::to_string(threads) + " is more than the " + std::to_string(cpus) +
+                                " CPU(s) this worker may run on (its affinity mask and CPU quota): the threads beyond "
+                                "them only take turns, and every step slows down; use at most " +
+                                std::to_string(cpus) + ", or 0 for the worker's share of the cores");
+  return static_cast<int>(threads);
+}
+
 }  // namespace
 
 int usable_cpus() {
@@ -81,21 +93,13 @@ int cores_per_worker(const distributed::DistributedEnv& env) {
 }
 
 int intra_op_threads(int64_t threads, const distributed::DistributedEnv& env) {
-  const int share = cores_per_worker(env);
-  if (threads == 0) return share;
-  const int cpus = usable_cpus();
-  if (threads > cpus)
-    throw std::invalid_argument("train.threads = " + std::to_string(threads) + " is more than the " + std::to_string(cpus) +
-                                " CPU(s) this worker may run on (its affinity mask and CPU quota): the threads beyond "
-                                "them only take turns, and every step slows down; use at most " +
-                                std::to_string(cpus) + ", or 0 for the worker's share of the cores");
-  return static_cast<int>(threads);
+  return threads_or_share(threads, cores_per_worker(env));
 }
 
 WorkerThreads share_cores(int64_t threads, const distributed::DistributedEnv& env) {
   WorkerThreads out;
-  out.intra_op = intra_op_threads(threads, env);
   const int share = cores_per_worker(env);
+  out.intra_op = threads_or_share(threads, share);
   torch::set_num_threads(out.intra_op);
   const auto get = loaded_function<int (*)()>("openblas_get_num_threads");
   const auto set = loaded_function<void (*)(int)>("openblas_set_num_threads");

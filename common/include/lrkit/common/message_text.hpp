@@ -55,4 +55,9 @@ inline std::string list_for_message(const std::vector<std::string>& items, size_
   return out;
 }
 
+// "rank 3" or "ranks 1, 3" (list_for_message's list): the ranks a refusal names.
+inline std::string ranks_for_message(const std::vector<std::string>& ranks) {
+  return (ranks.size() == 1 ? "rank " : "ranks ") + list_for_message(ranks);
+}
+
 }  // namespace lrkit
