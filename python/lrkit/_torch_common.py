@@ -42,6 +42,27 @@ def is_finite_number(value):
     return is_number(value) and math.isfinite(value)
 
 
+def scalar_tensor(value, who, what="the loss"):
+    """A number a loop hands over each step (a loss, a gradient norm): a Python or NumPy number or a one-element
+    tensor, as a 0-d float64 tensor (a tensor's stays on its device: no wait for it here); a clear error otherwise.
+    A per-sample loss vector would otherwise fail in a reshape with torch's words, or be taken apart silently."""
+    if torch.is_tensor(value):
+        if value.numel() != 1:
+            raise ValueError(f"{who}: {what} must be one number (got a tensor of shape {tuple(value.shape)}; reduce it "
+                             "first, e.g. .mean())")
+        if value.dtype == torch.bool or value.is_complex():
+            raise TypeError(f"{who}: {what} must be a real number (got a {value.dtype} tensor)")
+        return value.detach().double().reshape(())
+    if not isinstance(value, (bool, str, bytes)):
+        try:
+            return torch.tensor(float(value), dtype=torch.float64)
+        except (TypeError, ValueError):
+            pass
+    shape = getattr(value, "shape", None)
+    raise TypeError(f"{who}: {what} must be a number or a one-element tensor (got {type(value).__name__}"
+                    f"{f' of shape {tuple(shape)}' if shape is not None else ''})")
+
+
 def optional_distributed(group, who):
     """torch.distributed when a process group is initialized (looked up at each call: a loop may build lrkit's
     objects before init_process_group); None for a single-process loop, where a `group` given is an error."""

@@ -32,7 +32,7 @@ import time
 
 import torch
 
-from ._torch_common import distributed, unfinished_path, whole_number
+from ._torch_common import distributed, scalar_tensor, unfinished_path, whole_number
 from ._worker_callbacks import handed_to_worker
 from .logs import open_hdf5
 
@@ -90,8 +90,8 @@ class DispersionHook:
         if self._local_sq is None:
             raise RuntimeError("DispersionHook.step: no gradient bucket was seen this step "
                                "(register the hook with ddp.register_comm_hook and call step after backward)")
-        loss = loss.detach() if torch.is_tensor(loss) else torch.tensor(float(loss))
-        mine = torch.stack([loss.to(self._local_sq.device).double().reshape(()), self._local_sq, self._dot, self._mean_sq])
+        loss = scalar_tensor(loss, "DispersionHook.step").to(self._local_sq.device)
+        mine = torch.stack([loss, self._local_sq, self._dot, self._mean_sq])
         gathered = [torch.empty_like(mine) for _ in range(self.world)]
         self._dist.all_gather(gathered, mine, group=self.group)
         rows = torch.stack(gathered).cpu().tolist()  # the step's one device-to-host copy

@@ -23,7 +23,7 @@ import torch
 from ._hdet_spread import SpreadValue
 from ._lrkit import Hdet, HdetConfig, HdetState
 from ._torch_common import (check_same_schedule, collective_device, distributed, group_ratios, loop_schedule,
-                            require_optimizer, warn_past_end)
+                            require_optimizer, scalar_tensor, warn_past_end)
 
 __all__ = ["HDET"]
 
@@ -92,8 +92,7 @@ class HDET:
         return entry.controller.base_value(entry.state, entry.base)
 
     def step(self, local_loss):
-        loss = local_loss.detach() if torch.is_tensor(local_loss) else torch.tensor(float(local_loss))
-        mine = loss.double().reshape(1).to(self.device)
+        mine = scalar_tensor(local_loss, "HDET.step").reshape(1).to(self.device)
         gathered = [torch.empty_like(mine) for _ in range(self.world)]
         self._dist.all_gather(gathered, mine, group=self.group)
         losses = torch.cat(gathered).cpu().tolist()

@@ -17,7 +17,7 @@ import numbers
 import torch
 
 from ._lrkit import SpikeDetector
-from ._torch_common import collective_device, is_finite_number, optional_distributed
+from ._torch_common import collective_device, is_finite_number, optional_distributed, scalar_tensor
 
 __all__ = ["SpikeGuard"]
 
@@ -80,8 +80,7 @@ class SpikeGuard:
     def _agreed(self, loss, grad_norm):
         """The loss and gradient norm every rank decides on: the group's means (one all-reduce), in one host copy."""
         dist = optional_distributed(self.group, "SpikeGuard")
-        values = [v.detach().double().reshape(()) if torch.is_tensor(v) else torch.tensor(float(v), dtype=torch.float64)
-                  for v in (loss, grad_norm)]
+        values = [scalar_tensor(loss, "SpikeGuard.check"), scalar_tensor(grad_norm, "SpikeGuard.check", "the gradient norm")]
         # Where the collective needs them, or alone where the loop's tensors are (a GPU's: one copy to the host below).
         device = collective_device(dist, self.group) if dist else next(
             (v.device for v in values if v.device.type != "cpu"), torch.device("cpu"))

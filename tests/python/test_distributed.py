@@ -3,6 +3,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
@@ -111,6 +112,48 @@ def test_hdet_warns_once_when_the_loop_outlasts_its_schedule(tmp_path, steps, wa
     expected = ("HDET: the loop has taken more than the 6 updates of its schedule 'linear(peak=0.01, floor=0)'; the rate stays at "
                 "its end value 0.0")
     assert done.stderr.count(expected) == (1 if warned else 0), done.stderr
+
+
+BAD_LOSSES = """
+import sys, numpy, torch, torch.distributed as dist, lrkit.torch as lt
+dist.init_process_group("gloo", init_method="file://" + sys.argv[1], rank=0, world_size=1)
+model = torch.nn.Linear(2, 1)
+hdet = lt.HDET(torch.optim.SGD(model.parameters(), lr=0.1), model, "cosine(peak=0.1)", 10)
+ddp = torch.nn.parallel.DistributedDataParallel(model)
+hook = lt.DispersionHook()
+ddp.register_comm_hook(None, hook)
+ddp(torch.ones(4, 2)).sum().backward()
+for step in (hdet.step, hook.step):
+    for loss in (torch.ones(3), "1.5", None, numpy.ones(2), torch.tensor(True)):
+        try:
+            step(loss)
+            print("taken", repr(loss))
+        except (TypeError, ValueError) as error:
+            print(type(error).__name__, error)
+hdet.step(torch.tensor([[2.5]]))
+hdet.step(numpy.float32(2.0))
+print("HDET steps", hdet.state.step, "window", hdet.state.window_loss)
+print("hook loss", hook.step(numpy.array(1.5))["loss"])
+"""
+
+
+def test_hdet_and_the_hook_name_a_loss_that_is_not_one_number():
+    # A per-sample loss vector failed in a reshape with torch's words ("shape '[1]' is invalid for input of size 3").
+    with tempfile.TemporaryDirectory() as scratch:
+        done = subprocess.run([sys.executable, "-c", BAD_LOSSES, os.path.join(scratch, "store")], capture_output=True,
+                              text=True, timeout=120, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.splitlines()
+    for who, said in (("HDET.step", lines[:5]), ("DispersionHook.step", lines[5:10])):
+        assert said == [
+            f"ValueError {who}: the loss must be one number (got a tensor of shape (3,); reduce it first, e.g. .mean())",
+            f"TypeError {who}: the loss must be a number or a one-element tensor (got str)",
+            f"TypeError {who}: the loss must be a number or a one-element tensor (got NoneType)",
+            f"TypeError {who}: the loss must be a number or a one-element tensor (got ndarray of shape (2,))",
+            f"TypeError {who}: the loss must be a real number (got a torch.bool tensor)",
+        ]
+    assert lines[10] == "HDET steps 2 window [4.5]", "one-element tensors and NumPy numbers are taken"
+    assert lines[11] == "hook loss [1.5]"
 
 
 def test_the_example_loop_trains_under_torchrun_and_lrkit_diagnose_reads_its_log(tmp_path):

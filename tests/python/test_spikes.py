@@ -91,6 +91,19 @@ def test_bad_settings_are_named(kwargs, message):
         lt.SpikeGuard(**kwargs)
 
 
+@pytest.mark.parametrize("loss,grad_norm,error,message", [
+    (torch.ones(4), 1.0, ValueError, r"SpikeGuard.check: the loss must be one number \(got a tensor of shape \(4,\); reduce"),
+    (1.0, "big", TypeError, r"SpikeGuard.check: the gradient norm must be a number or a one-element tensor \(got str\)"),
+    (None, 1.0, TypeError, r"SpikeGuard.check: the loss must be a number or a one-element tensor \(got NoneType\)"),
+])
+def test_a_loss_or_norm_that_is_not_one_number_is_named(loss, grad_norm, error, message):
+    guard = lt.SpikeGuard(loss_z=6, window=4)
+    with pytest.raises(error, match=message):
+        guard.check(loss, grad_norm)
+    assert guard.updates == 0, "nothing was counted"
+    assert guard.check(torch.tensor([2.0]), torch.tensor(1.0, dtype=torch.bfloat16)), "one-element tensors are taken"
+
+
 def test_every_rank_decides_alike_on_the_mean_loss(tmp_path):
     if not torch.distributed.is_available():
         pytest.skip("this torch has no torch.distributed")
