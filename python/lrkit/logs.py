@@ -77,7 +77,7 @@ class RunLog:
         series = {name: values for name, values in self.arrays.items()
                   if name.startswith(prefix) and "/" not in name[len(prefix):] and values.ndim in (1, 2)}
         if not series:
-            raise KeyError(f"run log '{self.path}' has no series under {prefix}")
+            raise KeyError(f"run log '{self.path}' has no series under {prefix}; its groups: {', '.join(self.groups())}")
         # One step column's series: events beside per-step series (/diagnostics/cos_matrix) stay in .arrays.
         steps = {self.step_column(name) for name in series}
         step = prefix + "step" if prefix + "step" in steps else "/train/step" if "/train/step" in steps else min(steps)
@@ -133,6 +133,8 @@ def read_log(path):
     path = os.fspath(path)
     if os.path.isdir(path) and os.path.exists(os.path.join(path, "log.h5")):
         path = os.path.join(path, "log.h5")
+    if os.path.isdir(path):  # HDF5's own words for a folder span lines and name errno 21
+        raise FileNotFoundError(f"'{path}' is a folder without a run log (log.h5): give a run directory or its log")
     if not os.path.exists(path):
         raise FileNotFoundError(f"run log '{path}' does not exist")
     try:

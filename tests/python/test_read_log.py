@@ -27,6 +27,11 @@ def test_a_run_log_as_arrays_frames_and_config(lrkit_binary, tmp_path):
     assert lrkit.read_log(tmp_path / "run").path == str(tmp_path / "run" / "log.h5")  # a run directory: its log
     with pytest.raises(FileNotFoundError):
         lrkit.read_log(tmp_path / "nothing.h5")
+    with pytest.raises(FileNotFoundError, match=r"is a folder without a run log \(log.h5\): give a run directory or its log$"):
+        lrkit.read_log(tmp_path)
+    with pytest.raises(KeyError, match=r"has no series under /eval/; its groups: checkpoints, diagnostics, eval/heldout, "
+                                       r"ranks, train"):
+        log.frame("eval")
     (tmp_path / "junk.h5").write_text("not hdf5")
     with pytest.raises(ValueError, match="not a readable HDF5"):
         lrkit.read_log(tmp_path / "junk.h5")
