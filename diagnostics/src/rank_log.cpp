@@ -11,6 +11,7 @@
 
 #include "lrkit/common/csv_line.hpp"
 #include "lrkit/common/message_text.hpp"
+#include "lrkit/common/numbers.hpp"
 #include "lrkit/common/input_file.hpp"
 #include "lrkit/h5/file.hpp"
 
@@ -20,6 +21,17 @@ namespace {
 
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// A gradient norm is >= 0 and a cosine within [-1, 1], up to rounding. A finite value outside says the column holds
+// another quantity (one mapped by mistake), whose report would be garbage: the problem in words, or "". NaN and Inf,
+// a diverged rank's, are what the report looks for and are read as they are.
+std::string out_of_range(const std::string& field, double value) {
+  constexpr double kCosineRounding = 1e-3;  // a cosine computed in float32 or bfloat16 strays past 1
+  if (!std::isfinite(value)) return "";
+  if (field == "grad_norm" && value < 0) return "is not a gradient norm (a norm is >= 0)";
+  if (field == "cos_to_mean" && std::fabs(value) > 1 + kCosineRounding) return "is not a cosine (in [-1, 1])";
+  return "";
 }
 
 // A log its writer still holds, or left marked when killed, may end inside a
@@ -81,6 +93,19 @@ RankLog read_run_log(const std::string& path) {
       check_rows("/ranks/cos_to_mean", cos_to_mean);
       log.cos_to_mean = std::move(cos_to_mean.values);
     }
+    for (size_t t = 1; t < log.steps.size(); ++t)
+      if (!(log.steps[t] > log.steps[t - 1]))
+        throw RankLogError("'" + path + "': /train/step does not increase at row " + std::to_string(t) + " (" +
+                           format_number(log.steps[t]) + " after " + format_number(log.steps[t - 1]) +
+                           "); `lrkit log check` says what else is wrong with the file");
+    const auto check_range = [&](const std::string& name, const std::string& field, const std::vector<double>& values) {
+      for (size_t i = 0; i < values.size(); ++i)
+        if (const std::string problem = out_of_range(field, values[i]); !problem.empty())
+          throw RankLogError("'" + path + "': " + name + " at step " + format_number(log.steps[i / log.ranks]) + ", rank " +
+                             std::to_string(i % log.ranks) + " is " + format_number(values[i]) + ", which " + problem);
+    };
+    check_range("/ranks/grad_norm", "grad_norm", log.grad_norm);
+    check_range("/ranks/cos_to_mean", "cos_to_mean", log.cos_to_mean);
     auto check_length = [&](const std::string& name, size_t rows) {
       if (rows != log.steps.size())
         throw RankLogError("'" + path + "': " + name + " has " + std::to_string(rows) + " rows but /train/step has " +
@@ -262,7 +287,12 @@ void read_csv(const std::string& source, std::istream& in, const Names& names, i
                          std::to_string(header.size()) +
                          (fields.size() < header.size() ? " (truncated file?)" : " (an unquoted comma in a field?)"));
     const auto text = [&](const char* f) -> const std::string& { return fields[column[names[f]]]; };
-    const auto value = [&](const char* f) { return parse_number(text(f), where + " column " + names[f]); };
+    const auto value = [&](const char* f) {
+      const double number = parse_number(text(f), where + " column " + names[f]);
+      if (const std::string problem = out_of_range(f, number); !problem.empty())
+        throw RankLogError(where + " column " + names[f] + ": '" + text_for_message(text(f)) + "' " + problem);
+      return number;
+    };
     Row r;
     r.step = parse_step(text("step"), where + " column " + names["step"]);
     r.rank = fixed_rank >= 0 ? fixed_rank : parse_rank(text("rank"), where + " column " + names["rank"]);
@@ -338,7 +368,10 @@ void read_json_lines(const std::string& source, std::istream& in, const Names& n
     // null: a writer's missing or non-finite value, read as NaN (the report's NaN/Inf section then names it).
     const auto value = [&](const char* f) {
       const std::string& field = text(f);
-      return field == "null" ? std::nan("") : parse_number(field, where + " field " + names[f]);
+      const double number = field == "null" ? std::nan("") : parse_number(field, where + " field " + names[f]);
+      if (const std::string problem = out_of_range(f, number); !problem.empty())
+        throw RankLogError(where + " field " + names[f] + ": '" + text_for_message(field) + "' " + problem);
+      return number;
     };
     Row r;
     r.step = parse_step(text("step"), where + " field " + names["step"]);

@@ -131,14 +131,17 @@ void find_outliers(const RankLog& log, size_t first, const std::vector<double>& 
   for (size_t t = first; t < log.size(); ++t) {
     int64_t best = 0;
     double lo = log.at(m, t, 0), hi = lo;
-    for (int64_t r = 1; r < log.ranks; ++r) {
+    bool finite = true;
+    for (int64_t r = 0; r < log.ranks; ++r) {
       const double a = log.at(m, t, r);
+      finite = finite && std::isfinite(a);
       lo = std::min(lo, a);
       hi = std::max(hi, a);
       if (lowest ? a < log.at(m, t, best) : a > log.at(m, t, best)) best = r;
     }
+    // A step with a NaN or Inf is the NaN/Inf section's: here every rank's Inf tied, and rank 0 "won" each such step.
     // Ranks equal up to float noise (identical data): nobody is out.
-    if (std::isnan(lo) || std::isnan(hi) || hi - lo <= 1e-6 * (std::fabs(hi) + std::fabs(lo))) continue;
+    if (!finite || hi - lo <= 1e-6 * (std::fabs(hi) + std::fabs(lo))) continue;
     counts[static_cast<size_t>(best)] += 1;
     steps += 1;
     extreme.push_back(best);

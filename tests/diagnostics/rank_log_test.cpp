@@ -177,6 +177,11 @@ TEST(RankLog, BadFilesNameTheProblem) {
       {"/nonexistent/ranks.csv", "'/nonexistent/ranks.csv' does not exist"},
       {write_text("i.csv", ""), "empty file"},
       {"/dev/zero", "'/dev/zero' is not a regular file (a device or pipe may never end)"},
+      // A norm below 0 or a cosine past 1: the column holds another quantity, and its report would be garbage.
+      {write_text("n.csv", "step,rank,loss,grad_norm\n0,0,1,1\n0,1,1,-0.5\n"),
+       "n.csv (CSV) line 3 column grad_norm: '-0.5' is not a gradient norm (a norm is >= 0)"},
+      {write_text("c.jsonl", "{\"step\": 0, \"rank\": 0, \"loss\": 1, \"grad_norm\": 1, \"cos_to_mean\": 1.5}\n"),
+       "c.jsonl (JSON lines) line 1 field cos_to_mean: '1.5' is not a cosine (in [-1, 1])"},
   };
   for (const auto& [path, expected] : cases) EXPECT_NE(error_of(path).find(expected), std::string::npos) << error_of(path);
 }
@@ -252,6 +257,28 @@ TEST(RankLog, RunLogsMustHaveTheRankDatasetsWithMatchingLengths) {
   EXPECT_EQ(cut.global_grad_norm.size(), 2u);
   ASSERT_EQ(cut.warnings.size(), 1u);
   EXPECT_NE(cut.warnings[0].find("read the 2 steps every series has; up to 1 more rows"), std::string::npos) << cut.warnings[0];
+  // Steps that do not increase, a negative norm and a cosine past 1 are named with the step and rank.
+  const auto write_log = [&](const std::string& name, const std::vector<double>& steps, double norm, double cos) {
+    const auto path = (dir / name).string();
+    h5::SeriesLog writer(path, {{"/train/step", 1}, {"/train/grad_norm", 1}, {"/ranks/loss", 2, true},
+                                {"/ranks/grad_norm", 2, true}, {"/ranks/cos_to_mean", 2, true}});
+    for (size_t s = 0; s < steps.size(); ++s) {
+      writer.append("/train/step", steps[s]);
+      writer.append("/train/grad_norm", 1.0);
+      writer.append("/ranks/loss", {2.0, 2.1});
+      writer.append("/ranks/grad_norm", {1.0, s == 2 ? norm : 1.1});
+      writer.append("/ranks/cos_to_mean", {s == 1 ? cos : 0.5, std::nan("")});
+    }
+    return path;
+  };
+  EXPECT_EQ(read_rank_log(write_log("in_range.h5", {5, 6, 7}, -INFINITY, 1.0004)).size(), 3u)
+      << "NaN and Inf (a diverged rank's) and a cosine rounded past 1 are read";
+  const std::pair<std::string, std::string> out_of_range[] = {
+      {write_log("repeated_step.h5", {5, 6, 6}, 1, 0.5), "/train/step does not increase at row 2 (6 after 6)"},
+      {write_log("negative_norm.h5", {5, 6, 7}, -2, 0.5), "/ranks/grad_norm at step 7, rank 1 is -2, which is not a gradient norm"},
+      {write_log("wide_cosine.h5", {5, 6, 7}, 1, -3), "/ranks/cos_to_mean at step 6, rank 0 is -3, which is not a cosine"},
+  };
+  for (const auto& [path, expected] : out_of_range) EXPECT_NE(error_of(path).find(expected), std::string::npos) << error_of(path);
   const auto no_ranks = (dir / "no_ranks.h5").string();
   { h5::SeriesLog writer(no_ranks, {{"/train/step", 1}}); }
   EXPECT_NE(error_of(no_ranks).find("no dataset /ranks/loss"), std::string::npos) << error_of(no_ranks);

@@ -177,6 +177,21 @@ TEST(Report, NanOrInfIsAFindingWithItsFirstStep) {
   EXPECT_NE(format_text(r).find("NaN/Inf: \n  rank 1 loss: from step 200, 5 step(s)"), std::string::npos) << format_text(r);
 }
 
+// Every rank's loss Inf from step 100 tied at each step, and rank 0, first in the tie, was "most extreme" on all of
+// them: a persistent outlier beside the NaN/Inf finding. One rank alone gone Inf is that finding too, not an outlier.
+TEST(Report, NonFiniteStepsAreTheNanInfFindingsNotAnOutliersCount) {
+  for (const int64_t gone : {-1, 2}) {  // every rank, or rank 2 alone
+    auto log = synthetic(4, 300);
+    for (int64_t t = 100; t < 300; ++t)
+      for (int64_t k = 0; k < 4; ++k)
+        if (gone < 0 || k == gone) cell(log, log.loss, t, k) = INFINITY;
+    const auto r = analyze(log);
+    EXPECT_TRUE(r.outliers.empty()) << "rank(s) gone Inf: " << gone << "\n" << format_text(r);
+    EXPECT_EQ(r.non_finite.size(), gone < 0 ? 4u : 1u) << format_text(r);
+    EXPECT_EQ(r.verdict.find("outlier"), std::string::npos) << r.verdict;
+  }
+}
+
 // A long healthy run: with a 50-step window its own noise crossed z 6 every few ten thousand steps (8 jumps over
 // 180,000 steps of 8 ranks), so a long log was always "silent inconsistency". The default window grows with the
 // log; a real jump is still found where it starts.
