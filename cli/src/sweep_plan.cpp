@@ -129,7 +129,7 @@ SweepConfig read_sweep_config(const std::string& path) {
       "sweep.budgets", po::value(&budgets))("sweep.peaks", po::value(&peaks))("sweep.seeds", po::value(&seeds))(
       "sweep.metric", po::value(&c.metric))("sweep.jobs", train::whole_number(&c.jobs));
   po::variables_map vm;
-  std::istringstream parse_from(c.text);
+  std::istringstream parse_from(ini_text_for_parsing(c.text));
   // An error about the `occurrence`-th line that sets `key`: the file and that line.
   const auto fail_at = [&](const std::string& key, const std::string& message, size_t occurrence = 1) {
     throw std::invalid_argument("sweep file " + ini_place(path, ini_line_of_key(c.text, key, occurrence)) + ": " + message);

@@ -54,6 +54,15 @@ TEST(SweepConfigFile, AByteOrderMarkIsSkipped) {
   ASSERT_EQ(c.schedules.size(), 1u);
 }
 
+TEST(SweepConfigFile, SemicolonCommentLinesSetNothing) {
+  const auto c = read_sweep_config(lrkit::testing::write_text(
+      "sweep_semicolons.cfg", "; budgets = 50\n[sweep]\nbudgets = 100\n[schedules]\n  ; b = linear()\na = cosine()\n"
+                              "[train]\n; threads = 2\n"));
+  EXPECT_EQ(c.budgets, (std::vector<int64_t>{100}));
+  ASSERT_EQ(c.schedules.size(), 1u);
+  EXPECT_TRUE(c.overrides.empty());
+}
+
 // Each error names the file and, where one line is to blame, the line ("line 0": none is).
 TEST(SweepConfigFile, BadFilesNameTheProblemAndItsLine) {
   const std::string schedules = "[schedules]\na = cosine()\n";

@@ -25,6 +25,8 @@ TEST(ClosestName, ATypoFindsItsKeyAndAnUnrelatedNameNothing) {
       << "two edits from sweep.seeds: too far for a short key";
   EXPECT_EQ(closest_name("zzz", keys), std::nullopt);
   EXPECT_EQ(closest_name("seed", {"train.seed", "data.seed"}), std::nullopt) << "two keys end so: no guess";
+  EXPECT_EQ(closest_name("TRAIN.STEPS", keys), "train.steps") << "five letters in another case: too far as edits";
+  EXPECT_EQ(closest_name("Model.Layers", keys), "model.layers");
 }
 
 }  // namespace

@@ -59,12 +59,24 @@ TEST(IniLines, SeveralLinesAreNamedInOrderOnce) {
   EXPECT_EQ(ini_place("f.cfg", std::vector<size_t>{9, 4, 7, 4}), "'f.cfg' lines 4, 7 and 9");
 }
 
+// Python's configparser comments with ';' at a line's start, which Boost refuses: those lines are blanked for the
+// parser (line numbers stay) and set nothing; a ';' inside a value is the value's.
+TEST(IniLines, SemicolonCommentLinesAreBlankedAndSetNothing) {
+  const std::string text = "; steps = 1\n[train]\n  ;steps = 2\nsteps = 3 ; three\n\t; last\n";
+  EXPECT_EQ(ini_text_for_parsing(text), "\n[train]\n\nsteps = 3 ; three\n\n");
+  EXPECT_EQ(ini_line_of_key(text, "steps"), std::nullopt);
+  EXPECT_EQ(ini_line_of_key(text, "train.steps"), 4u);
+  EXPECT_EQ(ini_line_of_key(text, "train.steps", 2), std::nullopt);
+  EXPECT_EQ(ini_line_of_text(text, "; last"), std::nullopt);
+}
+
 TEST(IniLines, AnUnknownKeyIsAnsweredAsAFileWritesIt) {
   const std::vector<std::string> keys = {"train.steps", "optim.weight_decay", "top"};
   EXPECT_EQ(ini_did_you_mean("optim.weight_dacay", keys), "; did you mean 'weight_decay' in [optim]?");
   EXPECT_EQ(ini_did_you_mean("steps", keys), "; did you mean 'steps' in [train]?");
   EXPECT_EQ(ini_did_you_mean("tpo", keys), "; did you mean 'top'?");
   EXPECT_EQ(ini_did_you_mean("zzzzzz", keys), "");
+  EXPECT_EQ(ini_did_you_mean("train.Steps", keys), "; did you mean 'steps' in [train]?");
 }
 
 }  // namespace

@@ -94,6 +94,20 @@ TEST(TrainConfigSchema, AConfigFileWithAByteOrderMarkReadsAsWithout) {
   EXPECT_EQ(c.config_text, "[train]\nsteps = 7\n");
 }
 
+// Python's configparser files comment with ';' at a line's start; Boost refused such a line as invalid. The file's
+// text is logged as written, comments included.
+TEST(TrainConfigSchema, AConfigFileTakesSemicolonCommentLines) {
+  const std::string text = "; the run\n[train]\n  ; steps = 9\nsteps = 7\n[optim]\nbeta1 = 1.5\n";
+  const auto path = lrkit::testing::write_text("semicolons.cfg", text);
+  EXPECT_EQ(parse_error({"--config", path}), "config file '" + path + "' line 6: optim.beta1 must be in [0, 1) (got 1.5)");
+  TrainConfig c;
+  std::string help;
+  ASSERT_TRUE(parse_train_config({"--config", path, "--optim.beta1=0.9"}, c, help));
+  EXPECT_EQ(c.train.steps, 7);
+  EXPECT_EQ(c.config_text, text);
+  EXPECT_EQ(c.keys_from_config_file, std::vector<std::string>{"train.steps"});
+}
+
 TEST(TrainConfigSchema, ValuesOutsideTheirRuleAreOneLineErrors) {
   EXPECT_EQ(parse_error({"--optim.beta1=nan"}), "optim.beta1 must be a finite number (got 'nan')");
   EXPECT_EQ(parse_error({"--optim.beta2=2"}), "optim.beta2 must be in [0, 1) (got 2)");
@@ -143,6 +157,7 @@ TEST(TrainConfigSchema, AnUnknownKeyNamesTheKeyItsTypoMostLikelyMeant) {
   EXPECT_EQ(parse_error({"--trian.steps=3"}), "unrecognised option '--trian.steps=3'; did you mean --train.steps?");
   EXPECT_EQ(parse_error({"--model.layerz", "3"}), "unrecognised option '--model.layerz'; did you mean --model.layers?");
   EXPECT_EQ(parse_error({"--zzz=1"}), "unrecognised option '--zzz=1'");
+  EXPECT_EQ(parse_error({"--TRAIN.STEPS=3"}), "unrecognised option '--TRAIN.STEPS=3'; did you mean --train.steps?");
   const auto path = lrkit::testing::write_text("typo.cfg", "[train]\nsteps = 7\n[optim]\nweight_dacay = 0.1\n");
   EXPECT_EQ(parse_error({"--config", path}),
             "config file '" + path + "' line 4: unrecognised option 'optim.weight_dacay'; did you mean 'weight_decay' in [optim]?");

@@ -265,7 +265,7 @@ bool parse_train_config(const std::vector<std::string>& args, TrainConfig& c, st
     if (vm.count("config")) {
       const std::string file = vm["config"].as<std::string>();
       c.config_text = read_ini_text(file, "config file");
-      std::istringstream parse_from(c.config_text);
+      std::istringstream parse_from(ini_text_for_parsing(c.config_text));
       try {
         po::store(po::parse_config_file(parse_from, keys), vm);  // command-line values stored first win
       } catch (const po::unknown_option& e) {

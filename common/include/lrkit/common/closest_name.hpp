@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cctype>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,10 +24,16 @@ inline size_t edit_distance(const std::string& a, const std::string& b) {
   return d[a.size()][b.size()];
 }
 
-// The candidate within two edits of `name` (one where the part after its last dot has at most five characters:
-// "steps" is two edits from "seeds"), the nearest first; else the one candidate whose part after its last dot
-// is `name`'s ("steps" -> "train.steps"); else nothing.
+// The candidate that is `name` in other letter case ("train.STEPS"); else the one within two edits of `name` (one
+// where the part after its last dot has at most five characters: "steps" is two edits from "seeds"), the nearest
+// first; else the one candidate whose part after its last dot is `name`'s ("steps" -> "train.steps"); else nothing.
 inline std::optional<std::string> closest_name(const std::string& name, const std::vector<std::string>& candidates) {
+  const auto lower = [](std::string text) {
+    for (char& ch : text) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return text;
+  };
+  for (const auto& candidate : candidates)
+    if (lower(candidate) == lower(name)) return candidate;
   const auto last_part = [](const std::string& key) { return key.substr(key.find_last_of('.') + 1); };
   const size_t allowed = last_part(name).size() <= 5 ? 1 : 2;
   std::optional<std::string> best;

@@ -20,6 +20,21 @@ inline std::string trim_blanks(const std::string& s) {
   return s.substr(first, s.find_last_not_of(" \t\r\n") - first + 1);
 }
 
+// A line whose first non-blank character is ';' is a comment in INI files (Python's configparser writes and reads
+// them), which Boost refuses as "an invalid line": here it is one, blanked, so that the line numbers stay.
+inline bool ini_semicolon_comment(const std::string& line) {
+  const auto first = line.find_first_not_of(" \t");
+  return first != std::string::npos && line[first] == ';';
+}
+
+// `text` as Boost is to parse it: ';' comment lines emptied (a '#' starts a comment anywhere, as Boost has it).
+inline std::string ini_text_for_parsing(std::string_view text) {
+  std::istringstream in{std::string(text)};
+  std::string line, out;
+  while (std::getline(in, line)) out += (ini_semicolon_comment(line) ? "" : line) + "\n";
+  return out;
+}
+
 namespace ini_detail {
 
 // Calls visit(line number from 1, the line as Boost sees it: comment cut, trimmed; its full key
@@ -29,7 +44,7 @@ std::optional<size_t> find_line(std::string_view text, Visit visit) {
   std::istringstream in{std::string(text)};
   std::string line, prefix;
   for (size_t number = 1; std::getline(in, line); ++number) {
-    line = trim_blanks(line.substr(0, line.find('#')));
+    line = ini_semicolon_comment(line) ? "" : trim_blanks(line.substr(0, line.find('#')));
     std::string key;
     if (!line.empty() && line.front() == '[' && line.back() == ']') {
       prefix = line.substr(1, line.size() - 2);
