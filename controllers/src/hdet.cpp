@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "lrkit/common/check.hpp"
+#include "lrkit/common/message_text.hpp"
 #include "lrkit/common/numbers.hpp"
 
 namespace lrkit::controllers {
@@ -42,6 +43,32 @@ std::vector<int64_t> Hdet::permutation(int64_t sync_index) const {
   return p;
 }
 
+void Hdet::check_state(const HdetState& s) const {
+  const auto n = config_.replicas;
+  const std::string replicas = std::to_string(n) + " replica" + (n == 1 ? "" : "s");
+  require(static_cast<int64_t>(s.window_loss.size()) == n,
+          "hdet state: window_loss holds " + std::to_string(s.window_loss.size()) + " values for " + replicas);
+  std::vector<bool> seen(static_cast<size_t>(n), false);
+  bool ordering = static_cast<int64_t>(s.permutation.size()) == n;
+  for (size_t i = 0; ordering && i < s.permutation.size(); ++i) {
+    const int64_t p = s.permutation[i];
+    ordering = p >= 0 && p < n && !seen[static_cast<size_t>(p)];
+    if (ordering) seen[static_cast<size_t>(p)] = true;
+  }
+  if (!ordering) {
+    std::vector<std::string> entries;
+    for (const int64_t p : s.permutation) entries.push_back(std::to_string(p));
+    throw std::invalid_argument("hdet state: permutation [" + list_for_message(entries) + "] is not an ordering of the " +
+                                replicas + " (each of 0.." + std::to_string(n - 1) + " once)");
+  }
+  require(s.step >= 0 && s.syncs >= 0 && s.window_steps >= 0 && s.window_steps <= s.step,
+          "hdet state: step " + std::to_string(s.step) + ", syncs " + std::to_string(s.syncs) + " and window_steps " +
+              std::to_string(s.window_steps) + " must be counts >= 0, window_steps at most step");
+  require(std::isfinite(s.scale) && s.scale > 0, "hdet state: scale must be a finite number > 0 (got " + format_number(s.scale) + ")");
+  for (const auto& [name, value] : {std::pair<const char*, double>{"offset", s.offset}, {"velocity", s.velocity}, {"delta", s.delta}})
+    require(std::isfinite(value), std::string("hdet state: ") + name + " must be finite (got " + format_number(value) + ")");
+}
+
 HdetState Hdet::init() const {
   HdetState s;
   s.permutation = permutation(0);
@@ -57,7 +84,12 @@ double Hdet::replica_value(const HdetState& s, int64_t replica, double scheduled
   if (replica < 0 || replica >= config_.replicas)
     throw std::out_of_range("replica " + std::to_string(replica) + " of " + std::to_string(config_.replicas));
   // alpha = 0: exactly the base value (plain data parallel for the learning rate).
-  const double rho = config_.alpha == 0.0 ? 1.0 : spread_[static_cast<size_t>(s.permutation[static_cast<size_t>(replica)])];
+  if (config_.alpha == 0.0) return std::clamp(base_value(s, scheduled), config_.lower, config_.upper);
+  // Runs every step for every replica: the one entry it reads is checked, check_state checks them all.
+  const int64_t position =
+      static_cast<size_t>(replica) < s.permutation.size() ? s.permutation[static_cast<size_t>(replica)] : -1;
+  if (position < 0 || position >= config_.replicas) check_state(s);
+  const double rho = spread_[static_cast<size_t>(position)];
   return std::clamp(rho * base_value(s, scheduled), config_.lower, config_.upper);
 }
 
@@ -65,6 +97,7 @@ HdetState Hdet::observe(HdetState s, const std::vector<double>& losses) const {
   if (static_cast<int64_t>(losses.size()) != config_.replicas)
     throw std::invalid_argument("hdet: " + std::to_string(losses.size()) + " replica losses for " +
                                 std::to_string(config_.replicas) + " replicas");
+  check_state(s);
   for (size_t r = 0; r < losses.size(); ++r) s.window_loss[r] += losses[r];
   ++s.window_steps;
   ++s.step;
@@ -105,6 +138,7 @@ std::vector<double> replica_weights(const std::vector<double>& loss, double sigm
 }  // namespace
 
 HdetState Hdet::sync(HdetState s, double scheduled) const {
+  check_state(s);
   const auto n = static_cast<size_t>(config_.replicas);
   // alpha = 0: every replica has the base rate, Delta is 0 up to rounding; skip it so the base stays exact.
   if (config_.auto_lr && config_.alpha > 0 && s.step >= config_.warmup_steps && s.window_steps > 0 && n > 1) {

@@ -68,6 +68,7 @@ void HdetEnsemble::restore(const std::vector<controllers::HdetState>& states) {
     if (static_cast<int64_t>(s.permutation.size()) != replicas_ || static_cast<int64_t>(s.window_loss.size()) != replicas_)
       throw std::invalid_argument("hdet: the checkpoint was written for " + std::to_string(s.permutation.size()) +
                                   " replicas, this run has " + std::to_string(replicas_));
+  for (size_t i = 0; i < states.size(); ++i) controllers_[i].check_state(states[i]);
   states_ = states;
 }
 

@@ -163,9 +163,16 @@ class HDET:
         if list(saved_spread) != [entry.name for entry in self.spread]:
             raise ValueError(f"the checkpoint's HDET spread {list(saved_spread) or 'only the learning rate'}; this one "
                              f"spreads {[entry.name for entry in self.spread] or 'only the learning rate'}")
-        self.state = _state(saved)
-        for entry in self.spread:
-            entry.state = _state(saved_spread[entry.name])
+        state = _state(saved)
+        spread_states = [_state(saved_spread[entry.name]) for entry in self.spread]
+        try:  # a damaged or hand-edited state would index past the ranks at the next step
+            for controller, checked in zip([self.controller] + [e.controller for e in self.spread], [state] + spread_states):
+                controller.check_state(checked)
+        except ValueError as error:
+            raise ValueError(f"the checkpoint's HDET state does not fit this one: {error}") from None
+        self.state = state
+        for entry, entry_state in zip(self.spread, spread_states):
+            entry.state = entry_state
         self.ratios = list(state_dict["ratios"])
         self._apply()
 
@@ -177,7 +184,13 @@ def _fields(state):
 def _state(fields):
     state = HdetState()
     for key in _STATE_FIELDS:
-        setattr(state, key, fields[key])
+        if key not in fields:
+            raise ValueError(f"the checkpoint's HDET state has no '{key}' (it holds {sorted(fields)})")
+        try:
+            setattr(state, key, fields[key])
+        except TypeError:  # pybind11's words list the C++ signature
+            kind = {int: "a whole number", float: "a number"}.get(type(getattr(state, key)), "a list of numbers")
+            raise TypeError(f"the checkpoint's HDET state holds {key} = {fields[key]!r}; it must be {kind}") from None
     return state
 
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <numeric>
 #include <vector>
@@ -195,6 +196,56 @@ TEST(Hdet, BadConfigNamesTheKey) {
   c.sync_every = 0;
   EXPECT_THROW(Hdet{c}, std::invalid_argument);
   EXPECT_THROW(Hdet(HdetConfig()).observe(Hdet(HdetConfig()).init(), {1.0}), std::invalid_argument);
+}
+
+// A state of another replica count, or a damaged or hand-edited one (the Python HDET's state_dict is plain data),
+// indexed past the replicas in observe: a segmentation fault. Each field is checked and named.
+TEST(Hdet, AStateThatIsNotThisControllersIsRefusedNamingTheField) {
+  HdetConfig c;
+  c.replicas = 3;
+  const Hdet h(c);
+  const HdetState good = h.observe(h.init(), {1.0, 2.0, 3.0});
+  EXPECT_NO_THROW(h.check_state(good));
+  const auto error_of = [&](const std::function<void(HdetState&)>& damage) {
+    HdetState s = good;
+    damage(s);
+    std::string checked = "no error", observed = "no error", synced = "no error", valued = "no error";
+    const auto message = [](const std::function<void()>& call, std::string& into) {
+      try {
+        call();
+      } catch (const std::invalid_argument& e) {
+        into = e.what();
+      }
+    };
+    message([&] { h.check_state(s); }, checked);
+    message([&] { h.observe(s, {1.0, 2.0, 3.0}); }, observed);
+    message([&] { h.sync(s, 1e-3); }, synced);
+    EXPECT_EQ(observed, checked);
+    EXPECT_EQ(synced, checked);
+    return checked;
+  };
+  EXPECT_EQ(error_of([](HdetState& s) { s.window_loss = {1.0}; }), "hdet state: window_loss holds 1 values for 3 replicas");
+  EXPECT_EQ(error_of([](HdetState& s) { s.permutation = {0, 1}; }),
+            "hdet state: permutation [0, 1] is not an ordering of the 3 replicas (each of 0..2 once)");
+  EXPECT_EQ(error_of([](HdetState& s) { s.permutation = {0, 3, 1}; }),
+            "hdet state: permutation [0, 3, 1] is not an ordering of the 3 replicas (each of 0..2 once)");
+  EXPECT_EQ(error_of([](HdetState& s) { s.permutation = {2, 0, 2}; }),
+            "hdet state: permutation [2, 0, 2] is not an ordering of the 3 replicas (each of 0..2 once)");
+  EXPECT_EQ(error_of([](HdetState& s) { s.window_steps = 5; }),
+            "hdet state: step 1, syncs 0 and window_steps 5 must be counts >= 0, window_steps at most step");
+  EXPECT_EQ(error_of([](HdetState& s) { s.syncs = -1; }),
+            "hdet state: step 1, syncs -1 and window_steps 1 must be counts >= 0, window_steps at most step");
+  EXPECT_EQ(error_of([](HdetState& s) { s.scale = 0; }), "hdet state: scale must be a finite number > 0 (got 0)");
+  EXPECT_EQ(error_of([](HdetState& s) { s.velocity = NAN; }), "hdet state: velocity must be finite (got nan)");
+  // replica_value reads one entry a step: an entry past the replicas is refused with the whole state's check.
+  HdetState s = good;
+  s.permutation = {0, 7, 1};
+  try {
+    h.replica_value(s, 1, 1e-3);
+    FAIL() << "read rho[7] of 3";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "hdet state: permutation [0, 7, 1] is not an ordering of the 3 replicas (each of 0..2 once)");
+  }
 }
 
 }  // namespace

@@ -156,6 +156,52 @@ def test_hdet_and_the_hook_name_a_loss_that_is_not_one_number():
     assert lines[11] == "hook loss [1.5]"
 
 
+HDET_BAD_STATES = """
+import copy, sys, torch, torch.distributed as dist, lrkit.torch as lt
+dist.init_process_group("gloo", init_method="file://" + sys.argv[1], rank=0, world_size=1)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1, weight_decay=0.1)
+def hdet():
+    return lt.HDET(optimizer, model, "cosine(peak=0.1)", 10, sync_every=2, spread={"weight_decay": 0.5})
+saved = hdet()
+saved.step(1.0)
+good = saved.state_dict()
+for part, field, value in [("state", "window_loss", []), ("state", "permutation", [3]), ("spread", "scale", float("nan")),
+                           ("state", "velocity", "fast"), ("state", "syncs", None)]:
+    bad = copy.deepcopy(good)
+    (bad["state"] if part == "state" else bad["spread"]["weight_decay"])[field] = value
+    fresh = hdet()
+    try:
+        fresh.load_state_dict(bad)
+        print("loaded", field)
+    except (TypeError, ValueError) as error:
+        print(type(error).__name__, error)
+    fresh.step(1.0)  # refused states leave the fresh one whole
+del good["state"]["delta"]
+try:
+    hdet().load_state_dict(good)
+except ValueError as error:
+    print(str(error).split(" (it holds")[0])
+"""
+
+
+def test_hdet_refuses_a_checkpoint_state_that_is_not_its_own_naming_the_field():
+    # An empty window_loss made the next step index past it: a segmentation fault.
+    with tempfile.TemporaryDirectory() as scratch:
+        done = subprocess.run([sys.executable, "-c", HDET_BAD_STATES, os.path.join(scratch, "store")], capture_output=True,
+                              text=True, timeout=120, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    assert done.returncode == 0, done.stderr[-3000:]
+    prefix = "ValueError the checkpoint's HDET state does not fit this one: hdet state: "
+    assert done.stdout.splitlines() == [
+        prefix + "window_loss holds 0 values for 1 replica",
+        prefix + "permutation [3] is not an ordering of the 1 replica (each of 0..0 once)",
+        prefix + "scale must be a finite number > 0 (got nan)",
+        "TypeError the checkpoint's HDET state holds velocity = 'fast'; it must be a number",
+        "TypeError the checkpoint's HDET state holds syncs = None; it must be a whole number",
+        "the checkpoint's HDET state has no 'delta'",
+    ]
+
+
 def test_the_example_loop_trains_under_torchrun_and_lrkit_diagnose_reads_its_log(tmp_path):
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("In the beginning God created the heaven and the earth. And the earth was without form. " * 300)

@@ -69,7 +69,11 @@ Restored restore(const TrainConfig& c, std::vector<Replica>& replicas, distribut
   if (hdet) {
     if (info.hdet.empty())
       throw std::invalid_argument("checkpoint '" + *path + "' holds no HDET state but hdet.enabled = true (use --init-from)");
-    hdet->restore(info.hdet);
+    try {
+      hdet->restore(info.hdet);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument("checkpoint '" + *path + "': " + e.what());
+    }
   } else if (!info.hdet.empty()) {
     throw std::invalid_argument("checkpoint '" + *path + "' is from an HDET run but hdet.enabled = false (use --init-from)");
   }

@@ -67,6 +67,9 @@ class Hdet {
   HdetState sync(HdetState state, double scheduled) const;
   // The permutation for sync index k (k = 0: the first window).
   std::vector<int64_t> permutation(int64_t sync_index) const;
+  // Throws std::invalid_argument, naming the field, for a state that is not one of this controller's (another
+  // replica count, or a damaged or hand-edited checkpoint's): observe and sync would index past the replicas.
+  void check_state(const HdetState& state) const;
 
  private:
   HdetConfig config_;
