@@ -1,5 +1,6 @@
 #include "lrkit/h5/series_log.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <limits>
@@ -9,8 +10,18 @@
 namespace lrkit::h5 {
 
 namespace {
-constexpr hsize_t kChunkRows = 256;
+
+// Rows per chunk: 256, fewer for a wide series so that a chunk stays near 1 MiB. HDF5 writes a chunk whole: a run of
+// 1,024 workers wrote 2 GiB for the first row of its pairwise cosines (1024^2 columns), one of 1,500 could not create
+// that series (a chunk holds at most 4 GiB), and 10^5 histogram bins made a 4-step run's log 205 MB.
+hsize_t chunk_rows(int64_t width) {
+  constexpr hsize_t kMostRows = 256;
+  constexpr hsize_t kTargetBytes = hsize_t{1} << 20;
+  const hsize_t row_bytes = static_cast<hsize_t>(width) * sizeof(double);
+  return std::clamp<hsize_t>(kTargetBytes / row_bytes, 1, kMostRows);
 }
+
+}  // namespace
 
 SeriesLog::SeriesLog(const std::string& path, const std::vector<Column>& columns,
                      const std::vector<Attribute>& attributes)
@@ -56,7 +67,7 @@ SeriesLog::Series SeriesLog::create_series(const Column& column) {
   const int rank = column.width == 1 && !column.matrix ? 1 : 2;
   const std::array<hsize_t, 2> dims = {0, static_cast<hsize_t>(column.width)};
   const std::array<hsize_t, 2> max_dims = {H5S_UNLIMITED, static_cast<hsize_t>(column.width)};
-  const std::array<hsize_t, 2> chunk = {kChunkRows, static_cast<hsize_t>(column.width)};
+  const std::array<hsize_t, 2> chunk = {chunk_rows(column.width), static_cast<hsize_t>(column.width)};
   Handle space = dataspace_handle(H5Screate_simple(rank, dims.data(), max_dims.data()), "H5Screate_simple failed");
   Handle dcpl = plist_handle(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate failed");
   H5Pset_chunk(dcpl.get(), rank, chunk.data());

@@ -48,23 +48,30 @@ std::vector<double> sample_weights(const std::vector<double>& losses, Strategy s
   if (!token_counts.empty() && token_counts.size() != losses.size())
     throw std::invalid_argument("sample_weights: " + std::to_string(token_counts.size()) + " token counts for " +
                                 std::to_string(losses.size()) + " samples");
+  for (size_t i = 0; i < token_counts.size(); ++i)
+    if (!(token_counts[i] > 0) || !std::isfinite(token_counts[i]))
+      throw std::invalid_argument("sample_weights: sample " + std::to_string(i) + "'s token count is " +
+                                  format_number(token_counts[i]) + "; counts must be finite and > 0");
+  // x = ((l - low) - (high - l)) / (high - low), each term halved: losses near the double's limit (a diverging
+  // batch's) made high - low Inf, and every weight NaN.
   double low = std::numeric_limits<double>::infinity(), high = -low;
   for (double l : losses)
     if (std::isfinite(l)) low = std::min(low, l), high = std::max(high, l);
-  const double range = std::max(high - low, 1e-6);
+  const double half_range = std::max(high / 2 - low / 2, 5e-7);
   std::vector<double> w(losses.size());
   double top = -std::numeric_limits<double>::infinity();
   for (size_t i = 0; i < losses.size(); ++i) {
     if (!std::isfinite(losses[i])) continue;
-    const double x = std::clamp((2.0 * losses[i] - (high + low)) / range, -1.0, 1.0);
-    w[i] = score(strategy, x) / strength;
+    const double half = losses[i] / 2;
+    w[i] = score(strategy, std::clamp(((half - low / 2) - (high / 2 - half)) / half_range, -1.0, 1.0));
     top = std::max(top, w[i]);
   }
+  // exp((f - max f) / r): at most 1, so no overflow at a small r, and a strength so small that f / r is Inf (1e-310)
+  // gives the top samples all the weight where it gave NaN.
   double total = 0.0;
   for (size_t i = 0; i < losses.size(); ++i) {
     const double tokens = token_counts.empty() ? 1.0 : token_counts[i];
-    if (!(tokens > 0)) throw std::invalid_argument("sample_weights: token count " + std::to_string(i) + " is not positive");
-    w[i] = std::isfinite(losses[i]) ? tokens * std::exp(w[i] - top) : 0.0;  // shifted: no overflow at small r
+    w[i] = std::isfinite(losses[i]) ? tokens * std::exp((w[i] - top) / strength) : 0.0;
     total += w[i];
   }
   if (total == 0.0) return std::vector<double>(losses.size(), 1.0 / static_cast<double>(losses.size()));
@@ -73,6 +80,11 @@ std::vector<double> sample_weights(const std::vector<double>& losses, Strategy s
 }
 
 WeightStats weight_stats(const std::vector<double>& weights) {
+  if (weights.empty()) throw std::invalid_argument("weight_stats: no weights (an empty batch)");
+  for (size_t i = 0; i < weights.size(); ++i)
+    if (!(weights[i] >= 0) || !std::isfinite(weights[i]))
+      throw std::invalid_argument("weight_stats: weight " + std::to_string(i) + " is " + format_number(weights[i]) +
+                                  "; weights are finite and >= 0");
   WeightStats s;
   double low = std::numeric_limits<double>::infinity(), high = 0.0, squares = 0.0;
   for (double w : weights) {
@@ -87,7 +99,10 @@ WeightStats weight_stats(const std::vector<double>& weights) {
 }
 
 std::vector<double> relative_weight_histogram(const std::vector<double>& weights, int64_t bins, double max_relative) {
-  if (bins < 1 || !(max_relative > 0)) throw std::invalid_argument("relative_weight_histogram: bins >= 1 and max > 0");
+  if (bins < 1 || bins > kMaxHistogramBins || !(max_relative > 0) || !std::isfinite(max_relative))
+    throw std::invalid_argument("relative_weight_histogram: bins must be in [1, " + std::to_string(kMaxHistogramBins) +
+                                "] and max_relative a finite number > 0 (got " + std::to_string(bins) + " and " +
+                                format_number(max_relative) + ")");
   std::vector<double> counts(static_cast<size_t>(bins), 0.0);
   const double n = static_cast<double>(weights.size());
   for (double w : weights) {

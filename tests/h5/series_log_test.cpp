@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <filesystem>
 #include <csignal>
 #include <sstream>
 #include <string>
@@ -37,6 +38,26 @@ TEST(SeriesLog, BuffersUntilFlushAndReadsBackLive) {
   EXPECT_THROW(read_series(path, "/ranks/loss"), Error);  // not 1-D
   EXPECT_THROW(log.append("/nope", 1.0), Error);
   EXPECT_THROW(log.append("/ranks/loss", {1, 2}), Error);
+}
+
+// HDF5 writes a chunk whole: with 256 rows a chunk, one row of a 3 * 2^20-wide matrix (the pairwise cosines of 1,774
+// workers) needed a 6 GiB chunk, which HDF5 refuses, and a 2^17-wide one wrote 256 MiB for its first row.
+TEST(SeriesLog, AWideSeriesWritesAboutWhatItHolds) {
+  const auto path = scratch("wide_log.h5");
+  const int64_t wide = int64_t{3} << 20;
+  {
+    SeriesLog log(path, {{"/train/step", 1}, {"/wide", wide, true}, {"/ranks/loss", 1 << 17, true}});
+    for (int step = 0; step < 2; ++step) {
+      log.append("/train/step", step);
+      log.append("/wide", std::vector<double>(static_cast<size_t>(wide), 0.5 + step));
+      log.append("/ranks/loss", std::vector<double>(size_t{1} << 17, 1.0));
+    }
+  }
+  const Matrix back = read_matrix(path, "/wide");
+  EXPECT_EQ(back.rows, 2);
+  EXPECT_EQ(back.at(1, wide - 1), 1.5);
+  const auto held = static_cast<uintmax_t>(2 * (wide + (1 << 17)) * 8);
+  EXPECT_LT(std::filesystem::file_size(path), held + (uintmax_t{4} << 20)) << "about the 50 MiB of its rows";
 }
 
 TEST(SeriesLog, AKilledWriterLeavesEveryFlushedRow) {

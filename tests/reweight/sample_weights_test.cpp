@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <numeric>
 #include <random>
 
@@ -99,11 +100,38 @@ TEST(SampleWeights, DegenerateBatches) {
   EXPECT_NEAR(tiny[2], 1.0, 1e-12);
 }
 
+// Losses near the double's limit made high - low Inf and every weight NaN; a strength so small that f / r is Inf did
+// the same. Both now weigh the extremes as a tiny strength should: the highest loss takes the weight.
+TEST(SampleWeights, LossesNearTheDoublesLimitAndATinyStrengthGiveWeightsNotNaN) {
+  const auto huge = sample_weights({1e308, -1e308, 0.0}, Strategy::linear, 1.0);
+  EXPECT_NEAR(huge[0] / huge[1], std::exp(1.0), 1e-12) << "f(1) - f(-1) = 1 over r = 1";
+  EXPECT_NEAR(huge[0] + huge[1] + huge[2], 1.0, 1e-15);
+  const auto tiny = sample_weights({1.0, 2.0, 3.0}, Strategy::linear, 1e-310);
+  EXPECT_EQ(tiny, (std::vector<double>{0.0, 0.0, 1.0}));
+  const auto same = sample_weights({1.0, 2.0, 3.0}, Strategy::linear, 0.5);
+  const auto shifted = sample_weights({1e300 + 0.0, 2e300, 3e300}, Strategy::linear, 0.5);
+  for (size_t i = 0; i < 3; ++i) EXPECT_NEAR(same[i], shifted[i], 1e-15) << "only the losses' order and spacing count";
+}
+
 TEST(SampleWeights, BadInputNamesTheProblem) {
   EXPECT_THROW(sample_weights({}, Strategy::linear, 1.0), std::invalid_argument);
   EXPECT_THROW(sample_weights({1.0}, Strategy::linear, 0.0), std::invalid_argument);
   EXPECT_THROW(sample_weights({1.0, 2.0}, Strategy::linear, 1.0, {1.0}), std::invalid_argument);
   EXPECT_THROW(sample_weights({1.0, 2.0}, Strategy::linear, 1.0, {1.0, 0.0}), std::invalid_argument);
+  const auto message = [](const std::function<void()>& call) {
+    try {
+      call();
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message([] { sample_weights({1.0, 2.0}, Strategy::linear, 1.0, {1.0, NAN}); }),
+            "sample_weights: sample 1's token count is nan; counts must be finite and > 0");
+  EXPECT_EQ(message([] { weight_stats({0.5, -0.5}); }), "weight_stats: weight 1 is -0.5; weights are finite and >= 0");
+  EXPECT_EQ(message([] { weight_stats({}); }), "weight_stats: no weights (an empty batch)");
+  EXPECT_EQ(message([] { relative_weight_histogram({0.5, 0.5}, 10001, 4.0); }),
+            "relative_weight_histogram: bins must be in [1, 10000] and max_relative a finite number > 0 (got 10001 and 4)");
   try {
     parse_strategy("cubic");
     FAIL();

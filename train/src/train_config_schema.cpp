@@ -94,7 +94,7 @@ std::vector<Key> make_schema() {
       config_key<C>("reweight.strength", "r: max/min weight <= e^(1/r)", above(0.0), &C::reweight, &ReweightConfig::strength),
       config_key<C>("reweight.warmup", "uniform weights for the first N steps", at_least<int64_t>(0), &C::reweight, &ReweightConfig::warmup),
       config_key<C>("reweight.histogram_every", "weight histogram every N steps (0: never)", at_least<int64_t>(0), &C::reweight, &ReweightConfig::histogram_every),
-      config_key<C>("reweight.histogram_bins", "histogram bins over N w in [0, 4]", at_least<int64_t>(1), &C::reweight, &ReweightConfig::histogram_bins),
+      config_key<C>("reweight.histogram_bins", "histogram bins over N w in [0, 4]", in_range<int64_t>(1, reweight::kMaxHistogramBins), &C::reweight, &ReweightConfig::histogram_bins),
       plain_key<C>("schedule.spec", "learning-rate schedule spec", &C::schedule),
   };
 }

@@ -38,10 +38,14 @@ struct WeightStats {
   double max_min_ratio = 1;    // max w / min w
   double effective_size = 0;   // 1 / sum w^2 (N for uniform)
 };
+// Throws std::invalid_argument for no weights or one that is negative or not finite.
 WeightStats weight_stats(const std::vector<double>& weights);
 
-// Counts of N * w_i in `bins` equal bins over [0, max_relative] (the last
-// bin also takes everything above): 1 is the uniform weight.
+// The most bins a histogram has: each is a column of the run log, written every histogram_every steps.
+inline constexpr int64_t kMaxHistogramBins = 10'000;
+
+// Counts of N * w_i in `bins` (1 to kMaxHistogramBins) equal bins over [0, max_relative] (the last bin also takes
+// everything above): 1 is the uniform weight.
 std::vector<double> relative_weight_histogram(const std::vector<double>& weights, int64_t bins, double max_relative);
 
 }  // namespace lrkit::reweight
