@@ -228,7 +228,6 @@ void bind_schedules(py::module_& m) {
         [](const std::vector<double>& norms, const py::object& total_steps_given, const std::string& norm, double tau) {
           const int64_t total_steps = whole_number(total_steps_given, "total_steps");
           if (norm != "l1" && norm != "l2") throw py::value_error("norm must be 'l1' or 'l2' (got '" + norm + "')");
-          if (total_steps < 1) throw py::value_error("total_steps must be >= 1");
           return schedules::refine_from_norms(norms, total_steps, norm == "l1" ? schedules::NormKind::L1 : schedules::NormKind::L2,
                                               tau);
         },

@@ -118,7 +118,9 @@ std::vector<double> resample_linear(const std::vector<double>& values, int64_t c
 }
 
 std::vector<double> refine_from_norms(const std::vector<double>& norms, int64_t total, NormKind kind, double tau) {
-  if (total < 1) throw std::invalid_argument("refinement needs a run of at least 1 step (got " + std::to_string(total) + ")");
+  if (total < 1 || total > kMostRefinedSteps)
+    throw std::invalid_argument("refinement needs a run of 1 to " + std::to_string(kMostRefinedSteps) + " steps (got " +
+                                std::to_string(total) + ")");
   if (norms.empty()) throw std::invalid_argument("refinement needs a gradient-norm history; it is empty");
   if (!(tau >= 0.0 && tau <= 1.0)) throw std::invalid_argument("refinement tau must be in [0, 1] (got " + format_number(tau) + ")");
   for (size_t i = 0; i < norms.size(); ++i)

@@ -94,6 +94,8 @@ def test_refined_multipliers_of_constant_norms_are_linear_decay():
     assert np.allclose(m, 1 - np.arange(101) / 100)
     with pytest.raises(ValueError):
         lrkit.refine_multipliers([1.0, -1.0], 10)
+    with pytest.raises(ValueError, match=r"refinement needs a run of 1 to 100000000 steps \(got 10000000000\)"):
+        lrkit.refine_multipliers([1.0, 2.0], 10**10)  # was MemoryError: std::bad_alloc
 
 
 @pytest.mark.parametrize("spec,total", SPECS + [("constant(peak=1e-3)", None)])

@@ -92,6 +92,13 @@ TEST(Refine, RejectsBadInputNamingTheIndex) {
   }
   EXPECT_THROW(refine_from_norms({1}, 0, NormKind::L2), std::invalid_argument);
   EXPECT_THROW(refine_from_norms({1}, 10, NormKind::L2, 1.5), std::invalid_argument);
+  // 10^10 steps asked for an 80 GB table: Python's refine_multipliers ended in "MemoryError: std::bad_alloc".
+  try {
+    refine_from_norms({1, 2}, 10'000'000'000, NormKind::L1);
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "refinement needs a run of 1 to 100000000 steps (got 10000000000)");
+  }
 }
 
 }  // namespace

@@ -11,8 +11,6 @@ namespace lrkit::schedules::detail {
 
 namespace {
 
-constexpr int64_t kMaxRefinedSteps = 100'000'000;
-
 Series read_or_fail(const Args& args, const std::string& file_key, const std::string& values_name,
                     const std::string& steps_name) {
   try {
@@ -26,8 +24,8 @@ MutableNode build_refined(const Args& args, Context& ctx) {
   if (!args.has("norms")) args.fail_call("refined needs norms=FILE (a run log .h5 or a CSV of gradient norms)");
   const double peak = args.rate("peak");
   const int64_t total = args.require_total(ctx.total);
-  if (total > kMaxRefinedSteps)
-    args.fail_call("refined schedules are tabulated; at most " + std::to_string(kMaxRefinedSteps) + " steps (got " +
+  if (total > kMostRefinedSteps)
+    args.fail_call("refined schedules are tabulated; at most " + std::to_string(kMostRefinedSteps) + " steps (got " +
                    std::to_string(total) + ")");
   const bool l1 = args.word("norm", "l2", {"l2", "l1"}) == "l1";
   const double tau = args.real("tau", 0.1);

@@ -19,10 +19,13 @@ std::vector<double> sliding_median(const std::vector<double>& values, int64_t wi
 // the same range (count >= 1).
 std::vector<double> resample_linear(const std::vector<double>& values, int64_t count);
 
+// The longest refined schedule: its T + 1 multipliers are a table in memory.
+inline constexpr int64_t kMostRefinedSteps = 100'000'000;
+
 // The refined multipliers for updates t = 0..T (T + 1 values, the last 0),
 // max 1. Norms must be finite and positive; `tau` in [0, 1] sets the median
-// width 2 floor(tau T / 2) + 1. Throws std::invalid_argument naming the first
-// bad norm's index.
+// width 2 floor(tau T / 2) + 1; T at most kMostRefinedSteps. Throws
+// std::invalid_argument naming the first bad norm's index.
 std::vector<double> refine_from_norms(const std::vector<double>& norms, int64_t total, NormKind kind,
                                       double tau = 0.1);
 
