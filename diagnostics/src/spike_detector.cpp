@@ -43,6 +43,9 @@ SpikeDetector::Scored SpikeDetector::score(double value) {
 void SpikeDetector::restore(const State& state) {
   for (double v : state.window)
     if (!std::isfinite(v)) throw std::invalid_argument("spike detector state holds a non-finite value");
+  if (state.spikes_in_a_row < 0)
+    throw std::invalid_argument("spike detector state holds spikes_in_a_row " + std::to_string(state.spikes_in_a_row) +
+                                "; it counts, so it is >= 0");
   const size_t kept = std::min(state.window.size(), capacity_);
   window_.assign(state.window.end() - static_cast<std::ptrdiff_t>(kept), state.window.end());
   spikes_in_a_row_ = state.spikes_in_a_row;

@@ -126,6 +126,17 @@ def group_ratios(optimizer):
     return [1.0 if first == 0 else initial(group) / first for group in optimizer.param_groups]
 
 
+def saved_ratios(state_dict, optimizer, who):
+    """A checkpoint's rate ratios, one finite number >= 0 per parameter group of `optimizer`: a list of another length
+    left some groups at their old rates without a word, and a NaN made a NaN rate."""
+    ratios = list(state_dict["ratios"])
+    groups = len(optimizer.param_groups)
+    if len(ratios) != groups or not all(is_finite_number(r) and r >= 0 for r in ratios):
+        raise ValueError(f"the checkpoint's {who} holds rate ratios {ratios!r}; this optimizer needs one finite number "
+                         f">= 0 for each of its {groups} parameter group(s)")
+    return [float(r) for r in ratios]
+
+
 def check_same_schedule(state_dict, schedule, who):
     spec, total = state_dict.get("spec"), state_dict.get("total_steps")
     if spec != schedule.spec or total != schedule.total_steps:

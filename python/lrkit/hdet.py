@@ -23,7 +23,7 @@ import torch
 from ._hdet_spread import SpreadValue
 from ._lrkit import Hdet, HdetConfig, HdetState
 from ._torch_common import (check_same_schedule, collective_device, distributed, group_ratios, loop_schedule,
-                            require_optimizer, scalar_tensor, warn_past_end)
+                            require_optimizer, saved_ratios, scalar_tensor, warn_past_end)
 
 __all__ = ["HDET"]
 
@@ -170,10 +170,10 @@ class HDET:
                 controller.check_state(checked)
         except ValueError as error:
             raise ValueError(f"the checkpoint's HDET state does not fit this one: {error}") from None
-        self.state = state
+        ratios = saved_ratios(state_dict, self.optimizer, "HDET")
+        self.state, self.ratios = state, ratios  # all checked: a refused checkpoint leaves this HDET as it was
         for entry, entry_state in zip(self.spread, spread_states):
             entry.state = entry_state
-        self.ratios = list(state_dict["ratios"])
         self._apply()
 
 

@@ -17,7 +17,7 @@ import numbers
 import torch
 
 from ._lrkit import SpikeDetector
-from ._torch_common import collective_device, is_finite_number, optional_distributed, scalar_tensor
+from ._torch_common import collective_device, is_finite_number, optional_distributed, scalar_tensor, whole_number
 
 __all__ = ["SpikeGuard"]
 
@@ -73,9 +73,13 @@ class SpikeGuard:
     def load_state_dict(self, state_dict):
         """A guard's saved state; its thresholds and window may differ from this one's (the newest values are kept
         when the window is smaller)."""
-        self._loss.restore(list(state_dict["loss_window"]), int(state_dict["loss_spikes_in_a_row"]))
-        self._grad_norm.restore(list(state_dict["grad_norm_window"]), int(state_dict["grad_norm_spikes_in_a_row"]))
-        self.updates = int(state_dict["updates"])
+        updates = whole_number(state_dict["updates"], "the checkpoint's SpikeGuard updates")
+        # Restored into new detectors, kept only when both take their state: a refused checkpoint changes nothing.
+        loss = SpikeDetector(self.settings["loss_z"], self.settings["window"])
+        grad_norm = SpikeDetector(self.settings["grad_z"], self.settings["window"])
+        loss.restore(list(state_dict["loss_window"]), int(state_dict["loss_spikes_in_a_row"]))
+        grad_norm.restore(list(state_dict["grad_norm_window"]), int(state_dict["grad_norm_spikes_in_a_row"]))
+        self._loss, self._grad_norm, self.updates = loss, grad_norm, updates
 
     def _agreed(self, loss, grad_norm):
         """The loss and gradient norm every rank decides on: the group's means (one all-reduce), in one host copy."""

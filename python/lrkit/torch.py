@@ -22,7 +22,8 @@ import torch
 from torch.optim import lr_scheduler as _lr_scheduler
 
 from ._lrkit import DecayBranch, Schedule, spec_word
-from ._torch_common import check_same_schedule, group_ratios, loop_schedule, require_optimizer, warn_past_end, write_csv
+from ._torch_common import (check_same_schedule, group_ratios, is_number, loop_schedule, require_optimizer, saved_ratios,
+                            warn_past_end, write_csv)
 
 _SchedulerBase = getattr(_lr_scheduler, "LRScheduler", None) or _lr_scheduler._LRScheduler
 
@@ -54,8 +55,11 @@ class LRScheduler(_SchedulerBase):
 
     def load_state_dict(self, state_dict):
         check_same_schedule(state_dict, self.schedule, "scheduler")
-        self.last_epoch = state_dict["last_epoch"]
-        self.ratios = list(state_dict["ratios"])
+        last_epoch = state_dict["last_epoch"]
+        if not (last_epoch == -1 or (is_number(last_epoch) and last_epoch == int(last_epoch) and last_epoch >= 0)):
+            raise ValueError(f"the checkpoint's scheduler holds last_epoch {last_epoch!r}; it must be -1 or a step >= 0")
+        self.ratios = saved_ratios(state_dict, self.optimizer, "scheduler")
+        self.last_epoch = int(last_epoch)
         self._step_count = state_dict.get("_step_count", self.last_epoch + 1)
         rates = self.get_lr()
         for group, rate in zip(self.optimizer.param_groups, rates):

@@ -116,6 +116,7 @@ TEST(SpikeDetector, AStateRestoredScoresAsTheOriginal) {
   const auto full = a.state().window;
   EXPECT_EQ(smaller.state().window, std::vector<double>(full.end() - 2, full.end())) << "the newest";
   EXPECT_THROW(b.restore({{1.0, NAN}, 0}), std::invalid_argument);
+  EXPECT_THROW(b.restore({{1.0, 2.0}, -1}), std::invalid_argument) << "a count below 0 (a damaged checkpoint's)";
 }
 
 TEST(SpikeDetector, BadSettingsAreNamed) {

@@ -177,6 +177,10 @@ for part, field, value in [("state", "window_loss", []), ("state", "permutation"
     except (TypeError, ValueError) as error:
         print(type(error).__name__, error)
     fresh.step(1.0)  # refused states leave the fresh one whole
+try:
+    hdet().load_state_dict(dict(good, ratios=[float("nan")]))
+except ValueError as error:
+    print(error)
 del good["state"]["delta"]
 try:
     hdet().load_state_dict(good)
@@ -198,6 +202,8 @@ def test_hdet_refuses_a_checkpoint_state_that_is_not_its_own_naming_the_field():
         prefix + "scale must be a finite number > 0 (got nan)",
         "TypeError the checkpoint's HDET state holds velocity = 'fast'; it must be a number",
         "TypeError the checkpoint's HDET state holds syncs = None; it must be a whole number",
+        "the checkpoint's HDET holds rate ratios [nan]; this optimizer needs one finite number >= 0 for each of its 1 "
+        "parameter group(s)",
         "the checkpoint's HDET state has no 'delta'",
     ]
 

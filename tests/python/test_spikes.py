@@ -104,6 +104,21 @@ def test_a_loss_or_norm_that_is_not_one_number_is_named(loss, grad_norm, error, 
     assert guard.check(torch.tensor([2.0]), torch.tensor(1.0, dtype=torch.bfloat16)), "one-element tensors are taken"
 
 
+@pytest.mark.parametrize("key,value,message", [
+    ("loss_spikes_in_a_row", -3, r"spikes_in_a_row -3; it counts, so it is >= 0"),
+    ("grad_norm_window", [1.0, float("inf")], "non-finite value"),
+    ("updates", -1, r"SpikeGuard updates must be a whole number >= 0 \(got -1\)"),
+])
+def test_a_damaged_state_is_refused_and_changes_nothing(key, value, message):
+    guard = lt.SpikeGuard(loss_z=6, grad_z=6, window=4)
+    for i in range(6):
+        guard.check(1.0 + 0.01 * i, 1.0 + 0.02 * i)
+    before = guard.state_dict()
+    with pytest.raises(ValueError, match=message):
+        guard.load_state_dict(dict(lt.SpikeGuard(window=4).state_dict(), **{key: value}))
+    assert guard.state_dict() == before, "the loss window was restored before the norm's was refused"
+
+
 def test_every_rank_decides_alike_on_the_mean_loss(tmp_path):
     if not torch.distributed.is_available():
         pytest.skip("this torch has no torch.distributed")

@@ -66,6 +66,26 @@ def test_state_dict_resumes_the_same_rates_and_refuses_another_schedule():
         other.load_state_dict(state["scheduler"])
 
 
+@pytest.mark.parametrize("key,value,message", [
+    ("ratios", [1.0], r"rate ratios \[1.0\]; this optimizer needs one finite number >= 0 for each of its 2 parameter"),
+    ("ratios", [1.0, float("nan")], r"rate ratios \[1.0, nan\]"),
+    ("last_epoch", -5, r"holds last_epoch -5; it must be -1 or a step >= 0"),
+    ("last_epoch", "7", r"holds last_epoch '7'"),
+])
+def test_a_damaged_state_is_refused_and_leaves_the_scheduler_as_it_was(key, value, message):
+    # A ratios list of another length left the second group at its old rate, a NaN ratio made a NaN rate.
+    _, optimizer = model_and_optimizer(groups=2)
+    scheduler = lt.LRScheduler(optimizer, "cosine(peak=1e-2)", 10)
+    optimizer.step()
+    scheduler.step()
+    saved = dict(scheduler.state_dict(), **{key: value})
+    fresh = lt.LRScheduler(optimizer, "cosine(peak=1e-2)", 10)
+    before = [group["lr"] for group in optimizer.param_groups]
+    with pytest.raises(ValueError, match=message):
+        fresh.load_state_dict(saved)
+    assert [group["lr"] for group in optimizer.param_groups] == before and fresh.last_epoch == 0
+
+
 def test_a_deep_copied_scheduler_goes_on_at_the_same_rates():
     spec, total = "wsd(peak=1e-2, warmup=5, decay=30%)", 40
     model, optimizer = model_and_optimizer()
