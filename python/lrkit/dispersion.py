@@ -42,6 +42,9 @@ __all__ = ["DispersionHook"]
 class DispersionHook:
     def __init__(self, process_group=None, log=None, exact_pairwise=False, flush_every=10, start_step=0):
         start_step = whole_number(start_step, "DispersionHook: start_step")
+        flush_every = whole_number(flush_every, "DispersionHook: flush_every")
+        if flush_every < 1:
+            raise ValueError(f"DispersionHook: flush_every must be >= 1 (got {flush_every})")
         self._dist = distributed()
         self.group = process_group
         self.world = self._dist.get_world_size(process_group)
@@ -130,11 +133,14 @@ class DispersionHook:
 
 def _open_rank_log(path, world, exact_pairwise, flush_every, start_step):
     path = os.fspath(path)
-    if path.endswith(".h5"):
-        return _Hdf5RankLog(path, world, exact_pairwise, flush_every, start_step)
-    if path.endswith((".jsonl", ".json")):
+    if not path.endswith((".h5", ".jsonl", ".json")):
+        raise ValueError(f"DispersionHook log '{path}' must end in .jsonl (JSON lines) or .h5 (HDF5)")
+    try:
+        if path.endswith(".h5"):
+            return _Hdf5RankLog(path, world, exact_pairwise, flush_every, start_step)
         return _JsonRankLog(path, start_step)
-    raise ValueError(f"DispersionHook log '{path}' must end in .jsonl (JSON lines) or .h5 (HDF5)")
+    except OSError as error:  # the log's own name, not the lock's or the unfinished file's
+        raise OSError(error.errno, f"DispersionHook: cannot write log '{path}': {error.strerror or error}") from None
 
 
 class _JsonRankLog:
@@ -210,7 +216,7 @@ class _Hdf5RankLog:
         self.rows = len(kept.get("/train/step", []))
         unfinished = unfinished_path(path)
         self.file = h5py.File(unfinished, "w", libver="latest")
-        self.flush_every = max(int(flush_every), 1)
+        self.flush_every = flush_every
         self.series = {}
         for name in scalars + matrices:
             width = (world,) if name in matrices else ()

@@ -22,8 +22,8 @@ import torch
 
 from ._hdet_spread import SpreadValue
 from ._lrkit import Hdet, HdetConfig, HdetState
-from ._torch_common import (check_same_schedule, collective_device, distributed, group_ratios, loop_schedule,
-                            require_optimizer, saved_ratios, scalar_tensor, warn_past_end)
+from ._torch_common import (check_same_schedule, collective_device, distributed, group_ratios, is_number, loop_schedule,
+                            require_optimizer, saved_ratios, scalar_tensor, warn_past_end, whole_number)
 
 __all__ = ["HDET"]
 
@@ -55,7 +55,7 @@ class HDET:
             for key, value in dict(alpha=alpha, sync_every=sync_every, auto_lr=auto_lr, warmup_steps=warmup_steps,
                                    sigma=sigma, standardize=standardize, beta=beta, meta_lr=meta_lr, min_scale=min_scale,
                                    max_scale=max_scale, seed=seed).items():
-                setattr(c, key, value)
+                setattr(c, key, _setting(key, value))
             return c
 
         lr_config = config()
@@ -175,6 +175,22 @@ class HDET:
         for entry, entry_state in zip(self.spread, spread_states):
             entry.state = entry_state
         self._apply()
+
+
+def _setting(key, value):
+    """An HDET setting as HdetConfig takes it, or an error naming it (pybind11's words list a C++ signature)."""
+    if key in ("sync_every", "warmup_steps", "seed"):
+        number = whole_number(value, f"HDET {key}")
+        if number >= 1 << 64:
+            raise ValueError(f"HDET {key} must be below 2**64 (got {value!r})")
+        return number
+    if key in ("auto_lr", "standardize"):
+        if not isinstance(value, bool):
+            raise TypeError(f"HDET {key} must be True or False (got {value!r})")
+        return value
+    if not is_number(value):
+        raise TypeError(f"HDET {key} must be a number (got {value!r})")
+    return float(value)
 
 
 def _fields(state):

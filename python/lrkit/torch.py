@@ -23,7 +23,7 @@ from torch.optim import lr_scheduler as _lr_scheduler
 
 from ._lrkit import DecayBranch, Schedule, spec_word
 from ._torch_common import (check_same_schedule, group_ratios, is_number, loop_schedule, require_optimizer, saved_ratios,
-                            warn_past_end, write_csv)
+                            warn_past_end, whole_number, write_csv)
 
 _SchedulerBase = getattr(_lr_scheduler, "LRScheduler", None) or _lr_scheduler._LRScheduler
 
@@ -134,9 +134,9 @@ class GradNormRecorder:
 
     def __init__(self, parameters, flush_every=1000):
         self.parameters = [p for p in parameters]
-        if int(flush_every) < 1:
-            raise ValueError(f"GradNormRecorder: flush_every must be >= 1 (got {flush_every})")
-        self.flush_every = int(flush_every)
+        self.flush_every = whole_number(flush_every, "GradNormRecorder: flush_every")
+        if self.flush_every < 1:
+            raise ValueError(f"GradNormRecorder: flush_every must be >= 1 (got {flush_every!r})")
         self._l2, self._l1, self._pending = [], [], []
 
     @torch.no_grad()

@@ -208,6 +208,42 @@ def test_hdet_refuses_a_checkpoint_state_that_is_not_its_own_naming_the_field():
     ]
 
 
+BAD_SETTINGS = """
+import sys, torch, torch.distributed as dist, lrkit.torch as lt
+dist.init_process_group("gloo", init_method="file://" + sys.argv[1], rank=0, world_size=1)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for settings in (dict(sync_every=2.5), dict(seed=-1), dict(seed=2**70), dict(auto_lr="yes"), dict(sigma="0.1")):
+    try:
+        lt.HDET(optimizer, model, "cosine(peak=0.1)", 10, **settings)
+    except (TypeError, ValueError) as error:
+        print(type(error).__name__, error)
+for make in (lambda: lt.DispersionHook(flush_every=0), lambda: lt.DispersionHook(log=sys.argv[1] + ".missing/ranks.h5")):
+    try:
+        make()
+    except (OSError, ValueError) as error:
+        print(type(error).__name__, str(error).replace(sys.argv[1], "STORE"))
+"""
+
+
+def test_bad_hdet_and_hook_settings_are_named_in_their_words():
+    # pybind11 answered a wrong type with the C++ signature; flush_every=0 was taken as 1; the lock file's name stood
+    # for the log's.
+    with tempfile.TemporaryDirectory() as scratch:
+        done = subprocess.run([sys.executable, "-c", BAD_SETTINGS, os.path.join(scratch, "store")], capture_output=True,
+                              text=True, timeout=120, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.splitlines() == [
+        "ValueError HDET sync_every must be a whole number >= 0 (got 2.5)",
+        "ValueError HDET seed must be a whole number >= 0 (got -1)",
+        "ValueError HDET seed must be below 2**64 (got 1180591620717411303424)",
+        "TypeError HDET auto_lr must be True or False (got 'yes')",
+        "TypeError HDET sigma must be a number (got '0.1')",
+        "ValueError DispersionHook: flush_every must be >= 1 (got 0)",
+        "FileNotFoundError [Errno 2] DispersionHook: cannot write log 'STORE.missing/ranks.h5': No such file or directory",
+    ]
+
+
 def test_the_example_loop_trains_under_torchrun_and_lrkit_diagnose_reads_its_log(tmp_path):
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("In the beginning God created the heaven and the earth. And the earth was without form. " * 300)

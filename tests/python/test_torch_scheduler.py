@@ -194,6 +194,8 @@ def test_recorded_norms_are_the_gradients_norms_in_float64(dtype):
     assert np.allclose(recorder.l1, [e[1] for e in expected], rtol=rtol, atol=0)
     with pytest.raises(ValueError, match="flush_every must be >= 1"):
         lt.GradNormRecorder(model.parameters(), flush_every=0)
+    with pytest.raises(ValueError, match=r"flush_every must be a whole number >= 0 \(got 'a'\)"):
+        lt.GradNormRecorder(model.parameters(), flush_every="a")  # was int()'s "invalid literal for int()"
     with pytest.raises(RuntimeError, match="no parameter has a gradient"):
         lt.GradNormRecorder([frozen]).record()
 
