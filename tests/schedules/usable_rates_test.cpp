@@ -72,5 +72,16 @@ TEST(UsableRates, AnOverflowingExponentialIsRefusedOnItsCanonicalSpecAndItsFirst
   }
 }
 
+// A zero peak stays 0 however far gamma^t grows (PyTorch's ExponentialLR and StepLR multiply their 0 step by step):
+// 0 * pow(1e300, 2) was 0 * Inf = NaN, refused as "it is nan at step 2".
+TEST(UsableRates, AZeroPeakTimesAnOverflowingPowerIsZero) {
+  for (const char* spec : {"exponential(peak=0, gamma=1e300)", "step(peak=0, every=1, gamma=1e300)",
+                           "multistep(peak=0, milestones=[1, 2, 3], gamma=1e300)"}) {
+    const auto s = parse_schedule(spec, 10);
+    EXPECT_EQ(refusal(s, 10), "") << spec;
+    EXPECT_EQ(s(9), 0.0) << spec;
+  }
+}
+
 }  // namespace
 }  // namespace lrkit::schedules

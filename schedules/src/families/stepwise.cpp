@@ -9,6 +9,10 @@ namespace lrkit::schedules::detail {
 
 namespace {
 
+// peak * gamma^n, 0 for a zero peak at every n: PyTorch's ExponentialLR multiplies its 0 by gamma step by step, where
+// 0 * pow(gamma, n) was 0 * Inf = NaN once gamma^n overflowed.
+double times_power(double peak, double gamma, double n) { return peak == 0.0 ? 0.0 : peak * std::pow(gamma, n); }
+
 // peak * gamma^(number of drops up to t): drops every `every` steps, or at milestones.
 class StepNode final : public ScheduleNode {
  public:
@@ -23,7 +27,7 @@ class StepNode final : public ScheduleNode {
                                                    [](double v, int64_t m) { return v < static_cast<double>(m); }) -
                                   milestones_.begin());
     }
-    return peak_ * std::pow(gamma_, drops);
+    return times_power(peak_, gamma_, drops);
   }
   std::vector<Phase> phases() const override {
     return {{0, total(), gamma_ <= 1.0 ? PhaseKind::Decay : PhaseKind::Ramp, false}};
@@ -38,7 +42,7 @@ class StepNode final : public ScheduleNode {
 class ExponentialNode final : public ScheduleNode {
  public:
   ExponentialNode(int64_t total, double peak, double gamma) : ScheduleNode(total), peak_(peak), gamma_(gamma) {}
-  double at(double t) const override { return peak_ * std::pow(gamma_, t); }
+  double at(double t) const override { return times_power(peak_, gamma_, t); }
   std::vector<Phase> phases() const override {
     return {{0, total(), gamma_ <= 1.0 ? PhaseKind::Decay : PhaseKind::Ramp, false}};
   }
