@@ -39,6 +39,24 @@ from .logs import open_hdf5
 __all__ = ["DispersionHook"]
 
 
+# Elements of a half-precision bucket upcast at a time (32 MiB of float32 per operand at most).
+_UPCAST_PIECE = 1 << 23
+
+
+def _dot(a, b):
+    """a . b as a 0-d float64 tensor, on a's device. A bucket of bfloat16 or float16 gradients (a model kept in half
+    precision) is summed in float32, a piece at a time: its own type rounds the result to 3 digits, which made every
+    rank's norm and cosine the same (a spread of exactly 0), float16's overflows past 65504, and the CPU has no
+    float16 dot at all."""
+    if a.dtype not in (torch.float16, torch.bfloat16):
+        return torch.dot(a, b).double()
+    total = torch.zeros((), dtype=torch.float64, device=a.device)
+    for start in range(0, a.numel(), _UPCAST_PIECE):
+        piece = slice(start, start + _UPCAST_PIECE)
+        total += torch.dot(a[piece].float(), b[piece].float()).double()
+    return total
+
+
 class DispersionHook:
     def __init__(self, process_group=None, log=None, exact_pairwise=False, flush_every=10, start_step=0):
         start_step = whole_number(start_step, "DispersionHook: start_step")
@@ -73,7 +91,7 @@ class DispersionHook:
             local = self._copies[bucket.index()] = torch.empty_like(buffer)
         local.copy_(buffer)
         flat = local.flatten()
-        self._local_sq = self._add(self._local_sq, torch.dot(flat, flat).double())  # one pass, no temporaries
+        self._local_sq = self._add(self._local_sq, _dot(flat, flat))
         if self.exact_pairwise:
             self._kept.append(local)
         buffer.div_(self.world)
@@ -82,8 +100,8 @@ class DispersionHook:
         def measured(fut):
             mean = fut.value()[0]
             flat_mean = mean.flatten()
-            self._dot = self._add(self._dot, torch.dot(flat, flat_mean).double())
-            self._mean_sq = self._add(self._mean_sq, torch.dot(flat_mean, flat_mean).double())
+            self._dot = self._add(self._dot, _dot(flat, flat_mean))
+            self._mean_sq = self._add(self._mean_sq, _dot(flat_mean, flat_mean))
             return mean
 
         return future.then(handed_to_worker(measured))  # runs on the process group's thread
