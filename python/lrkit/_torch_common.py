@@ -152,10 +152,19 @@ def unfinished_path(path):
 
 
 def write_csv(path, header, rows):
-    """A CSV file written whole or not at all (a kill while a loop saves its norms kept half a file)."""
+    """A CSV file written whole or not at all (a kill while a loop saves its norms kept half a file). An OSError names
+    `path`, and the unfinished file is removed: a folder given as the path left '.NAME.unfinished' beside it."""
+    path = os.fspath(path)
     unfinished = unfinished_path(path)
-    with open(unfinished, "w", newline="") as f:
-        writer = csv.writer(f)
-        writer.writerow(header)
-        writer.writerows(rows)
-    os.replace(unfinished, path)
+    try:
+        if os.path.isdir(path):
+            raise IsADirectoryError(21, "Is a directory")
+        with open(unfinished, "w", newline="") as f:
+            writer = csv.writer(f)
+            writer.writerow(header)
+            writer.writerows(rows)
+        os.replace(unfinished, path)
+    except OSError as error:
+        if os.path.exists(unfinished):
+            os.remove(unfinished)
+        raise type(error)(error.errno, f"cannot write '{path}': {error.strerror or error}") from None

@@ -154,6 +154,8 @@ def _open_rank_log(path, world, exact_pairwise, flush_every, start_step):
     if not path.endswith((".h5", ".jsonl", ".json")):
         raise ValueError(f"DispersionHook log '{path}' must end in .jsonl (JSON lines) or .h5 (HDF5)")
     try:
+        if os.path.isdir(path):  # checked first: the unfinished file beside it would be left behind
+            raise IsADirectoryError(21, "Is a directory")
         if path.endswith(".h5"):
             return _Hdf5RankLog(path, world, exact_pairwise, flush_every, start_step)
         return _JsonRankLog(path, start_step)

@@ -105,7 +105,15 @@ def refine(log_or_norms, peak, total_steps, norm="l1", tau=0.1, save_norms_to=No
         if not os.path.exists(path):
             raise FileNotFoundError(f"refine: '{path}' does not exist")
     else:
-        norms = [float(v) for v in log_or_norms]
+        try:
+            norms = list(log_or_norms)
+        except TypeError:
+            raise TypeError(f"refine: log_or_norms must be a run log, a CSV of norms or a sequence of norms (got "
+                            f"{type(log_or_norms).__name__})") from None
+        for i, v in enumerate(norms):
+            if not is_number(v) and not (torch.is_tensor(v) and v.numel() == 1):
+                raise TypeError(f"refine: norm {i} is {v!r}, not a number")
+        norms = [float(v) for v in norms]
         if not norms:
             raise ValueError("refine: no gradient norms given")
         bad = next((i for i, v in enumerate(norms) if not (math.isfinite(v) and v > 0)), None)

@@ -133,7 +133,12 @@ void bind_schedules(py::module_& m) {
                        "An immutable learning-rate schedule built from a spec string, a pure function of the step.\n"
                        "Schedule('wsd(peak=3e-4, warmup=2%, decay=20%)', total_steps=10000)\n"
                        "Steps and total_steps are whole numbers: ints, or floats like 1e4 that are exactly whole.")
-      .def(py::init([](const std::string& spec, const py::object& total_steps_given) {
+      .def(py::init([](const py::object& spec_given, const py::object& total_steps_given) {
+             // pybind11 would answer another type with the constructor's C++ signature.
+             if (!py::isinstance<py::str>(spec_given))
+               throw py::type_error("Schedule: spec must be a string such as 'cosine(peak=1e-3)' (got " +
+                                    std::string(py::str(py::type::of(spec_given).attr("__name__"))) + ")");
+             const auto spec = spec_given.cast<std::string>();
              const auto total_steps = whole_number_or_none(total_steps_given, "total_steps");
              if (total_steps && *total_steps < 1)
                throw py::value_error("total_steps must be >= 1 (got " + std::to_string(*total_steps) + ")");

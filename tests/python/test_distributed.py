@@ -209,7 +209,7 @@ def test_hdet_refuses_a_checkpoint_state_that_is_not_its_own_naming_the_field():
 
 
 BAD_SETTINGS = """
-import sys, torch, torch.distributed as dist, lrkit.torch as lt
+import os, sys, torch, torch.distributed as dist, lrkit.torch as lt
 dist.init_process_group("gloo", init_method="file://" + sys.argv[1], rank=0, world_size=1)
 model = torch.nn.Linear(2, 1)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -218,7 +218,9 @@ for settings in (dict(sync_every=2.5), dict(seed=-1), dict(seed=2**70), dict(aut
         lt.HDET(optimizer, model, "cosine(peak=0.1)", 10, **settings)
     except (TypeError, ValueError) as error:
         print(type(error).__name__, error)
-for make in (lambda: lt.DispersionHook(flush_every=0), lambda: lt.DispersionHook(log=sys.argv[1] + ".missing/ranks.h5")):
+os.makedirs(sys.argv[1] + ".folder/ranks.h5")
+for make in (lambda: lt.DispersionHook(flush_every=0), lambda: lt.DispersionHook(log=sys.argv[1] + ".missing/ranks.h5"),
+             lambda: lt.DispersionHook(log=sys.argv[1] + ".folder/ranks.h5")):
     try:
         make()
     except (OSError, ValueError) as error:
@@ -241,6 +243,7 @@ def test_bad_hdet_and_hook_settings_are_named_in_their_words():
         "TypeError HDET sigma must be a number (got '0.1')",
         "ValueError DispersionHook: flush_every must be >= 1 (got 0)",
         "FileNotFoundError [Errno 2] DispersionHook: cannot write log 'STORE.missing/ranks.h5': No such file or directory",
+        "IsADirectoryError [Errno 21] DispersionHook: cannot write log 'STORE.folder/ranks.h5': Is a directory",
     ]
 
 

@@ -116,6 +116,28 @@ def test_bad_input_is_a_clear_python_exception():
         lt.LRScheduler(optimizer, lrkit.Schedule("exponential(1e-3, gamma=1e300)", 10))
     assert optimizer.param_groups[0]["lr"] == 0.05 and "initial_lr" not in optimizer.param_groups[0]
     assert lt.LRScheduler(optimizer, lrkit.Schedule("cosine(peak=1e-3)", 10), 10).schedule.total_steps == 10
+    # pybind11 answered these with the constructor's C++ signature, Python with float()'s and iter()'s words.
+    with pytest.raises(TypeError, match=r"^Schedule: spec must be a string such as 'cosine\(peak=1e-3\)' \(got int\)$"):
+        lt.LRScheduler(optimizer, 5, 10)
+    with pytest.raises(TypeError, match=r"^refine: norm 1 is 'b', not a number$"):
+        lt.refine([1.0, "b"], 1e-3, 10)
+    with pytest.raises(TypeError, match=r"^refine: log_or_norms must be a run log, a CSV of norms or a sequence of norms"):
+        lt.refine(None, 1e-3, 10)
+
+
+def test_a_save_that_cannot_be_written_names_its_file_and_leaves_nothing(tmp_path):
+    # A folder given as the path left '.NAME.unfinished' beside it, and the error named that file.
+    model, _ = model_and_optimizer()
+    recorder = lt.GradNormRecorder(model.parameters())
+    model(torch.ones(1, 4)).sum().backward()
+    recorder.record()
+    (tmp_path / "folder").mkdir()
+    with pytest.raises(IsADirectoryError, match=f"cannot write '{tmp_path / 'folder'}': Is a directory"):
+        recorder.save(tmp_path / "folder")
+    with pytest.raises(FileNotFoundError, match=f"cannot write '{tmp_path / 'missing' / 'norms.csv'}'"):
+        recorder.save(tmp_path / "missing" / "norms.csv")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["folder"]
+    assert list((tmp_path / "folder").iterdir()) == []
 
 
 def test_a_loop_longer_than_its_schedule_is_warned_once(recwarn):
