@@ -353,13 +353,30 @@ void Writer::close() {
 
 void write_file_atomically(const std::string& path, const std::function<void(Writer&)>& fill) {
   const std::string temporary = path + ".tmp";
+  // An error names the file asked for, not the temporary one that is removed ("cannot create HDF5 file 'x.h5.tmp'").
+  const auto named = [&](const std::string& message) {
+    std::string out = message;
+    const std::string quoted = "'" + temporary + "'";
+    for (auto at = out.find(quoted); at != std::string::npos; at = out.find(quoted, at + path.size() + 2))
+      out.replace(at, quoted.size(), "'" + path + "'");
+    return out;
+  };
+  const auto remove_temporary = [&] {
+    std::error_code ignored;
+    std::filesystem::remove(temporary, ignored);
+  };
   try {
     Writer writer(temporary);
     fill(writer);
     writer.close();
+  } catch (const WriteError& e) {
+    remove_temporary();
+    throw WriteError(named(e.what()));
+  } catch (const Error& e) {
+    remove_temporary();
+    throw Error(named(e.what()));
   } catch (...) {
-    std::error_code ignored;
-    std::filesystem::remove(temporary, ignored);
+    remove_temporary();
     throw;
   }
   std::error_code error;

@@ -144,10 +144,19 @@ TEST(H5File, AFileWrittenAtomicallyIsWholeOrTheOldOneStays) {
   });
   ASSERT_TRUE(run.exited);
   const std::string& message = run.returned;
-  EXPECT_NE(message.find("'" + path + ".tmp'"), std::string::npos) << message;
+  // The file asked for is named, not the removed temporary one.
+  EXPECT_NE(message.find("'" + path + "'"), std::string::npos) << message;
+  EXPECT_EQ(message.find(".tmp"), std::string::npos) << message;
   EXPECT_NE(message.find(": File too large"), std::string::npos) << message;
   EXPECT_EQ(read_series(path, "/a"), (std::vector<double>{1, 2}));
   EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
+  const auto nowhere = scratch("no_such_folder/table.h5");
+  try {
+    write_file_atomically(nowhere, [](Writer& w) { w.write_series("/a", std::vector<double>{1}); });
+    FAIL() << "wrote into a folder that does not exist";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("cannot create HDF5 file '" + nowhere + "'", 0), 0u) << e.what();
+  }
 }
 
 TEST(H5Handle, MovesOwnershipAndClosesOnce) {
