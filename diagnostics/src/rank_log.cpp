@@ -288,10 +288,10 @@ void read_csv(const std::string& source, std::istream& in, const Names& names, i
                          (fields.size() < header.size() ? " (truncated file?)" : " (an unquoted comma in a field?)"));
     const auto text = [&](const char* f) -> const std::string& { return fields[column[names[f]]]; };
     const auto value = [&](const char* f) {
-      const double number = parse_number(text(f), where + " column " + names[f]);
-      if (const std::string problem = out_of_range(f, number); !problem.empty())
+      const double read = parse_number(text(f), where + " column " + names[f]);
+      if (const std::string problem = out_of_range(f, read); !problem.empty())
         throw RankLogError(where + " column " + names[f] + ": '" + text_for_message(text(f)) + "' " + problem);
-      return number;
+      return read;
     };
     Row r;
     r.step = parse_step(text("step"), where + " column " + names["step"]);
@@ -368,10 +368,10 @@ void read_json_lines(const std::string& source, std::istream& in, const Names& n
     // null: a writer's missing or non-finite value, read as NaN (the report's NaN/Inf section then names it).
     const auto value = [&](const char* f) {
       const std::string& field = text(f);
-      const double number = field == "null" ? std::nan("") : parse_number(field, where + " field " + names[f]);
-      if (const std::string problem = out_of_range(f, number); !problem.empty())
+      const double read = field == "null" ? std::nan("") : parse_number(field, where + " field " + names[f]);
+      if (const std::string problem = out_of_range(f, read); !problem.empty())
         throw RankLogError(where + " field " + names[f] + ": '" + text_for_message(field) + "' " + problem);
-      return number;
+      return read;
     };
     Row r;
     r.step = parse_step(text("step"), where + " field " + names["step"]);
