@@ -43,11 +43,13 @@ std::vector<int64_t> Hdet::permutation(int64_t sync_index) const {
   return p;
 }
 
+// Runs at every observe and sync: the messages are built only for a state that fails.
 void Hdet::check_state(const HdetState& s) const {
   const auto n = config_.replicas;
-  const std::string replicas = std::to_string(n) + " replica" + (n == 1 ? "" : "s");
-  require(static_cast<int64_t>(s.window_loss.size()) == n,
-          "hdet state: window_loss holds " + std::to_string(s.window_loss.size()) + " values for " + replicas);
+  const auto replicas = [n] { return std::to_string(n) + " replica" + (n == 1 ? "" : "s"); };
+  if (static_cast<int64_t>(s.window_loss.size()) != n)
+    throw std::invalid_argument("hdet state: window_loss holds " + std::to_string(s.window_loss.size()) + " values for " +
+                                replicas());
   std::vector<bool> seen(static_cast<size_t>(n), false);
   bool ordering = static_cast<int64_t>(s.permutation.size()) == n;
   for (size_t i = 0; ordering && i < s.permutation.size(); ++i) {
@@ -59,14 +61,17 @@ void Hdet::check_state(const HdetState& s) const {
     std::vector<std::string> entries;
     for (const int64_t p : s.permutation) entries.push_back(std::to_string(p));
     throw std::invalid_argument("hdet state: permutation [" + list_for_message(entries) + "] is not an ordering of the " +
-                                replicas + " (each of 0.." + std::to_string(n - 1) + " once)");
+                                replicas() + " (each of 0.." + std::to_string(n - 1) + " once)");
   }
-  require(s.step >= 0 && s.syncs >= 0 && s.window_steps >= 0 && s.window_steps <= s.step,
-          "hdet state: step " + std::to_string(s.step) + ", syncs " + std::to_string(s.syncs) + " and window_steps " +
-              std::to_string(s.window_steps) + " must be counts >= 0, window_steps at most step");
-  require(std::isfinite(s.scale) && s.scale > 0, "hdet state: scale must be a finite number > 0 (got " + format_number(s.scale) + ")");
+  if (s.step < 0 || s.syncs < 0 || s.window_steps < 0 || s.window_steps > s.step)
+    throw std::invalid_argument("hdet state: step " + std::to_string(s.step) + ", syncs " + std::to_string(s.syncs) +
+                                " and window_steps " + std::to_string(s.window_steps) +
+                                " must be counts >= 0, window_steps at most step");
+  if (!(std::isfinite(s.scale) && s.scale > 0))
+    throw std::invalid_argument("hdet state: scale must be a finite number > 0 (got " + format_number(s.scale) + ")");
   for (const auto& [name, value] : {std::pair<const char*, double>{"offset", s.offset}, {"velocity", s.velocity}, {"delta", s.delta}})
-    require(std::isfinite(value), std::string("hdet state: ") + name + " must be finite (got " + format_number(value) + ")");
+    if (!std::isfinite(value))
+      throw std::invalid_argument(std::string("hdet state: ") + name + " must be finite (got " + format_number(value) + ")");
 }
 
 HdetState Hdet::init() const {
