@@ -12,7 +12,10 @@
 namespace lrkit::controllers {
 
 void HdetConfig::validate() const {
-  require(replicas >= 1, "hdet.replicas must be >= 1 (got " + std::to_string(replicas) + ")");
+  // Above every data-parallel job (2^24 replicas: a permutation of 128 MB), where 10^9 took 8 GB and minutes to shuffle.
+  constexpr int64_t kMostReplicas = int64_t{1} << 24;
+  require(replicas >= 1 && replicas <= kMostReplicas, "hdet.replicas must be in [1, " + std::to_string(kMostReplicas) +
+                                                          "] (got " + std::to_string(replicas) + ")");
   require(alpha >= 0 && alpha < 1, "hdet.alpha must be in [0, 1) (got " + format_number(alpha) + ")");
   require(sync_every >= 1, "hdet.sync_every must be >= 1 (got " + std::to_string(sync_every) + ")");
   require(warmup_steps >= 0, "hdet.warmup_steps must be >= 0");

@@ -196,6 +196,14 @@ TEST(Hdet, BadConfigNamesTheKey) {
   c.sync_every = 0;
   EXPECT_THROW(Hdet{c}, std::invalid_argument);
   EXPECT_THROW(Hdet(HdetConfig()).observe(Hdet(HdetConfig()).init(), {1.0}), std::invalid_argument);
+  c = HdetConfig();
+  c.replicas = 1'000'000'000;  // built 8 GB of spread, then shuffled for minutes
+  try {
+    Hdet h(c);
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "hdet.replicas must be in [1, 16777216] (got 1000000000)");
+  }
 }
 
 // A state of another replica count, or a damaged or hand-edited one (the Python HDET's state_dict is plain data),
