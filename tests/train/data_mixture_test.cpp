@@ -98,6 +98,14 @@ TEST(DataMixture, BadKeysAreNamed) {
   c.eval.sets = "heldout, one=" + second_corpus();
   expect_config_error(c, "eval.sets names 'one' twice ('heldout' with data.sources already evaluates each source's");
   c = mixture_config();
+  c.eval.sets = "x=" + small_corpus() + ", x=" + second_corpus();
+  try {  // a name given twice by hand: the word about 'heldout' was beside the point
+    c.eval_sets();
+    ADD_FAILURE() << "x twice was taken";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "eval.sets names 'x' twice");
+  }
+  c = mixture_config();
   c.data.sources = "justapath.txt";
   expect_config_error(c, "data.sources entry 1 ('justapath.txt') must be NAME=PATH");
   c = mixture_config("upweight");

@@ -147,10 +147,10 @@ std::vector<double> TrainConfig::data_proportions() const {
 
 namespace {
 // With a mixture, 'heldout' stands for every source's held-out tail under the source's name, which a user who
-// also lists a source by name cannot guess from "named twice".
-std::string repeated_eval_set(const std::string& name, const std::string& sources) {
+// also lists a source by name cannot guess from "named twice"; a name simply given twice needs no such word.
+std::string repeated_eval_set(const std::string& name, bool one_from_heldout, const std::string& sources) {
   std::string message = "eval.sets names '" + name + "' twice";
-  if (!sources.empty())
+  if (one_from_heldout)
     message += " ('heldout' with data.sources already evaluates each source's held-out tail under its name: " +
                sources + ")";
   return message;
@@ -159,6 +159,7 @@ std::string repeated_eval_set(const std::string& name, const std::string& source
 
 std::vector<EvalSet> TrainConfig::eval_sets() const {
   std::vector<EvalSet> sets;
+  std::vector<bool> from_heldout;  // per set: one of the sources a mixture's 'heldout' stands for
   const auto items = split_list(eval.sets);
   for (size_t i = 0; i < items.size(); ++i) {
     const auto& item = items[i];
@@ -176,9 +177,11 @@ std::vector<EvalSet> TrainConfig::eval_sets() const {
     else
       expanded.push_back(set);
     for (const auto& entry : expanded) {
-      for (const auto& earlier : sets)
-        if (earlier.name == entry.name) throw std::invalid_argument(repeated_eval_set(entry.name, data.sources));
+      for (size_t j = 0; j < sets.size(); ++j)
+        if (sets[j].name == entry.name)
+          throw std::invalid_argument(repeated_eval_set(entry.name, mixture_heldout || from_heldout[j], data.sources));
       sets.push_back(entry);
+      from_heldout.push_back(mixture_heldout);
     }
   }
   if (sets.empty()) throw std::invalid_argument("eval.sets is empty (the default is 'heldout')");
