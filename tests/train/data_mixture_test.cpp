@@ -60,6 +60,11 @@ TEST(DataMixture, RowsFollowTheSamplingDistributionAndAnySplit) {
   EXPECT_EQ(whole.source, joined);
   const auto again = data.rows_per_source(8, key, p);
   EXPECT_EQ(again[1], std::count(whole.source.begin(), whole.source.end(), 1));
+  // Proportions whose sum overflows (1e308 each) made every q 0, refused as "must be > 0 (entry 1)".
+  c.data.proportions = "1e308, 3e307";
+  const DataMixture huge(c);
+  EXPECT_NEAR(huge.natural()[0], 1 / 1.3, 1e-15);
+  EXPECT_NEAR(huge.natural()[1], 0.3 / 1.3, 1e-15);
 }
 
 TEST(DataMixture, UpweightingSamplesFromQAndWeighsByPOverQ) {

@@ -1,5 +1,6 @@
 #include "lrkit/train/data_mixture.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 #include <stdexcept>
@@ -35,10 +36,16 @@ DataMixture::DataMixture(const TrainConfig& c)
     corpora_.push_back(ByteCorpus::load(source.path, c.data.heldout, c.model.context));
   }
   const auto given = c.data_proportions();
-  double total = 0.0;
   for (size_t i = 0; i < corpora_.size(); ++i)
-    total += natural_.emplace_back(given.empty() ? static_cast<double>(corpora_[i].train().size()) : given[i]);
-  for (auto& q : natural_) q /= total;
+    natural_.push_back(given.empty() ? static_cast<double>(corpora_[i].train().size()) : given[i]);
+  // Proportions near the double's limit (1e308 each) overflowed their sum and every q became 0: such are summed
+  // relative to the largest (dividing by 1 leaves every other sum as it was).
+  double total = 0.0;
+  for (const double q : natural_) total += q;
+  const double unit = std::isfinite(total) ? 1.0 : *std::max_element(natural_.begin(), natural_.end());
+  total = 0.0;
+  for (const double q : natural_) total += q / unit;
+  for (auto& q : natural_) q = q / unit / total;
   if (corpora_.size() > 1)
     for (int64_t step = 0; step < c.train.steps; ++step) {
       const double tau = temperature_(step);
