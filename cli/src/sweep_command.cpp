@@ -17,6 +17,7 @@
 #include "lrkit/train/byte_corpus.hpp"
 #include "lrkit/train/memory_need.hpp"
 #include "lrkit/train/run_files.hpp"
+#include "lrkit/train/stray_arguments.hpp"
 #include "lrkit/train/train_config.hpp"
 #include "lrkit/train/whole_number_option.hpp"
 #include "lrkit/train/worker_threads.hpp"
@@ -232,7 +233,10 @@ int run_sweep_command(const std::vector<std::string>& args) {
       "jobs,j", train::whole_number(&jobs), "runs at a time (overrides sweep.jobs)")("dry-run", "print the planned runs and stop");
   po::variables_map vm;
   try {
-    po::store(po::command_line_parser(args).options(options).run(), vm);
+    const auto parsed = po::command_line_parser(args).options(options).run();
+    if (const auto stray = train::stray_argument_message(parsed, "sweep", "the sweep file is --config FILE"); !stray.empty())
+      throw UsageError(stray);
+    po::store(parsed, vm);
     po::notify(vm);
   } catch (const po::error& e) {
     throw option_error(e, options, "sweep");

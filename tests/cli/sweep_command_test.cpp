@@ -340,6 +340,13 @@ TEST(SweepCommand, BadInputExitsTwoWithOneLine) {
   EXPECT_NE(r.out.find("--config SWEEP.cfg is required"), std::string::npos) << r.out;
   EXPECT_EQ(run_lrkit("sweep --dryrun").out,
             "lrkit sweep: unrecognised option '--dryrun'; did you mean --dry-run? (see lrkit sweep --help)\n");
+  // A word that belongs to no option was dropped: `lrkit sweep --config S.cfg --jobs 2 3` ran with the 3 unsaid.
+  const auto stray = run_lrkit("sweep --config sweep.cfg extra");
+  EXPECT_EQ(stray.code, 2);
+  EXPECT_NE(stray.out.find("lrkit sweep: unexpected argument 'extra': lrkit sweep takes options only (the sweep file is "
+                           "--config FILE)"),
+            std::string::npos)
+      << stray.out;
 }
 
 }  // namespace

@@ -158,6 +158,11 @@ TEST(TrainConfigSchema, AnUnknownKeyNamesTheKeyItsTypoMostLikelyMeant) {
   EXPECT_EQ(parse_error({"--model.layerz", "3"}), "unrecognised option '--model.layerz'; did you mean --model.layers?");
   EXPECT_EQ(parse_error({"--zzz=1"}), "unrecognised option '--zzz=1'");
   EXPECT_EQ(parse_error({"--TRAIN.STEPS=3"}), "unrecognised option '--TRAIN.STEPS=3'; did you mean --train.steps?");
+  // A config file given without --config trained the defaults: Boost drops a word that belongs to no option.
+  EXPECT_EQ(parse_error({"--train.steps=3", "quickstart.cfg"}),
+            "unexpected argument 'quickstart.cfg': lrkit train takes options only (a config file is --config FILE)");
+  EXPECT_EQ(parse_error({"--overwrite", "yes"}),
+            "unexpected argument 'yes': lrkit train takes options only (a config file is --config FILE)");
   const auto path = lrkit::testing::write_text("typo.cfg", "[train]\nsteps = 7\n[optim]\nweight_dacay = 0.1\n");
   EXPECT_EQ(parse_error({"--config", path}),
             "config file '" + path + "' line 4: unrecognised option 'optim.weight_dacay'; did you mean 'weight_decay' in [optim]?");

@@ -19,6 +19,7 @@
 #include "lrkit/train/byte_corpus.hpp"
 #include "lrkit/train/gpt.hpp"
 #include "lrkit/train/option_typo.hpp"
+#include "lrkit/train/stray_arguments.hpp"
 #include "lrkit/train/whole_number_option.hpp"
 
 namespace po = boost::program_options;
@@ -256,7 +257,10 @@ bool parse_train_config(const std::vector<std::string>& args, TrainConfig& c, st
     std::vector<std::string> tokens = args;
     for (auto& t : tokens)
       if (t.size() > 3 && t.compare(0, 2, "--") == 0 && t.back() == '=') t.pop_back();
-    po::store(po::command_line_parser(tokens).options(all).run(), vm);
+    const auto parsed = po::command_line_parser(tokens).options(all).run();
+    if (const auto stray = stray_argument_message(parsed, "train", "a config file is --config FILE"); !stray.empty())
+      throw std::invalid_argument(stray);
+    po::store(parsed, vm);
     for (const auto& key : train_config_schema())
       if (!vm[key.name].defaulted()) on_command_line.insert(key.name);
     if (vm.count("help")) {
