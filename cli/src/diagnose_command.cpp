@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <iostream>
 
 #include "command.hpp"
@@ -100,7 +101,10 @@ int run_diagnose_command(const std::vector<std::string>& args) {
     if (vm.count("columns")) read.columns = diagnostics::parse_column_mapping(columns);
     std::vector<std::string> paths;
     for (const auto& input : inputs) {
-      const auto expanded = has_glob_characters(input) ? expand(input) : std::vector<std::string>{run_log_argument(input)};
+      // A path that exists is itself, whatever characters it holds ("runs/a[1]" was read as a pattern).
+      std::error_code no_such_path;
+      const bool pattern = has_glob_characters(input) && !std::filesystem::exists(input, no_such_path);
+      const auto expanded = pattern ? expand(input) : std::vector<std::string>{run_log_argument(input)};
       paths.insert(paths.end(), expanded.begin(), expanded.end());
     }
     const auto log = diagnostics::read_rank_logs(paths, read);

@@ -53,6 +53,11 @@ TEST(DiagnoseCommand, PerRankFilesByGlobWithMappedColumnsAndAMissingRow) {
   EXPECT_NE(r.out.find("lrkit diagnose: warning: "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("skipped 1 step(s) missing a rank's row: step 30 (no row for rank 2)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("3 rank(s), 54 steps analysed (first 5 skipped)"), std::string::npos) << r.out;
+  // A file whose name holds a pattern's characters is that file ("no file matches 'runs/a[1].csv'").
+  std::filesystem::copy_file(dir / "rank0.csv", dir / "rank[0].csv", std::filesystem::copy_options::overwrite_existing);
+  const auto literal = run_lrkit("diagnose '" + (dir / "rank[0].csv").string() + "' --columns loss=train/loss,step=global_step");
+  ASSERT_EQ(literal.code, 0) << literal.out;
+  EXPECT_NE(literal.out.find("1 rank(s)"), std::string::npos) << literal.out;
 }
 
 TEST(DiagnoseCommand, BadInputExitsTwoWithOneLine) {
