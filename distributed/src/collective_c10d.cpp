@@ -157,11 +157,15 @@ class C10dCollective final : public Collective {
       options->devices = gloo_devices;
       options->threads = 2 * static_cast<int>(gloo_devices.size());  // as torch.distributed sizes them
       group_ = c10::make_intrusive<c10d::ProcessGroupGloo>(store, env.rank, env.world_size, options);
-    } catch (const c10::Error& e) {
+    } catch (const std::invalid_argument&) {
+      throw;  // a refusal above, in its own words
+    } catch (const std::exception& e) {
+      // c10::Error, or LibTorch 1.13's c10d errors, which are std::runtime_error: a store that could not be reached in
+      // time ("The client socket has timed out") left without the rank, the address or the hint.
       const bool may_span_machines = !env.local_world_size_known || env.world_size > env.local_world_size;
       throw std::runtime_error("rank " + std::to_string(env.rank) + ": rendezvous at " + env.master_addr + ":" +
                                std::to_string(env.master_port) + " with " + std::to_string(env.world_size) +
-                               " workers failed: " + e.what_without_backtrace() +
+                               " workers failed: " + without_backtrace(e) +
                                (may_span_machines ? several_machines_hint(endpoint, backend) : ""));
     }
   }

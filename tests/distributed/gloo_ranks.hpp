@@ -10,6 +10,7 @@
 #include <chrono>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "lrkit/distributed/collective.hpp"
@@ -30,6 +31,22 @@ inline int free_loopback_port() {
   return ntohs(addr.sin_port);
 }
 
+// Returns once something listens on the loopback `port` (or `limit` has passed).
+inline void wait_until_listening(int port, std::chrono::milliseconds limit) {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  for (;;) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    const bool listening = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+    ::close(fd);
+    if (listening || std::chrono::steady_clock::now() > until) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
 // Runs body(rank, group) for `workers` Gloo ranks (threads) that meet at the rendezvous store on `port`, lrkit's
 // launcher's or (launcher_store false) rank 0's own, whose operations time out after `operation_timeout`; returns
 // what each threw as std::runtime_error ("" where nothing).
@@ -43,8 +60,12 @@ std::vector<std::string> on_gloo_ranks(int port, bool launcher_store, int worker
     env.world_size = env.local_world_size = workers;
     env.master_port = port;
     env.store_hosted_by_launcher = launcher_store;
-    auto group = distributed::make_c10d_collective(env, distributed::Backend::gloo, torch::kCPU, operation_timeout);
+    // Rank 0's thread hosts the store: on a loaded machine it listened only after the others' short operation
+    // timeout had passed (they gave up connecting after 1 s). The others wait for it to listen, as a job's workers
+    // wait for the store its launcher or rank 0 starts, for as long as a collective is allowed.
+    if (rank != 0 && !launcher_store) wait_until_listening(port, std::chrono::seconds(60));
     try {
+      auto group = distributed::make_c10d_collective(env, distributed::Backend::gloo, torch::kCPU, operation_timeout);
       body(rank, *group);
     } catch (const std::runtime_error& e) {
       return std::string(e.what());
