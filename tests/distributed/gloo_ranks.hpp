@@ -18,12 +18,19 @@
 
 namespace lrkit::testing {
 
-// A loopback port free a moment ago, for rank 0 to host the rendezvous store on (as under SLURM or Kubeflow).
-inline int free_loopback_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+// 127.0.0.1:port as the socket calls take it (port 0: any free one).
+inline sockaddr_in loopback_address(int port) {
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  return addr;
+}
+
+// A loopback port free a moment ago, for rank 0 to host the rendezvous store on (as under SLURM or Kubeflow).
+inline int free_loopback_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr = loopback_address(0);
   socklen_t size = sizeof addr;
   ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &size);
@@ -36,11 +43,8 @@ inline void wait_until_listening(int port, std::chrono::milliseconds limit) {
   const auto until = std::chrono::steady_clock::now() + limit;
   for (;;) {
     const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = htons(static_cast<uint16_t>(port));
-    const bool listening = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+    const sockaddr_in addr = loopback_address(port);
+    const bool listening = ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
     ::close(fd);
     if (listening || std::chrono::steady_clock::now() > until) return;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));

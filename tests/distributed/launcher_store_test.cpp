@@ -22,11 +22,8 @@ bool can_bind_loopback(int port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   const int reuse = 1;  // a connection of the ended store in TIME_WAIT does not count; a listener does
   ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &reuse, sizeof reuse);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  const bool bound = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  const sockaddr_in addr = lrkit::testing::loopback_address(port);
+  const bool bound = ::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0;
   ::close(fd);
   return bound;
 }

@@ -57,7 +57,7 @@ print(metrics["grad_norm"][0], exact, metrics["cos_to_mean"][0])
 
 
 def test_a_float16_model_under_ddp_is_measured():
-    # The CPU has no float16 dot: the hook's first bucket raised "dot" not implemented for 'Half'.
+    # Debian's CPU torch lacks a float16 dot product, so the hook raised on its first float16 bucket.
     with tempfile.TemporaryDirectory() as scratch:
         done = subprocess.run([sys.executable, "-c", HALF_MODEL, os.path.join(scratch, "store")], capture_output=True,
                               text=True, timeout=120, env=dict(os.environ, OMP_NUM_THREADS="1"))
