@@ -57,13 +57,14 @@ std::vector<double> sample_weights(const std::vector<double>& losses, Strategy s
   double low = std::numeric_limits<double>::infinity(), high = -low;
   for (double l : losses)
     if (std::isfinite(l)) low = std::min(low, l), high = std::max(high, l);
-  const double half_range = std::max(high / 2 - low / 2, 5e-7);
+  const double half_low = low / 2, half_high = high / 2;
+  const double half_range = std::max(half_high - half_low, 5e-7);
   std::vector<double> w(losses.size());
   double top = -std::numeric_limits<double>::infinity();
   for (size_t i = 0; i < losses.size(); ++i) {
     if (!std::isfinite(losses[i])) continue;
     const double half = losses[i] / 2;
-    w[i] = score(strategy, std::clamp(((half - low / 2) - (high / 2 - half)) / half_range, -1.0, 1.0));
+    w[i] = score(strategy, std::clamp(((half - half_low) - (half_high - half)) / half_range, -1.0, 1.0));
     top = std::max(top, w[i]);
   }
   // exp((f - max f) / r): at most 1, so no overflow at a small r, and a strength so small that f / r is Inf (1e-310)
