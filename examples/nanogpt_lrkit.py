@@ -18,10 +18,15 @@ class TinyGPT(torch.nn.Module):
 
 
 out, steps = sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 120
-dist.init_process_group("gloo"); rank = dist.get_rank(); torch.set_num_threads(1)
+# A GPU of its own per worker: NCCL. Workers sharing a GPU, or on the CPU: Gloo (it moves CUDA tensors too).
+local_rank, gpus = int(os.environ["LOCAL_RANK"]), torch.cuda.device_count()
+device = torch.device("cuda", local_rank % gpus) if gpus else torch.device("cpu")
+if gpus: torch.cuda.set_device(device)
+dist.init_process_group("nccl" if gpus >= int(os.environ["LOCAL_WORLD_SIZE"]) else "gloo")
+rank = dist.get_rank(); torch.set_num_threads(1)
 text = torch.tensor(list(open(os.environ.get("CORPUS", "data/kjv.txt"), "rb").read(200_000)), dtype=torch.long)
 torch.manual_seed(0)  # the same initial weights on every rank
-model = TinyGPT()
+model = TinyGPT().to(device)
 ddp = torch.nn.parallel.DistributedDataParallel(model)
 hook = lt.DispersionHook(log=os.path.join(out, "ranks.jsonl"))
 ddp.register_comm_hook(None, hook)
@@ -33,7 +38,8 @@ guard = lt.SpikeGuard(loss_z=6, grad_z=6, window=50)  # skip an update whose los
 g = torch.Generator().manual_seed(1 + rank)  # each rank its own batches
 for step in range(scheduler.schedule.total_steps):
     starts = torch.randint(0, len(text) - 33, (16,), generator=g).tolist()
-    x, y = torch.stack([text[s:s + 32] for s in starts]), torch.stack([text[s + 1:s + 33] for s in starts])
+    windows = torch.stack([text[s:s + 33] for s in starts]).to(device)
+    x, y = windows[:, :-1], windows[:, 1:]
     loss = torch.nn.functional.cross_entropy(ddp(x).flatten(0, 1), y.flatten())
     optimizer.zero_grad(); loss.backward()
     norm = torch.nn.utils.clip_grad_norm_(ddp.parameters(), 1.0)  # the norm before clipping

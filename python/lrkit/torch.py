@@ -154,8 +154,11 @@ class GradNormRecorder:
             raise RuntimeError("GradNormRecorder.record: no parameter has a gradient (call it after backward)")
         # Half-precision gradients are summed in float32: their own type would round the norm to 3 digits.
         grads = [g.float() if g.dtype in (torch.float16, torch.bfloat16) else g for g in grads]
-        l2 = torch.stack(torch._foreach_norm(grads, 2)).double().pow(2).sum().sqrt()
-        l1 = torch.stack(torch._foreach_norm(grads, 1)).double().sum()
+        # The per-tensor norms meet on the first gradient's device: a model split over devices (or with parameters
+        # offloaded to the host) has them on several, and stack takes one.
+        device = grads[0].device
+        l2 = torch.stack([n.to(device) for n in torch._foreach_norm(grads, 2)]).double().pow(2).sum().sqrt()
+        l1 = torch.stack([n.to(device) for n in torch._foreach_norm(grads, 1)]).double().sum()
         self._pending.append(torch.stack([l2, l1]))
         if len(self._pending) >= self.flush_every:
             self._flush()

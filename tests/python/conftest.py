@@ -15,6 +15,20 @@ def lrkit_binary():
     return path
 
 
+def _cuda_available():
+    try:
+        import torch
+    except ImportError:
+        return False
+    return torch.cuda.is_available()
+
+
+# The devices a multi-worker test runs on: the CPU, and its CUDA twin where torch sees a GPU (every worker on GPU 0,
+# over Gloo: tests/python/worker_setup.py).
+DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
+    not _cuda_available(), reason="no CUDA GPU for this torch: the CUDA twin runs where there is one"))]
+
+
 def run(binary, *args):
     return subprocess.run([binary, *args], check=True, capture_output=True, text=True).stdout
 

@@ -1,6 +1,6 @@
 """One torchrun worker of the distributed tests (test_distributed.py): the
 DispersionHook against brute force, HDET against the plain loop and its
-parameter average against brute force. Writes
+parameter average against brute force, on the device of worker_setup. Writes
 OUT/rank<r>.json."""
 import json
 import os
@@ -10,23 +10,22 @@ import torch
 import torch.distributed as dist
 
 import lrkit.torch as lt
+from worker_setup import DEVICE, start
 
 out = sys.argv[1]
 log_name = sys.argv[2] if len(sys.argv) > 2 else "ranks.jsonl"  # .jsonl or .h5
-dist.init_process_group("gloo")
-rank, world = dist.get_rank(), dist.get_world_size()
-torch.set_num_threads(1)
+rank, world = start()
 
 
 def make_model():
     torch.manual_seed(0)  # the same initial weights on every rank
     return torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.Tanh(), torch.nn.Linear(32, 8), torch.nn.Tanh(),
-                               torch.nn.Linear(8, 1))
+                               torch.nn.Linear(8, 1)).to(DEVICE)
 
 
 def batch(step):
     g = torch.Generator().manual_seed(1000 * step + rank)  # each rank its own data
-    x = torch.randn(12, 16, generator=g)
+    x = torch.randn(12, 16, generator=g).to(DEVICE)
     return x, x.sum(1, keepdim=True).sin()
 
 
@@ -55,13 +54,13 @@ for step in range(8):
     units = g / g.norm(dim=1, keepdim=True)
     pairwise = [(units[i] @ units[j]).item() for i in range(world) for j in range(world) if i < j]
     brute_rows.append({"grad_norm": g.norm(dim=1).tolist(), "cos_to_mean": (g @ mean / (g.norm(dim=1) * mean.norm())).tolist(),
-                       "mean_grad_norm": mean.norm().item(), "cos_pairwise": sum(pairwise) / len(pairwise)})
+                       "mean_grad_norm": mean.norm().item(), "cos_pairwise": sum(pairwise) / len(pairwise) if pairwise else float("nan")})
     optimizer.zero_grad()
     loss = torch.nn.functional.mse_loss(ddp(x), y)
     loss.backward()
     optimizer.step()
     metrics = hook.step(loss)
-    all_losses = [torch.zeros(1) for _ in range(world)]
+    all_losses = [torch.zeros(1, device=DEVICE) for _ in range(world)]
     dist.all_gather(all_losses, loss.detach().reshape(1))
     brute_rows[-1]["loss"] = [v.item() for v in all_losses]
     hook_rows.append(metrics)
@@ -104,7 +103,7 @@ import lrkit.hdet  # noqa: E402
 
 lrkit.hdet._BUCKET_BYTES = 160
 torch.manual_seed(10 + rank)  # every rank other parameters
-mixed = torch.nn.Sequential(torch.nn.Linear(5, 7), torch.nn.Linear(7, 3).double(), torch.nn.Linear(3, 2))
+mixed = torch.nn.Sequential(torch.nn.Linear(5, 7), torch.nn.Linear(7, 3).double(), torch.nn.Linear(3, 2)).to(DEVICE)
 averaging = lt.HDET(torch.optim.SGD(mixed.parameters(), lr=0.1), mixed, "constant(peak=0.1)", 4, alpha=0.2)
 before = [p.detach().clone() for p in mixed.parameters()]
 averaging._average_parameters()

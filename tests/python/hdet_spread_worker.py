@@ -2,7 +2,7 @@
 rate, weight decay (a number of the optimizer's parameter groups) and a dropout
 value (outside the optimizer) spread across the ranks, through syncs, and a
 resume from a mid-run checkpoint against the uninterrupted run; then the
-refused settings. Writes OUT/rank<r>.json."""
+refused settings, on the device of worker_setup. Writes OUT/rank<r>.json."""
 import json
 import os
 import sys
@@ -11,18 +11,17 @@ import torch
 import torch.distributed as dist
 
 import lrkit.torch as lt
+from worker_setup import DEVICE, start
 
 out = sys.argv[1]
-dist.init_process_group("gloo")
-rank = dist.get_rank()
-torch.set_num_threads(1)
+rank, _ = start()
 SPEC, STEPS = "constant(peak=0.01)", 12
 SPREAD = {"weight_decay": 0.5, "dropout": dict(alpha=0.4, base=0.1, upper=0.12)}
 
 
 def make():
     torch.manual_seed(0)
-    model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1))
+    model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1)).to(DEVICE)
     decayed = [p for p in model.parameters() if p.dim() > 1]
     others = [p for p in model.parameters() if p.dim() <= 1]
     optimizer = torch.optim.AdamW([{"params": decayed, "weight_decay": 0.1}, {"params": others, "weight_decay": 0.0}], lr=1.0)
@@ -36,7 +35,7 @@ def train(model, optimizer, hdet, steps, rows):
                      "dropout": hdet.value("dropout"), "wd_base": hdet.base_value("weight_decay"),
                      "permutations": [hdet.state.permutation] + [e.state.permutation for e in hdet.spread]})
         g = torch.Generator().manual_seed(100 * step + rank)
-        x = torch.randn(8, 4, generator=g)
+        x = torch.randn(8, 4, generator=g).to(DEVICE)
         optimizer.zero_grad()
         loss = torch.nn.functional.mse_loss(model(x), x.sum(1, keepdim=True).sin()) * (1 + rank)  # ranks differ
         loss.backward()

@@ -1,7 +1,7 @@
 """One torchrun worker of test_reweighting.py: SampleReweighting under DDP with
 ranks holding different numbers of samples, against one model trained on the
 whole global batch with the weights computed from it; then one rank's invalid
-input, which every rank must report. Writes OUT/rank<r>.json."""
+input, which every rank must report; on the device of worker_setup. Writes OUT/rank<r>.json."""
 import json
 import os
 import sys
@@ -11,23 +11,23 @@ import torch.distributed as dist
 
 import lrkit
 import lrkit.torch as lt
+from worker_setup import DEVICE, flat, start
 
 out = sys.argv[1]
-dist.init_process_group("gloo")
-rank, world = dist.get_rank(), dist.get_world_size()
-torch.set_num_threads(1)
+rank, world = start()
 ROWS = [5 + 2 * r for r in range(world)]  # uneven: 5, 7, 9, ...
 
 
 def make_model():
     torch.manual_seed(0)
-    return torch.nn.Sequential(torch.nn.Linear(6, 16), torch.nn.Tanh(), torch.nn.Linear(16, 1))
+    return torch.nn.Sequential(torch.nn.Linear(6, 16), torch.nn.Tanh(), torch.nn.Linear(16, 1)).to(DEVICE)
 
 
 def global_batch(step):
     g = torch.Generator().manual_seed(step)
     x = torch.randn(sum(ROWS), 6, generator=g)
-    return x, (3 * x[:, :1]).sin(), torch.randint(1, 9, (sum(ROWS),), generator=g).double()
+    # The token counts stay on the host, as a loop's often are: SampleReweighting moves them.
+    return x.to(DEVICE), (3 * x[:, :1]).sin().to(DEVICE), torch.randint(1, 9, (sum(ROWS),), generator=g).double()
 
 
 def per_sample(model, x, y):
@@ -56,7 +56,7 @@ for step in range(4):
     losses = per_sample(whole, x, y)
     strategy = "linupper" if step >= 1 else "uniform"
     w = lrkit.sample_weights(losses.detach().double().tolist(), strategy, 0.5, tokens.tolist() if step >= 2 else [])
-    (torch.tensor(w, dtype=torch.float32) * losses).sum().backward()
+    (torch.tensor(w, dtype=torch.float32, device=DEVICE) * losses).sum().backward()
     reference_optimizer.step()
 
 errors = {}
@@ -72,8 +72,7 @@ for case, bad_rank in (("matrix", world - 1), ("counts_on_one_rank", 0)):
     except ValueError as e:
         errors[case] = str(e)
 
-flat = lambda m: torch.cat([p.detach().flatten() for p in m.parameters()])  # noqa: E731
 with open(os.path.join(out, f"rank{rank}.json"), "w") as f:
-    json.dump({"weights": weights, "stats": stats, "weighted_loss": weighted, "params": flat(model).tolist(),
-               "reference_params": flat(whole).tolist(), "errors": errors, "steps": reweighting.steps}, f)
+    json.dump({"weights": weights, "stats": stats, "weighted_loss": weighted, "params": flat(model),
+               "reference_params": flat(whole), "errors": errors, "steps": reweighting.steps}, f)
 dist.destroy_process_group()

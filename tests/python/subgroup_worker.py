@@ -1,7 +1,7 @@
 """One torchrun worker of test_distributed.py's data-parallel subgroups: 4 ranks
 in the two groups {0, 2} and {1, 3}, as a model-parallel job's data-parallel
 groups are laid out, each running DDP with HDET and the DispersionHook on its
-own group. Writes OUT/rank<r>.json."""
+own group, on the device of worker_setup. Writes OUT/rank<r>.json."""
 import json
 import os
 import sys
@@ -10,16 +10,15 @@ import torch
 import torch.distributed as dist
 
 import lrkit.torch as lt
+from worker_setup import DEVICE, start
 
 out = sys.argv[1]
-dist.init_process_group("gloo")
-rank = dist.get_rank()
-torch.set_num_threads(1)
+rank, _ = start()
 groups = [dist.new_group([0, 2]), dist.new_group([1, 3])]  # every rank creates every group, in the same order
 mine = groups[rank % 2]
 
 torch.manual_seed(rank % 2)  # the same initial weights within a group, other weights in the other group
-model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(), torch.nn.Linear(16, 1))
+model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(), torch.nn.Linear(16, 1)).to(DEVICE)
 ddp = torch.nn.parallel.DistributedDataParallel(model, process_group=mine)
 hook = lt.DispersionHook(process_group=mine)
 ddp.register_comm_hook(None, hook)
@@ -29,7 +28,7 @@ rates, world_sizes = [], []
 for step in range(6):
     rates.append(optimizer.param_groups[0]["lr"])
     g = torch.Generator().manual_seed(100 * step + rank)
-    x = torch.randn(10, 8, generator=g)
+    x = torch.randn(10, 8, generator=g).to(DEVICE)
     optimizer.zero_grad()
     loss = torch.nn.functional.mse_loss(ddp(x), x.sum(1, keepdim=True).cos())
     loss.backward()

@@ -11,19 +11,20 @@ torch = pytest.importorskip("torch", reason="PyTorch is not installed for this P
 if not torch.distributed.is_available():
     pytest.skip("this torch has no torch.distributed", allow_module_level=True)
 
-from conftest import run_torchrun  # noqa: E402
+from conftest import DEVICES, run_torchrun  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def torchrun(workers, out, log_name):
-    run_torchrun(workers, [os.path.join(HERE, "ddp_worker.py"), str(out), log_name])
+def torchrun(workers, out, log_name, device):
+    run_torchrun(workers, [os.path.join(HERE, "ddp_worker.py"), str(out), log_name], LRKIT_TEST_DEVICE=device)
     return [json.load(open(out / f"rank{r}.json")) for r in range(workers)]
 
 
+@pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("workers,log_name", [(2, "ranks.jsonl"), (3, "ranks.h5")])
-def test_hook_equals_brute_force_and_hdet_alpha_zero_is_the_plain_loop(tmp_path, workers, log_name):
-    results = torchrun(workers, tmp_path, log_name)
+def test_hook_equals_brute_force_and_hdet_alpha_zero_is_the_plain_loop(tmp_path, workers, log_name, device):
+    results = torchrun(workers, tmp_path, log_name, device)
     for rank_result in results:
         for hook, brute in zip(rank_result["hook"], rank_result["brute"]):
             assert hook["loss"] == pytest.approx(brute["loss"], rel=1e-6)
@@ -67,10 +68,11 @@ def test_hook_equals_brute_force_and_hdet_alpha_zero_is_the_plain_loop(tmp_path,
         assert f"{workers} rank(s), 8 steps" in report.stdout, report.stdout
 
 
-def test_hdet_and_the_hook_run_on_data_parallel_subgroups_without_rank_zero(tmp_path):
+@pytest.mark.parametrize("device", DEVICES)
+def test_hdet_and_the_hook_run_on_data_parallel_subgroups_without_rank_zero(tmp_path, device):
     # Groups {0, 2} and {1, 3}: HDET's permutation broadcast used global rank 0 as its source, which group {1, 3}
     # does not hold (torch refused it there).
-    run_torchrun(4, [os.path.join(HERE, "subgroup_worker.py"), str(tmp_path)])
+    run_torchrun(4, [os.path.join(HERE, "subgroup_worker.py"), str(tmp_path)], LRKIT_TEST_DEVICE=device)
     results = [json.load(open(tmp_path / f"rank{r}.json")) for r in range(4)]
     for first, second in ((0, 2), (1, 3)):
         a, b = results[first], results[second]
@@ -261,9 +263,10 @@ def test_the_example_loop_trains_under_torchrun_and_lrkit_diagnose_reads_its_log
         assert report.returncode == 0 and "verdict:" in report.stdout, report.stdout + report.stderr
 
 
-def test_hdet_spreads_weight_decay_and_other_values_each_with_its_own_permutation_and_resumes(tmp_path):
+@pytest.mark.parametrize("device", DEVICES)
+def test_hdet_spreads_weight_decay_and_other_values_each_with_its_own_permutation_and_resumes(tmp_path, device):
     workers = 3
-    run_torchrun(workers, [os.path.join(HERE, "hdet_spread_worker.py"), str(tmp_path)])
+    run_torchrun(workers, [os.path.join(HERE, "hdet_spread_worker.py"), str(tmp_path)], LRKIT_TEST_DEVICE=device)
     results = [json.load(open(tmp_path / f"rank{r}.json")) for r in range(workers)]
     for result in results:
         assert result["resumed"] == result["whole"], "a resume continues every spread value exactly"

@@ -9,7 +9,7 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="PyTorch is not installed for this Python")
 import lrkit.torch as lt  # noqa: E402
-from conftest import run_torchrun  # noqa: E402
+from conftest import DEVICES, run_torchrun  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCORES = {
@@ -107,11 +107,12 @@ def test_bad_input_is_named(make, error, message):
         make()
 
 
-def test_ddp_with_uneven_ranks_trains_as_one_process_on_the_global_batch(tmp_path):
+@pytest.mark.parametrize("device", DEVICES)
+def test_ddp_with_uneven_ranks_trains_as_one_process_on_the_global_batch(tmp_path, device):
     if not torch.distributed.is_available():
         pytest.skip("this torch has no torch.distributed")
     workers = 3
-    run_torchrun(workers, [os.path.join(HERE, "reweight_worker.py"), str(tmp_path)])
+    run_torchrun(workers, [os.path.join(HERE, "reweight_worker.py"), str(tmp_path)], LRKIT_TEST_DEVICE=device)
     results = [json.load(open(tmp_path / f"rank{r}.json")) for r in range(workers)]
     for result in results:
         assert result["weights"] == results[0]["weights"] and result["stats"] == results[0]["stats"]

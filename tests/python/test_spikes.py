@@ -9,7 +9,7 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="PyTorch is not installed for this Python")
 import lrkit.torch as lt  # noqa: E402
-from conftest import run_torchrun  # noqa: E402
+from conftest import DEVICES, run_torchrun  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -119,10 +119,11 @@ def test_a_damaged_state_is_refused_and_changes_nothing(key, value, message):
     assert guard.state_dict() == before, "the loss window was restored before the norm's was refused"
 
 
-def test_every_rank_decides_alike_on_the_mean_loss(tmp_path):
+@pytest.mark.parametrize("device", DEVICES)
+def test_every_rank_decides_alike_on_the_mean_loss(tmp_path, device):
     if not torch.distributed.is_available():
         pytest.skip("this torch has no torch.distributed")
-    run_torchrun(2, [os.path.join(HERE, "spike_worker.py"), str(tmp_path)])
+    run_torchrun(2, [os.path.join(HERE, "spike_worker.py"), str(tmp_path)], LRKIT_TEST_DEVICE=device)
     a, b = (json.load(open(tmp_path / f"rank{r}.json")) for r in range(2))
     assert [r["applied"] for r in a["rows"]] == [r["applied"] for r in b["rows"]]
     assert a["weights"] == b["weights"], "the ranks stayed in step"

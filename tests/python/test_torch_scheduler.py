@@ -7,6 +7,7 @@ import pytest
 torch = pytest.importorskip("torch", reason="PyTorch is not installed for this Python")
 import lrkit  # noqa: E402
 import lrkit.torch as lt  # noqa: E402
+from conftest import DEVICES  # noqa: E402
 
 
 def model_and_optimizer(lr=0.05, groups=1):
@@ -220,6 +221,20 @@ def test_recorded_norms_are_the_gradients_norms_in_float64(dtype):
         lt.GradNormRecorder(model.parameters(), flush_every="a")  # was int()'s "invalid literal for int()"
     with pytest.raises(RuntimeError, match="no parameter has a gradient"):
         lt.GradNormRecorder([frozen]).record()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_recorded_norms_of_a_model_split_between_the_host_and_a_device(device):
+    # The per-tensor norms of parameters on two devices (a layer offloaded to the host) could not be stacked.
+    torch.manual_seed(1)
+    first, second = torch.nn.Linear(6, 5), torch.nn.Linear(5, 3).to(device)
+    parameters = [*first.parameters(), *second.parameters()]
+    recorder = lt.GradNormRecorder(parameters)
+    second(torch.tanh(first(torch.randn(4, 6))).to(device)).pow(2).mean().backward()
+    recorder.record()
+    grads = [p.grad.double().cpu() for p in parameters]
+    assert recorder.l2 == pytest.approx([sum(g.pow(2).sum() for g in grads).sqrt().item()], rel=1e-6)
+    assert recorder.l1 == pytest.approx([sum(g.abs().sum() for g in grads).item()], rel=1e-6)
 
 
 def test_refine_takes_any_path_and_numpy_numbers(tmp_path):
