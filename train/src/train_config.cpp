@@ -18,6 +18,7 @@
 #include "lrkit/schedules/usable_rates.hpp"
 #include "lrkit/train/byte_corpus.hpp"
 #include "lrkit/train/gpt.hpp"
+#include "lrkit/train/named_paths.hpp"
 #include "lrkit/train/option_typo.hpp"
 #include "lrkit/train/stray_arguments.hpp"
 #include "lrkit/train/whole_number_option.hpp"
@@ -113,12 +114,12 @@ void TrainConfig::check_data_files() const {
 std::vector<DataSource> TrainConfig::data_sources() const {
   if (data.sources.empty()) return {{"heldout", data.path}};
   std::vector<DataSource> sources;
-  const auto items = split_list(data.sources);
-  for (size_t i = 0; i < items.size(); ++i) {
-    const auto equals = items[i].find('=');
-    DataSource source{items[i].substr(0, equals), equals == std::string::npos ? "" : items[i].substr(equals + 1)};
-    if (equals == std::string::npos || !valid_name(source.name) || source.path.empty())
-      throw std::invalid_argument("data.sources entry " + std::to_string(i + 1) + " ('" + items[i] +
+  const auto entries = named_paths("data.sources", data.sources);
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const auto& entry = entries[i];
+    DataSource source{entry.name, entry.path.value_or("")};
+    if (!entry.path || !valid_name(source.name) || source.path.empty())
+      throw std::invalid_argument("data.sources entry " + std::to_string(i + 1) + " ('" + entry.text +
                                   "') must be NAME=PATH with NAME of letters, digits, _ and -");
     for (const auto& earlier : sources)
       if (earlier.name == source.name) throw std::invalid_argument("data.sources names '" + source.name + "' twice");
@@ -161,16 +162,15 @@ std::string repeated_eval_set(const std::string& name, bool one_from_heldout, co
 std::vector<EvalSet> TrainConfig::eval_sets() const {
   std::vector<EvalSet> sets;
   std::vector<bool> from_heldout;  // per set: one of the sources a mixture's 'heldout' stands for
-  const auto items = split_list(eval.sets);
-  for (size_t i = 0; i < items.size(); ++i) {
-    const auto& item = items[i];
-    const auto equals = item.find('=');
-    EvalSet set{item.substr(0, equals), equals == std::string::npos ? "" : item.substr(equals + 1)};
-    if (!valid_name(set.name) || (equals != std::string::npos && set.path.empty()))
-      throw std::invalid_argument("eval.sets entry " + std::to_string(i + 1) + " ('" + item +
+  const auto entries = named_paths("eval.sets", eval.sets);
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const auto& written = entries[i];
+    EvalSet set{written.name, written.path.value_or("")};
+    if (!valid_name(set.name) || (written.path && set.path.empty()))
+      throw std::invalid_argument("eval.sets entry " + std::to_string(i + 1) + " ('" + written.text +
                                   "') must be NAME or NAME=PATH with NAME of letters, digits, _ and -");
     if (set.path.empty() && set.name != "heldout")
-      throw std::invalid_argument("eval.sets entry '" + item + "' names no file (only 'heldout' may stand alone)");
+      throw std::invalid_argument("eval.sets entry '" + written.text + "' names no file (only 'heldout' may stand alone)");
     const bool mixture_heldout = set.name == "heldout" && set.path.empty() && !data.sources.empty();
     std::vector<EvalSet> expanded;
     if (mixture_heldout)
