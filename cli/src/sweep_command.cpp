@@ -111,7 +111,13 @@ train::TrainConfig check_runs(const SweepConfig& sweep) {
     std::vector<size_t> lines;
     for (const char* key : {"sweep.metric", "eval.sets"})
       if (const auto line = ini_line_of_key(sweep.text, key)) lines.push_back(*line);
-    throw placed(lines, "sweep.metric '" + sweep.metric + "' is not one of the runs' eval.sets ('" + base.eval.sets + "')");
+    // eval.sets from the runs' train_config file: its line there too (the sweep file's lines lead the message).
+    std::string sets_place;
+    const auto& from_file = base.keys_from_config_file;
+    if (std::find(from_file.begin(), from_file.end(), "eval.sets") != from_file.end())
+      sets_place = ", set in config file " + ini_place(base.config_file, ini_line_of_key(base.config_text, "eval.sets"));
+    throw placed(lines, "sweep.metric '" + sweep.metric + "' is not one of the runs' eval.sets ('" + base.eval.sets + "'" +
+                            sets_place + ")");
   }
   try {  // once here, not once per run
     base.check_data_files();

@@ -335,7 +335,18 @@ TEST(SweepCommand, BadInputExitsTwoWithOneLine) {
     EXPECT_NE(r.out.find(needle), std::string::npos) << needle << "\n" << r.out;
     EXPECT_FALSE(fs::exists(out + "/runs")) << "nothing started for: " << needle;
   }
-  const auto r = run_lrkit("sweep");
+  // eval.sets set in the runs' train_config file: its line there too.
+  std::ifstream tiny(tiny_config());
+  const std::string tiny_text((std::istreambuf_iterator<char>(tiny)), std::istreambuf_iterator<char>());
+  const auto sets_line = std::count(tiny_text.begin(), tiny_text.end(), '\n') + 2;
+  const auto other_sets = lrkit::testing::write_text("sweep_bad_sets.cfg", tiny_text + "[eval]\nsets = other=" + tiny_config() + "\n");
+  auto r = run_lrkit("sweep --config " + lrkit::testing::write_text("sweep_bad.cfg", "[sweep]\ntrain_config = " + other_sets +
+                                                                          "\nout = " + out + "\nbudgets = 8\n[schedules]\nc = cosine(peak=1)\n"));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("sweep.metric 'heldout' is not one of the runs' eval.sets ('other=" + tiny_config() +
+                       "', set in config file '" + other_sets + "' line " + std::to_string(sets_line) + ")"),
+            std::string::npos) << r.out;
+  r = run_lrkit("sweep");
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.out.find("--config SWEEP.cfg is required"), std::string::npos) << r.out;
   EXPECT_EQ(run_lrkit("sweep --dryrun").out,
