@@ -118,12 +118,31 @@ def warn_past_end(scheduler, step):
 
 
 def group_ratios(optimizer):
-    """Each parameter group's initial rate over the first group's (all 1 when the first is 0), as LambdaLR keeps them."""
+    """Each parameter group's initial rate over the first group's (all 1 when the first is 0), as LambdaLR keeps them;
+    floats, also where the rates are tensors (a checkpoint's ratios must be numbers)."""
     def initial(group):
-        return group.get("initial_lr", group["lr"])
+        return float(group.get("initial_lr", group["lr"]))
 
     first = initial(optimizer.param_groups[0])
     return [1.0 if first == 0 else initial(group) / first for group in optimizer.param_groups]
+
+
+def keep_initial_rates(optimizer):
+    """Sets each group's initial_lr, as PyTorch's schedulers do, to a copy where the rate is a tensor: torch 1.13's
+    schedulers keep the tensor itself, which set_rate's in-place update would then move along with the rate."""
+    for group in optimizer.param_groups:
+        if torch.is_tensor(group["lr"]) and "initial_lr" not in group:
+            group["initial_lr"] = group["lr"].clone()
+
+
+def set_rate(group, rate):
+    """A parameter group's learning rate set to `rate`. A rate held as a tensor (torch.compile'd and capturable
+    optimizer steps read it so; PyTorch's own schedulers fill it in place) stays that tensor: a float put in its
+    place recompiles the compiled step at every new rate."""
+    if torch.is_tensor(group["lr"]):
+        group["lr"].fill_(rate)
+    else:
+        group["lr"] = rate
 
 
 def saved_ratios(state_dict, optimizer, who):

@@ -23,7 +23,7 @@ import torch
 from ._hdet_spread import SpreadValue
 from ._lrkit import Hdet, HdetConfig, HdetState
 from ._torch_common import (check_same_schedule, collective_device, distributed, group_ratios, is_number, loop_schedule,
-                            require_optimizer, saved_ratios, scalar_tensor, warn_past_end, whole_number)
+                            require_optimizer, saved_ratios, scalar_tensor, set_rate, warn_past_end, whole_number)
 
 __all__ = ["HDET"]
 
@@ -146,7 +146,7 @@ class HDET:
         warn_past_end(self, self.state.step)
         rate = self.lr()
         for group, ratio in zip(self.optimizer.param_groups, self.ratios):
-            group["lr"] = rate * ratio
+            set_rate(group, rate * ratio)
         for entry in self.spread:
             entry.apply(self.optimizer, self.rank)
 

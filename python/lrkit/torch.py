@@ -22,8 +22,8 @@ import torch
 from torch.optim import lr_scheduler as _lr_scheduler
 
 from ._lrkit import DecayBranch, Schedule, spec_word
-from ._torch_common import (check_same_schedule, group_ratios, is_number, loop_schedule, require_optimizer, saved_ratios,
-                            warn_past_end, whole_number, write_csv)
+from ._torch_common import (check_same_schedule, group_ratios, is_number, keep_initial_rates, loop_schedule,
+                            require_optimizer, saved_ratios, set_rate, warn_past_end, whole_number, write_csv)
 
 _SchedulerBase = getattr(_lr_scheduler, "LRScheduler", None) or _lr_scheduler._LRScheduler
 
@@ -40,6 +40,7 @@ class LRScheduler(_SchedulerBase):
     def __init__(self, optimizer, spec, total_steps=None, last_epoch=-1):
         require_optimizer(optimizer, "LRScheduler")
         self.schedule = loop_schedule(spec, total_steps)
+        keep_initial_rates(optimizer)
         self.ratios = group_ratios(optimizer)
         super().__init__(optimizer, last_epoch)
 
@@ -63,7 +64,7 @@ class LRScheduler(_SchedulerBase):
         self._step_count = state_dict.get("_step_count", self.last_epoch + 1)
         rates = self.get_lr()
         for group, rate in zip(self.optimizer.param_groups, rates):
-            group["lr"] = rate
+            set_rate(group, rate)
         self._last_lr = rates
 
 

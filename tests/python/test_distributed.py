@@ -116,6 +116,33 @@ def test_hdet_warns_once_when_the_loop_outlasts_its_schedule(tmp_path, steps, wa
     assert done.stderr.count(expected) == (1 if warned else 0), done.stderr
 
 
+HDET_TENSOR_RATES = """
+import json, sys, torch, torch.distributed as dist, lrkit.torch as lt
+dist.init_process_group("gloo", init_method="file://" + sys.argv[1], rank=0, world_size=1)
+model = torch.nn.Linear(2, 1)
+rates = [torch.tensor(0.05), torch.tensor(0.01)]
+optimizer = torch.optim.SGD([{"params": [model.weight], "lr": rates[0]}, {"params": [model.bias], "lr": rates[1]}])
+hdet = lt.HDET(optimizer, model, "cosine(peak=0.1)", 10, sync_every=2)
+for step in range(3):
+    optimizer.step()
+    hdet.step(1.0 + step)
+groups = optimizer.param_groups
+print(json.dumps({"same_tensors": all(g["lr"] is rate for g, rate in zip(groups, rates)),
+                  "rates": [float(g["lr"]) for g in groups], "expected": [hdet.lr(), hdet.lr() * 0.2],
+                  "ratio_types": sorted({type(r).__name__ for r in hdet.state_dict()["ratios"]})}))
+"""
+
+
+def test_hdet_fills_rates_held_as_tensors_in_place(tmp_path):
+    # A compiled optimizer step reads its rate as a tensor: HDET put a float in its place, which recompiles the step.
+    done = subprocess.run([sys.executable, "-c", HDET_TENSOR_RATES, str(tmp_path / "store")],
+                          capture_output=True, text=True, timeout=120, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout)
+    assert result["same_tensors"] and result["ratio_types"] == ["float"]
+    assert result["rates"] == pytest.approx(result["expected"], rel=1e-6) and result["rates"][0] > 0
+
+
 BAD_LOSSES = """
 import sys, numpy, torch, torch.distributed as dist, lrkit.torch as lt
 dist.init_process_group("gloo", init_method="file://" + sys.argv[1], rank=0, world_size=1)

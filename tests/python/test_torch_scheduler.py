@@ -98,6 +98,57 @@ def test_a_deep_copied_scheduler_goes_on_at_the_same_rates():
     assert train(twin["model"], twin["optimizer"], twin["scheduler"], total - 15) == rest
 
 
+def _tensor_rate_optimizer():
+    model = torch.nn.Linear(4, 1)
+    rates = [torch.tensor(0.05), torch.tensor(0.01)]
+    return rates, torch.optim.SGD([{"params": [model.weight], "lr": rates[0]}, {"params": [model.bias], "lr": rates[1]}])
+
+
+def _torch_fills_tensor_rates():
+    """Whether this torch's own schedulers update a rate held as a tensor in place (torch 2.x) or replace it (1.13)."""
+    rate = torch.tensor(0.1)
+    optimizer = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=rate)
+    torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 0.5)
+    return optimizer.param_groups[0]["lr"] is rate
+
+
+def test_rates_held_as_tensors_are_filled_in_place_and_checkpoint_as_numbers(tmp_path):
+    # A compiled optimizer step reads its rate as a tensor, and a float put in its place recompiles the step. The
+    # ratios were the tensors' quotient, which a checkpoint's load then refused as no number.
+    schedule = lrkit.Schedule("cosine(peak=1e-2)", 10)
+    _, optimizer = _tensor_rate_optimizer()
+    scheduler = lt.LRScheduler(optimizer, schedule)
+    assert all(type(r) is float for r in scheduler.ratios) and scheduler.ratios == pytest.approx([1.0, 0.2], rel=1e-6)
+    for _ in range(3):
+        optimizer.step()  # no gradients: nothing moves
+        scheduler.step()
+    state = torch.load(_saved(scheduler.state_dict(), tmp_path))
+    rates, optimizer = _tensor_rate_optimizer()
+    resumed = lt.LRScheduler(optimizer, schedule)
+    resumed.load_state_dict(state)
+    groups = optimizer.param_groups
+    assert [float(g["lr"]) for g in groups] == pytest.approx([schedule(3), schedule(3) * 0.2], rel=1e-6)
+    assert [float(g["initial_lr"]) for g in groups] == pytest.approx([0.05, 0.01]), "copies: they did not move along"
+    if _torch_fills_tensor_rates():
+        assert all(g["lr"] is rate for g, rate in zip(groups, rates)), "the loop's own tensors, filled in place"
+
+
+def test_a_rate_held_as_a_tensor_trains_as_the_same_float_rate():
+    try:
+        torch.optim.AdamW([torch.nn.Parameter(torch.ones(1))], lr=torch.tensor(0.1), foreach=False).step()
+    except (TypeError, RuntimeError) as error:
+        pytest.skip(f"this torch's AdamW takes no tensor rate ({error})")
+
+    def weights_after_training(rate):
+        torch.manual_seed(0)
+        model = torch.nn.Linear(4, 1)
+        optimizer = torch.optim.AdamW(model.parameters(), lr=rate, foreach=False)
+        train(model, optimizer, lt.LRScheduler(optimizer, "wsd(peak=1e-2, warmup=3, decay=40%)", 12), 12)
+        return torch.cat([p.detach().flatten() for p in model.parameters()])
+
+    assert torch.allclose(weights_after_training(torch.tensor(0.5)), weights_after_training(0.5), rtol=1e-5, atol=1e-7)
+
+
 def test_bad_input_is_a_clear_python_exception():
     model, optimizer = model_and_optimizer()
     with pytest.raises(TypeError, match="torch.optim.Optimizer"):
