@@ -69,6 +69,11 @@ gtest_binaries() {
   ! grep -q -E 'exit [1-9]' "$2"
 }
 
+# ctest runs the Python package's tests (its CUDA twins among them) as one test: pytest's own counts, from ctest's log.
+note_python_package() {
+  note "python_package's pytest: $(grep -h -E '^[0-9]+ (passed|failed)' build/Testing/Temporary/LastTest.log 2>/dev/null | tail -1)"
+}
+
 stage_test() {
   local start=$SECONDS status=0
   (cd build && ctest -L gpu -j 4 --timeout 600 --output-on-failure) > "$logs/ctest_gpu.txt" 2>&1 || status=1
@@ -92,12 +97,14 @@ stage_test() {
       > "$logs/ctest_scripts.txt" 2>&1 || status=1
     mv "$aside"/*_tests.cmake build/tests/ && rmdir "$aside"
     note "tests other than GoogleTest's (no fuzz): $(ctest_counts "$logs/ctest_scripts.txt")"
+    note_python_package
     return $status
   fi
   note "gpu-labelled tests: $(ctest_counts "$logs/ctest_gpu.txt") ($((SECONDS - start)) s)"
   start=$SECONDS
   (cd build && ctest -LE gpu -E cli_fuzz -j "$(nproc)" --timeout 600 --output-on-failure) > "$logs/ctest_rest.txt" 2>&1 || status=1
   note "other tests (no fuzz): $(ctest_counts "$logs/ctest_rest.txt") ($((SECONDS - start)) s)"
+  note_python_package
   grep -h -E '\(Failed\)|\(Timeout\)|\(SEGFAULT\)|Not Run' "$logs/ctest_gpu.txt" "$logs/ctest_rest.txt" | head -20 || true
   return $status
 }
