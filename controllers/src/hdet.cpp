@@ -112,7 +112,12 @@ HdetState Hdet::observe(HdetState s, const std::vector<double>& losses) const {
   return s;
 }
 
-bool Hdet::sync_due(const HdetState& s) const { return s.step > 0 && s.step % config_.sync_every == 0; }
+bool Hdet::sync_due(const HdetState& s) const { return sync_due_after(s, 0); }
+
+bool Hdet::sync_due_after(const HdetState& s, int64_t more_steps) const {
+  const int64_t step = s.step + more_steps;
+  return step > 0 && step % config_.sync_every == 0;
+}
 
 namespace {
 

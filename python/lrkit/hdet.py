@@ -10,6 +10,11 @@ controller is lrkit's C++ one (lrkit.Hdet); this class only feeds it.
         optimizer.step()
         hdet.step(loss)            # gathers the ranks' losses, averages, meta-updates, sets the next rate
 
+The gathered losses stay where the collective left them (an NCCL group's: on
+the GPU) until the step that ends a sync window needs them: one copy to the
+host per window, not a wait for the device every step. Reading hdet.state or
+hdet.state_dict() hands them over first.
+
 alpha = 0 reproduces the plain loop bit for bit: every rank then has the
 schedule's rate and identical parameters, so nothing is averaged.
 
@@ -61,7 +66,8 @@ class HDET:
         lr_config = config()
         lr_config.validate()
         self.controller = Hdet(lr_config)
-        self.state = self.controller.init()
+        self._state = self.controller.init()
+        self._pending = []  # the losses of the steps since the last hand-over, one tensor of the ranks' per step
         if spread is not None and not isinstance(spread, dict):
             raise TypeError(f"HDET spread must be a dict of name -> alpha or settings (got {type(spread).__name__})")
         if spread and "lr" in spread:
@@ -73,13 +79,23 @@ class HDET:
         self._agree_on_permutation()
         self._apply()
 
+    @property
+    def state(self):
+        """The controller's state (an lrkit.HdetState), every step's losses observed."""
+        self._observe_pending()
+        return self._state
+
+    def _next_step(self):
+        """The step the next update is: the observed steps and those whose losses are pending."""
+        return self._state.step + len(self._pending)
+
     def lr(self):
         """This rank's rate for the next step."""
-        return self.controller.replica_value(self.state, self.rank, self.schedule(self.state.step))
+        return self.controller.replica_value(self._state, self.rank, self.schedule(self._next_step()))
 
     def base_lr(self):
         """The corrected base rate (the ranks' mean) for the next step."""
-        return self.controller.base_value(self.state, self.schedule(self.state.step))
+        return self.controller.base_value(self._state, self.schedule(self._next_step()))
 
     def value(self, name):
         """This rank's value of a spread hyper-parameter for the next step (for one in the parameter groups: the
@@ -95,18 +111,28 @@ class HDET:
         mine = scalar_tensor(local_loss, "HDET.step").reshape(1).to(self.device)
         gathered = [torch.empty_like(mine) for _ in range(self.world)]
         self._dist.all_gather(gathered, mine, group=self.group)
-        losses = torch.cat(gathered).cpu().tolist()
-        self.state = self.controller.observe(self.state, losses)
-        for entry in self.spread:
-            entry.state = entry.controller.observe(entry.state, losses)
-        if self.controller.sync_due(self.state):
+        self._pending.append(torch.cat(gathered))
+        # Between syncs the rates depend on the step alone (the window's losses wait), so only a sync copies them.
+        if self.controller.sync_due_after(self._state, len(self._pending)):
+            self._observe_pending()
             if self._spread_at_all():  # every alpha 0: the ranks are identical already
                 self._average_parameters()
-            self.state = self.controller.sync(self.state, self.schedule(self.state.step - 1))
+            self._state = self.controller.sync(self._state, self.schedule(self._state.step - 1))
             for entry in self.spread:
                 entry.state = entry.controller.sync(entry.state, entry.base)
             self._agree_on_permutation()
         self._apply()
+
+    def _observe_pending(self):
+        """Hands the pending steps' losses to the controllers, in order, in one copy to the host."""
+        if not self._pending:
+            return
+        rows = torch.stack(self._pending).cpu().tolist()
+        self._pending = []
+        for losses in rows:
+            self._state = self.controller.observe(self._state, losses)
+            for entry in self.spread:
+                entry.state = entry.controller.observe(entry.state, losses)
 
     def _spread_at_all(self):
         return any(c.config.alpha > 0 for c in [self.controller] + [entry.controller for entry in self.spread])
@@ -143,7 +169,7 @@ class HDET:
             holder.state.permutation = permutation
 
     def _apply(self):
-        warn_past_end(self, self.state.step)
+        warn_past_end(self, self._next_step())
         rate = self.lr()
         for group, ratio in zip(self.optimizer.param_groups, self.ratios):
             set_rate(group, rate * ratio)
@@ -171,7 +197,8 @@ class HDET:
         except ValueError as error:
             raise ValueError(f"the checkpoint's HDET state does not fit this one: {error}") from None
         ratios = saved_ratios(state_dict, self.optimizer, "HDET")
-        self.state, self.ratios = state, ratios  # all checked: a refused checkpoint leaves this HDET as it was
+        # All checked: a refused checkpoint leaves this HDET as it was. The pending losses were the old trajectory's.
+        self._state, self.ratios, self._pending = state, ratios, []
         for entry, entry_state in zip(self.spread, spread_states):
             entry.state = entry_state
         self._apply()

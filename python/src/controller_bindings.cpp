@@ -52,6 +52,7 @@ void bind_controllers(py::module_& m) {
       .def("replica_value", &Hdet::replica_value, py::arg("state"), py::arg("replica"), py::arg("scheduled"))
       .def("observe", &Hdet::observe, py::arg("state"), py::arg("replica_losses"))
       .def("sync_due", &Hdet::sync_due, py::arg("state"))
+      .def("sync_due_after", &Hdet::sync_due_after, py::arg("state"), py::arg("more_steps"))
       .def("sync", &Hdet::sync, py::arg("state"), py::arg("scheduled"))
       .def("check_state", &Hdet::check_state, py::arg("state"),
            "raises ValueError, naming the field, for a state that is not one of this controller's");

@@ -62,6 +62,24 @@ TEST(Hdet, AlphaZeroIsPlainDataParallelExactly) {
   EXPECT_EQ(s.syncs, 10);
 }
 
+TEST(Hdet, ASyncIsDueAfterTheStepThatEndsAWindowCountingStepsNotYetObserved) {
+  HdetConfig c;
+  c.replicas = 2;
+  c.sync_every = 4;
+  const Hdet h(c);
+  auto s = h.init();
+  EXPECT_FALSE(h.sync_due(s)) << "step 0 ends no window";
+  EXPECT_FALSE(h.sync_due_after(s, 3));
+  EXPECT_TRUE(h.sync_due_after(s, 4));
+  EXPECT_TRUE(h.sync_due_after(s, 8));
+  for (int step = 1; step <= 9; ++step) {
+    s = h.observe(s, {1.0, 2.0});
+    EXPECT_EQ(h.sync_due(s), step % 4 == 0) << step;
+    EXPECT_EQ(h.sync_due_after(s, 0), h.sync_due(s)) << step;
+    EXPECT_EQ(h.sync_due_after(s, 3), (step + 3) % 4 == 0) << step;
+  }
+}
+
 // Every window restarts f(x) = h x^2 / 2 at x = 1 and takes `steps` gradient
 // steps: the best learning rate is 1 / h (one step to the minimum), and the
 // window loss grows with |1 - eta h| on either side of it.

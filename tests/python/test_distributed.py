@@ -143,6 +143,44 @@ def test_hdet_fills_rates_held_as_tensors_in_place(tmp_path):
     assert result["rates"] == pytest.approx(result["expected"], rel=1e-6) and result["rates"][0] > 0
 
 
+HDET_LOSSES_WAIT_FOR_A_SYNC = """
+import json, sys, torch, torch.distributed as dist, lrkit.torch as lt
+dist.init_process_group("gloo", init_method="file://" + sys.argv[1], rank=0, world_size=1)
+
+
+def run(read_state_every_step):
+    model = torch.nn.Linear(2, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    hdet = lt.HDET(optimizer, model, "linear(peak=0.1, floor=0.01)", 11, sync_every=4, spread={"momentum": 0.5})
+    rows = []
+    for step in range(11):
+        hdet.step(torch.tensor(3.0 - 0.1 * step, dtype=torch.float64))
+        if read_state_every_step:
+            hdet.state
+        rows.append({"pending": len(hdet._pending), "lr": optimizer.param_groups[0]["lr"], "base": hdet.base_lr(),
+                     "momentum": optimizer.param_groups[0]["momentum"]})
+    return rows, hdet.state_dict()
+
+
+print(json.dumps({"late": run(False), "eager": run(True)}))
+"""
+
+
+def test_hdet_hands_the_losses_over_at_a_sync_only_and_gives_the_same_run(tmp_path):
+    # hdet.step copied the gathered losses to the host every step: on a GPU, a wait for the device per step.
+    done = subprocess.run([sys.executable, "-c", HDET_LOSSES_WAIT_FOR_A_SYNC, str(tmp_path / "store")],
+                          capture_output=True, text=True, timeout=120, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout)
+    (late_rows, late_state), (eager_rows, eager_state) = result["late"], result["eager"]
+    assert [row["pending"] for row in late_rows] == [1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3], "one hand-over per window of 4"
+    assert all(row["pending"] == 0 for row in eager_rows), "reading hdet.state hands them over"
+    drop = lambda rows: [{k: v for k, v in row.items() if k != "pending"} for row in rows]  # noqa: E731
+    assert drop(late_rows) == drop(eager_rows) and late_state == eager_state
+    assert late_state["state"]["step"] == 11 and late_state["state"]["syncs"] == 2
+    assert late_state["state"]["window_loss"] == [sum(3.0 - 0.1 * s for s in (8, 9, 10))]
+
+
 BAD_LOSSES = """
 import sys, numpy, torch, torch.distributed as dist, lrkit.torch as lt
 dist.init_process_group("gloo", init_method="file://" + sys.argv[1], rank=0, world_size=1)

@@ -63,6 +63,9 @@ class Hdet {
   HdetState observe(HdetState state, const std::vector<double>& replica_losses) const;
   // True after the step that ends a sync window: average the parameters, then call sync().
   bool sync_due(const HdetState& state) const;
+  // Whether a sync is due once `more_steps` further steps are observed: a loop that keeps its losses on the device
+  // and hands them over only when they are needed (Python's HDET) asks this before observing them.
+  bool sync_due_after(const HdetState& state, int64_t more_steps) const;
   // The meta-update from the window (auto_lr and past warmup), a fresh permutation, an empty window.
   HdetState sync(HdetState state, double scheduled) const;
   // The permutation for sync index k (k = 0: the first window).
