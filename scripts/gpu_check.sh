@@ -120,6 +120,10 @@ stage_bench() {
   echo "== bench/grad_norm_recorder_overhead.sh 3 60 cuda" >> "$logs/bench.txt"
   bash bench/grad_norm_recorder_overhead.sh 3 60 cuda >> "$logs/bench.txt" 2>&1 || true
   note "GradNormRecorder on cuda: $(tail -1 "$logs/bench.txt")"
+  # Python HDET on one GPU (NCCL): its losses wait on the device until a sync, against a copy to the host every step.
+  echo "== DEVICE=cuda WORKERS=1 bench/ddp_overhead.sh 2 200 lr_scheduler hdet hdet_every_step" >> "$logs/bench.txt"
+  DEVICE=cuda WORKERS=1 bash bench/ddp_overhead.sh 2 200 lr_scheduler hdet hdet_every_step >> "$logs/bench.txt" 2>&1 || true
+  note "Python HDET on cuda: $(tail -3 "$logs/bench.txt" | tr '\n' ' ')"
 }
 
 stage_profile() {
