@@ -1,5 +1,8 @@
 #include "lrkit/distributed/hdet_scheduler.hpp"
 
+#include <stdexcept>
+#include <string>
+
 #include "lrkit/distributed/gradient_sync.hpp"
 #include "lrkit/distributed/hyperparameters.hpp"
 
@@ -17,23 +20,48 @@ HdetScheduler::HdetScheduler(const controllers::HdetConfig& config, schedules::S
   apply();
 }
 
-void HdetScheduler::step(double local_loss) {
-  const auto mine = torch::tensor({local_loss}, torch::kDouble).to(collective_.device());
-  const auto losses = collective_.all_gather(mine).reshape({-1}).to(torch::kCPU).contiguous();
-  ensemble_.observe(std::vector<double>(losses.data_ptr<double>(), losses.data_ptr<double>() + losses.numel()));
-  if (ensemble_.sync_due()) {
+void HdetScheduler::step(double local_loss) { step(torch::tensor({local_loss}, torch::kDouble)); }
+
+void HdetScheduler::step(const torch::Tensor& local_loss) {
+  if (local_loss.numel() != 1)
+    throw std::invalid_argument("HdetScheduler::step: the loss must be one number (got a tensor of " +
+                                std::to_string(local_loss.numel()) + " elements; reduce it first, e.g. .mean())");
+  const auto mine = local_loss.detach().reshape({1}).to(collective_.device(), torch::kDouble);
+  pending_.push_back(collective_.all_gather(mine).reshape({-1}));
+  // Between syncs the rates depend on the step alone (the window's losses wait), so only a sync copies them.
+  if (ensemble_.sync_due_after(static_cast<int64_t>(pending_.size()))) {
+    observe_pending();
     // Converge: every replica's parameters become their mean. Optimizer state is not averaged.
     average_replicas({parameters_}, collective_, kBucketMb);
-    ensemble_.sync({base_(state().step - 1)});  // the scheduled rate of the window's last step
+    ensemble_.sync({base_(ensemble_.state(0).step - 1)});  // the scheduled rate of the window's last step
   }
   apply();
 }
 
-double HdetScheduler::base_lr() const { return ensemble_.base(0, base_(state().step)); }
+void HdetScheduler::observe_pending() {
+  if (pending_.empty()) return;
+  const auto rows = torch::stack(pending_).to(torch::kCPU).contiguous();  // one copy to the host
+  pending_.clear();
+  const auto world = rows.size(1);
+  for (int64_t k = 0; k < rows.size(0); ++k) {
+    const double* losses = rows.data_ptr<double>() + k * world;
+    ensemble_.observe(std::vector<double>(losses, losses + world));
+  }
+}
 
-double HdetScheduler::lr() const { return ensemble_.value(0, collective_.rank(), base_(state().step)); }
+const controllers::HdetState& HdetScheduler::state() {
+  observe_pending();
+  return ensemble_.state(0);
+}
+
+int64_t HdetScheduler::next_step() const { return ensemble_.state(0).step + static_cast<int64_t>(pending_.size()); }
+
+double HdetScheduler::base_lr() const { return ensemble_.base(0, base_(next_step())); }
+
+double HdetScheduler::lr() const { return ensemble_.value(0, collective_.rank(), base_(next_step())); }
 
 void HdetScheduler::restore(const controllers::HdetState& state) {
+  pending_.clear();  // the old trajectory's
   ensemble_.restore({state});
   apply();
 }

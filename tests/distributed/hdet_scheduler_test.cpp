@@ -14,10 +14,15 @@ namespace {
 struct RankTrace {
   std::vector<double> lr, base;  // per step
   std::vector<torch::Tensor> weights;           // per step, after the scheduler's step
+  std::vector<controllers::HdetState> states;   // per step, read after the scheduler's step, where asked for
 };
 
+// How a loop hands its loss over: the tensor (the gathered losses wait until a sync), the tensor with the state read
+// after every step (which hands them over every step), or a number the loop copied to the host itself.
+enum class LossHandOver { tensor, tensor_and_state_every_step, number };
+
 // Each rank fits y = x . w_true on its own samples with SGD; gradients are all-reduced.
-std::vector<RankTrace> train(const controllers::HdetConfig& config, int steps) {
+std::vector<RankTrace> train(const controllers::HdetConfig& config, int steps, LossHandOver hand_over = LossHandOver::tensor) {
   return lrkit::testing::on_thread_ranks<RankTrace>(4, [&](size_t rank, Collective& group) {
     RankTrace trace;
     auto w = torch::zeros({8}, torch::kDouble).set_requires_grad(true);
@@ -36,7 +41,12 @@ std::vector<RankTrace> train(const controllers::HdetConfig& config, int steps) {
       group.all_reduce_sum(g);
       g.div_(4);
       sgd.step();
-      hdet.step(loss.item<double>());
+      if (hand_over == LossHandOver::number) {
+        hdet.step(loss.item<double>());
+      } else {
+        hdet.step(loss);
+      }
+      if (hand_over == LossHandOver::tensor_and_state_every_step) trace.states.push_back(hdet.state());
       trace.weights.push_back(w.detach().clone());
     }
     return trace;
@@ -81,6 +91,45 @@ TEST(HdetScheduler, ReplicasSpreadBetweenSyncsAndAgreeAfterEach) {
       EXPECT_FALSE(torch::equal(traces[1].weights[s], traces[2].weights[s])) << step;
     }
   }
+}
+
+TEST(HdetScheduler, LossesHandedOverAtSyncsOnlyGiveTheSameRunAsEveryStep) {
+  controllers::HdetConfig c;
+  c.replicas = 4;
+  c.alpha = 0.25;
+  c.sync_every = 5;
+  c.sigma = 0.01;
+  const auto late = train(c, 23);
+  const auto every_step = train(c, 23, LossHandOver::tensor_and_state_every_step);
+  const auto numbers = train(c, 23, LossHandOver::number);
+  for (size_t r = 0; r < 4; ++r) {
+    EXPECT_EQ(late[r].lr, every_step[r].lr) << r;
+    EXPECT_EQ(late[r].base, every_step[r].base) << r;
+    EXPECT_EQ(late[r].lr, numbers[r].lr) << r;
+    for (size_t s = 0; s < 23; ++s) EXPECT_TRUE(torch::equal(late[r].weights[s], every_step[r].weights[s])) << r << " " << s;
+    EXPECT_EQ(every_step[r].states.back().step, 23);
+    EXPECT_EQ(every_step[r].states.back().syncs, 4);
+    EXPECT_EQ(every_step[r].states.back().window_steps, 3);
+    EXPECT_NE(every_step[r].states.back().scale, 1.0) << "auto-LR moved the base rate";
+  }
+}
+
+TEST(HdetScheduler, ALossOfSeveralNumbersIsRefusedByName) {
+  lrkit::testing::on_thread_ranks<int>(1, [&](size_t, Collective& group) {
+    controllers::HdetConfig c;
+    c.replicas = 1;
+    auto w = torch::zeros({2}, torch::kDouble).set_requires_grad(true);
+    torch::optim::SGD sgd({w}, torch::optim::SGDOptions(0.0));
+    HdetScheduler hdet(c, schedules::parse_schedule("constant(peak=0.1)", 10), sgd, {w}, group);
+    try {
+      hdet.step(torch::ones({3}));
+      ADD_FAILURE() << "taken";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_STREQ(e.what(), "HdetScheduler::step: the loss must be one number (got a tensor of 3 elements; reduce it "
+                             "first, e.g. .mean())");
+    }
+    return 0;
+  });
 }
 
 }  // namespace

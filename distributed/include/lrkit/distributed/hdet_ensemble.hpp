@@ -42,6 +42,8 @@ class HdetEnsemble {
   // Every replica's local loss of one step, in global replica order.
   void observe(const std::vector<double>& replica_losses);
   bool sync_due() const { return controllers_.front().sync_due(states_.front()); }
+  // Whether a sync is due once `more_steps` further steps are observed (losses not yet handed over).
+  bool sync_due_after(int64_t more_steps) const { return controllers_.front().sync_due_after(states_.front(), more_steps); }
   // After the parameters were averaged: each controller's meta-update from
   // the window (given its scheduled value over the window) and a fresh permutation.
   void sync(const std::vector<double>& scheduled);

@@ -6,7 +6,10 @@
 //
 //   lrkit::train::HdetScheduler hdet(config, lrkit::schedules::parse_schedule("cosine(peak=1e-3)", steps),
 //                                    optimizer, model->parameters(), collective);
-//   for (...) { loss.backward(); /* all-reduce gradients */ optimizer.step(); hdet.step(loss.item<double>()); }
+//   for (...) { loss.backward(); /* all-reduce gradients */ optimizer.step(); hdet.step(loss); }
+//
+// The gathered losses stay on the collective's device (NCCL's: the GPU) until the step that ends a sync window
+// needs them: one copy to the host per window, not a wait for the device every step. state() hands them over.
 #pragma once
 
 #include <torch/torch.h>
@@ -23,19 +26,23 @@ class HdetScheduler {
   // config.replicas must equal the collective's world size.
   HdetScheduler(const controllers::HdetConfig& config, schedules::Schedule base, torch::optim::Optimizer& optimizer,
                 std::vector<torch::Tensor> parameters, Collective& collective);
+  void step(const torch::Tensor& local_loss);  // one number, on any device
   void step(double local_loss);
   double lr() const;       // this rank's rate for the next step
   double base_lr() const;  // the corrected base rate for the next step
-  const controllers::HdetState& state() const { return ensemble_.state(0); }
+  const controllers::HdetState& state();  // every step's loss observed
   void restore(const controllers::HdetState& state);  // from a checkpoint; sets the optimizer's rate
 
  private:
+  int64_t next_step() const;  // the observed steps and those whose losses are pending
+  void observe_pending();
   void apply();
   HdetEnsemble ensemble_;  // the learning rate only, one replica per rank
   schedules::Schedule base_;
   torch::optim::Optimizer& optimizer_;
   std::vector<torch::Tensor> parameters_;
   Collective& collective_;
+  std::vector<torch::Tensor> pending_;  // per step since the last hand-over: every rank's loss, on the collective's device
 };
 
 }  // namespace lrkit::distributed
