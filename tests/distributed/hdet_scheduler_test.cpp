@@ -53,6 +53,16 @@ std::vector<RankTrace> train(const controllers::HdetConfig& config, int steps, L
   });
 }
 
+// Four ranks that spread their rates by alpha = 0.25 and sync every 5 steps.
+controllers::HdetConfig spread_config() {
+  controllers::HdetConfig c;
+  c.replicas = 4;
+  c.alpha = 0.25;
+  c.sync_every = 5;
+  c.sigma = 0.01;
+  return c;
+}
+
 TEST(HdetScheduler, AlphaZeroIsPlainDataParallel) {
   controllers::HdetConfig c;
   c.replicas = 4;
@@ -68,12 +78,7 @@ TEST(HdetScheduler, AlphaZeroIsPlainDataParallel) {
 }
 
 TEST(HdetScheduler, ReplicasSpreadBetweenSyncsAndAgreeAfterEach) {
-  controllers::HdetConfig c;
-  c.replicas = 4;
-  c.alpha = 0.25;
-  c.sync_every = 5;
-  c.sigma = 0.01;
-  const auto traces = train(c, 40);
+  const auto traces = train(spread_config(), 40);
   for (int step = 0; step < 40; ++step) {
     const auto s = static_cast<size_t>(step);
     double mean_lr = 0;
@@ -94,14 +99,9 @@ TEST(HdetScheduler, ReplicasSpreadBetweenSyncsAndAgreeAfterEach) {
 }
 
 TEST(HdetScheduler, LossesHandedOverAtSyncsOnlyGiveTheSameRunAsEveryStep) {
-  controllers::HdetConfig c;
-  c.replicas = 4;
-  c.alpha = 0.25;
-  c.sync_every = 5;
-  c.sigma = 0.01;
-  const auto late = train(c, 23);
-  const auto every_step = train(c, 23, LossHandOver::tensor_and_state_every_step);
-  const auto numbers = train(c, 23, LossHandOver::number);
+  const auto late = train(spread_config(), 23);
+  const auto every_step = train(spread_config(), 23, LossHandOver::tensor_and_state_every_step);
+  const auto numbers = train(spread_config(), 23, LossHandOver::number);
   for (size_t r = 0; r < 4; ++r) {
     EXPECT_EQ(late[r].lr, every_step[r].lr) << r;
     EXPECT_EQ(late[r].base, every_step[r].base) << r;
