@@ -93,7 +93,10 @@ StepDispersion step_dispersion(const RankScalars& s) {
   double mean_sq = 0.0;
   for (double g : s.grad_norm) mean_sq += g * g / static_cast<double>(n);
   d.inner_pairwise_normalized = ratio(d.inner_pairwise, mean_sq);
-  d.cos_pairwise = mean_pairwise_cosine(s.normalized_sum_sq, static_cast<int64_t>(n));
+  // A cosine with a zero gradient is undefined, so is the mean over pairs that include one: the unit-vector sum
+  // counts a zero gradient's unit vector as 0, which (S - n) / (n (n - 1)) read as anti-correlation (-0.5 for 2 ranks).
+  const bool a_zero_gradient = std::any_of(s.grad_norm.begin(), s.grad_norm.end(), [](double g) { return g == 0.0; });
+  d.cos_pairwise = a_zero_gradient ? kNotMeasured : mean_pairwise_cosine(s.normalized_sum_sq, static_cast<int64_t>(n));
   return d;
 }
 

@@ -127,19 +127,25 @@ class DispersionHook:
             "inner_pairwise": (n * n * rows[0][3] - sum(r[1] for r in rows)) / (n * (n - 1)) if n > 1 else float("nan"),
         }
         if self.exact_pairwise:
-            metrics["cos_pairwise"] = self._exact_pairwise(norms[self.rank])
+            metrics["cos_pairwise"] = self._exact_pairwise(norms)
         if self._out:
             self._out.write(metrics)
         self.steps += 1
         self._reset()
         return metrics
 
-    def _exact_pairwise(self, own_norm):
+    def _exact_pairwise(self, norms):
         n = self.world
-        if n < 2 or own_norm == 0:
+        if n < 2:
             return float("nan")
-        normalized = torch.cat([k.double().flatten() for k in self._kept]) / own_norm
+        # Every rank joins the all-reduce, one whose gradient is zero too: it left it out, and the ranks' collectives
+        # no longer paired up (Gloo aborted the job). A cosine with a zero gradient is undefined, and so is the mean
+        # over pairs that include one: NaN on every rank, as lrkit train logs it.
+        own = norms[self.rank]
+        normalized = torch.cat([k.double().flatten() for k in self._kept]) / (own if own > 0 else 1.0)
         self._dist.all_reduce(normalized, group=self.group)
+        if any(norm == 0 for norm in norms):
+            return float("nan")
         return (normalized.pow(2).sum().item() - n) / (n * (n - 1))
 
     def close(self):

@@ -74,6 +74,23 @@ TEST(Dispersion, ScalarFormsEqualTheirDefinitions) {
   }
 }
 
+TEST(Dispersion, AStepWithAZeroGradientHasNoPairwiseCosine) {
+  // Ranks 0 and 1 agree (u = e1), rank 2's gradient is zero: its unit vector counts as 0 in the sum, which read as
+  // (4 - 3) / 6 = 1/6, a mean over pairs of which two have no cosine at all.
+  RankScalars s;
+  s.loss = {1.0, 1.0, 1.0};
+  s.grad_norm = {2.0, 3.0, 0.0};
+  s.dot_with_mean = {2.0 * 5.0 / 3.0, 3.0 * 5.0 / 3.0, 0.0};
+  s.mean_grad_norm = 5.0 / 3.0;
+  s.normalized_sum_sq = 4.0;  // ||e1 + e1 + 0||^2
+  const auto d = step_dispersion(s);
+  EXPECT_TRUE(std::isnan(d.cos_pairwise)) << d.cos_pairwise;
+  EXPECT_TRUE(std::isnan(d.cos_to_mean[2]));
+  EXPECT_DOUBLE_EQ(d.cos_to_mean[0], 1.0);
+  s.grad_norm[2] = 1.0;  // the same sum with every gradient nonzero is measured
+  EXPECT_DOUBLE_EQ(step_dispersion(s).cos_pairwise, 1.0 / 6.0);
+}
+
 TEST(Dispersion, IdenticalWorkersHaveNoDispersionAndFullConsistency) {
   RankScalars s{{3.0, 3.0, 3.0}, {2.0, 2.0, 2.0}, {4.0, 4.0, 4.0}, 2.0, 9.0};
   const auto d = step_dispersion(s);

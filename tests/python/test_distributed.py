@@ -1,5 +1,6 @@
 """DispersionHook and HDET under Debian's torchrun with 2 and 3 Gloo workers."""
 import json
+import math
 import os
 import subprocess
 import sys
@@ -82,6 +83,19 @@ def test_hdet_and_the_hook_run_on_data_parallel_subgroups_without_rank_zero(tmp_
         assert a["rates"][3] != b["rates"][3], "each replica of a group its own rate"
         assert a["hook_world_sizes"] == b["hook_world_sizes"] == [2] * 6
     assert results[0]["weights"] != results[1]["weights"], "the two groups train apart"
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_a_rank_with_a_zero_gradient_leaves_the_pairwise_cosine_unmeasured_on_every_rank(tmp_path, device):
+    # The rank with the zero gradient left the exact pairwise all-reduce out: Gloo aborted the job.
+    run_torchrun(2, [os.path.join(HERE, "zero_gradient_worker.py"), str(tmp_path)], LRKIT_TEST_DEVICE=device)
+    ranks = [json.load(open(tmp_path / f"rank{r}.json")) for r in range(2)]
+    for rows in ranks:
+        assert rows[1]["grad_norm"][1] == 0 and math.isnan(rows[1]["cos_to_mean"][1])
+        assert math.isnan(rows[1]["cos_pairwise"]), "a cosine with a zero gradient is undefined"
+        assert all(-1 <= rows[s]["cos_pairwise"] <= 1 for s in (0, 2, 3)), "the steps around it are measured"
+    assert [row["cos_pairwise"] for row in ranks[0] if not math.isnan(row["cos_pairwise"])] == \
+        [row["cos_pairwise"] for row in ranks[1] if not math.isnan(row["cos_pairwise"])]
 
 
 def test_without_a_process_group_the_hook_and_hdet_say_so():
