@@ -1,5 +1,6 @@
 """A DDP training loop timed per step, plain or with one of lrkit's PyTorch tools:
-the DispersionHook (hook, exact), SampleReweighting (reweight), SpikeGuard
+the DispersionHook (hook, exact; hook_lazy: step(loss, metrics=False), which
+waits for nothing), SampleReweighting (reweight), SpikeGuard
 (spike_guard), LRScheduler (lr_scheduler) or HDET (hdet; hdet_every_step reads
 hdet.state after every step, which hands the losses to the host every step, as
 HDET did before it kept them on the device until a sync). Run by
@@ -18,7 +19,7 @@ import torch.distributed as dist
 
 import lrkit.torch as lt
 
-mode, steps = sys.argv[1], int(sys.argv[2])  # plain | torch_python_hook | hook | exact | reweight | spike_guard | lr_scheduler | hdet | hdet_every_step
+mode, steps = sys.argv[1], int(sys.argv[2])  # plain | torch_python_hook | hook | hook_lazy | exact | reweight | spike_guard | lr_scheduler | hdet | hdet_every_step
 device = torch.device(os.environ.get("DEVICE", "cpu"))
 gpus = torch.cuda.device_count() if device.type == "cuda" else 0
 if gpus:
@@ -36,7 +37,7 @@ hook = None
 if mode == "torch_python_hook":  # PyTorch's own all-reduce hook: what any Python comm hook costs
     from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
     ddp.register_comm_hook(None, default_hooks.allreduce_hook)
-elif mode in ("hook", "exact"):
+elif mode in ("hook", "hook_lazy", "exact"):
     hook = lt.DispersionHook(exact_pairwise=mode == "exact")
     ddp.register_comm_hook(None, hook)
 reweighting = lt.SampleReweighting("linupper", strength=0.4) if mode == "reweight" else None
@@ -65,7 +66,7 @@ for step in range(steps):
     else:
         optimizer.step()
     if hook:
-        hook.step(loss)
+        hook.step(loss, metrics=mode != "hook_lazy")
     if scheduler:
         scheduler.step()
     if hdet:

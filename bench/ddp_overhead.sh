@@ -2,7 +2,8 @@
 # Step time of a WORKERS-worker (default 2) PyTorch DDP loop (bench/ddp_loop.py
 # under torchrun; Gloo on the CPU) plain and with each of lrkit's PyTorch tools
 # named, alternated ROUNDS times in one run; prints the medians and the ratios
-# to the plain loop. MODES: hook (DispersionHook, scalars), exact (its exact
+# to the plain loop. MODES: hook (DispersionHook, scalars), hook_lazy (the same
+# with step(loss, metrics=False): no wait for the device), exact (its exact
 # pairwise cosine), reweight (SampleReweighting), spike_guard (SpikeGuard),
 # lr_scheduler (LRScheduler), hdet (HDET: compare it with lr_scheduler),
 # hdet_every_step (HDET handing its losses to the host every step),

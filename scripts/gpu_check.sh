@@ -120,10 +120,13 @@ stage_bench() {
   echo "== bench/grad_norm_recorder_overhead.sh 3 60 cuda" >> "$logs/bench.txt"
   bash bench/grad_norm_recorder_overhead.sh 3 60 cuda >> "$logs/bench.txt" 2>&1 || true
   note "GradNormRecorder on cuda: $(tail -1 "$logs/bench.txt")"
-  # Python HDET on one GPU (NCCL): its losses wait on the device until a sync, against a copy to the host every step.
-  echo "== DEVICE=cuda WORKERS=1 bench/ddp_overhead.sh 2 200 lr_scheduler hdet hdet_every_step" >> "$logs/bench.txt"
-  DEVICE=cuda WORKERS=1 bash bench/ddp_overhead.sh 2 200 lr_scheduler hdet hdet_every_step >> "$logs/bench.txt" 2>&1 || true
-  note "Python HDET on cuda: $(tail -3 "$logs/bench.txt" | tr '\n' ' ')"
+  # lrkit.torch on one GPU (NCCL): HDET's losses wait on the device until a sync, against a copy to the host every
+  # step; the DispersionHook returning its metrics every step, against step(loss, metrics=False).
+  local modes="lr_scheduler hdet hdet_every_step hook hook_lazy"
+  echo "== DEVICE=cuda WORKERS=1 bench/ddp_overhead.sh 2 200 $modes" >> "$logs/bench.txt"
+  # shellcheck disable=SC2086  # the modes are words
+  DEVICE=cuda WORKERS=1 bash bench/ddp_overhead.sh 2 200 $modes >> "$logs/bench.txt" 2>&1 || true
+  note "lrkit.torch on cuda: $(tail -5 "$logs/bench.txt" | tr '\n' ' ')"
 }
 
 stage_profile() {

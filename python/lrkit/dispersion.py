@@ -7,6 +7,7 @@
     loss.backward()        # DDP runs the hook on every gradient bucket
     optimizer.step()
     hook.step(loss)        # one all-gather of 4 scalars per step; rank 0 writes the row
+                           # (metrics=False: no wait for the device; the rows reach the log every flush_every steps)
 
 Each bucket's local gradient is kept until its all-reduce finishes, so
 ||g_k||, g_k . g_bar and ||g_bar|| come out of DDP's reduction with no extra
@@ -70,6 +71,8 @@ class DispersionHook:
         self.exact_pairwise = exact_pairwise
         self.__name__ = self.__qualname__ = "lrkit_dispersion_hook"  # DDP inspects the hook like a function
         self.steps = start_step
+        self._flush_every = flush_every
+        self._measured = []  # (step, values on the device) of the steps whose metrics no one has read yet
         self._copies = {}  # bucket index -> this rank's copy of its local gradient
         self._out = (_open_rank_log(log, self.world, exact_pairwise, flush_every, start_step)
                      if (log and self.rank == 0) else None)
@@ -106,8 +109,10 @@ class DispersionHook:
 
         return future.then(handed_to_worker(measured))  # runs on the process group's thread
 
-    def step(self, loss):
-        """After backward (and the optimizer step): this step's metrics, on every rank."""
+    def step(self, loss, metrics=True):
+        """After backward (and the optimizer step): this step's metrics, on every rank. With metrics=False it returns
+        None and waits for nothing: the step's values reach the host when the log writes them (every flush_every
+        steps, and at close), so a GPU loop that only logs them has no wait for the device per step."""
         if self._local_sq is None:
             raise RuntimeError("DispersionHook.step: no gradient bucket was seen this step "
                                "(register the hook with ddp.register_comm_hook and call step after backward)")
@@ -115,42 +120,50 @@ class DispersionHook:
         mine = torch.stack([loss, self._local_sq, self._dot, self._mean_sq])
         gathered = [torch.empty_like(mine) for _ in range(self.world)]
         self._dist.all_gather(gathered, mine, group=self.group)
-        rows = torch.stack(gathered).cpu().tolist()  # the step's one device-to-host copy
-        n = self.world
-        losses = [r[0] for r in rows]
-        norms = [math.sqrt(r[1]) for r in rows]
-        mean_norm = math.sqrt(rows[0][3])
-        cos = [r[2] / (g * mean_norm) if g > 0 and mean_norm > 0 else float("nan") for r, g in zip(rows, norms)]
-        metrics = {
-            "step": self.steps, "loss": losses, "grad_norm": norms, "cos_to_mean": cos, "mean_grad_norm": mean_norm,
-            "loss_std": _population_std(losses), "grad_norm_std": _population_std(norms),
-            "inner_pairwise": (n * n * rows[0][3] - sum(r[1] for r in rows)) / (n * (n - 1)) if n > 1 else float("nan"),
-        }
+        measured = torch.stack(gathered)  # per rank: loss, |g_k|^2, g_k . g_bar, |g_bar|^2
+        values = measured.flatten()
         if self.exact_pairwise:
-            metrics["cos_pairwise"] = self._exact_pairwise(norms)
-        if self._out:
-            self._out.write(metrics)
+            values = torch.cat([values, self._exact_pairwise(measured).reshape(1)])
+        if metrics or self._out:  # the values someone reads; every rank has joined the step's collectives by now
+            self._measured.append((self.steps, values))
         self.steps += 1
         self._reset()
-        return metrics
+        if metrics:
+            return self._hand_over()[-1]
+        if len(self._measured) >= self._flush_every:
+            self._hand_over()
+        return None
 
-    def _exact_pairwise(self, norms):
+    def _hand_over(self):
+        """The queued steps' metrics, in one copy to the host; rank 0 writes them to its log."""
+        steps = [step for step, _ in self._measured]
+        rows = torch.stack([values for _, values in self._measured]).cpu().tolist() if self._measured else []
+        self._measured = []
+        done = [_metrics(step, values, self.world, self.exact_pairwise) for step, values in zip(steps, rows)]
+        if self._out:
+            for metrics in done:
+                self._out.write(metrics)
+        return done
+
+    def _exact_pairwise(self, measured):
+        """C as a 0-d tensor on the gradients' device: every rank joins the all-reduce of its unit gradient, one
+        whose gradient is zero too (it once left it out, and the ranks' collectives no longer paired up: Gloo aborted
+        the job). A cosine with a zero gradient is undefined, and so is the mean over pairs that include one: NaN on
+        every rank, as lrkit train logs it."""
         n = self.world
+        nan = torch.full((), float("nan"), dtype=torch.float64, device=measured.device)
         if n < 2:
-            return float("nan")
-        # Every rank joins the all-reduce, one whose gradient is zero too: it left it out, and the ranks' collectives
-        # no longer paired up (Gloo aborted the job). A cosine with a zero gradient is undefined, and so is the mean
-        # over pairs that include one: NaN on every rank, as lrkit train logs it.
+            return nan
+        norms = measured[:, 1].sqrt()
         own = norms[self.rank]
-        normalized = torch.cat([k.double().flatten() for k in self._kept]) / (own if own > 0 else 1.0)
+        normalized = torch.cat([k.double().flatten() for k in self._kept]) / torch.where(own > 0, own, torch.ones_like(own))
         self._dist.all_reduce(normalized, group=self.group)
-        if any(norm == 0 for norm in norms):
-            return float("nan")
-        return (normalized.pow(2).sum().item() - n) / (n * (n - 1))
+        return torch.where((norms == 0).any(), nan, (normalized.pow(2).sum() - n) / (n * (n - 1)))
 
     def close(self):
         """Writes what is buffered and closes the log (rank 0)."""
         if self._out:
+            self._hand_over()
             self._out.close()
             self._out = None
 
@@ -307,6 +320,23 @@ def _h5_rows_before(path, start_step, names, world):
         steps = f["/train/step"][:whole]
         keep = int((steps < start_step).sum())
         return {name: f[name][:keep] for name in names}
+
+
+def _metrics(step, values, n, exact_pairwise):
+    """A step's metrics from its measured values: per rank (loss, |g_k|^2, g_k . g_bar, |g_bar|^2), then C."""
+    rows = [values[4 * r:4 * r + 4] for r in range(n)]
+    losses = [r[0] for r in rows]
+    norms = [math.sqrt(r[1]) for r in rows]
+    mean_norm = math.sqrt(rows[0][3])
+    cos = [r[2] / (g * mean_norm) if g > 0 and mean_norm > 0 else float("nan") for r, g in zip(rows, norms)]
+    metrics = {
+        "step": step, "loss": losses, "grad_norm": norms, "cos_to_mean": cos, "mean_grad_norm": mean_norm,
+        "loss_std": _population_std(losses), "grad_norm_std": _population_std(norms),
+        "inner_pairwise": (n * n * rows[0][3] - sum(r[1] for r in rows)) / (n * (n - 1)) if n > 1 else float("nan"),
+    }
+    if exact_pairwise:
+        metrics["cos_pairwise"] = values[4 * n]
+    return metrics
 
 
 def _population_std(values):

@@ -66,6 +66,25 @@ for step in range(8):
     hook_rows.append(metrics)
 hook.close()
 
+# 1b. The same loop with step(loss, metrics=False), its rows written at flush_every and close: the same log.
+model = make_model()
+ddp = torch.nn.parallel.DistributedDataParallel(model, bucket_cap_mb=0.001)
+lazy_log = os.path.join(out, "lazy_" + log_name)
+lazy = lt.DispersionHook(log=lazy_log, exact_pairwise=True, flush_every=3)
+ddp.register_comm_hook(None, lazy)
+optimizer = torch.optim.SGD(ddp.parameters(), lr=0.05)
+lazy_returns, lazy_rows_written = [], []
+for step in range(8):
+    x, y = batch(step)
+    optimizer.zero_grad()
+    loss = torch.nn.functional.mse_loss(ddp(x), y)
+    loss.backward()
+    optimizer.step()
+    lazy_returns.append(lazy.step(loss, metrics=False))
+    if rank == 0 and log_name.endswith(".jsonl"):
+        lazy_rows_written.append(sum(1 for _ in open(lazy_log)) // world)
+lazy.close()
+
 
 # 2. HDET: alpha = 0 against the plain loop bit for bit; alpha > 0 spreads and averages.
 def run(make_controller, steps=9):
@@ -122,5 +141,5 @@ with open(os.path.join(out, f"rank{rank}.json"), "w") as f:
                "synced_equal": all(torch.equal(w, everyone[0]) for w in everyone),
                "between_equal": all(torch.equal(w, everyone_between[0]) for w in everyone_between),
                "hdet_state": spread.state_dict()["state"]["syncs"], "average_errors": average_errors,
-               "buckets": buckets}, f)
+               "buckets": buckets, "lazy_returns": lazy_returns, "lazy_rows_written": lazy_rows_written}, f)
 dist.destroy_process_group()
