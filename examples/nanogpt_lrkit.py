@@ -45,9 +45,9 @@ for step in range(scheduler.schedule.total_steps):
     norm = torch.nn.utils.clip_grad_norm_(ddp.parameters(), 1.0)  # the norm before clipping
     if guard.check(loss, norm):  # every rank decides alike
         optimizer.step()
-    metrics = hook.step(loss)
+    metrics = hook.step(loss, metrics=step % 20 == 0)  # None between prints: no wait for the device
     scheduler.step(loss) if use_hdet else scheduler.step()
-    if rank == 0 and step % 20 == 0:
-        print(f"step {step} loss {loss.item():.3f} lr {optimizer.param_groups[0]['lr']:.2e} "
+    if rank == 0 and metrics:
+        print(f"step {step} loss {metrics['loss'][0]:.3f} lr {optimizer.param_groups[0]['lr']:.2e} "
               f"grad-norm std {metrics['grad_norm_std']:.3f}", flush=True)
 hook.close(); dist.destroy_process_group()
