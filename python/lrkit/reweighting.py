@@ -56,6 +56,7 @@ class SampleReweighting:
         self.averaged_gradients = bool(averaged_gradients)
         self.steps = 0
         self.weighted_loss = self.weights = self.stats = None
+        self._capacity = 0  # the most rows any rank has held: what every rank pads its rows to in the all-gather
 
     def __call__(self, losses, token_counts=None):
         problem = _local_problem(losses, token_counts)
@@ -63,7 +64,10 @@ class SampleReweighting:
         world, rank = (dist.get_world_size(self.group), dist.get_rank(self.group)) if dist else (1, 0)
         rows = 0 if problem else losses.numel()
         counts = None if token_counts is None or problem else torch.as_tensor(token_counts).detach().reshape(-1)
-        sizes = self._gather_sizes(dist, rows, problem is None, counts is not None) if dist else [(rows, problem is None, counts is not None)]
+        if dist:
+            sizes, table = self._gather(dist, losses, counts, rows, problem is None)
+        else:
+            sizes, table = [(rows, problem is None, counts is not None)], None
         if problem:
             raise ValueError("SampleReweighting: " + problem)
         invalid = [r for r, (_, ok, _) in enumerate(sizes) if not ok]
@@ -75,7 +79,7 @@ class SampleReweighting:
                              "rank or on none")
         if sum(n for n, _, _ in sizes) == 0:
             raise ValueError("SampleReweighting: the global batch is empty (no rank passed a sample)")
-        all_losses, all_counts = self._gather_rows(dist, losses, counts, sizes)
+        all_losses, all_counts = _rows(table, sizes) if dist else _local_rows(losses, counts)
         strategy = self.strategy if self.steps >= self.warmup else "uniform"
         weights = sample_weights(all_losses, strategy, self.strength, all_counts)
         first = sum(n for n, _, _ in sizes[:rank])
@@ -104,30 +108,43 @@ class SampleReweighting:
                              f"strength={self.strength!r}, warmup={self.warmup!r}")
         self.steps = whole_number(state_dict["steps"], "SampleReweighting: steps")
 
-    def _gather_sizes(self, dist, rows, ok, with_counts):
-        # Every rank learns every rank's row count and whether its input was valid, so that one rank's bad input
-        # raises on every rank instead of leaving the others waiting in the next collective.
-        mine = torch.tensor([rows, int(ok), int(with_counts)], dtype=torch.long, device=collective_device(dist, self.group))
-        gathered = [torch.empty_like(mine) for _ in range(dist.get_world_size(self.group))]
-        dist.all_gather(gathered, mine, group=self.group)
-        return [(n, bool(valid), bool(counted)) for n, valid, counted in torch.stack(gathered).cpu().tolist()]
-
-    def _gather_rows(self, dist, losses, counts, sizes):
-        columns = [losses.detach().reshape(-1).double()]
-        if counts is not None:
-            columns.append(counts.to(losses.device).double())
-        rows = torch.stack(columns, 1)
-        if dist is None:
-            table = [rows.cpu()]
-        else:
+    def _gather(self, dist, losses, counts, rows, ok):
+        """Every rank's header (row count, whether its input is valid, whether it has token counts) and rows, in one
+        all-gather and one copy to the host while the rows fit the capacity the ranks agreed on (the most rows any
+        rank has held); a rank with more rows makes every rank gather once more, at the new capacity. One rank's bad
+        input thus raises on every rank instead of leaving the others waiting in the next collective."""
+        device = collective_device(dist, self.group)
+        world = dist.get_world_size(self.group)
+        capacity = self._capacity
+        while True:
+            mine = torch.zeros(3 + 2 * capacity, dtype=torch.float64, device=device)
+            mine[:3] = torch.tensor([rows, ok, counts is not None], dtype=torch.float64)
+            if ok and rows <= capacity:
+                mine[3:3 + rows] = losses.detach().reshape(-1).to(device, torch.float64)
+                if counts is not None:
+                    mine[3 + capacity:3 + capacity + rows] = counts.to(device, torch.float64)
+            gathered = [torch.empty_like(mine) for _ in range(world)]
+            dist.all_gather(gathered, mine, group=self.group)
+            table = torch.stack(gathered).cpu()  # the call's one device-to-host copy, unless the capacity grows
+            sizes = [(int(n), bool(valid), bool(counted)) for n, valid, counted in table[:, :3].tolist()]
             longest = max(n for n, _, _ in sizes)
-            padded = torch.zeros(longest, rows.shape[1], dtype=torch.float64, device=collective_device(dist, self.group))
-            padded[:rows.shape[0]] = rows
-            gathered = [torch.empty_like(padded) for _ in sizes]
-            dist.all_gather(gathered, padded, group=self.group)
-            table = [g[:n].cpu() for g, (n, _, _) in zip(gathered, sizes)]  # the call's one device-to-host copy
-        flat = torch.cat(table)
-        return flat[:, 0].tolist(), (flat[:, 1].tolist() if counts is not None else [])
+            if longest <= capacity or not all(valid for _, valid, _ in sizes):
+                break
+            capacity = longest  # every rank saw the same headers: all gather again, at the same new capacity
+        self._capacity = max(self._capacity, longest)
+        return sizes, table[:, 3:].reshape(world, 2, -1)
+
+
+def _rows(table, sizes):
+    """The global batch's losses and token counts, rank-major, from the gathered [rank, loss | count, capacity]."""
+    losses = [v for rank, (n, _, _) in enumerate(sizes) for v in table[rank, 0, :n].tolist()]
+    counted = sizes[0][2]
+    counts = [v for rank, (n, _, _) in enumerate(sizes) for v in table[rank, 1, :n].tolist()] if counted else []
+    return losses, counts
+
+
+def _local_rows(losses, counts):
+    return losses.detach().reshape(-1).double().tolist(), (counts.double().tolist() if counts is not None else [])
 
 
 def _local_problem(losses, token_counts):

@@ -13,6 +13,22 @@ import lrkit
 import lrkit.torch as lt
 from worker_setup import DEVICE, flat, start
 
+
+class CountedAllGathers:
+    """torch.distributed.all_gather, counted: SampleReweighting gathers once per call while the rows fit."""
+
+    def __init__(self):
+        self.calls, self._all_gather = 0, dist.all_gather
+        dist.all_gather = self
+
+    def __call__(self, *args, **kwargs):
+        self.calls += 1
+        return self._all_gather(*args, **kwargs)
+
+    def since(self, before):
+        return self.calls - before
+
+
 out = sys.argv[1]
 rank, world = start()
 ROWS = [5 + 2 * r for r in range(world)]  # uneven: 5, 7, 9, ...
@@ -40,13 +56,16 @@ optimizer = torch.optim.SGD(ddp.parameters(), lr=0.1)
 reference_optimizer = torch.optim.SGD(whole.parameters(), lr=0.1)
 reweighting = lt.SampleReweighting("linupper", strength=0.5, warmup=1)
 first = sum(ROWS[:rank])
-weights, stats, weighted = [], [], []
+weights, stats, weighted, gathers = [], [], [], []
+all_gathers = CountedAllGathers()
 for step in range(4):
     x, y, tokens = global_batch(step)
     mine = slice(first, first + ROWS[rank])
     optimizer.zero_grad()
     counts = tokens[mine] if step >= 2 else None  # token counts in the last two steps
+    before = all_gathers.calls
     reweighting(per_sample(ddp, x[mine], y[mine]), counts).backward()
+    gathers.append(all_gathers.since(before))
     optimizer.step()
     weights.append(reweighting.weights.tolist())
     stats.append(reweighting.stats)
@@ -58,6 +77,18 @@ for step in range(4):
     w = lrkit.sample_weights(losses.detach().double().tolist(), strategy, 0.5, tokens.tolist() if step >= 2 else [])
     (torch.tensor(w, dtype=torch.float32, device=DEVICE) * losses).sum().backward()
     reference_optimizer.step()
+
+# Rank 0 holds more rows than any rank did (the capacity grows: one more gather), then fewer again (one gather).
+grown = []
+for extra in (2 * world + 4, 0):
+    x, y, _ = global_batch(7 + extra)
+    mine_rows = ROWS[rank] + (extra if rank == 0 else 0)
+    with torch.no_grad():
+        own = per_sample(model, x[:mine_rows], y[:mine_rows])
+    before = all_gathers.calls
+    reweighting(own)
+    grown.append({"gathers": all_gathers.since(before), "losses": own.double().tolist(),
+                  "weights": reweighting.weights.tolist()})
 
 errors = {}
 for case, bad_rank in (("matrix", world - 1), ("counts_on_one_rank", 0)):
@@ -74,5 +105,6 @@ for case, bad_rank in (("matrix", world - 1), ("counts_on_one_rank", 0)):
 
 with open(os.path.join(out, f"rank{rank}.json"), "w") as f:
     json.dump({"weights": weights, "stats": stats, "weighted_loss": weighted, "params": flat(model),
-               "reference_params": flat(whole), "errors": errors, "steps": reweighting.steps}, f)
+               "reference_params": flat(whole), "errors": errors, "steps": reweighting.steps,
+               "gathers": gathers, "grown": grown}, f)
 dist.destroy_process_group()

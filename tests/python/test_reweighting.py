@@ -8,6 +8,7 @@ import os
 import pytest
 
 torch = pytest.importorskip("torch", reason="PyTorch is not installed for this Python")
+import lrkit  # noqa: E402
 import lrkit.torch as lt  # noqa: E402
 from conftest import DEVICES, run_torchrun  # noqa: E402
 
@@ -119,7 +120,14 @@ def test_ddp_with_uneven_ranks_trains_as_one_process_on_the_global_batch(tmp_pat
         assert result["weighted_loss"] == results[0]["weighted_loss"]
         assert [len(w) for w in result["weights"]] == [5 + 7 + 9] * 4
         assert result["params"] == pytest.approx(result["reference_params"], rel=1e-5, abs=1e-6)
-        assert result["steps"] == 4, "a refused call does not count"
+        assert result["steps"] == 6, "a refused call does not count"
+        assert result["gathers"] == [2, 1, 1, 1], "the first call learns the capacity; then one all-gather a call"
+        assert [g["gathers"] for g in result["grown"]] == [2, 1], "a rank with more rows: once more, then one again"
+    for call in range(2):  # the global batch of uneven, grown ranks, weighed as one
+        everyone = [loss for result in results for loss in result["grown"][call]["losses"]]
+        expected = lrkit.sample_weights(everyone, "linupper", 0.5, [])
+        for result in results:
+            assert result["grown"][call]["weights"] == pytest.approx(expected, rel=1e-12)
     first = results[0]["weights"][0]
     assert first == pytest.approx([1 / 21] * 21), "the warmup step is uniform"
     assert max(results[0]["weights"][1]) / min(results[0]["weights"][1]) > 2, "then the strategy spreads the weights"
