@@ -4,13 +4,14 @@
 # the build. Full outputs go to $LOGS (default out/gpu_check), at most 8 files, as
 # many as a GPU machine hands back; the end of the output is a short summary.
 # A failed stage does not stop the later ones, unless it left no trainer.
-# usage: scripts/gpu_check.sh [build] [test] [bench] [profile]   (no stage: build test)
+# usage: scripts/gpu_check.sh [build] [test] [bench] [profile] [torch]   (no stage: build test)
 #   build    configure build/ with -DLRKIT_WITH_CUDA=ON (plus $LRKIT_CMAKE_ARGS; the Python package
 #            for the Python with torch, with its pybind11) and build everything
 #   test     the gpu-labelled tests (the CUDA twins), then every other test
-#   bench    bench/gpu_vs_pytorch.sh $STEPS $ROUNDS (default 60 3) at the GPT-2-small shape, PROFILE=0;
-#            bench/grad_norm_recorder_overhead.sh on cuda
+#   bench    bench/gpu_vs_pytorch.sh $STEPS $ROUNDS (default 60 3) at the GPT-2-small shape, PROFILE=0
 #   profile  the same script's traced steps and their breakdown only (PROFILE=only: no timed rounds again)
+#   torch    lrkit.torch on cuda: bench/grad_norm_recorder_overhead.sh, and bench/ddp_overhead.sh's HDET and
+#            DispersionHook modes on one GPU (NCCL), each with and without its wait for the device per step
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/find_python.sh
@@ -115,18 +116,23 @@ stage_bench() {
     { tail -30 "$logs/bench.txt"; note "bench FAILED"; return 1; }
   sed -n '/^device: /,$p' "$logs/bench.txt"
   note "bench: $((SECONDS - start)) s (table above; $logs/bench.txt)"
+}
+
+# A stage of its own, after the issue's bench and profile: the session's device minutes go to those first.
+stage_torch() {
+  local start=$SECONDS
   # The Python GradNormRecorder on CUDA: record() queues its norms without waiting for the device.
-  # Its lines go to the end of bench.txt: a GPU machine hands back few files.
-  echo "== bench/grad_norm_recorder_overhead.sh 3 60 cuda" >> "$logs/bench.txt"
-  bash bench/grad_norm_recorder_overhead.sh 3 60 cuda >> "$logs/bench.txt" 2>&1 || true
-  note "GradNormRecorder on cuda: $(tail -1 "$logs/bench.txt")"
-  # lrkit.torch on one GPU (NCCL): HDET's losses wait on the device until a sync, against a copy to the host every
-  # step; the DispersionHook returning its metrics every step, against step(loss, metrics=False).
+  echo "== bench/grad_norm_recorder_overhead.sh 3 60 cuda" > "$logs/torch.txt"
+  bash bench/grad_norm_recorder_overhead.sh 3 60 cuda >> "$logs/torch.txt" 2>&1 || true
+  note "GradNormRecorder on cuda: $(tail -1 "$logs/torch.txt")"
+  # One GPU (NCCL): HDET's losses wait on the device until a sync, against a copy to the host every step; the
+  # DispersionHook returning its metrics every step, against step(loss, metrics=False).
   local modes="lr_scheduler hdet hdet_every_step hook hook_lazy"
-  echo "== DEVICE=cuda WORKERS=1 bench/ddp_overhead.sh 2 200 $modes" >> "$logs/bench.txt"
+  echo "== DEVICE=cuda WORKERS=1 bench/ddp_overhead.sh 2 200 $modes" >> "$logs/torch.txt"
   # shellcheck disable=SC2086  # the modes are words
-  DEVICE=cuda WORKERS=1 bash bench/ddp_overhead.sh 2 200 $modes >> "$logs/bench.txt" 2>&1 || true
-  note "lrkit.torch on cuda: $(tail -5 "$logs/bench.txt" | tr '\n' ' ')"
+  DEVICE=cuda WORKERS=1 bash bench/ddp_overhead.sh 2 200 $modes >> "$logs/torch.txt" 2>&1 || true
+  tail -5 "$logs/torch.txt"
+  note "lrkit.torch on cuda: $((SECONDS - start)) s (the 5 lines above; $logs/torch.txt)"
 }
 
 stage_profile() {
@@ -141,7 +147,7 @@ stage_profile() {
 }
 
 for stage in "${stages[@]}"; do
-  case $stage in build | test | bench | profile) ;; *) echo "unknown stage '$stage' (build, test, bench, profile)" >&2; exit 2 ;; esac
+  case $stage in build | test | bench | profile | torch) ;; *) echo "unknown stage '$stage' (build, test, bench, profile, torch)" >&2; exit 2 ;; esac
 done
 status=0
 for stage in "${stages[@]}"; do
