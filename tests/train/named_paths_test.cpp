@@ -30,6 +30,8 @@ TEST(NamedPaths, CommasSplitEntriesOutsideQuotesOnly) {
   EXPECT_EQ(paths("a=\" edge spaces \""), (std::vector<std::string>{"a| edge spaces "}));
   EXPECT_EQ(paths(R"(a="say \"hi\", \\o/")"), (std::vector<std::string>{R"(a|say "hi", \o/)"}));
   EXPECT_EQ(paths(R"(a=C:\data\x.txt)"), (std::vector<std::string>{R"(a|C:\data\x.txt)"})) << "unquoted: as written";
+  EXPECT_EQ(paths(R"(a="C:\data, 2\x.txt")"), (std::vector<std::string>{R"(a|C:\data, 2\x.txt)"}))
+      << "quoted: a backslash before neither \" nor \\ is the path's own";
   EXPECT_EQ(paths("heldout, a=x,"), (std::vector<std::string>{"heldout|(none)", "a|x"})) << "a trailing comma ends it";
   EXPECT_EQ(paths(""), std::vector<std::string>{});
   EXPECT_EQ(paths("a=x,,b=y"), (std::vector<std::string>{"a|x", "|(none)", "b|y"})) << "an empty entry is the caller's to refuse";

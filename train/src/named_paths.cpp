@@ -23,8 +23,8 @@ std::string path_of(const std::string& key, size_t index, const NamedPath& entry
   std::string path;
   size_t i = 1;
   for (; i < written.size() && written[i] != '"'; ++i) {
-    if (written[i] == '\\' && i + 1 < written.size()) ++i;
-    path += written[i];
+    if (written[i] == '\\' && i + 1 < written.size() && (written[i + 1] == '"' || written[i + 1] == '\\')) ++i;
+    path += written[i];  // any other backslash is the path's own
   }
   if (i + 1 != written.size())  // the splitter closed every quote: the closing one is followed by more text
     throw std::invalid_argument(place + ": text after the quoted path ('" + written.substr(i + 1) +

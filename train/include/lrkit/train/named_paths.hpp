@@ -16,8 +16,8 @@ struct NamedPath {
 
 // The entries of `list`, the value of configuration key `key`, split at the commas outside double quotes (a
 // trailing comma ends the list). A PATH in double quotes may hold commas and edge spaces; inside it \" stands for "
-// and \\ for \, as in schedule specs (data.sources = a="runs/1, 2/a.txt"). A quote left open, text after a closing
-// quote, and a quote inside an unquoted path are errors naming the key and the entry.
+// and \\ for \ (any other backslash is the path's own): data.sources = a="runs/1, 2/a.txt". A quote left open, text
+// after a closing quote, and a quote inside an unquoted path are errors naming the key and the entry.
 std::vector<NamedPath> named_paths(const std::string& key, const std::string& list);
 
 }  // namespace lrkit::train
