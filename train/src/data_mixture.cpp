@@ -39,13 +39,15 @@ DataMixture::DataMixture(const TrainConfig& c)
   for (size_t i = 0; i < corpora_.size(); ++i)
     natural_.push_back(given.empty() ? static_cast<double>(corpora_[i].train().size()) : given[i]);
   // Proportions near the double's limit (1e308 each) overflowed their sum and every q became 0: such are summed
-  // relative to the largest (dividing by 1 leaves every other sum as it was).
+  // relative to the largest.
   double total = 0.0;
   for (const double q : natural_) total += q;
-  const double unit = std::isfinite(total) ? 1.0 : *std::max_element(natural_.begin(), natural_.end());
-  total = 0.0;
-  for (const double q : natural_) total += q / unit;
-  for (auto& q : natural_) q = q / unit / total;
+  if (!std::isfinite(total)) {
+    const double largest = *std::max_element(natural_.begin(), natural_.end());
+    total = 0.0;
+    for (auto& q : natural_) total += (q /= largest);
+  }
+  for (auto& q : natural_) q /= total;
   if (corpora_.size() > 1)
     for (int64_t step = 0; step < c.train.steps; ++step) {
       const double tau = temperature_(step);

@@ -2,14 +2,10 @@
 
 #include <stdexcept>
 
+#include "lrkit/common/ini_lines.hpp"
+
 namespace lrkit::train {
 namespace {
-
-std::string trimmed(const std::string& text) {
-  const auto first = text.find_first_not_of(" \t");
-  if (first == std::string::npos) return "";
-  return text.substr(first, text.find_last_not_of(" \t") - first + 1);
-}
 
 // `written` (after '=', trimmed) as a path: a quoted one unquoted.
 std::string path_of(const std::string& key, size_t index, const NamedPath& entry, const std::string& written) {
@@ -40,8 +36,8 @@ NamedPath entry_of(const std::string& key, size_t index, const std::string& text
     entry.name = text;  // no name: the caller refuses it in its own words
     return entry;
   }
-  entry.name = trimmed(text.substr(0, equals));
-  entry.path = path_of(key, index, entry, trimmed(text.substr(equals + 1)));
+  entry.name = trim_blanks(text.substr(0, equals));
+  entry.path = path_of(key, index, entry, trim_blanks(text.substr(equals + 1)));
   return entry;
 }
 
@@ -67,7 +63,7 @@ std::vector<NamedPath> named_paths(const std::string& key, const std::string& li
     if (quoted)
       throw std::invalid_argument(key + ": the quote at character " + std::to_string(opened + 1) +
                                   " is never closed ('" + list + "')");
-    entries.push_back(entry_of(key, entries.size() + 1, trimmed(list.substr(start, end - start))));
+    entries.push_back(entry_of(key, entries.size() + 1, trim_blanks(list.substr(start, end - start))));
     start = end + 1;
   }
   return entries;
