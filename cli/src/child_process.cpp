@@ -21,16 +21,18 @@ pid_t start_lrkit_train(const std::vector<std::string>& args, const std::functio
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error("fork failed while starting " + what);
   if (pid == 0) {
-    // A parent that dies without passing anything on (SIGKILL, the OOM killer) stops the child as a stop signal
-    // would: it finishes its step and checkpoints it instead of training on as an orphan.
-    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (::getppid() != parent) ::_exit(128 + SIGTERM);  // the parent died before the line above took effect
+    if (!stop_when_the_parent_dies(parent)) ::_exit(128 + SIGTERM);
     in_child();
     ::execv("/proc/self/exe", argv.data());
     [[maybe_unused]] const auto written = ::write(STDERR_FILENO, exec_failed.data(), exec_failed.size());
     ::_exit(127);
   }
   return pid;
+}
+
+bool stop_when_the_parent_dies(pid_t parent) {
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  return ::getppid() == parent;
 }
 
 int exit_code(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status); }

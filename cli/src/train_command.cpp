@@ -1,11 +1,13 @@
 // `lrkit train`: trains the reference GPT on a byte corpus.
 #include <malloc.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <iostream>
 #include <optional>
 #include <stdexcept>
 
+#include "child_process.hpp"
 #include "command.hpp"
 #include "libtorch_error.hpp"
 #include "local_launcher.hpp"
@@ -50,6 +52,16 @@ void keep_freed_memory_for_the_next_step() {
   mallopt(M_MMAP_THRESHOLD, 32 << 20);
   mallopt(M_TRIM_THRESHOLD, 64 << 20);
 #endif
+}
+
+// A torchrun agent passes a stop signal on to its workers, but one killed outright (SIGKILL, the OOM killer) cannot:
+// its workers would train on as orphans, for days. They stop as the local launcher's do (its workers are its children
+// too). torchrun starts a worker as its own child: a worker whose parent is gone lost its agent.
+void stop_when_the_torchrun_agent_dies() {
+  const pid_t agent = ::getppid();
+  if (agent == 1 || !stop_when_the_parent_dies(agent))
+    throw std::runtime_error("the torchrun agent that started this worker is gone (TORCHELASTIC_RUN_ID=" +
+                             std::string(std::getenv("TORCHELASTIC_RUN_ID")) + "): not training without it");
 }
 
 }  // namespace
@@ -133,6 +145,7 @@ int run_train_command(const std::vector<std::string>& args) {
       if (lead) lock.emplace(own_run_directory(config, std::cout));
     }
     if (launching) return launch_local_workers(args, static_cast<int>(config.nproc));
+    if (std::getenv("TORCHELASTIC_RUN_ID") != nullptr) stop_when_the_torchrun_agent_dies();
     keep_freed_memory_for_the_next_step();
     quiet_refusal = false;  // from here on a worker's failure may be its own
     summary = train::run_training(config, std::cout);

@@ -1,16 +1,20 @@
-// `lrkit train` started by other launchers: the real torchrun (one agent and two
-// agents as two nodes), SLURM's variables as srun sets them, RANK and WORLD_SIZE
+// `lrkit train` started by other launchers: the real torchrun (one agent, two
+// agents as two nodes, an agent killed outright), SLURM's variables as srun sets them, RANK and WORLD_SIZE
 // alone (Kubeflow's), --nproc against what those launchers started, and NCCL
 // tasks sharing a GPU.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "background_run.hpp"
 #include "device_param.hpp"
 #include "lrkit/h5/file.hpp"
 #include "openblas.hpp"
@@ -30,9 +34,9 @@ using lrkit::testing::tiny_config;
 #ifdef LRKIT_TORCH_PYTHON
 // `lrkit train` on the tiny config under torchrun with `launcher_options`. --redirects/--tee 1:
 // Debian's torch 1.13 launcher fails under Python 3.11 with their default 0 (Std.from_str("0") is None there).
-std::string torchrun_train(const std::string& launcher_options, const std::string& out) {
+std::string torchrun_train(const std::string& launcher_options, const std::string& out, const std::string& train_options = "") {
   return std::string(LRKIT_TORCH_PYTHON) + " -m torch.distributed.run --redirects 1 --tee 1 " + launcher_options +
-         " --no_python " + LRKIT_BINARY + " train --config " + tiny_config() + " --out " + out;
+         " --no_python " + LRKIT_BINARY + " train --config " + tiny_config() + train_options + " --out " + out;
 }
 #endif
 
@@ -45,6 +49,31 @@ TEST(TrainCommand, RunsUnderTheRealTorchrunLauncher) {
   const auto r = run_command(torchrun_train("--nproc_per_node 2 --master_port " + std::to_string(29600 + getpid() % 300), two));
   ASSERT_EQ(r.code, 0) << r.out;
   expect_same_losses(one + "/log.h5", two + "/log.h5");
+#endif
+}
+
+// torchrun passes a stop signal on to its workers, but an agent killed outright (SIGKILL, the OOM killer) cannot: its
+// workers trained on as orphans. They now stop as the --nproc launcher's do, after their step, with its checkpoint.
+TEST(TrainCommand, AKilledTorchrunAgentStopsItsWorkersAfterTheirStepWithACheckpoint) {
+#ifndef LRKIT_TORCH_PYTHON
+  GTEST_SKIP() << "no Python that imports torch was found at configure time (Debian: python3-torch)";
+#else
+  const auto dir = out_dir("torchrun_agent_killed");
+  // --redirects 1: the workers' standard output goes to the agent's files; their errors, and so the stop's message,
+  // to this test's log, which outlives the agent.
+  const pid_t agent = lrkit::testing::start_command(
+      torchrun_train("--standalone --nproc_per_node 2", dir,
+                     " --schedule.spec='constant(1e-2, warmup=2)' --checkpoint.every=10 --train.steps=100000"),
+      dir + ".txt");
+  const auto workers = lrkit::testing::workers_once_checkpointed(agent, dir);
+  ASSERT_EQ(workers.size(), 2u) << run_command("cat " + dir + ".txt").out;
+  kill(agent, SIGKILL);
+  int status = 0;
+  waitpid(agent, &status, 0);
+  EXPECT_TRUE(lrkit::testing::wait_for(
+      [&] { return std::none_of(workers.begin(), workers.end(), lrkit::testing::running); }, 60))
+      << "the workers of a killed agent must not train on";
+  EXPECT_GT(lrkit::testing::expect_a_clean_stop(dir, run_command("cat " + dir + ".txt").out, "Terminated"), 0);
 #endif
 }
 
