@@ -4,6 +4,7 @@ compatibility, the process group's presence and files replaced whole, each
 done one way."""
 import csv
 import math
+from collections.abc import Mapping
 import numbers
 import operator
 import os
@@ -154,6 +155,22 @@ def saved_ratios(state_dict, optimizer, who):
         raise ValueError(f"the checkpoint's {who} holds rate ratios {ratios!r}; this optimizer needs one finite number "
                          f">= 0 for each of its {groups} parameter group(s)")
     return [float(r) for r in ratios]
+
+
+def saved_state(state_dict, who, keys):
+    """`state_dict` where it is what `who`'s own state_dict() returns, a mapping with `keys`. Anything else (another
+    object's state, such as PyTorch's CosineAnnealingLR's in place of the scheduler's, or None from a checkpoint that
+    did not save it) is refused naming what was given, instead of an AttributeError or a KeyError."""
+    if not isinstance(state_dict, Mapping):
+        raise TypeError(f"{who}.load_state_dict takes what {who}.state_dict() returned, a dict; got "
+                        f"{type(state_dict).__name__}")
+    missing = [key for key in keys if key not in state_dict]
+    if missing:
+        held = [repr(key) for key in state_dict]
+        listed = ", ".join(held[:8]) + (f" and {len(held) - 8} more" if len(held) > 8 else "")
+        raise ValueError(f"{who}.load_state_dict: the state has no {', '.join(map(repr, missing))}, so it is not what "
+                         f"{who}.state_dict() returned (its keys: {listed or 'none'})")
+    return state_dict
 
 
 def check_same_schedule(state_dict, schedule, who):

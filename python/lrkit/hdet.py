@@ -28,7 +28,7 @@ import torch
 from ._hdet_spread import SpreadValue
 from ._lrkit import Hdet, HdetConfig, HdetState
 from ._torch_common import (check_same_schedule, collective_device, distributed, group_ratios, is_number, loop_schedule,
-                            require_optimizer, saved_ratios, scalar_tensor, set_rate, warn_past_end, whole_number)
+                            require_optimizer, saved_ratios, saved_state, scalar_tensor, set_rate, warn_past_end, whole_number)
 
 __all__ = ["HDET"]
 
@@ -181,6 +181,7 @@ class HDET:
                 "state": _fields(self.state), "spread": {entry.name: _fields(entry.state) for entry in self.spread}}
 
     def load_state_dict(self, state_dict):
+        saved_state(state_dict, "HDET", ("spec", "total_steps", "ratios", "state"))
         check_same_schedule(state_dict, self.schedule, "HDET")
         saved = state_dict["state"]
         if len(saved["permutation"]) != self.world:

@@ -17,7 +17,7 @@ import math
 import torch
 
 from ._lrkit import relative_weight_histogram, reweight_strategy, sample_weights, weight_stats
-from ._torch_common import collective_device, is_finite_number, optional_distributed, whole_number
+from ._torch_common import collective_device, is_finite_number, optional_distributed, saved_state, whole_number
 
 __all__ = ["SampleReweighting"]
 
@@ -102,7 +102,8 @@ class SampleReweighting:
         return {"strategy": self.strategy, "strength": self.strength, "warmup": self.warmup, "steps": self.steps}
 
     def load_state_dict(self, state_dict):
-        saved = {key: state_dict.get(key) for key in ("strategy", "strength", "warmup")}
+        saved_state(state_dict, "SampleReweighting", ("strategy", "strength", "warmup", "steps"))
+        saved = {key: state_dict[key] for key in ("strategy", "strength", "warmup")}
         if saved != {"strategy": self.strategy, "strength": self.strength, "warmup": self.warmup}:
             raise ValueError(f"the checkpoint's SampleReweighting had {saved}; this one has strategy={self.strategy!r}, "
                              f"strength={self.strength!r}, warmup={self.warmup!r}")

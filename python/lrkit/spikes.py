@@ -17,7 +17,7 @@ import numbers
 import torch
 
 from ._lrkit import SpikeDetector
-from ._torch_common import collective_device, is_finite_number, optional_distributed, scalar_tensor, whole_number
+from ._torch_common import collective_device, is_finite_number, optional_distributed, saved_state, scalar_tensor, whole_number
 
 __all__ = ["SpikeGuard"]
 
@@ -73,6 +73,8 @@ class SpikeGuard:
     def load_state_dict(self, state_dict):
         """A guard's saved state; its thresholds and window may differ from this one's (the newest values are kept
         when the window is smaller)."""
+        saved_state(state_dict, "SpikeGuard", ("updates", "loss_window", "loss_spikes_in_a_row", "grad_norm_window",
+                                               "grad_norm_spikes_in_a_row"))
         updates = whole_number(state_dict["updates"], "the checkpoint's SpikeGuard updates")
         # Restored into new detectors, kept only when both take their state: a refused checkpoint changes nothing.
         loss = SpikeDetector(self.settings["loss_z"], self.settings["window"])

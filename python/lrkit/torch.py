@@ -23,7 +23,7 @@ from torch.optim import lr_scheduler as _lr_scheduler
 
 from ._lrkit import DecayBranch, Schedule, spec_word
 from ._torch_common import (check_same_schedule, group_ratios, is_number, keep_initial_rates, loop_schedule,
-                            require_optimizer, saved_ratios, set_rate, warn_past_end, whole_number, write_csv)
+                            require_optimizer, saved_ratios, saved_state, set_rate, warn_past_end, whole_number, write_csv)
 
 _SchedulerBase = getattr(_lr_scheduler, "LRScheduler", None) or _lr_scheduler._LRScheduler
 
@@ -55,6 +55,7 @@ class LRScheduler(_SchedulerBase):
                 "_last_lr": list(getattr(self, "_last_lr", []))}
 
     def load_state_dict(self, state_dict):
+        saved_state(state_dict, "LRScheduler", ("spec", "total_steps", "last_epoch", "ratios"))
         check_same_schedule(state_dict, self.schedule, "scheduler")
         last_epoch = state_dict["last_epoch"]
         if not (last_epoch == -1 or (is_number(last_epoch) and last_epoch == int(last_epoch) and last_epoch >= 0)):
@@ -125,6 +126,27 @@ def refine(log_or_norms, peak, total_steps, norm="l1", tau=0.1, save_norms_to=No
     return Schedule(f"refined(norms={spec_word(path)}, peak={float(peak)!r}, norm={norm}, tau={float(tau)!r})", total_steps)
 
 
+def _parameter_list(parameters):
+    """What clip_grad_norm_ takes as its parameters (an iterable of tensors, or one tensor), or a module (its
+    parameters()), as a list; anything else named: iterating a module failed with torch's words."""
+    if isinstance(parameters, torch.nn.Module):
+        return list(parameters.parameters())
+    if torch.is_tensor(parameters):
+        return [parameters]  # iterated, a tensor would give its rows, which never have a gradient
+    try:
+        listed = list(parameters)
+    except TypeError:
+        raise TypeError(f"GradNormRecorder takes a module or its parameters (an iterable of tensors), got "
+                        f"{type(parameters).__name__}") from None
+    bad = next((i for i, p in enumerate(listed) if not torch.is_tensor(p)), None)
+    if bad is not None:
+        raise TypeError(f"GradNormRecorder: parameter {bad} is a {type(listed[bad]).__name__}, not a tensor")
+    if not listed:
+        raise ValueError("GradNormRecorder: no parameters (an iterator such as model.parameters() that was used up "
+                         "before gives none)")
+    return listed
+
+
 class GradNormRecorder:
     """Records the gradient's l2 and l1 norms after each backward pass.
 
@@ -142,7 +164,7 @@ class GradNormRecorder:
     """
 
     def __init__(self, parameters, flush_every=1000):
-        self.parameters = [p for p in parameters]
+        self.parameters = _parameter_list(parameters)
         self.flush_every = whole_number(flush_every, "GradNormRecorder: flush_every")
         if self.flush_every < 1:
             raise ValueError(f"GradNormRecorder: flush_every must be >= 1 (got {flush_every!r})")
@@ -188,10 +210,18 @@ class GradNormRecorder:
         return {"l2": list(self.l2), "l1": list(self.l1)}
 
     def load_state_dict(self, state_dict):
+        saved_state(state_dict, "GradNormRecorder", ("l2", "l1"))
         l2, l1 = list(state_dict["l2"]), list(state_dict["l1"])
         if len(l2) != len(l1):
             raise ValueError(f"GradNormRecorder.load_state_dict: {len(l2)} l2 norms but {len(l1)} l1 norms")
-        self._l2, self._l1, self._pending = l2, l1, []
+        # A damaged norm would surface only in the next run's refine(), far from its cause. NaN and infinity are
+        # norms record() takes (a skipped update's), so a loop's own state comes back.
+        for name, norms in (("l2", l2), ("l1", l1)):
+            bad = next((i for i, v in enumerate(norms) if not is_number(v) or v < 0), None)
+            if bad is not None:
+                raise ValueError(f"GradNormRecorder.load_state_dict: {name} norm {bad} is {norms[bad]!r}; a norm is a "
+                                 "number >= 0")
+        self._l2, self._l1, self._pending = [float(v) for v in l2], [float(v) for v in l1], []
 
     def save(self, path):
         write_csv(path, ["step", "grad_norm", "grad_norm_l1"], ([i, a, b] for i, (a, b) in enumerate(zip(self.l2, self.l1))))

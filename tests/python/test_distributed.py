@@ -140,6 +140,38 @@ def test_hdet_warns_once_when_the_loop_outlasts_its_schedule(tmp_path, steps, wa
     assert done.stderr.count(expected) == (1 if warned else 0), done.stderr
 
 
+HDET_FOREIGN_STATE = """
+import json, sys, torch, torch.distributed as dist, lrkit.torch as lt
+dist.init_process_group("gloo", init_method="file://" + sys.argv[1], rank=0, world_size=1)
+model = torch.nn.Linear(2, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+hdet = lt.HDET(optimizer, model, "cosine(peak=0.1)", 10)
+errors, cosine = [], torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, 10).state_dict()
+for state in (cosine, None):
+    try:
+        hdet.load_state_dict(state)
+    except (TypeError, ValueError) as e:
+        errors.append(f"{type(e).__name__}: {e}")
+hdet.load_state_dict(hdet.state_dict())
+print(json.dumps({"errors": errors, "cosine_keys": list(cosine)}))
+"""
+
+
+def test_hdet_refuses_a_state_that_is_not_its_own_by_name(tmp_path):
+    # A PyTorch scheduler's state (a loop moving to HDET) failed with KeyError 'state', None with AttributeError.
+    done = subprocess.run([sys.executable, "-c", HDET_FOREIGN_STATE, str(tmp_path / "store")],
+                          capture_output=True, text=True, timeout=120, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout)
+    keys = [repr(key) for key in result["cosine_keys"]]  # this torch's: they differ between versions
+    listed = ", ".join(keys[:8]) + (f" and {len(keys) - 8} more" if len(keys) > 8 else "")
+    assert result["errors"] == [
+        "ValueError: HDET.load_state_dict: the state has no 'spec', 'total_steps', 'ratios', 'state', so it is not what "
+        f"HDET.state_dict() returned (its keys: {listed})",
+        "TypeError: HDET.load_state_dict takes what HDET.state_dict() returned, a dict; got NoneType"]
+    assert keys[:2] == ["'T_max'", "'eta_min'"]
+
+
 HDET_TENSOR_RATES = """
 import json, sys, torch, torch.distributed as dist, lrkit.torch as lt
 dist.init_process_group("gloo", init_method="file://" + sys.argv[1], rank=0, world_size=1)

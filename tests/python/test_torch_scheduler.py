@@ -1,5 +1,6 @@
 """lrkit.torch.LRScheduler and refine() in a PyTorch loop."""
 import copy
+import math
 
 import numpy as np
 import pytest
@@ -85,6 +86,33 @@ def test_a_damaged_state_is_refused_and_leaves_the_scheduler_as_it_was(key, valu
     with pytest.raises(ValueError, match=message):
         fresh.load_state_dict(saved)
     assert [group["lr"] for group in optimizer.param_groups] == before and fresh.last_epoch == 0
+
+
+def loaders():
+    """Each single-process object with a state_dict, and its class name, which its refusals begin with."""
+    model, optimizer = model_and_optimizer()
+    return [("LRScheduler", lt.LRScheduler(optimizer, "cosine(peak=1e-2)", 10)),
+            ("GradNormRecorder", lt.GradNormRecorder(model.parameters())), ("SpikeGuard", lt.SpikeGuard()),
+            ("SampleReweighting", lt.SampleReweighting())]
+
+
+@pytest.mark.parametrize("index", range(4))
+def test_a_state_that_is_not_the_objects_own_is_refused_by_name(index):
+    # Another scheduler's state (PyTorch's CosineAnnealingLR's: a loop moving to lrkit), None from a checkpoint that
+    # never saved one, or a list failed with AttributeError or KeyError.
+    who, loader = loaders()[index]
+    _, optimizer = model_and_optimizer()
+    cosine = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, 10).state_dict()
+    with pytest.raises(ValueError, match=rf"^{who}.load_state_dict: the state has no '.*', so it is not what {who}"
+                                         r"\.state_dict\(\) returned \(its keys: 'T_max', 'eta_min', 'base_lrs'"):
+        loader.load_state_dict(cosine)
+    with pytest.raises(ValueError, match=r"\(its keys: none\)$"):
+        loader.load_state_dict({})
+    for wrong, kind in ((None, "NoneType"), ([1, 2], "list"), ("state", "str")):
+        with pytest.raises(TypeError, match=rf"^{who}.load_state_dict takes what {who}\.state_dict\(\) returned, a "
+                                            rf"dict; got {kind}$"):
+            loader.load_state_dict(wrong)
+    loader.load_state_dict(loader.state_dict())  # its own state still loads
 
 
 def test_a_deep_copied_scheduler_goes_on_at_the_same_rates():
@@ -243,10 +271,42 @@ def test_refine_from_recorded_norms_and_from_an_array(tmp_path):
             raise RuntimeError("cut short")
 
     before = open(path).read()
-    recorder.load_state_dict({"l2": recorder.l2 + [Unwritable()], "l1": recorder.l1 + [1.0]})
+    recorder.l2.append(Unwritable())  # load_state_dict refuses it: a norm that is no number
+    recorder.l1.append(1.0)
     with pytest.raises(RuntimeError, match="cut short"):
         recorder.save(path)
     assert open(path).read() == before
+
+
+def test_the_recorder_takes_a_module_or_what_clip_grad_norm_takes(tmp_path):
+    # A module failed with "'Linear' object is not iterable"; one tensor was taken apart into its rows, which have no
+    # gradient, so record() said "no parameter has a gradient".
+    model, _ = model_and_optimizer()
+    model(torch.randn(8, 4)).pow(2).mean().backward()
+    by_module, by_list, by_tensor = (lt.GradNormRecorder(model), lt.GradNormRecorder(list(model.parameters())),
+                                     lt.GradNormRecorder(model[0].weight))
+    for recorder in (by_module, by_list, by_tensor):
+        recorder.record()
+    assert by_module.l2 == by_list.l2 and by_module.l1 == by_list.l1
+    assert by_tensor.l2 == pytest.approx([model[0].weight.grad.norm().item()], rel=1e-6)  # float32 per tensor
+    with pytest.raises(TypeError, match=r"^GradNormRecorder takes a module or its parameters \(an iterable of tensors\), "
+                                        r"got int$"):
+        lt.GradNormRecorder(5)
+    with pytest.raises(TypeError, match=r"^GradNormRecorder: parameter 1 is a str, not a tensor$"):
+        lt.GradNormRecorder([model[0].weight, "bias"])
+    used_up = model.parameters()
+    list(used_up)
+    with pytest.raises(ValueError, match=r"^GradNormRecorder: no parameters \(an iterator such as model.parameters\(\) "
+                                         r"that was used up before gives none\)$"):
+        lt.GradNormRecorder(used_up)
+    # NaN and infinity are what record() takes on a skipped update (a GradScaler's overflow): they come back.
+    by_list.load_state_dict({"l2": [1.0, float("inf")], "l1": [float("nan"), 2]})
+    assert by_list.l2 == [1.0, float("inf")] and math.isnan(by_list.l1[0]) and by_list.l1[1] == 2.0
+    for bad, shown in (("3", "'3'"), (-1.0, "-1.0"), (True, "True")):
+        with pytest.raises(ValueError, match=rf"^GradNormRecorder.load_state_dict: l1 norm 1 is {shown}; a norm is a "
+                                             r"number >= 0$"):
+            by_list.load_state_dict({"l2": [1.0, 1.0], "l1": [1.0, bad]})
+    assert by_list.l2 == [1.0, float("inf")], "a refused state leaves the recorder as it was"
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
