@@ -4,6 +4,8 @@
 // it no longer depends on the old log.
 #include <boost/program_options.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 
@@ -64,7 +66,13 @@ int run_refine_command(const std::vector<std::string>& args) {
     }
   }();
   const std::string next = write_table_file(out, schedule, steps);
-  std::cout << "refined " << steps << " steps from " << run << " (" << norm << " norms)\n"
+  // The schedule read the log: the column is there, and a non-finite norm in it (a skipped update's) was filled.
+  const auto norms = h5::read_series(run, norm == "l1" ? "/train/grad_norm_l1" : "/train/grad_norm");
+  const auto skipped = std::count_if(norms.begin(), norms.end(), [](double v) { return !std::isfinite(v); });
+  std::cout << "refined " << steps << " steps from " << run << " (" << norm << " norms";
+  if (skipped > 0)
+    std::cout << "; " << skipped << " of " << norms.size() << " not finite, skipped updates: filled in from their neighbours";
+  std::cout << ")\n"
             << "schedule.spec = " << next << "\n";
   return kExitOk;
 }

@@ -98,6 +98,8 @@ def refine(log_or_norms, peak, total_steps, norm="l1", tau=0.1, save_norms_to=No
     ``log_or_norms``: an lrkit run log (.h5), a CSV written by GradNormRecorder,
     or a sequence of per-step norms (saved to ``save_norms_to``, by default a
     file in a fresh temporary directory, which the schedule's spec names).
+    A NaN or infinite norm is a skipped update's (a GradScaler's overflow): it
+    is filled in from the norms before and after it.
     ``norm``: "l1" (Adam-type, the gradient's l1 norms) or "l2" (SGD-type).
     """
     if norm not in ("l1", "l2"):
@@ -118,9 +120,11 @@ def refine(log_or_norms, peak, total_steps, norm="l1", tau=0.1, save_norms_to=No
         norms = [float(v) for v in norms]
         if not norms:
             raise ValueError("refine: no gradient norms given")
-        bad = next((i for i, v in enumerate(norms) if not (math.isfinite(v) and v > 0)), None)
+        bad = next((i for i, v in enumerate(norms) if math.isfinite(v) and v <= 0), None)  # the others are filled
         if bad is not None:
-            raise ValueError(f"refine: norm {bad} is {norms[bad]}; norms must be finite and > 0")
+            raise ValueError(f"refine: norm {bad} is {norms[bad]}; norms must be > 0")
+        if not any(math.isfinite(v) for v in norms):
+            raise ValueError(f"refine: no norm of the {len(norms)} is finite: every update of that run was skipped")
         path = save_norms_to or os.path.join(tempfile.mkdtemp(prefix="lrkit_norms_"), "norms.csv")
         write_csv(path, ["grad_norm_l1" if norm == "l1" else "grad_norm"], ([v] for v in norms))
     return Schedule(f"refined(norms={spec_word(path)}, peak={float(peak)!r}, norm={norm}, tau={float(tau)!r})", total_steps)

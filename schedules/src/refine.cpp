@@ -1,9 +1,11 @@
 #include "lrkit/schedules/refine.hpp"
 
 #include <algorithm>
-#include <cstdint>
 #include <cmath>
+#include <cstddef>
+#include <cstdint>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -117,16 +119,37 @@ std::vector<double> resample_linear(const std::vector<double>& values, int64_t c
   return out;
 }
 
-std::vector<double> refine_from_norms(const std::vector<double>& norms, int64_t total, NormKind kind, double tau) {
+size_t fill_nonfinite_norms(std::vector<double>& norms) {
+  size_t filled = 0;
+  std::optional<size_t> last;  // the last finite norm's index so far
+  for (size_t i = 0; i < norms.size(); ++i) {
+    if (!std::isfinite(norms[i])) continue;
+    const size_t gap = last ? *last + 1 : 0;  // the non-finite norms before i
+    for (size_t j = gap; j < i; ++j)
+      norms[j] = last ? norms[*last] + (norms[i] - norms[*last]) * static_cast<double>(j - *last) / static_cast<double>(i - *last)
+                      : norms[i];
+    filled += i - gap;
+    last = i;
+  }
+  if (!last)
+    throw std::invalid_argument("no gradient norm of the " + std::to_string(norms.size()) +
+                                " is finite: every update of that run was skipped or diverged");
+  filled += norms.size() - 1 - *last;
+  std::fill(norms.begin() + static_cast<std::ptrdiff_t>(*last) + 1, norms.end(), norms[*last]);
+  return filled;
+}
+
+std::vector<double> refine_from_norms(std::vector<double> norms, int64_t total, NormKind kind, double tau) {
   if (total < 1 || total > kMostRefinedSteps)
     throw std::invalid_argument("refinement needs a run of 1 to " + std::to_string(kMostRefinedSteps) + " steps (got " +
                                 std::to_string(total) + ")");
   if (norms.empty()) throw std::invalid_argument("refinement needs a gradient-norm history; it is empty");
   if (!(tau >= 0.0 && tau <= 1.0)) throw std::invalid_argument("refinement tau must be in [0, 1] (got " + format_number(tau) + ")");
+  fill_nonfinite_norms(norms);
   for (size_t i = 0; i < norms.size(); ++i)
-    if (!std::isfinite(norms[i]) || norms[i] <= 0.0)
+    if (norms[i] <= 0.0)
       throw std::invalid_argument("gradient norm at index " + std::to_string(i) + " is " + format_number(norms[i]) +
-                                  "; refinement needs finite positive norms");
+                                  "; refinement needs norms > 0");
 
   const std::vector<double> resampled = resample_linear(norms, total);
   const int64_t width = 2 * static_cast<int64_t>(std::floor(tau * static_cast<double>(total) / 2.0)) + 1;

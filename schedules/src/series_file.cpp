@@ -113,9 +113,11 @@ Series read_text(const std::string& path, const std::string& values_dataset, con
       throw SeriesFileError("'" + path + "' line " + std::to_string(line_no) + ": expected at least " +
                             std::to_string(needed) + " fields, found " + std::to_string(fields.size()));
     double value = 0.0;
-    if (!parse_double(fields[static_cast<size_t>(value_col)], value) || !std::isfinite(value))
+    // nan and inf are numbers, as in an HDF5 series: a refined schedule fills a skipped update's norm, a table
+    // refuses such a rate, each naming the row.
+    if (!parse_double(fields[static_cast<size_t>(value_col)], value))
       throw SeriesFileError("'" + path + "' line " + std::to_string(line_no) + ": '" +
-                            text_for_message(fields[static_cast<size_t>(value_col)]) + "' is not a finite number");
+                            text_for_message(fields[static_cast<size_t>(value_col)]) + "' is not a number");
     series.values.push_back(value);
     if (step_col >= 0) {
       double step = 0.0;
@@ -134,7 +136,7 @@ Series read_text(const std::string& path, const std::string& values_dataset, con
 Series read_series_file(const std::string& path, const std::string& values_name, const std::string& steps_name) {
   if (const auto problem = input_file_problem(path)) throw SeriesFileError(*problem);
   const bool hdf5 = h5::is_hdf5_file(path);
-  if (!hdf5 && has_hdf5_name(path))  // read as text, a damaged log gave "line 2: '<binary>' is not a finite number"
+  if (!hdf5 && has_hdf5_name(path))  // read as text, a damaged log gave "line 2: '<binary>' is not a number"
     throw SeriesFileError("'" + path + "' is not an HDF5 file (or is truncated); a CSV or TSV table needs another name");
   Series series = hdf5 ? read_hdf5(path, values_name, steps_name) : read_text(path, values_name, steps_name);
   if (series.values.empty()) throw SeriesFileError("'" + path + "': " + values_name + " holds no rows");

@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <filesystem>
 #include <sstream>
 
 #include "lrkit/h5/file.hpp"
@@ -11,6 +13,7 @@
 namespace {
 
 using lrkit::testing::out_dir;
+using lrkit::testing::run_command;
 using lrkit::testing::run_lrkit;
 using lrkit::testing::tiny_config;
 
@@ -35,6 +38,35 @@ TEST(RefineCommand, TheRefinedTableTrainsTheNextRun) {
   r = run_lrkit("refine " + first + " --peak 5e-3 --norm l2 --steps 40 --out " + first + "/refined.csv");  // the run directory
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("table(file=" + first + "/refined.csv)"), std::string::npos) << r.out;
+}
+
+// A run that skipped updates (train.nonfinite=skip) logged their non-finite norms; a diverged run ends with one. The
+// refinement fills them in from their neighbours (it refused the whole log) and says how many it filled.
+TEST(RefineCommand, ARunThatSkippedUpdatesRefinesWithTheirNormsFilledIn) {
+  const auto dir = out_dir("refine_skipped");
+  std::filesystem::create_directories(dir);
+  const auto write_log = [&](const std::string& name, const std::vector<double>& norms) {
+    lrkit::h5::Writer writer(dir + "/" + name);
+    std::vector<double> steps(norms.size());
+    for (size_t i = 0; i < steps.size(); ++i) steps[i] = static_cast<double>(i);
+    writer.write_series("/train/step", steps);
+    writer.write_series("/train/grad_norm_l1", norms);
+  };
+  write_log("skipped.h5", {6, NAN, 4, 3, HUGE_VAL, 1, NAN});
+  write_log("filled.h5", {6, 5, 4, 3, 2, 1, 1});
+  auto r = run_lrkit("refine " + dir + "/skipped.h5 --peak 1e-3 --tau 0 --out " + dir + "/skipped.csv");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("refined 7 steps from " + dir + "/skipped.h5 (l1 norms; 3 of 7 not finite, skipped updates: "
+                       "filled in from their neighbours)\n"), std::string::npos) << r.out;
+  r = run_lrkit("refine " + dir + "/filled.h5 --peak 1e-3 --tau 0 --out " + dir + "/filled.csv");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("(l1 norms)\n"), std::string::npos) << r.out;
+  EXPECT_EQ(run_command("cat " + dir + "/skipped.csv").out, run_command("cat " + dir + "/filled.csv").out);
+  write_log("none.h5", {NAN, NAN});
+  r = run_lrkit("refine " + dir + "/none.h5 --peak 1e-3 --out " + dir + "/none.csv");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("no gradient norm of the 2 is finite: every update of that run was skipped or diverged"),
+            std::string::npos) << r.out;
 }
 
 TEST(RefineCommand, PathsWithSpacesCommasAndBracketsAreQuotedInTheSpecs) {

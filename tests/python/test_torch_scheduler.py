@@ -262,8 +262,19 @@ def test_refine_from_recorded_norms_and_from_an_array(tmp_path):
     assert max(refined.values(np.arange(61))) == pytest.approx(1e-3) and refined(60) == 0
     constant = lt.refine([1.0] * 10, peak=2.0, total_steps=10, norm="l2", save_norms_to=str(tmp_path / "c.csv"))
     assert np.allclose(constant.values(np.arange(11)), 2.0 * (1 - np.arange(11) / 10))
-    with pytest.raises(ValueError, match="norm 1 is"):
-        lt.refine([1.0, float("nan")], peak=1.0, total_steps=10)
+    with pytest.raises(ValueError, match=r"^refine: norm 1 is 0.0; norms must be > 0$"):
+        lt.refine([1.0, 0.0], peak=1.0, total_steps=10)
+    with pytest.raises(ValueError, match=r"^refine: no norm of the 2 is finite: every update of that run was skipped$"):
+        lt.refine([float("nan"), float("inf")], peak=1.0, total_steps=10)
+    # A skipped update's norm (NaN, or inf from a GradScaler's overflow) is filled in from its neighbours, from a list
+    # or from the recorder's CSV.
+    skipped = lt.refine([float("inf"), 2.0, float("nan"), 4.0, float("-inf")], peak=1.0, total_steps=10, tau=0)
+    filled = lt.refine([2.0, 2.0, 3.0, 4.0, 4.0], peak=1.0, total_steps=10, tau=0)
+    assert skipped.values(np.arange(11)).tolist() == filled.values(np.arange(11)).tolist()
+    recorder.load_state_dict({"l2": [1.0] * 4, "l1": [float("inf"), 2.0, float("nan"), 4.0]})
+    from_csv = lt.refine(recorder.save(tmp_path / "skipped.csv"), peak=1.0, total_steps=10, tau=0)
+    assert from_csv.values(np.arange(11)).tolist() == lt.refine([2.0, 2.0, 3.0, 4.0], 1.0, 10, tau=0).values(np.arange(11)).tolist()
+    recorder.load_state_dict(resumed.state_dict())
 
     # A save cut short (here by a value that cannot be written; in a loop, by a kill) leaves the last save whole.
     class Unwritable:

@@ -75,20 +75,44 @@ TEST(Refine, GrowingNormsAnnealTheEndAndSpikesAreSmoothedAway) {
   EXPECT_LT(eta[900], 1.0 - 0.9);  // below linear decay near the end: sharper anneal
 }
 
+// A skipped update (train.nonfinite=skip, a GradScaler's overflow) logs a non-finite norm, as does a diverged run's
+// last step: refinement refused the whole history for one such step.
+TEST(Refine, NonFiniteNormsAreFilledFromTheirNeighbours) {
+  std::vector<double> norms = {NAN, HUGE_VAL, 2, 4, NAN, -HUGE_VAL, 10, 12, NAN};
+  EXPECT_EQ(fill_nonfinite_norms(norms), 5u);
+  EXPECT_EQ(norms, (std::vector<double>{2, 2, 2, 4, 6, 8, 10, 12, 12}));
+  std::vector<double> clean = {1, 2};
+  EXPECT_EQ(fill_nonfinite_norms(clean), 0u);
+  EXPECT_EQ(clean, (std::vector<double>{1, 2}));
+  const std::vector<double> skipped = {3, 1, NAN, 5, 4, HUGE_VAL, 2, 2};
+  std::vector<double> filled = skipped;
+  fill_nonfinite_norms(filled);
+  for (const auto kind : {NormKind::L1, NormKind::L2}) {
+    const auto a = refine_from_norms(skipped, 50, kind), b = refine_from_norms(filled, 50, kind);
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t t = 0; t < a.size(); ++t) EXPECT_EQ(a[t], b[t]) << t;
+  }
+}
+
 TEST(Refine, RejectsBadInputNamingTheIndex) {
   try {
     refine_from_norms({1, 2, 0, 3}, 10, NormKind::L2);
     FAIL();
   } catch (const std::invalid_argument& e) {
-    EXPECT_EQ(std::string(e.what()), "gradient norm at index 2 is 0; refinement needs finite positive norms");
+    EXPECT_EQ(std::string(e.what()), "gradient norm at index 2 is 0; refinement needs norms > 0");
   }
-  EXPECT_THROW(refine_from_norms({}, 10, NormKind::L2), std::invalid_argument);
-  // A diverged run's log ends with its NaN step; the norm is printed as 'nan' (std::to_string wrote '-nan').
-  try {
-    refine_from_norms({1, -std::nan("")}, 10, NormKind::L2);
+  try {  // after the filling: the index is still the norm's own
+    refine_from_norms({NAN, 2, -1, 3}, 10, NormKind::L2);
     FAIL();
   } catch (const std::invalid_argument& e) {
-    EXPECT_EQ(std::string(e.what()), "gradient norm at index 1 is nan; refinement needs finite positive norms");
+    EXPECT_EQ(std::string(e.what()), "gradient norm at index 2 is -1; refinement needs norms > 0");
+  }
+  EXPECT_THROW(refine_from_norms({}, 10, NormKind::L2), std::invalid_argument);
+  try {
+    refine_from_norms({NAN, HUGE_VAL, -HUGE_VAL}, 10, NormKind::L2);
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), "no gradient norm of the 3 is finite: every update of that run was skipped or diverged");
   }
   EXPECT_THROW(refine_from_norms({1}, 0, NormKind::L2), std::invalid_argument);
   EXPECT_THROW(refine_from_norms({1}, 10, NormKind::L2, 1.5), std::invalid_argument);

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "killed_writer.hpp"
 #include "lrkit/h5/file.hpp"
 #include "lrkit/h5/series_log.hpp"
@@ -57,7 +59,7 @@ TEST(SeriesFile, ErrorsNameFileAndLine) {
     read_series_file(write_text("bad.csv", "step,lr\n0,0.1\n1,abc\n"), "lr", "step");
     FAIL();
   } catch (const SeriesFileError& e) {
-    EXPECT_NE(std::string(e.what()).find("bad.csv' line 3: 'abc' is not a finite number"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("bad.csv' line 3: 'abc' is not a number"), std::string::npos) << e.what();
   }
   EXPECT_THROW(read_series_file("/nonexistent/x.csv", "lr", "step"), SeriesFileError);
   for (const char* endless : {"/dev/zero", "/dev/urandom"}) {  // a device never ends: refused, not read
@@ -160,6 +162,17 @@ TEST(TableSchedule, InterpolatesBetweenRowsAndHoldsTheEnds) {
   } catch (const SpecError& e) {
     EXPECT_NE(e.rule().find("row 2 holds learning rate -0.1"), std::string::npos) << e.what();
   }
+  // nan and inf read as numbers, as in an HDF5 file; a table refuses them as rates.
+  const auto nonfinite = write_text("nonfinite.csv", "step,lr\n0,0.1\n1,nan\n2,inf\n3,-inf\n");
+  const Series read = read_series_file(nonfinite, "lr", "step");
+  ASSERT_EQ(read.values.size(), 4u);
+  EXPECT_TRUE(std::isnan(read.values[1]) && read.values[2] == HUGE_VAL && read.values[3] == -HUGE_VAL);
+  try {
+    parse_schedule("table(file=" + nonfinite + ")", std::nullopt);
+    FAIL();
+  } catch (const SpecError& e) {
+    EXPECT_NE(e.rule().find("row 2 holds learning rate nan; rates must be finite and >= 0"), std::string::npos) << e.what();
+  }
 }
 
 TEST(RefinedSchedule, ReadsNormsFromARunLogOrCsv) {
@@ -192,6 +205,23 @@ TEST(RefinedSchedule, ReadsNormsFromARunLogOrCsv) {
     EXPECT_NE(std::string(e.what()).find("is not 1-dimensional"), std::string::npos) << e.what();
   }
   EXPECT_THROW(parse_schedule("refined(norms=/nonexistent.h5, peak=1)", 100), SpecError);
+}
+
+// A loop's GradNormRecorder.save() writes a skipped update's norm as nan or inf (Python's words): such a file refines
+// as the one with that norm filled in from its neighbours.
+TEST(RefinedSchedule, ACsvWithSkippedUpdatesRefinesAsTheFilledNorms) {
+  const auto skipped = write_text("skipped_norms.csv", "step,grad_norm,grad_norm_l1\n0,9,inf\n1,9,3\n2,9,nan\n3,9,5\n");
+  const auto filled = write_text("filled_norms.csv", "grad_norm_l1\n3\n3\n4\n5\n");
+  const auto a = parse_schedule("refined(norms=" + skipped + ", peak=1, norm=l1, tau=0)", 8);
+  const auto b = parse_schedule("refined(norms=" + filled + ", peak=1, norm=l1, tau=0)", 8);
+  for (int64_t t = 0; t <= 8; ++t) EXPECT_EQ(a(t), b(t)) << t;
+  try {
+    parse_schedule("refined(norms=" + write_text("all_skipped.csv", "nan\ninf\n") + ", peak=1)", 8);
+    FAIL();
+  } catch (const SpecError& e) {
+    EXPECT_NE(e.rule().find("no gradient norm of the 2 is finite: every update of that run was skipped or diverged"),
+              std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 // normalized to max 1. O(T log T) overall: suffix sums plus a sliding median.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -22,11 +23,19 @@ std::vector<double> resample_linear(const std::vector<double>& values, int64_t c
 // The longest refined schedule: its T + 1 multipliers are a table in memory.
 inline constexpr int64_t kMostRefinedSteps = 100'000'000;
 
+// A non-finite norm measured nothing: it is an update that was skipped
+// (train.nonfinite=skip; a GradScaler's overflow, recorded after unscale_) or
+// the last step of a run that diverged. Each is replaced by the linear
+// interpolation of the nearest finite norms before and after it (the nearest
+// one beyond the first or the last). Returns how many were replaced; throws
+// std::invalid_argument where no norm is finite.
+size_t fill_nonfinite_norms(std::vector<double>& norms);
+
 // The refined multipliers for updates t = 0..T (T + 1 values, the last 0),
-// max 1. Norms must be finite and positive; `tau` in [0, 1] sets the median
-// width 2 floor(tau T / 2) + 1; T at most kMostRefinedSteps. Throws
-// std::invalid_argument naming the first bad norm's index.
-std::vector<double> refine_from_norms(const std::vector<double>& norms, int64_t total, NormKind kind,
-                                      double tau = 0.1);
+// max 1. Non-finite norms are filled first (fill_nonfinite_norms); the others
+// must be > 0. `tau` in [0, 1] sets the median width 2 floor(tau T / 2) + 1;
+// T at most kMostRefinedSteps. Throws std::invalid_argument naming the first
+// bad norm's index.
+std::vector<double> refine_from_norms(std::vector<double> norms, int64_t total, NormKind kind, double tau = 0.1);
 
 }  // namespace lrkit::schedules
