@@ -170,10 +170,11 @@ SweepConfig read_sweep_config(const std::string& path) {
       if (occurrence > 1) fail_at(key, "schedule '" + s.name + "' is defined twice", occurrence);
       if (s.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") != std::string::npos)
         fail_at(key, "schedule name '" + s.name + "' must be letters, digits, '.', '_' and '-'");
+      // "MODE: SPEC" where the text before the first ':' is a word; a spec's own ':' ({run:NAME}) is no mode's.
       const auto colon = value.find(':');
-      const auto paren = value.find('(');
+      const std::string before = colon == std::string::npos ? "" : trim_blanks(value.substr(0, colon));
       s.spec = trim_blanks(value);
-      if (colon != std::string::npos && (paren == std::string::npos || colon < paren)) {
+      if (!before.empty() && before.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_-") == std::string::npos) {
         s.mode = trim_blanks(value.substr(0, colon));
         s.spec = trim_blanks(value.substr(colon + 1));
       }

@@ -47,6 +47,17 @@ TEST(SweepConfigFile, SectionsModesAndOverrides) {
   EXPECT_EQ(c.overrides, (std::vector<std::string>{"--train.threads=1", "--eval.batches=2"}));
 }
 
+// The text before the first ':' is a mode where it is a word: a spec's own ':' ({run:NAME}) once made "mode '{run'".
+TEST(SweepConfigFile, AColonInsideTheSpecIsNoMode) {
+  const auto c = read_sweep_config(lrkit::testing::write_text(
+      "sweep_colons.cfg", "[sweep]\nbudgets = 100\n[schedules]\nw = wsd(decay=20%)\nr = {run:w}\ns = single : wsd()\n"));
+  ASSERT_EQ(c.schedules.size(), 3u);
+  EXPECT_EQ(c.schedules[1].mode, "separate");
+  EXPECT_EQ(c.schedules[1].spec, "{run:w}");
+  EXPECT_EQ(c.schedules[2].mode, "single");
+  EXPECT_EQ(c.schedules[2].spec, "wsd()");
+}
+
 TEST(SweepConfigFile, AByteOrderMarkIsSkipped) {
   const auto c = read_sweep_config(
       lrkit::testing::write_text("sweep_bom.cfg", "\xEF\xBB\xBF[sweep]\nbudgets = 100\n[schedules]\na = cosine()\n"));
