@@ -16,7 +16,7 @@ HdetScheduler::HdetScheduler(const controllers::HdetConfig& config, schedules::S
                              torch::optim::Optimizer& optimizer, std::vector<torch::Tensor> parameters,
                              Collective& collective)
     : ensemble_({{"lr", config}}, collective, 1), base_(std::move(base)), optimizer_(optimizer),
-      parameters_(std::move(parameters)), collective_(collective) {
+      ratios_(rate_ratios(optimizer)), parameters_(std::move(parameters)), collective_(collective) {
   apply();
 }
 
@@ -66,6 +66,6 @@ void HdetScheduler::restore(const controllers::HdetState& state) {
   apply();
 }
 
-void HdetScheduler::apply() { set_learning_rate(optimizer_, lr()); }
+void HdetScheduler::apply() { set_learning_rates(optimizer_, lr(), ratios_, "HdetScheduler"); }
 
 }  // namespace lrkit::distributed

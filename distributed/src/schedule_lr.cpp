@@ -4,17 +4,18 @@
 #include <stdexcept>
 #include <string>
 
+#include "lrkit/distributed/hyperparameters.hpp"
+
 namespace lrkit::distributed {
 
 namespace {
 
-std::vector<double> initial_ratios(torch::optim::Optimizer& optimizer) {
-  const auto& groups = optimizer.param_groups();
-  if (groups.empty()) throw std::invalid_argument("ScheduleLR: the optimizer has no parameter groups");
-  const double first = groups.front().options().get_lr();
-  std::vector<double> ratios;
-  for (const auto& group : groups) ratios.push_back(first == 0 ? 1.0 : group.options().get_lr() / first);
-  return ratios;
+std::vector<double> initial_ratios(const torch::optim::Optimizer& optimizer) {
+  try {
+    return rate_ratios(optimizer);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string("ScheduleLR: ") + e.what());
+  }
 }
 
 }  // namespace
@@ -33,10 +34,7 @@ ScheduleLR::ScheduleLR(torch::optim::Optimizer& optimizer, schedules::Schedule s
 // LRScheduler::step() asks for the rates before it counts the step: step_count_ updates are done, so these are
 // the rates of update step_count_ + 1.
 std::vector<double> ScheduleLR::get_lrs() {
-  if (scheduled_.param_groups().size() != ratios_.size())
-    throw std::invalid_argument("ScheduleLR: the optimizer has " + std::to_string(scheduled_.param_groups().size()) +
-                                " parameter groups but had " + std::to_string(ratios_.size()) +
-                                " when the scheduler was made; make the scheduler after adding every group");
+  require_a_ratio_per_group(scheduled_, ratios_, "ScheduleLR");
   return rates(static_cast<int64_t>(step_count_) + 1);
 }
 

@@ -119,13 +119,13 @@ def warn_past_end(scheduler, step):
 
 
 def group_ratios(optimizer):
-    """Each parameter group's initial rate over the first group's (all 1 when the first is 0), as LambdaLR keeps them;
-    floats, also where the rates are tensors (a checkpoint's ratios must be numbers)."""
-    def initial(group):
-        return float(group.get("initial_lr", group["lr"]))
-
-    first = initial(optimizer.param_groups[0])
-    return [1.0 if first == 0 else initial(group) / first for group in optimizer.param_groups]
+    """Each parameter group's initial rate over the first non-zero one's, as LambdaLR keeps them: a group built at 0
+    stays at 0 (a frozen group; taking group 0 as the reference once made every ratio 1 when it was frozen, and every
+    group trained at the scheduled rate); all at 0: all 1. Floats, also where the rates are tensors (a checkpoint's
+    ratios must be numbers). The C++ schedulers keep the same ones (lrkit::distributed::rate_ratios)."""
+    initial = [float(group.get("initial_lr", group["lr"])) for group in optimizer.param_groups]
+    reference = next((rate for rate in initial if rate != 0), 0.0)
+    return [1.0 if reference == 0 else rate / reference for rate in initial]
 
 
 def keep_initial_rates(optimizer):

@@ -32,9 +32,10 @@ class LRScheduler(_SchedulerBase):
     """Sets every parameter group's learning rate from an lrkit schedule spec.
 
     ``scheduler.step()`` after each ``optimizer.step()``, as with any PyTorch
-    scheduler. Group 0 gets ``schedule(step)`` exactly; group i gets it times
-    ``initial_lr_i / initial_lr_0`` (1 when group 0 starts at 0), so the rate
-    the optimizer was built with does not scale the schedule (LambdaLR's trap).
+    scheduler. The first group with a non-zero rate gets ``schedule(step)``
+    exactly; group i gets it times its initial rate over that group's (a group
+    built at 0 stays frozen), so the rate the optimizer was built with does not
+    scale the schedule (LambdaLR's trap).
     """
 
     def __init__(self, optimizer, spec, total_steps=None, last_epoch=-1):

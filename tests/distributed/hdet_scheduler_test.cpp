@@ -114,6 +114,40 @@ TEST(HdetScheduler, LossesHandedOverAtSyncsOnlyGiveTheSameRunAsEveryStep) {
   }
 }
 
+// Every group got one rate: a loop's lower rate for its embeddings, or a frozen group, was lost without a word.
+TEST(HdetScheduler, EachGroupKeepsItsProportionAndAFrozenGroupStaysFrozen) {
+  lrkit::testing::on_thread_ranks<int>(2, [&](size_t, Collective& group) {
+    controllers::HdetConfig c;
+    c.replicas = 2;
+    c.alpha = 0.5;
+    c.sync_every = 2;
+    auto frozen = torch::ones({2}, torch::kDouble), body = torch::ones({2}, torch::kDouble),
+         embedding = torch::ones({2}, torch::kDouble);
+    torch::optim::SGD sgd({torch::optim::OptimizerParamGroup({frozen}, std::make_unique<torch::optim::SGDOptions>(0.0)),
+                           torch::optim::OptimizerParamGroup({body}, std::make_unique<torch::optim::SGDOptions>(0.1)),
+                           torch::optim::OptimizerParamGroup({embedding}, std::make_unique<torch::optim::SGDOptions>(0.025))},
+                          torch::optim::SGDOptions(0.1));
+    HdetScheduler hdet(c, schedules::parse_schedule("cosine(peak=0.1)", 10), sgd, {body}, group);
+    const auto lr = [&](size_t g) { return sgd.param_groups().at(g).options().get_lr(); };
+    for (int step = 0; step < 5; ++step) {
+      EXPECT_EQ(lr(0), 0.0) << step;
+      EXPECT_EQ(lr(1), hdet.lr()) << step;
+      EXPECT_EQ(lr(2), hdet.lr() * 0.25) << step;
+      hdet.step(1.0 + step);
+    }
+    EXPECT_GT(hdet.lr(), 0.0);
+    sgd.add_param_group(torch::optim::OptimizerParamGroup({torch::ones({1})}, std::make_unique<torch::optim::SGDOptions>(1.0)));
+    try {
+      hdet.step(1.0);
+      ADD_FAILURE() << "a fourth group took a rate";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_STREQ(e.what(), "HdetScheduler: the optimizer has 4 parameter groups but had 3 when the scheduler was made; "
+                             "make the scheduler after adding every group");
+    }
+    return 0;
+  });
+}
+
 TEST(HdetScheduler, ALossOfSeveralNumbersIsRefusedByName) {
   lrkit::testing::on_thread_ranks<int>(1, [&](size_t, Collective& group) {
     controllers::HdetConfig c;

@@ -44,6 +44,27 @@ TEST(ScheduleLR, UpdateIRunsAtTheScheduleOfIInEveryGroupByItsRatio) {
   }
 }
 
+// A first group built at 0 (frozen) made every ratio 1: the frozen group trained, and the others lost their proportions.
+TEST(ScheduleLR, AFrozenFirstGroupStaysFrozenAndTheOthersKeepTheirProportions) {
+  const auto schedule = lrkit::schedules::parse_schedule("cosine(peak=1e-2, warmup=2)", 10);
+  torch::nn::Linear frozen{2, 2}, body{2, 2}, head{2, 1};
+  torch::optim::AdamW optimizer({torch::optim::OptimizerParamGroup(frozen->parameters(), std::make_unique<torch::optim::AdamWOptions>(0.0)),
+                                 torch::optim::OptimizerParamGroup(body->parameters(), std::make_unique<torch::optim::AdamWOptions>(2e-3)),
+                                 torch::optim::OptimizerParamGroup(head->parameters(), std::make_unique<torch::optim::AdamWOptions>(1e-3))},
+                                torch::optim::AdamWOptions(1.0));
+  ScheduleLR scheduler(optimizer, schedule);
+  EXPECT_EQ(scheduler.ratios(), (std::vector<double>{0.0, 1.0, 0.5}));
+  for (int64_t i = 0; i < 10; ++i) {
+    EXPECT_EQ(optimizer.param_groups()[0].options().get_lr(), 0.0) << i;
+    EXPECT_EQ(optimizer.param_groups()[1].options().get_lr(), schedule(i)) << i;
+    EXPECT_EQ(optimizer.param_groups()[2].options().get_lr(), schedule(i) * 0.5) << i;
+    scheduler.step();
+  }
+  Loop all_zero(0.0);  // every group at 0: nothing to keep, each follows the schedule
+  all_zero.optimizer.param_groups()[0].options().set_lr(0.0);
+  EXPECT_EQ(ScheduleLR(all_zero.optimizer, schedule).ratios(), (std::vector<double>{1.0, 1.0}));
+}
+
 TEST(ScheduleLR, AResumedSchedulerStartsAtItsStep) {
   const auto schedule = lrkit::schedules::parse_schedule("cosine(peak=1e-2, floor=1e-4)", 50);
   Loop whole(1.0), resumed(1.0);
@@ -91,14 +112,6 @@ TEST(ScheduleLR, AGroupAddedAfterItIsNamed) {
     EXPECT_STREQ(e.what(), "ScheduleLR: the optimizer has 3 parameter groups but had 2 when the scheduler was made; make "
                            "the scheduler after adding every group");
   }
-}
-
-TEST(ScheduleLR, AGroupZeroAtRateZeroGivesEveryGroupTheSchedule) {
-  Loop loop(0.5);
-  loop.optimizer.param_groups()[0].options().set_lr(0.0);
-  ScheduleLR scheduler(loop.optimizer, lrkit::schedules::parse_schedule("constant(2e-3)", 10));
-  EXPECT_EQ(loop.lr(0), 2e-3);
-  EXPECT_EQ(loop.lr(1), 2e-3);
 }
 
 // LibTorch's StepLR leaves its first step() without effect: update i runs at gamma^(i - 1) (update 0 and 1 at the

@@ -115,6 +115,24 @@ def test_a_state_that_is_not_the_objects_own_is_refused_by_name(index):
     loader.load_state_dict(loader.state_dict())  # its own state still loads
 
 
+def test_a_frozen_first_group_stays_frozen_and_the_others_keep_their_proportions():
+    # The ratios were taken to group 0: a first group built at 0 made them all 1, so the frozen group trained at the
+    # scheduled rate and the others lost their proportions.
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Linear(4, 4), torch.nn.Linear(4, 1))
+    optimizer = torch.optim.AdamW([{"params": model[0].parameters(), "lr": 0.0},
+                                   {"params": model[1].parameters(), "lr": 0.05},
+                                   {"params": model[2].parameters(), "lr": 0.005}])
+    schedule = lrkit.Schedule("cosine(peak=1e-2, warmup=2)", 10)
+    scheduler = lt.LRScheduler(optimizer, schedule)
+    assert scheduler.ratios == [0.0, 1.0, pytest.approx(0.1, rel=1e-15)]
+    for step in range(10):
+        assert [group["lr"] for group in optimizer.param_groups] == [0.0, schedule(step), schedule(step) * scheduler.ratios[2]]
+        optimizer.step()
+        scheduler.step()
+    frozen = torch.optim.SGD([{"params": model[0].parameters()}, {"params": model[1].parameters()}], lr=0.0)
+    assert lt.LRScheduler(frozen, schedule).ratios == [1.0, 1.0]  # every group at 0: nothing to keep
+
+
 def test_a_deep_copied_scheduler_goes_on_at_the_same_rates():
     spec, total = "wsd(peak=1e-2, warmup=5, decay=30%)", 40
     model, optimizer = model_and_optimizer()

@@ -8,6 +8,9 @@
 //                                    optimizer, model->parameters(), collective);
 //   for (...) { loss.backward(); /* all-reduce gradients */ optimizer.step(); hdet.step(loss); }
 //
+// Each parameter group keeps its proportion to the others (rate_ratios: read from the groups' rates when the
+// scheduler is made; a group at 0 stays at 0): lr() is the rate of the first group with a non-zero one.
+//
 // The gathered losses stay on the collective's device (NCCL's: the GPU) until the step that ends a sync window
 // needs them: one copy to the host per window, not a wait for the device every step. state() hands them over.
 #pragma once
@@ -40,6 +43,7 @@ class HdetScheduler {
   HdetEnsemble ensemble_;  // the learning rate only, one replica per rank
   schedules::Schedule base_;
   torch::optim::Optimizer& optimizer_;
+  std::vector<double> ratios_;  // each group's rate over the first non-zero one's
   std::vector<torch::Tensor> parameters_;
   Collective& collective_;
   std::vector<torch::Tensor> pending_;  // per step since the last hand-over: every rank's loss, on the collective's device

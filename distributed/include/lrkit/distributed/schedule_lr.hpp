@@ -4,10 +4,12 @@
 //   lrkit::distributed::ScheduleLR scheduler(optimizer, lrkit::schedules::parse_schedule("wsd(peak=3e-4)", steps));
 //   for (...) { loss.backward(); optimizer.step(); scheduler.step(); }
 //
-// Update i runs at schedule(i) exactly (group 0; group g at schedule(i) times its
-// initial rate over group 0's, 1 when group 0's is 0, as PyTorch's LambdaLR keeps
-// them): the constructor sets schedule(start_step), and each step() the next
-// update's rate. LibTorch's own schedulers leave the first step() without effect
+// Update i runs at schedule(i) exactly (the first group with a non-zero rate; group
+// g at schedule(i) times its rate over that group's, as PyTorch's LambdaLR keeps
+// them, so a group at 0 stays frozen: rate_ratios): the constructor sets
+// schedule(start_step), and each step() the next update's rate. The ratios are read
+// from the groups' rates at construction: a resumed loop's optimizer holds them
+// unless the schedule's rate at start_step is 0 (then every group counts as 1). LibTorch's own schedulers leave the first step() without effect
 // (StepLR: update i runs at gamma^(i-1)), PyTorch's do not; this one follows PyTorch
 // and lrkit.torch.LRScheduler. Past the schedule's end the rate stays at its end value.
 #pragma once
