@@ -22,7 +22,8 @@ import torch
 from torch.optim import lr_scheduler as _lr_scheduler
 
 from ._lrkit import DecayBranch, Schedule, spec_word
-from ._torch_common import (check_same_schedule, group_ratios, is_number, keep_initial_rates, loop_schedule,
+from ._torch_common import (check_same_schedule, collective_device, distributed, group_ratios, is_number,
+                            keep_initial_rates, loop_schedule,
                             require_optimizer, saved_ratios, saved_state, set_rate, warn_past_end, whole_number, write_csv)
 
 _SchedulerBase = getattr(_lr_scheduler, "LRScheduler", None) or _lr_scheduler._LRScheduler
@@ -131,6 +132,16 @@ def refine(log_or_norms, peak, total_steps, norm="l1", tau=0.1, save_norms_to=No
     return Schedule(f"refined(norms={spec_word(path)}, peak={float(peak)!r}, norm={norm}, tau={float(tau)!r})", total_steps)
 
 
+def _norm_sums(grads):
+    """(squared l2 norm, l1 norm, count) of the gradients, in float64 on the first one's device: the per-tensor norms
+    come from two multi-tensor kernels and meet there (a model split over devices, or with parameters offloaded to
+    the host, has them on several, and stack takes one)."""
+    device = grads[0].device
+    return torch.stack([torch.stack([n.to(device) for n in torch._foreach_norm(grads, 2)]).double().pow(2).sum(),
+                        torch.stack([n.to(device) for n in torch._foreach_norm(grads, 1)]).double().sum(),
+                        torch.tensor(float(len(grads)), dtype=torch.float64, device=device)])
+
+
 def _parameter_list(parameters):
     """What clip_grad_norm_ takes as its parameters (an iterable of tensors, or one tensor), or a module (its
     parameters()), as a list; anything else named: iterating a module failed with torch's words."""
@@ -166,30 +177,52 @@ class GradNormRecorder:
     multi-tensor kernels and stay on the device until ``l2``, ``l1``,
     ``state_dict()`` or ``save()`` asks for them, or ``flush_every`` records
     have piled up (one wait per that many steps).
+
+    The norms are those of the gradients this process holds: under DDP the
+    whole (averaged) gradient. Where each rank holds a shard of it (FSDP's
+    FullyShardedDataParallel), pass the group it is sharded over as
+    ``shard_group`` (FSDP's ``process_group``; with HYBRID_SHARD the
+    intra-node one): each record then sums the ranks' squared l2 and l1 norms
+    in one all-reduce (with Gloo, a wait for the device), every rank of the
+    group records the model's norms, and every rank must call ``record()``.
     """
 
-    def __init__(self, parameters, flush_every=1000):
+    def __init__(self, parameters, flush_every=1000, shard_group=None):
         self.parameters = _parameter_list(parameters)
         self.flush_every = whole_number(flush_every, "GradNormRecorder: flush_every")
         if self.flush_every < 1:
             raise ValueError(f"GradNormRecorder: flush_every must be >= 1 (got {flush_every!r})")
+        self.shard_group = shard_group
+        if shard_group is not None:
+            distributed()  # a shard group needs its process group now, not at the first record
         self._l2, self._l1, self._pending = [], [], []
 
     @torch.no_grad()
     def record(self):
         grads = [p.grad.detach() for p in self.parameters if p.grad is not None]
-        if not grads:
+        if not grads and self.shard_group is None:
             raise RuntimeError("GradNormRecorder.record: no parameter has a gradient (call it after backward)")
         # Half-precision gradients are summed in float32: their own type would round the norm to 3 digits.
         grads = [g.float() if g.dtype in (torch.float16, torch.bfloat16) else g for g in grads]
-        # The per-tensor norms meet on the first gradient's device: a model split over devices (or with parameters
-        # offloaded to the host) has them on several, and stack takes one.
-        device = grads[0].device
-        l2 = torch.stack([n.to(device) for n in torch._foreach_norm(grads, 2)]).double().pow(2).sum().sqrt()
-        l1 = torch.stack([n.to(device) for n in torch._foreach_norm(grads, 1)]).double().sum()
-        self._pending.append(torch.stack([l2, l1]))
+        sums = _norm_sums(grads) if grads else None
+        if self.shard_group is not None:
+            sums = self._summed_over_shards(sums)
+        self._pending.append(torch.stack([sums[0].sqrt(), sums[1]]))
         if len(self._pending) >= self.flush_every:
             self._flush()
+
+    def _summed_over_shards(self, sums):
+        """The shard group's sums of (squared l2, l1, gradients held), on every rank: one all-reduce, which a rank
+        holding no gradient joins with zeros (it would leave the others waiting in the collective). Such a rank alone
+        reads the group's count, and a loop that records before backward is told so on every rank."""
+        dist = distributed()
+        device = collective_device(dist, self.shard_group)
+        summed = torch.zeros(3, dtype=torch.float64, device=device) if sums is None else sums.to(device)
+        dist.all_reduce(summed, group=self.shard_group)
+        if sums is None and summed[2].item() == 0:
+            raise RuntimeError("GradNormRecorder.record: no rank of the shard group has a gradient (call it after "
+                               "backward)")
+        return summed
 
     def _flush(self):
         if self._pending:

@@ -1,6 +1,8 @@
 """lrkit.torch.LRScheduler and refine() in a PyTorch loop."""
 import copy
+import json
 import math
+import os
 
 import numpy as np
 import pytest
@@ -8,7 +10,9 @@ import pytest
 torch = pytest.importorskip("torch", reason="PyTorch is not installed for this Python")
 import lrkit  # noqa: E402
 import lrkit.torch as lt  # noqa: E402
-from conftest import DEVICES  # noqa: E402
+from conftest import DEVICES, run_torchrun  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def model_and_optimizer(lr=0.05, groups=1):
@@ -336,6 +340,21 @@ def test_the_recorder_takes_a_module_or_what_clip_grad_norm_takes(tmp_path):
                                              r"number >= 0$"):
             by_list.load_state_dict({"l2": [1.0, 1.0], "l1": [1.0, bad]})
     assert by_list.l2 == [1.0, float("inf")], "a refused state leaves the recorder as it was"
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("workers", [2, 3])
+def test_norms_of_gradients_sharded_across_ranks_are_the_whole_gradients(tmp_path, device, workers):
+    # Under FSDP each rank holds a shard of the gradient: the recorder gave each rank its shard's norms.
+    run_torchrun(workers, [os.path.join(HERE, "shard_norm_worker.py"), str(tmp_path)], LRKIT_TEST_DEVICE=device)
+    ranks = [json.load(open(tmp_path / f"rank{r}.json")) for r in range(workers)]
+    for result in ranks:
+        assert len(result["sharded"][0]) == 4
+        for sharded, whole in zip(result["sharded"], result["reference"]):
+            assert sharded == pytest.approx(whole, rel=1e-12)
+        assert result["sharded"] == ranks[0]["sharded"], "every rank records the same norms"
+        assert result["error"] == ("GradNormRecorder.record: no rank of the shard group has a gradient (call it after "
+                                   "backward)")
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
