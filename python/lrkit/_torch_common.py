@@ -4,11 +4,11 @@ compatibility, the process group's presence and files replaced whole, each
 done one way."""
 import csv
 import math
-from collections.abc import Mapping
 import numbers
 import operator
 import os
 import warnings
+from collections.abc import Mapping
 
 import torch
 

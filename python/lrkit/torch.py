@@ -23,8 +23,8 @@ from torch.optim import lr_scheduler as _lr_scheduler
 
 from ._lrkit import DecayBranch, Schedule, spec_word
 from ._torch_common import (check_same_schedule, collective_device, distributed, group_ratios, is_number,
-                            keep_initial_rates, loop_schedule,
-                            require_optimizer, saved_ratios, saved_state, set_rate, warn_past_end, whole_number, write_csv)
+                            keep_initial_rates, loop_schedule, require_optimizer, saved_ratios, saved_state, set_rate,
+                            warn_past_end, whole_number, write_csv)
 
 _SchedulerBase = getattr(_lr_scheduler, "LRScheduler", None) or _lr_scheduler._LRScheduler
 
