@@ -426,7 +426,7 @@ def test_the_readme_shows_the_examples_the_tests_run():
 
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
     readme = open(os.path.join(root, "README.md")).read()
-    for example in ("schedule_in_pytorch.py", "nanogpt_lrkit.py", "decay_branches_in_pytorch.py"):
+    for example in ("schedule_in_pytorch.py", "nanogpt_lrkit.py", "decay_branches_in_pytorch.py", "refined_in_pytorch.py"):
         text = open(os.path.join(root, "examples", example)).read()
         assert "```python\n" + text + "```" in readme, f"README.md does not show examples/{example} verbatim"
     done = subprocess.run([sys.executable, os.path.join(root, "examples", "schedule_in_pytorch.py")],
@@ -442,6 +442,15 @@ def test_the_readme_shows_the_examples_the_tests_run():
     assert lines[0] == "[161, 321, 641] 918 updates instead of 1400"
     assert [line.split(", held-out")[0] for line in lines[1:]] == [
         "budget 200: forked at 161", "budget 400: forked at 321", "budget 800: forked at 641"]
+    with tempfile.TemporaryDirectory() as out:
+        done = subprocess.run([sys.executable, os.path.join(root, "examples", "refined_in_pytorch.py"), out],
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        assert os.listdir(out) == ["norms.csv"] and len(open(os.path.join(out, "norms.csv")).readlines()) == 301
+    refined, losses = done.stdout.splitlines()
+    # The first run's norms shrink as it learns: the refined schedule warms up on its own and anneals to 0.
+    assert refined.startswith("refined: peak at update ") and int(refined.split()[4].rstrip(",")) > 0
+    assert losses.startswith("held-out loss: linear 0.")
 
 
 @pytest.mark.parametrize("module, names", [
