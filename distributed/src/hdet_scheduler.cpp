@@ -4,19 +4,22 @@
 #include <string>
 
 #include "lrkit/distributed/gradient_sync.hpp"
-#include "lrkit/distributed/hyperparameters.hpp"
+#include "lrkit/distributed/rate_ratios.hpp"
 
 namespace lrkit::distributed {
 
 namespace {
 constexpr double kBucketMb = 25.0;  // parameter averaging, flattened like the gradient all-reduce
+constexpr const char* kWho = "HdetScheduler";
 }  // namespace
 
 HdetScheduler::HdetScheduler(const controllers::HdetConfig& config, schedules::Schedule base,
                              torch::optim::Optimizer& optimizer, std::vector<torch::Tensor> parameters,
-                             Collective& collective)
+                             Collective& collective, std::vector<double> ratios)
     : ensemble_({{"lr", config}}, collective, 1), base_(std::move(base)), optimizer_(optimizer),
-      ratios_(rate_ratios(optimizer)), parameters_(std::move(parameters)), collective_(collective) {
+      ratios_(ratios.empty() ? rate_ratios(optimizer) : checked_ratios(optimizer, ratios, kWho)),
+      ratios_read_from_zero_rates_(ratios.empty() && !rates_hold_ratios(optimizer)),
+      parameters_(std::move(parameters)), collective_(collective) {
   apply();
 }
 
@@ -61,11 +64,12 @@ double HdetScheduler::base_lr() const { return ensemble_.base(0, base_(next_step
 double HdetScheduler::lr() const { return ensemble_.value(0, collective_.rank(), base_(next_step())); }
 
 void HdetScheduler::restore(const controllers::HdetState& state) {
+  if (ratios_read_from_zero_rates_ && state.step > 0) throw std::invalid_argument(no_ratios_to_resume(optimizer_, state.step, kWho));
   pending_.clear();  // the old trajectory's
   ensemble_.restore({state});
   apply();
 }
 
-void HdetScheduler::apply() { set_learning_rates(optimizer_, lr(), ratios_, "HdetScheduler"); }
+void HdetScheduler::apply() { set_learning_rates(optimizer_, lr(), ratios_, kWho); }
 
 }  // namespace lrkit::distributed

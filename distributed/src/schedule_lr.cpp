@@ -4,27 +4,37 @@
 #include <stdexcept>
 #include <string>
 
-#include "lrkit/distributed/hyperparameters.hpp"
+#include "lrkit/distributed/rate_ratios.hpp"
 
 namespace lrkit::distributed {
 
 namespace {
 
-std::vector<double> initial_ratios(const torch::optim::Optimizer& optimizer) {
+constexpr const char* kWho = "ScheduleLR";
+
+std::vector<double> scheduled_ratios(const torch::optim::Optimizer& optimizer, int64_t start_step, std::vector<double> given) {
+  if (!given.empty()) return checked_ratios(optimizer, std::move(given), kWho);
+  if (start_step > 0 && !rates_hold_ratios(optimizer)) throw std::invalid_argument(no_ratios_to_resume(optimizer, start_step, kWho));
   try {
     return rate_ratios(optimizer);
   } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(std::string("ScheduleLR: ") + e.what());
+    throw std::invalid_argument(std::string(kWho) + ": " + e.what());
   }
+}
+
+int64_t checked_start(int64_t start_step) {
+  if (start_step < 0 || start_step >= static_cast<int64_t>(std::numeric_limits<unsigned>::max()))
+    throw std::invalid_argument("ScheduleLR: start_step must be in [0, " + std::to_string(std::numeric_limits<unsigned>::max()) +
+                                ") (got " + std::to_string(start_step) + ")");
+  return start_step;
 }
 
 }  // namespace
 
-ScheduleLR::ScheduleLR(torch::optim::Optimizer& optimizer, schedules::Schedule schedule, int64_t start_step)
-    : torch::optim::LRScheduler(optimizer), scheduled_(optimizer), schedule_(std::move(schedule)), ratios_(initial_ratios(optimizer)) {
-  if (start_step < 0 || start_step >= static_cast<int64_t>(std::numeric_limits<unsigned>::max()))
-    throw std::invalid_argument("ScheduleLR: start_step must be in [0, " + std::to_string(std::numeric_limits<unsigned>::max()) +
-                                ") (got " + std::to_string(start_step) + ")");
+ScheduleLR::ScheduleLR(torch::optim::Optimizer& optimizer, schedules::Schedule schedule, int64_t start_step,
+                       std::vector<double> ratios)
+    : torch::optim::LRScheduler(optimizer), scheduled_(optimizer), schedule_(std::move(schedule)),
+      ratios_(scheduled_ratios(optimizer, checked_start(start_step), std::move(ratios))) {
   step_count_ = static_cast<unsigned>(start_step);
   const auto first = rates(start_step);
   auto& groups = optimizer.param_groups();
@@ -34,7 +44,7 @@ ScheduleLR::ScheduleLR(torch::optim::Optimizer& optimizer, schedules::Schedule s
 // LRScheduler::step() asks for the rates before it counts the step: step_count_ updates are done, so these are
 // the rates of update step_count_ + 1.
 std::vector<double> ScheduleLR::get_lrs() {
-  require_a_ratio_per_group(scheduled_, ratios_, "ScheduleLR");
+  require_a_ratio_per_group(scheduled_, ratios_, kWho);
   return rates(static_cast<int64_t>(step_count_) + 1);
 }
 

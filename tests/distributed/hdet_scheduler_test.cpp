@@ -148,6 +148,40 @@ TEST(HdetScheduler, EachGroupKeepsItsProportionAndAFrozenGroupStaysFrozen) {
   });
 }
 
+// A resume where every group's rate is 0 (the schedule's rate there) cannot read the groups' proportions from them.
+TEST(HdetScheduler, AResumeWhereEveryGroupIsAtZeroTakesTheSavedRatios) {
+  lrkit::testing::on_thread_ranks<int>(1, [&](size_t, Collective& group) {
+    controllers::HdetConfig c;
+    c.replicas = 1;
+    auto a = torch::ones({2}, torch::kDouble), b = torch::ones({2}, torch::kDouble);
+    const auto optimizer = [&] {
+      return torch::optim::SGD({torch::optim::OptimizerParamGroup({a}, std::make_unique<torch::optim::SGDOptions>(0.0)),
+                                torch::optim::OptimizerParamGroup({b}, std::make_unique<torch::optim::SGDOptions>(0.0))},
+                               torch::optim::SGDOptions(0.0));
+    };
+    const auto schedule = schedules::parse_schedule("constant(peak=0.1)", 10);
+    auto before = optimizer();
+    HdetScheduler first(c, schedule, before, {a}, group, {1.0, 0.5});
+    EXPECT_EQ(first.ratios(), (std::vector<double>{1.0, 0.5}));
+    EXPECT_EQ(before.param_groups()[1].options().get_lr(), 0.05);
+    first.step(1.0);
+    const auto saved = first.state();
+    auto restored = optimizer();  // every group at 0, as a checkpoint taken where the rate is 0 holds them
+    HdetScheduler unknown(c, schedule, restored, {a}, group);
+    try {
+      unknown.restore(saved);
+      ADD_FAILURE() << "ratios read from zero rates";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("HdetScheduler: every one of the optimizer's 2 parameter groups is at rate 0 "
+                                           "at update 1"), std::string::npos) << e.what();
+    }
+    HdetScheduler resumed(c, schedule, restored, {a}, group, first.ratios());
+    resumed.restore(saved);
+    EXPECT_EQ(restored.param_groups()[1].options().get_lr(), resumed.lr() * 0.5);
+    return 0;
+  });
+}
+
 TEST(HdetScheduler, ALossOfSeveralNumbersIsRefusedByName) {
   lrkit::testing::on_thread_ranks<int>(1, [&](size_t, Collective& group) {
     controllers::HdetConfig c;

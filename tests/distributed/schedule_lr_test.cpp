@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <stdexcept>
 #include <vector>
 
@@ -63,6 +64,43 @@ TEST(ScheduleLR, AFrozenFirstGroupStaysFrozenAndTheOthersKeepTheirProportions) {
   Loop all_zero(0.0);  // every group at 0: nothing to keep, each follows the schedule
   all_zero.optimizer.param_groups()[0].options().set_lr(0.0);
   EXPECT_EQ(ScheduleLR(all_zero.optimizer, schedule).ratios(), (std::vector<double>{1.0, 1.0}));
+}
+
+// A cyclic schedule with floor 0 is at rate 0 at each budget, where a run checkpoints: the restored optimizer's
+// groups are all at 0 and hold no ratio. Read from them, every group would have run at one rate after the resume.
+TEST(ScheduleLR, AResumeWhereEveryGroupIsAtZeroTakesTheSavedRatios) {
+  const auto schedule = lrkit::schedules::parse_schedule("cyclic(budgets=[10, 20], peak=1e-2, rewarm=2, floor=0)", 20);
+  Loop whole(0.25), resumed(1.0);
+  ScheduleLR a(whole.optimizer, schedule);
+  for (int i = 0; i < 10; ++i) a.step();
+  ASSERT_EQ(whole.lr(0), 0.0);  // the checkpoint's optimizer: every group at 0
+  for (size_t g = 0; g < 2; ++g) resumed.optimizer.param_groups()[g].options().set_lr(whole.lr(g));
+  try {
+    ScheduleLR(resumed.optimizer, schedule, 10);
+    ADD_FAILURE() << "ratios read from zero rates";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "ScheduleLR: every one of the optimizer's 2 parameter groups is at rate 0 at update 10 (the "
+                           "schedule's rate there), so they hold no proportion to each other: pass the ratios() of the "
+                           "scheduler the run had before");
+  }
+  ScheduleLR b(resumed.optimizer, schedule, 10, a.ratios());
+  bool trained = false;
+  for (int i = 10; i < 20; ++i) {
+    EXPECT_EQ(resumed.lr(0), whole.lr(0)) << i;
+    EXPECT_EQ(resumed.lr(1), whole.lr(1)) << i;
+    EXPECT_EQ(resumed.lr(1), resumed.lr(0) * 0.25) << i;
+    trained |= resumed.lr(1) > 0;
+    a.step();
+    b.step();
+  }
+  EXPECT_TRUE(trained);
+  EXPECT_THROW(ScheduleLR(resumed.optimizer, schedule, 10, {1.0}), std::invalid_argument);
+  try {
+    ScheduleLR(resumed.optimizer, schedule, 10, {1.0, NAN});
+    ADD_FAILURE() << "a NaN ratio";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "ScheduleLR: ratio 1 is nan; a group's ratio is a finite number >= 0");
+  }
 }
 
 TEST(ScheduleLR, AResumedSchedulerStartsAtItsStep) {

@@ -8,8 +8,8 @@
 // g at schedule(i) times its rate over that group's, as PyTorch's LambdaLR keeps
 // them, so a group at 0 stays frozen: rate_ratios): the constructor sets
 // schedule(start_step), and each step() the next update's rate. The ratios are read
-// from the groups' rates at construction: a resumed loop's optimizer holds them
-// unless the schedule's rate at start_step is 0 (then every group counts as 1). LibTorch's own schedulers leave the first step() without effect
+// from the groups' rates at construction: a resumed loop's optimizer holds them,
+// except where the schedule's rate at start_step is 0 (then pass ratios()). LibTorch's own schedulers leave the first step() without effect
 // (StepLR: update i runs at gamma^(i-1)), PyTorch's do not; this one follows PyTorch
 // and lrkit.torch.LRScheduler. Past the schedule's end the rate stays at its end value.
 #pragma once
@@ -27,7 +27,11 @@ class ScheduleLR : public torch::optim::LRScheduler {
  public:
   // `start_step`: the updates already done (a resumed loop passes what step_count() said when it saved). The
   // optimizer's parameter groups are those it has now: step() refuses a group added later, naming both counts.
-  ScheduleLR(torch::optim::Optimizer& optimizer, schedules::Schedule schedule, int64_t start_step = 0);
+  // `ratios`: the groups' proportions (rate_ratios.hpp), read from their rates when none are given; a loop resumed
+  // where every group's rate is 0 (the schedule's rate there) must give those it saved from ratios(), and is
+  // refused otherwise instead of running every group at one rate.
+  ScheduleLR(torch::optim::Optimizer& optimizer, schedules::Schedule schedule, int64_t start_step = 0,
+             std::vector<double> ratios = {});
 
   int64_t step_count() const { return static_cast<int64_t>(step_count_); }  // the next update's index
   const std::vector<double>& ratios() const { return ratios_; }
