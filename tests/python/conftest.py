@@ -1,5 +1,6 @@
 """Shared fixtures and helpers: the built `lrkit` executable (from $LRKIT, set by ctest), torchrun."""
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -38,6 +39,21 @@ def run(binary, *args):
 # pull 179291). Seen once in a loaded CI run of a worker script whose results were all written; such a run is tried
 # again, any other failure is not.
 TORCH_EXIT_ABORT = "terminate called without an active exception"
+
+
+def run_python(args, store=None, timeout=120):
+    """`python ARGS...` (the Python running the tests, one thread), its output captured. A run that ended in torch's
+    exit abort (TORCH_EXIT_ABORT: SIGABRT once the script was done) is tried again, as run_torchrun does, with its
+    file:// store `store` removed first (the aborted run leaves it behind); the scripts run so write their results
+    whole, so a second run gives the same."""
+    for _ in range(3):
+        if store and os.path.exists(store):
+            os.remove(store)
+        done = subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=timeout,
+                              env=dict(os.environ, OMP_NUM_THREADS="1"))
+        if not (done.returncode == -signal.SIGABRT and TORCH_EXIT_ABORT in done.stderr):
+            break
+    return done
 
 
 def run_torchrun(workers, script_and_args, **environment):

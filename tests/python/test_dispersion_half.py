@@ -1,12 +1,11 @@
 """lrkit.torch.DispersionHook on a model kept in half precision: its dot products in float32 (dispersion.py)."""
 import os
-import subprocess
-import sys
 import tempfile
 
 import pytest
 
 torch = pytest.importorskip("torch", reason="PyTorch is not installed for this Python")
+from conftest import run_python  # noqa: E402
 from lrkit.dispersion import _dot  # noqa: E402
 
 
@@ -59,8 +58,8 @@ print(metrics["grad_norm"][0], exact, metrics["cos_to_mean"][0])
 def test_a_float16_model_under_ddp_is_measured():
     # Debian's CPU torch lacks a float16 dot product, so the hook raised on its first float16 bucket.
     with tempfile.TemporaryDirectory() as scratch:
-        done = subprocess.run([sys.executable, "-c", HALF_MODEL, os.path.join(scratch, "store")], capture_output=True,
-                              text=True, timeout=120, env=dict(os.environ, OMP_NUM_THREADS="1"))
+        store = os.path.join(scratch, "store")
+        done = run_python(["-c", HALF_MODEL, store], store=store)
     assert done.returncode == 0, done.stderr[-3000:]
     norm, exact, cos = (float(v) for v in done.stdout.split())
     assert norm == pytest.approx(exact, rel=1e-6)

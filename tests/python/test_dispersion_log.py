@@ -11,13 +11,13 @@ import pytest
 torch = pytest.importorskip("torch", reason="PyTorch is not installed for this Python")
 if not torch.distributed.is_available():
     pytest.skip("this torch has no torch.distributed", allow_module_level=True)
+from conftest import run_python  # noqa: E402
 
 WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "hook_log_worker.py")
 
 
 def loop(log, start, stop, ending="closed"):
-    done = subprocess.run([sys.executable, WORKER, str(log), str(start), str(stop), ending], capture_output=True,
-                          text=True, timeout=120, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    done = run_python([WORKER, str(log), str(start), str(stop), ending], store=str(log) + ".store")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     if os.path.exists(str(log) + ".store"):
         os.remove(str(log) + ".store")
@@ -136,8 +136,7 @@ def test_a_log_of_other_settings_is_not_continued(tmp_path):
     log = tmp_path / "ranks.h5"
     with h5py.File(log, "w") as f:
         f["/train/step"] = [0.0, 1.0]
-    done = subprocess.run([sys.executable, WORKER, str(log), "1", "3", "closed"], capture_output=True, text=True,
-                          timeout=120)
+    done = run_python([WORKER, str(log), "1", "3", "closed"], store=str(log) + ".store")
     assert done.returncode != 0 and "cannot go on at step 1: it has no /train/loss" in done.stderr, done.stderr[-2000:]
     with h5py.File(log, "r") as f:
         assert list(f) == ["train"] and f["/train/step"][()].tolist() == [0.0, 1.0]  # untouched

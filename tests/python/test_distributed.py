@@ -3,7 +3,6 @@ import json
 import math
 import os
 import subprocess
-import sys
 import tempfile
 
 import pytest
@@ -12,7 +11,7 @@ torch = pytest.importorskip("torch", reason="PyTorch is not installed for this P
 if not torch.distributed.is_available():
     pytest.skip("this torch has no torch.distributed", allow_module_level=True)
 
-from conftest import DEVICES, run_torchrun  # noqa: E402
+from conftest import DEVICES, run_python, run_torchrun  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -132,8 +131,7 @@ for step in range(int(sys.argv[2])):
 
 @pytest.mark.parametrize("steps,warned", [(6, False), (9, True)])
 def test_hdet_warns_once_when_the_loop_outlasts_its_schedule(tmp_path, steps, warned):
-    done = subprocess.run([sys.executable, "-c", HDET_PAST_THE_END, str(tmp_path / "store"), str(steps)],
-                          capture_output=True, text=True, timeout=120, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    done = run_python(["-c", HDET_PAST_THE_END, str(tmp_path / "store"), str(steps)], store=str(tmp_path / "store"))
     assert done.returncode == 0, done.stderr[-3000:]
     expected = ("HDET: the loop has taken more than the 6 updates of its schedule 'linear(peak=0.01, floor=0)'; the rate stays at "
                 "its end value 0.0")
@@ -159,8 +157,7 @@ print(json.dumps({"errors": errors, "cosine_keys": list(cosine)}))
 
 def test_hdet_refuses_a_state_that_is_not_its_own_by_name(tmp_path):
     # A PyTorch scheduler's state (a loop moving to HDET) failed with KeyError 'state', None with AttributeError.
-    done = subprocess.run([sys.executable, "-c", HDET_FOREIGN_STATE, str(tmp_path / "store")],
-                          capture_output=True, text=True, timeout=120, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    done = run_python(["-c", HDET_FOREIGN_STATE, str(tmp_path / "store")], store=str(tmp_path / "store"))
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout)
     keys = [repr(key) for key in result["cosine_keys"]]  # this torch's: they differ between versions
@@ -191,8 +188,7 @@ print(json.dumps({"same_tensors": all(g["lr"] is rate for g, rate in zip(groups,
 
 def test_hdet_fills_rates_held_as_tensors_in_place(tmp_path):
     # A compiled optimizer step reads its rate as a tensor: HDET put a float in its place, which recompiles the step.
-    done = subprocess.run([sys.executable, "-c", HDET_TENSOR_RATES, str(tmp_path / "store")],
-                          capture_output=True, text=True, timeout=120, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    done = run_python(["-c", HDET_TENSOR_RATES, str(tmp_path / "store")], store=str(tmp_path / "store"))
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout)
     assert result["same_tensors"] and result["ratio_types"] == ["float"]
@@ -224,8 +220,7 @@ print(json.dumps({"late": run(False), "eager": run(True)}))
 
 def test_hdet_hands_the_losses_over_at_a_sync_only_and_gives_the_same_run(tmp_path):
     # hdet.step copied the gathered losses to the host every step: on a GPU, a wait for the device per step.
-    done = subprocess.run([sys.executable, "-c", HDET_LOSSES_WAIT_FOR_A_SYNC, str(tmp_path / "store")],
-                          capture_output=True, text=True, timeout=120, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    done = run_python(["-c", HDET_LOSSES_WAIT_FOR_A_SYNC, str(tmp_path / "store")], store=str(tmp_path / "store"))
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout)
     (late_rows, late_state), (eager_rows, eager_state) = result["late"], result["eager"]
@@ -263,8 +258,7 @@ print("hook loss", hook.step(numpy.array(1.5))["loss"])
 def test_hdet_and_the_hook_name_a_loss_that_is_not_one_number():
     # A per-sample loss vector failed in a reshape with torch's words ("shape '[1]' is invalid for input of size 3").
     with tempfile.TemporaryDirectory() as scratch:
-        done = subprocess.run([sys.executable, "-c", BAD_LOSSES, os.path.join(scratch, "store")], capture_output=True,
-                              text=True, timeout=120, env=dict(os.environ, OMP_NUM_THREADS="1"))
+        done = run_python(["-c", BAD_LOSSES, os.path.join(scratch, "store")], store=os.path.join(scratch, "store"))
     assert done.returncode == 0, done.stderr[-3000:]
     lines = done.stdout.splitlines()
     for who, said in (("HDET.step", lines[:5]), ("DispersionHook.step", lines[5:10])):
@@ -315,8 +309,7 @@ except ValueError as error:
 def test_hdet_refuses_a_checkpoint_state_that_is_not_its_own_naming_the_field():
     # An empty window_loss made the next step index past it: a segmentation fault.
     with tempfile.TemporaryDirectory() as scratch:
-        done = subprocess.run([sys.executable, "-c", HDET_BAD_STATES, os.path.join(scratch, "store")], capture_output=True,
-                              text=True, timeout=120, env=dict(os.environ, OMP_NUM_THREADS="1"))
+        done = run_python(["-c", HDET_BAD_STATES, os.path.join(scratch, "store")], store=os.path.join(scratch, "store"))
     assert done.returncode == 0, done.stderr[-3000:]
     prefix = "ValueError the checkpoint's HDET state does not fit this one: hdet state: "
     assert done.stdout.splitlines() == [
@@ -355,8 +348,7 @@ def test_bad_hdet_and_hook_settings_are_named_in_their_words():
     # pybind11 answered a wrong type with the C++ signature; flush_every=0 was taken as 1; the lock file's name stood
     # for the log's.
     with tempfile.TemporaryDirectory() as scratch:
-        done = subprocess.run([sys.executable, "-c", BAD_SETTINGS, os.path.join(scratch, "store")], capture_output=True,
-                              text=True, timeout=120, env=dict(os.environ, OMP_NUM_THREADS="1"))
+        done = run_python(["-c", BAD_SETTINGS, os.path.join(scratch, "store")], store=os.path.join(scratch, "store"))
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.splitlines() == [
         "ValueError HDET sync_every must be a whole number >= 0 (got 2.5)",
