@@ -5,10 +5,18 @@ hdet.weight_decay_alpha and hdet.dropout_alpha: a number in the optimizer's
 parameter groups (weight_decay, momentum, ...) is set by HDET in every group,
 around each group's own initial value; any other value (dropout, label
 smoothing) has a base the loop gives and reads back with hdet.value(name)."""
+import re
+
 from ._lrkit import Hdet
 from ._torch_common import is_finite_number, is_number
 
 _SETTINGS = ("alpha", "base", "lower", "upper")
+
+
+def in_api_words(error):
+    """A C++ HdetConfig refusal in this API's words: it names the trainer's keys (hdet.alpha must be ...), which are
+    HDET's arguments here (alpha=)."""
+    return re.sub(r"\bhdet[. ]", "", str(error))
 
 
 class SpreadValue:
@@ -50,7 +58,7 @@ class SpreadValue:
         try:
             config.validate()
         except ValueError as error:
-            raise ValueError(f"HDET spread['{name}']: {error}") from None
+            raise ValueError(f"HDET spread['{name}']: {in_api_words(error)}") from None
         self.controller = Hdet(config)
         self.state = self.controller.init()
 

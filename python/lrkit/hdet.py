@@ -25,7 +25,7 @@ dict(alpha=0.5, base=0.1, upper=0.5)}, is read with hdet.value("dropout").
 """
 import torch
 
-from ._hdet_spread import SpreadValue
+from ._hdet_spread import SpreadValue, in_api_words
 from ._lrkit import Hdet, HdetConfig, HdetState
 from ._torch_common import (check_same_schedule, collective_device, distributed, group_ratios, is_number, loop_schedule,
                             require_optimizer, saved_ratios, saved_state, scalar_tensor, set_rate, warn_past_end, whole_number)
@@ -64,7 +64,10 @@ class HDET:
             return c
 
         lr_config = config()
-        lr_config.validate()
+        try:
+            lr_config.validate()
+        except ValueError as error:
+            raise ValueError(f"HDET {in_api_words(error)}") from None
         self.controller = Hdet(lr_config)
         self._state = self.controller.init()
         self._pending = []  # the losses of the steps since the last hand-over, one tensor of the ranks' per step

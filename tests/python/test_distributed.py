@@ -329,7 +329,8 @@ import os, sys, torch, torch.distributed as dist, lrkit.torch as lt
 dist.init_process_group("gloo", init_method="file://" + sys.argv[1], rank=0, world_size=1)
 model = torch.nn.Linear(2, 1)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-for settings in (dict(sync_every=2.5), dict(seed=-1), dict(seed=2**70), dict(auto_lr="yes"), dict(sigma="0.1")):
+for settings in (dict(sync_every=2.5), dict(seed=-1), dict(seed=2**70), dict(auto_lr="yes"), dict(sigma="0.1"),
+                 dict(alpha=-1), dict(min_scale=2.0)):
     try:
         lt.HDET(optimizer, model, "cosine(peak=0.1)", 10, **settings)
     except (TypeError, ValueError) as error:
@@ -356,6 +357,8 @@ def test_bad_hdet_and_hook_settings_are_named_in_their_words():
         "ValueError HDET seed must be below 2**64 (got 1180591620717411303424)",
         "TypeError HDET auto_lr must be True or False (got 'yes')",
         "TypeError HDET sigma must be a number (got '0.1')",
+        "ValueError HDET alpha must be in [0, 1) (got -1)",  # the C++ check named the trainer's key, hdet.alpha
+        "ValueError HDET bounds need 0 < min_scale <= 1 <= max_scale",
         "ValueError DispersionHook: flush_every must be >= 1 (got 0)",
         "FileNotFoundError [Errno 2] DispersionHook: cannot write log 'STORE.missing/ranks.h5': No such file or directory",
         "IsADirectoryError [Errno 21] DispersionHook: cannot write log 'STORE.folder/ranks.h5': Is a directory",
@@ -404,7 +407,7 @@ def test_hdet_spreads_weight_decay_and_other_values_each_with_its_own_permutatio
             in errors["no_base"]) and "apply hdet.value('label_smoothing')" in errors["no_base"]
     assert "base= is for values outside the optimizer" in errors["base_for_group"]
     assert "the learning rate is always spread" in errors["lr"]
-    assert errors["alpha"] == "ValueError: HDET spread['weight_decay']: hdet.alpha must be in [0, 1) (got 1.5)"
+    assert errors["alpha"] == "ValueError: HDET spread['weight_decay']: alpha must be in [0, 1) (got 1.5)"
     assert "unknown setting(s) ['hi']" in errors["unknown"]
     assert "eps is 0 in every parameter group: nothing to spread" in errors["zero"]
     assert errors["not_a_dict"].startswith("TypeError: HDET spread must be a dict")
