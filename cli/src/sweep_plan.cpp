@@ -175,7 +175,7 @@ SweepConfig read_sweep_config(const std::string& path) {
       const std::string before = colon == std::string::npos ? "" : trim_blanks(value.substr(0, colon));
       s.spec = trim_blanks(value);
       if (!before.empty() && before.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_-") == std::string::npos) {
-        s.mode = trim_blanks(value.substr(0, colon));
+        s.mode = before;
         s.spec = trim_blanks(value.substr(colon + 1));
       }
       if (s.mode != "separate" && s.mode != "branching" && s.mode != "single")

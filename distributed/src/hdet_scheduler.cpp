@@ -17,7 +17,7 @@ HdetScheduler::HdetScheduler(const controllers::HdetConfig& config, schedules::S
                              torch::optim::Optimizer& optimizer, std::vector<torch::Tensor> parameters,
                              Collective& collective, std::vector<double> ratios)
     : ensemble_({{"lr", config}}, collective, 1), base_(std::move(base)), optimizer_(optimizer),
-      ratios_(ratios.empty() ? rate_ratios(optimizer) : checked_ratios(optimizer, ratios, kWho)),
+      ratios_(ratios.empty() ? rate_ratios(optimizer, kWho) : checked_ratios(optimizer, ratios, kWho)),
       ratios_read_from_zero_rates_(ratios.empty() && !rates_hold_ratios(optimizer)),
       parameters_(std::move(parameters)), collective_(collective) {
   apply();

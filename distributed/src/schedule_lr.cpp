@@ -15,11 +15,7 @@ constexpr const char* kWho = "ScheduleLR";
 std::vector<double> scheduled_ratios(const torch::optim::Optimizer& optimizer, int64_t start_step, std::vector<double> given) {
   if (!given.empty()) return checked_ratios(optimizer, std::move(given), kWho);
   if (start_step > 0 && !rates_hold_ratios(optimizer)) throw std::invalid_argument(no_ratios_to_resume(optimizer, start_step, kWho));
-  try {
-    return rate_ratios(optimizer);
-  } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(std::string(kWho) + ": " + e.what());
-  }
+  return rate_ratios(optimizer, kWho);
 }
 
 int64_t checked_start(int64_t start_step) {

@@ -133,13 +133,12 @@ def refine(log_or_norms, peak, total_steps, norm="l1", tau=0.1, save_norms_to=No
 
 
 def _norm_sums(grads):
-    """(squared l2 norm, l1 norm, count) of the gradients, in float64 on the first one's device: the per-tensor norms
-    come from two multi-tensor kernels and meet there (a model split over devices, or with parameters offloaded to
-    the host, has them on several, and stack takes one)."""
+    """(squared l2 norm, l1 norm) of the gradients, in float64 on the first one's device: the per-tensor norms come
+    from two multi-tensor kernels and meet there (a model split over devices, or with parameters offloaded to the
+    host, has them on several, and stack takes one)."""
     device = grads[0].device
     return torch.stack([torch.stack([n.to(device) for n in torch._foreach_norm(grads, 2)]).double().pow(2).sum(),
-                        torch.stack([n.to(device) for n in torch._foreach_norm(grads, 1)]).double().sum(),
-                        torch.tensor(float(len(grads)), dtype=torch.float64, device=device)])
+                        torch.stack([n.to(device) for n in torch._foreach_norm(grads, 1)]).double().sum()])
 
 
 def _parameter_list(parameters):
@@ -206,18 +205,20 @@ class GradNormRecorder:
         grads = [g.float() if g.dtype in (torch.float16, torch.bfloat16) else g for g in grads]
         sums = _norm_sums(grads) if grads else None
         if self.shard_group is not None:
-            sums = self._summed_over_shards(sums)
+            sums = self._summed_over_shards(sums, len(grads))
         self._pending.append(torch.stack([sums[0].sqrt(), sums[1]]))
         if len(self._pending) >= self.flush_every:
             self._flush()
 
-    def _summed_over_shards(self, sums):
+    def _summed_over_shards(self, sums, held):
         """The shard group's sums of (squared l2, l1, gradients held), on every rank: one all-reduce, which a rank
         holding no gradient joins with zeros (it would leave the others waiting in the collective). Such a rank alone
         reads the group's count, and a loop that records before backward is told so on every rank."""
         dist = distributed()
-        device = collective_device(dist, self.shard_group)
-        summed = torch.zeros(3, dtype=torch.float64, device=device) if sums is None else sums.to(device)
+        summed = torch.zeros(3, dtype=torch.float64, device=collective_device(dist, self.shard_group))
+        if sums is not None:
+            summed[:2] = sums
+            summed[2] = held
         dist.all_reduce(summed, group=self.shard_group)
         if sums is None and summed[2].item() == 0:
             raise RuntimeError("GradNormRecorder.record: no rank of the shard group has a gradient (call it after "

@@ -19,10 +19,10 @@ namespace lrkit::distributed {
 
 // Each group's rate over the first non-zero one's: a group at 0 stays at 0 (a frozen group); all at 0: all 1.
 // Taking group 0 as the reference once made every ratio 1 when group 0 was a frozen one, so every group trained at
-// the scheduled rate, the frozen one too.
-inline std::vector<double> rate_ratios(const torch::optim::Optimizer& optimizer) {
+// the scheduled rate, the frozen one too. `who` is the scheduler.
+inline std::vector<double> rate_ratios(const torch::optim::Optimizer& optimizer, const std::string& who) {
   const auto& groups = optimizer.param_groups();
-  if (groups.empty()) throw std::invalid_argument("the optimizer has no parameter groups");
+  if (groups.empty()) throw std::invalid_argument(who + ": the optimizer has no parameter groups");
   double reference = 0.0;
   for (const auto& group : groups)
     if ((reference = group.options().get_lr()) != 0.0) break;

@@ -9,9 +9,10 @@
 // them, so a group at 0 stays frozen: rate_ratios): the constructor sets
 // schedule(start_step), and each step() the next update's rate. The ratios are read
 // from the groups' rates at construction: a resumed loop's optimizer holds them,
-// except where the schedule's rate at start_step is 0 (then pass ratios()). LibTorch's own schedulers leave the first step() without effect
-// (StepLR: update i runs at gamma^(i-1)), PyTorch's do not; this one follows PyTorch
-// and lrkit.torch.LRScheduler. Past the schedule's end the rate stays at its end value.
+// except where the schedule's rate at start_step is 0 (then pass ratios()).
+// LibTorch's own schedulers leave the first step() without effect (StepLR: update i
+// runs at gamma^(i-1)), PyTorch's do not; this one follows PyTorch and
+// lrkit.torch.LRScheduler. Past the schedule's end the rate stays at its end value.
 #pragma once
 
 #include <torch/torch.h>
