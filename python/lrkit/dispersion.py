@@ -79,8 +79,14 @@ class DispersionHook:
         self._reset()
 
     def _reset(self):
-        self._local_sq = self._dot = self._mean_sq = None
+        self._local_sq = None
         self._kept = []
+        # Bucket index -> [g_k . g_bar, |g_bar|^2] of that bucket, summed in step() in bucket order. The all-reduces'
+        # callbacks each write their own entry: they run on the process group's threads (Gloo has several) and on
+        # CUDA each on a stream of its own, so one running total across them lost updates and, on CUDA, added
+        # partial sums that another stream had not yet written (cos_to_mean off by up to 0.8 on an H100).
+        self._reduced = {}
+        self._buckets = []  # the indices of the buckets seen this step
 
     @staticmethod
     def _add(total, value):
@@ -89,9 +95,11 @@ class DispersionHook:
     def __call__(self, state, bucket):
         buffer = bucket.buffer() if hasattr(bucket, "buffer") else bucket.get_tensor()
         # The local gradient, kept until the all-reduce finishes, in a copy reused every step (no allocation).
-        local = self._copies.get(bucket.index())
+        index = bucket.index()
+        self._buckets.append(index)
+        local = self._copies.get(index)
         if local is None or local.shape != buffer.shape or local.dtype != buffer.dtype:
-            local = self._copies[bucket.index()] = torch.empty_like(buffer)
+            local = self._copies[index] = torch.empty_like(buffer)
         local.copy_(buffer)
         flat = local.flatten()
         self._local_sq = self._add(self._local_sq, _dot(flat, flat))
@@ -103,8 +111,7 @@ class DispersionHook:
         def measured(fut):
             mean = fut.value()[0]
             flat_mean = mean.flatten()
-            self._dot = self._add(self._dot, _dot(flat, flat_mean))
-            self._mean_sq = self._add(self._mean_sq, _dot(flat_mean, flat_mean))
+            self._reduced[index] = torch.stack([_dot(flat, flat_mean), _dot(flat_mean, flat_mean)])
             return mean
 
         return future.then(handed_to_worker(measured))  # runs on the process group's thread
@@ -117,7 +124,17 @@ class DispersionHook:
             raise RuntimeError("DispersionHook.step: no gradient bucket was seen this step "
                                "(register the hook with ddp.register_comm_hook and call step after backward)")
         loss = scalar_tensor(loss, "DispersionHook.step").to(self._local_sq.device)
-        mine = torch.stack([loss, self._local_sq, self._dot, self._mean_sq])
+        unfinished = sorted(set(self._buckets) - set(self._reduced))
+        if unfinished:
+            raise RuntimeError(f"DispersionHook.step: the all-reduce of bucket(s) {unfinished} has not finished "
+                               "(call step after backward, which waits for them)")
+        # DDP's backward waited for every bucket's callback, on this thread's current stream.
+        reduced = [self._reduced[index] for index in sorted(self._reduced)]
+        if self._local_sq.is_cuda:  # read here on this stream, not only on the stream that made them
+            for sums in reduced:
+                sums.record_stream(torch.cuda.current_stream(sums.device))
+        dot, mean_sq = torch.stack(reduced).sum(0)
+        mine = torch.stack([loss, self._local_sq, dot, mean_sq])
         gathered = [torch.empty_like(mine) for _ in range(self.world)]
         self._dist.all_gather(gathered, mine, group=self.group)
         measured = torch.stack(gathered)  # per rank: loss, |g_k|^2, g_k . g_bar, |g_bar|^2
