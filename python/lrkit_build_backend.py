@@ -2,7 +2,7 @@
 setuptools to download, so it works without network). It configures this
 repository with CMake for the interpreter running pip (the torch-free
 libraries and the pybind11 module only), builds lrkit._lrkit, and packs it with
-the package's Python files into a wheel. Needs cmake, a C++17 compiler,
+the package's Python files into a wheel. Needs cmake (a pip-installed one too), a C++17 compiler,
 pybind11 (Debian pybind11-dev, or pip's in the building interpreter) and HDF5
 (libhdf5-dev), as the CMake build does. CMAKE_ARGS in the environment (split as
 a shell would) is added to the configure line, for dependencies outside the
@@ -36,13 +36,37 @@ def _usable_cpus():
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
+# What pip's isolated build sets for every process under it: PYTHONPATH to a sitecustomize that drops the building
+# environment's site-packages, PYTHONNOUSERSITE=1.
+_PIP_ISOLATION = ("PYTHONPATH", "PYTHONNOUSERSITE")
+
+
+def _cmake_environment():
+    """The environment cmake runs in: this one, or where `cmake --version` fails in it, this one less pip's isolation.
+    A pip-installed cmake (a script that imports the cmake module, as in PyTorch's virtual environments, where it may
+    be the only cmake) cannot import its module inside pip's isolated build."""
+    isolated = dict(os.environ)
+    outside = {name: value for name, value in isolated.items() if name not in _PIP_ISOLATION}
+    for environment in (isolated, outside):
+        try:
+            probe = subprocess.run(["cmake", "--version"], env=environment, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL)
+        except FileNotFoundError:
+            raise RuntimeError("lrkit: building the package needs cmake on PATH (Debian: apt-get install cmake)") from None
+        if probe.returncode == 0:
+            return environment
+    raise RuntimeError(f"lrkit: `cmake --version` fails (exit {probe.returncode}), with and without pip's isolated "
+                       f"{' and '.join(_PIP_ISOLATION)}: run it to see why")
+
+
 def _build_package(build_dir):
     configure = ["cmake", "-S", ROOT, "-B", build_dir, "-DCMAKE_BUILD_TYPE=Release", "-DLRKIT_WITH_TORCH=OFF",
                  "-DLRKIT_BUILD_TESTS=OFF", "-DLRKIT_BUILD_BENCH=OFF", "-DLRKIT_PYTHON=ON",
                  f"-DPython3_EXECUTABLE={sys.executable}"] + shlex.split(os.environ.get("CMAKE_ARGS", ""))
-    subprocess.run(configure, check=True, stdout=sys.stderr)
+    environment = _cmake_environment()
+    subprocess.run(configure, check=True, stdout=sys.stderr, env=environment)
     subprocess.run(["cmake", "--build", build_dir, "--target", "lrkit_python", "--parallel", str(_usable_cpus())],
-                   check=True, stdout=sys.stderr)
+                   check=True, stdout=sys.stderr, env=environment)
     return os.path.join(build_dir, "python", NAME)
 
 
