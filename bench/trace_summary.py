@@ -6,8 +6,8 @@ usage: trace_summary.py TRACE [TRACE...] [--top N]
 Reads Chrome trace-event JSON: lrkit's (`--train.profile_steps`, in
 RUN/profile/rank<r>.trace.json), torch.profiler's export_chrome_trace (Kineto's
 format, with "cat"), and the list that torch 1.13 without Kineto exports.
-Steps are the host annotations named `*.step` (lrkit.step; bench/pytorch_loop.py
---profile marks loop.step); every figure is per step, averaged over the traced
+Steps are the host annotations named lrkit.step (lrkit) and loop.step
+(bench/pytorch_loop.py --profile); every figure is per step, averaged over the traced
 steps. For each trace it prints:
   - wall time per step, the host time of each annotated phase;
   - host operators per step: top-level (what the program dispatched) and all;
@@ -27,6 +27,9 @@ from collections import defaultdict
 
 DEVICE_CATS = {"kernel", "gpu_memcpy", "gpu_memset"}
 ANNOTATION_CATS = {"user_annotation"}
+# Not every name ending in ".step": torch 2.x's Kineto also exports the optimizer's own range,
+# "Optimizer.step#AdamW.step", as a user annotation (counted as steps, it halved every per-step figure of the loop).
+STEP_NAMES = {"lrkit.step", "loop.step"}
 
 # (kind, pattern over a kernel's or operator's name), first match wins.
 KINDS = [
@@ -107,25 +110,12 @@ def union_length(intervals):
     return total
 
 
-def distinct_ranges(annotations):
-    """One event per annotated range. torch 2.11's export of bench/pytorch_loop.py's 3 traced steps read as 6
-    (every per-step count of the loop came out halved beside lrkit's): a range held twice, by the inference
-    that the same model cannot launch half the GEMMs. A range inside another of its name is taken as that copy."""
-    kept = []
-    for e in sorted(annotations, key=lambda e: (e["name"], e["ts"], -e["dur"])):
-        outer = kept[-1] if kept and kept[-1]["name"] == e["name"] else None
-        if outer is not None and e["ts"] + e["dur"] <= outer["ts"] + outer["dur"] + 1e-6:
-            continue
-        kept.append(e)
-    return kept
-
-
 def summarize(path):
     events = load_events(path)
-    annotations = distinct_ranges([e for e in events if e["cat"] in ANNOTATION_CATS])
-    steps = [e for e in annotations if e["name"].endswith(".step")]
+    annotations = [e for e in events if e["cat"] in ANNOTATION_CATS]
+    steps = [e for e in annotations if e["name"] in STEP_NAMES]
     if not steps:
-        sys.exit(f"trace_summary: '{path}' has no step annotations (*.step): was it written by lrkit "
+        sys.exit(f"trace_summary: '{path}' has no step annotations (lrkit.step or loop.step): was it written by lrkit "
                  "--train.profile_steps or bench/pytorch_loop.py --profile?")
     n = len(steps)
     first, last = min(s["ts"] for s in steps), max(s["ts"] + s["dur"] for s in steps)
