@@ -37,7 +37,10 @@ TEST(ReweightTrainer, AccumulationSplitGivesTheSameRun) {
   for (size_t i = 0; i < a.losses.size(); ++i) EXPECT_NEAR(a.losses[i], b.losses[i], 1e-5) << i;
   const auto ea = h5::read_series(a.log_path, "/reweight/entropy");
   const auto eb = h5::read_series(b.log_path, "/reweight/entropy");
-  for (size_t i = 0; i < ea.size(); ++i) EXPECT_NEAR(ea[i], eb[i], 1e-5) << i;
+  // The weights are a softmax of the losses over the strength: the losses' rounding difference (the 1e-5 above: the
+  // micro-batches' GEMMs round otherwise) reaches the entropy divided by it (LibTorch 2.11's CPU kernels: 1.1e-5).
+  const double entropy_tolerance = 1e-5 / whole.reweight.strength;
+  for (size_t i = 0; i < ea.size(); ++i) EXPECT_NEAR(ea[i], eb[i], entropy_tolerance) << i;
 }
 
 TEST(ReweightTrainer, WeightsChangeTheRunAndAreLogged) {

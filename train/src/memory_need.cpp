@@ -63,13 +63,14 @@ WorkerMemory worker_memory_lower_bound(const TrainConfig& c, int64_t world_size)
   const double moments = c.optim.name == OptimizerName::adamw ? 2.0 : (c.optim.momentum != 0.0 ? 1.0 : 0.0);
   const double models = static_cast<double>(c.replicas_per_rank());
   need.state_bytes = models * p * fp32 * (2.0 + moments);  // weights, gradients, moments
+  need.gradient_bytes = models * p * fp32;
   if (!c.hdet_replicas_identical()) need.state_bytes += p * fp32;  // the replicas' mean model
   // Kept for backward, per token of a layer: the LayerNorm outputs the linears read (2w), q, k and v (3w), the
   // attention output the projection reads (w), the MLP's input to GELU and GELU's output (8w); explicit attention
   // also keeps its softmax ([heads, T] per token). Then the output's log-softmax (vocab per token). On top, while
-  // backward starts, the gradient of the logits, or later, of the last layer's explicit attention two score-sized
-  // tensors at once (the softmax's output gradient and its input gradient). Each element at least 2 bytes under
-  // bf16 autocast, else 4.
+  // backward starts, the gradient of the logits, or later, of the last layer's explicit attention one more
+  // score-sized tensor (the softmax's output gradient; LibTorch 1.13 also holds its input gradient then, 2.11 not
+  // at its peak). Each element at least 2 bytes under bf16 autocast, else 4.
   const double rows = static_cast<double>(c.train.batch / (world_size * c.replicas_per_rank()) / c.train.accumulation);
   const double tokens = rows * static_cast<double>(c.model.context);
   const bool explicit_scores = !fused_attention(c.model);
@@ -77,7 +78,7 @@ WorkerMemory worker_memory_lower_bound(const TrainConfig& c, int64_t world_size)
   const double kept_per_token =
       static_cast<double>(c.model.layers) * (14.0 * static_cast<double>(c.model.width) + scores_per_token) +
       static_cast<double>(c.model.vocab);
-  const double backward_per_token = std::max(static_cast<double>(c.model.vocab), 2.0 * scores_per_token);
+  const double backward_per_token = std::max(static_cast<double>(c.model.vocab), scores_per_token);
   const double element = c.train.precision == Precision::bf16 ? 2.0 : fp32;
   need.activation_bytes = tokens * (kept_per_token + backward_per_token) * element;
   return need;
@@ -86,7 +87,7 @@ WorkerMemory worker_memory_lower_bound(const TrainConfig& c, int64_t world_size)
 std::string describe(const WorkerMemory& need) {
   return "at least " + bytes_text(need.total()) + " per worker: " + bytes_text(need.state_bytes) +
          " of weights, gradients and optimizer moments, " + bytes_text(need.activation_bytes) +
-         " of one micro-batch's activations";
+         " of one micro-batch's activations (made where the gradients are not yet)";
 }
 
 AvailableMemory available_memory(const std::string& meminfo_text, std::optional<double> cgroup_limit,

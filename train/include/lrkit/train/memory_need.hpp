@@ -10,6 +10,7 @@
 // allows.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -23,15 +24,19 @@ namespace lrkit::train {
 struct WorkerMemory {
   int64_t parameters = 0;
   double state_bytes = 0;       // weights, gradients and optimizer moments of every model copy the worker holds
+  double gradient_bytes = 0;    // of which the gradients
   double activation_bytes = 0;  // what one micro-batch's forward pass keeps for backward, and backward's first tensors
-  double total() const { return state_bytes + activation_bytes; }
+  // The activations need not sit beside the gradients: LibTorch 2's zero_grad frees them (set_to_none), so a step's
+  // forward pass runs before its gradients exist, and the gradients are made as the activations go. Certain is the
+  // larger of the two beside the weights and moments (LibTorch 1.13 keeps the gradients: then it holds both).
+  double total() const { return state_bytes + std::max(0.0, activation_bytes - gradient_bytes); }
 };
 
 // For `config` trained by `world_size` workers (config.validate_world(world_size) holds).
 WorkerMemory worker_memory_lower_bound(const TrainConfig& config, int64_t world_size);
 
 // "at least 3.2 GB per worker: 3.2 GB of weights, gradients and optimizer moments, 30 MB of one micro-batch's
-// activations" (the progress line of a run).
+// activations (made where the gradients are not yet)" (the progress line of a run).
 std::string describe(const WorkerMemory& need);
 
 // What a run's workers may use, in bytes, each bound where it is known.
