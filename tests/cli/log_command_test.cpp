@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <iostream>
 
 #include "killed_writer.hpp"
 #include "lrkit/h5/file.hpp"
@@ -98,7 +99,9 @@ TEST(LogCommand, ALogShortOfItsAllocatedEndIsNamedAndExtendedByRepair) {
 // A fuzz-run log whose link table is garbled where no checksum looks: HDF5 1.10
 // crashes iterating it; check and repair report it in one line instead. In a sanitized
 // build AddressSanitizer would catch the crash in the child and print its own
-// report; the test wants the signal, as an uninstrumented build gets it.
+// report; the test wants the signal, as an uninstrumented build gets it. What the garbage
+// makes HDF5 do depends on what lies beside it in memory: with the same HDF5 1.10.8 under
+// Ubuntu 24.04's glibc it returned an error instead, which is one line too.
 TEST(LogCommand, ALogThatCrashesTheHdf5LibraryIsReportedNotACrash) {
   const auto log = lrkit::testing::scratch_dir() / "damaged_link_table.h5";  // repair may write: a copy
   std::filesystem::copy_file(std::string(LRKIT_SOURCE_DIR) + "/tests/cli/data/damaged_link_table.h5", log,
@@ -106,9 +109,15 @@ TEST(LogCommand, ALogThatCrashesTheHdf5LibraryIsReportedNotACrash) {
   for (const char* action : {"check", "repair"}) {
     const auto r = lrkit::testing::run_command(std::string("ASAN_OPTIONS=handle_segv=0:handle_sigbus=0 ") + LRKIT_BINARY +
                                                " log " + action + " " + log.string());
-    EXPECT_EQ(r.code, 1) << action << "\n" << r.out;
     EXPECT_EQ(lrkit::testing::count_lines(r.out), 1) << action << "\n" << r.out;
-    EXPECT_NE(r.out.find("crashed the HDF5 library"), std::string::npos) << action << "\n" << r.out;
+    if (r.out.find("crashed the HDF5 library") != std::string::npos) {
+      EXPECT_EQ(r.code, 1) << action << "\n" << r.out;
+    } else {
+      EXPECT_EQ(r.code, 2) << action << "\n" << r.out;
+      EXPECT_NE(r.out.find("cannot list the datasets of '" + log.string() + "' (damaged file?)"), std::string::npos)
+          << action << ": neither the crash's report nor HDF5's error\n" << r.out;
+      std::cout << "HDF5 returned an error on this machine, no crash: the crash's report went untested\n";
+    }
   }
 }
 
