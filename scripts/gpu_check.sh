@@ -7,7 +7,7 @@
 # usage: scripts/gpu_check.sh [build] [test] [bench] [profile] [torch]   (no stage: build test)
 #   build    configure build/ with -DLRKIT_WITH_CUDA=ON (plus $LRKIT_CMAKE_ARGS; the Python package
 #            for the Python with torch, with its pybind11) and build everything
-#   test     the gpu-labelled tests (the CUDA twins), then every other test
+#   test     the gpu-labelled tests (the CUDA twins), the Python package's CUDA and NCCL twins, then every other test
 #   bench    bench/gpu_vs_pytorch.sh $STEPS $ROUNDS (default 60 3) at the GPT-2-small shape, PROFILE=0
 #   profile  the same script's traced steps and their breakdown only (PROFILE=only: no timed rounds again)
 #   torch    lrkit.torch on cuda: bench/grad_norm_recorder_overhead.sh, and bench/ddp_overhead.sh's HDET and
@@ -75,6 +75,16 @@ note_python_package() {
   note "python_package's pytest: $(grep -h -E '^[0-9]+ (passed|failed)' build/Testing/Temporary/LastTest.log 2>/dev/null | tail -1)"
 }
 
+# The Python package's tests on the GPU (pytest -k "cuda or nccl", 14 of them), before the rest of the suite: the
+# whole package's tests take the longest of all there, and a lease's call may end before them.
+python_twins() {
+  local python parallel=()
+  python=$(python_with torch) || { echo "no python3 with torch" > "$logs/pytest_twins.txt"; return 1; }
+  "$python" -c "import xdist" 2>/dev/null && parallel=(-n 8)
+  PYTHONPATH=build/python LRKIT=$PWD/build/bin/lrkit "$python" -m pytest -q -p no:cacheprovider "${parallel[@]}" \
+    tests/python -k "cuda or nccl" > "$logs/pytest_twins.txt" 2>&1
+}
+
 stage_test() {
   local start=$SECONDS status=0
   (cd build && ctest -L gpu -j 4 --timeout 600 --output-on-failure) > "$logs/ctest_gpu.txt" 2>&1 || status=1
@@ -102,6 +112,9 @@ stage_test() {
     return $status
   fi
   note "gpu-labelled tests: $(ctest_counts "$logs/ctest_gpu.txt") ($((SECONDS - start)) s)"
+  start=$SECONDS
+  python_twins || status=1
+  note "the Python package's CUDA and NCCL twins: $(tail -1 "$logs/pytest_twins.txt") ($((SECONDS - start)) s)"
   start=$SECONDS
   (cd build && ctest -LE gpu -E cli_fuzz -j "$(nproc)" --timeout 600 --output-on-failure) > "$logs/ctest_rest.txt" 2>&1 || status=1
   note "other tests (no fuzz): $(ctest_counts "$logs/ctest_rest.txt") ($((SECONDS - start)) s)"
