@@ -60,7 +60,22 @@ def metrics(order):
     return hook.step(torch.tensor(0.5))
 
 
-print(json.dumps([metrics([0, 1, 2, 3]), metrics([3, 2, 1, 0]), metrics([2, 0, 3, 1])]))
+def unfinished():
+    hook = lt.DispersionHook()
+    held = hook._dist = HeldAllReduce()
+    for i in range(3):
+        hook(None, Bucket(i, [1.0]))
+    held.finish(1)
+    try:
+        hook.step(torch.tensor(0.5))
+    except RuntimeError as error:
+        return str(error)
+    finally:  # else the interpreter's exit waits for their callbacks (_worker_callbacks)
+        held.finish(0)
+        held.finish(2)
+
+
+print(json.dumps([metrics([0, 1, 2, 3]), metrics([3, 2, 1, 0]), metrics([2, 0, 3, 1]), unfinished()]))
 """
 
 
@@ -71,9 +86,11 @@ def test_the_buckets_sums_do_not_depend_on_the_order_their_all_reduces_finish():
         store = os.path.join(scratch, "store")
         done = run_python(["-c", OUT_OF_ORDER, store], store=store)
     assert done.returncode == 0, done.stderr[-3000:]
-    in_order, reversed_order, shuffled = json.loads(done.stdout)
+    in_order, reversed_order, shuffled, unfinished = json.loads(done.stdout)
     for metrics in (in_order, reversed_order, shuffled):
         assert math.isnan(metrics.pop("inner_pairwise")), "undefined with one rank"
     assert reversed_order == in_order and shuffled == in_order
     assert in_order["cos_to_mean"] == [1.0], "one rank: its gradient is the mean, summed in the same order"
     assert in_order["mean_grad_norm"] == in_order["grad_norm"][0] == 2.0 ** 27
+    assert unfinished == ("DispersionHook.step: the all-reduce of bucket(s) [0, 2] has not finished (call step after "
+                          "backward, which waits for them)")
