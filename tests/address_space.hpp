@@ -3,17 +3,16 @@
 #pragma once
 
 #include <fstream>
-#include <stdexcept>
 #include <string>
 
 namespace lrkit::testing {
 
-// In KiB, as /proc/self/status and `ulimit -v` count.
+// In KiB, as /proc/self/status and `ulimit -v` count; -1 where /proc does not say.
 inline long address_space_kib() {
   std::ifstream status("/proc/self/status");
   for (std::string line; std::getline(status, line);)
     if (line.rfind("VmSize:", 0) == 0) return std::stol(line.substr(7));
-  throw std::runtime_error("no VmSize in /proc/self/status");
+  return -1;
 }
 
 }  // namespace lrkit::testing
