@@ -81,8 +81,8 @@ python_twins() {
   local python parallel=()
   python=$(python_with torch) || { echo "no python3 with torch" > "$logs/pytest_twins.txt"; return 1; }
   "$python" -c "import xdist" 2>/dev/null && parallel=(-n 8)
-  PYTHONPATH=build/python LRKIT=$PWD/build/bin/lrkit "$python" -m pytest -q -p no:cacheprovider "${parallel[@]}" \
-    tests/python -k "cuda or nccl" > "$logs/pytest_twins.txt" 2>&1
+  PYTHONPATH=build/python LRKIT=$PWD/build/bin/lrkit bash tests/python/run_pytest.sh "$python" -k "cuda or nccl" \
+    "${parallel[@]}" > "$logs/pytest_twins.txt" 2>&1
 }
 
 stage_test() {

@@ -62,8 +62,8 @@ WorkerMemory worker_memory_lower_bound(const TrainConfig& c, int64_t world_size)
   const double p = static_cast<double>(need.parameters), fp32 = 4.0;
   const double moments = c.optim.name == OptimizerName::adamw ? 2.0 : (c.optim.momentum != 0.0 ? 1.0 : 0.0);
   const double models = static_cast<double>(c.replicas_per_rank());
-  need.state_bytes = models * p * fp32 * (2.0 + moments);  // weights, gradients, moments
   need.gradient_bytes = models * p * fp32;
+  need.state_bytes = need.gradient_bytes * (2.0 + moments);  // weights, gradients, moments
   if (!c.hdet_replicas_identical()) need.state_bytes += p * fp32;  // the replicas' mean model
   // Kept for backward, per token of a layer: the LayerNorm outputs the linears read (2w), q, k and v (3w), the
   // attention output the projection reads (w), the MLP's input to GELU and GELU's output (8w); explicit attention
