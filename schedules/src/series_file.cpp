@@ -1,7 +1,6 @@
 #include "lrkit/schedules/series_file.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <cctype>
 #include <cmath>
 #include <filesystem>
@@ -30,7 +29,7 @@ std::vector<std::string> split_fields(const std::string& path, size_t line_no, c
 bool parse_double(const std::string& text, double& out) {
   const char* first = text.data();
   const char* last = first + text.size();
-  const auto [end, ec] = std::from_chars(first, last, out);
+  const auto [end, ec] = chars_to_double(first, last, out);
   return ec == std::errc() && end == last && first != last;
 }
 

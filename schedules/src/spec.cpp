@@ -1,11 +1,11 @@
 #include "lrkit/schedules/spec.hpp"
 
 #include <cctype>
-#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <system_error>
 
+#include "lrkit/common/numbers.hpp"
 #include "lrkit/schedules/spec_error.hpp"
 
 namespace lrkit::schedules {
@@ -213,7 +213,7 @@ class Parser {
     const char* first = text.data();
     const char* last = text.data() + text.size() - (percent ? 1 : 0);
     double number = 0.0;
-    const auto [end, ec] = std::from_chars(first, last, number);
+    const auto [end, ec] = chars_to_double(first, last, number);
     if (end == last && first != last) {
       if (ec == std::errc::result_out_of_range) fail(word, "number out of range");
       if (!std::isfinite(number)) fail(word, "numbers must be finite");
@@ -240,7 +240,7 @@ std::string format_word(const std::string& word) {
   bool needs_quotes = word.empty() || word.back() == '%';
   for (char c : word) needs_quotes = needs_quotes || is_delimiter(c) || c == '\\';
   double number = 0.0;
-  const auto [end, ec] = std::from_chars(word.data(), word.data() + word.size(), number);
+  const auto [end, ec] = chars_to_double(word.data(), word.data() + word.size(), number);
   needs_quotes = needs_quotes || (end == word.data() + word.size() && !word.empty());
   if (!needs_quotes) return word;
   std::string quoted = "\"";

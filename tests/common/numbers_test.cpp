@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <limits>
+#include <optional>
 #include <string>
 
 namespace lrkit {
@@ -36,6 +37,24 @@ TEST(ParseNumber, TheWholeTextAndFiniteOnly) {
   EXPECT_FALSE(parse_number("1e999"));
   EXPECT_FALSE(parse_number("1e-999"));  // it would be 0
   EXPECT_EQ(parse_number("2.5e-310"), 2.5e-310);
+}
+
+// The text's numbers as strtod, Python and printf("%+g") write them: from_chars alone refuses "+1e-3".
+TEST(CharsToDouble, TakesOneLeadingPlusAndFailsAtTheFirstCharacter) {
+  const auto read = [](const std::string& text) -> std::optional<double> {
+    double out = -1;
+    const auto [end, ec] = chars_to_double(text.data(), text.data() + text.size(), out);
+    if (ec != std::errc()) {
+      EXPECT_EQ(end, text.data()) << text;  // so "+" never reads as a number that ends at the text's end
+      return std::nullopt;
+    }
+    return end == text.data() + text.size() ? std::optional<double>(out) : std::nullopt;
+  };
+  EXPECT_EQ(read("+1e-3"), 1e-3);
+  EXPECT_EQ(read("-2.5"), -2.5);
+  EXPECT_EQ(read("7"), 7.0);
+  EXPECT_EQ(read("+inf"), std::numeric_limits<double>::infinity());
+  for (const char* text : {"+", "++1", "+-1", "-+1", "+ 1", "", "+x", "+.", " 1"}) EXPECT_FALSE(read(text)) << text;
 }
 
 TEST(ParseInteger, DigitsOrADecimalThatIsExactlyWhole) {

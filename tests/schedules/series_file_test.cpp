@@ -23,6 +23,13 @@ TEST(SeriesFile, CsvWithHeaderPicksColumnsByName) {
   EXPECT_EQ(read_series_file(path, "grad_norm", "").values, (std::vector<double>{1.5, 2.5}));
 }
 
+// printf("%+g") and some spreadsheets write the sign of positive numbers too.
+TEST(SeriesFile, NumbersWithALeadingPlusAreRead) {
+  const Series s = read_series_file(write_text("plus.csv", "step,lr\n+0,+1e-3\n+10,2e-3\n"), "lr", "step");
+  EXPECT_EQ(s.steps, (std::vector<double>{0, 10}));
+  EXPECT_EQ(s.values, (std::vector<double>{1e-3, 2e-3}));
+}
+
 // A spreadsheet's "CSV UTF-8" starts with a byte-order mark: the header's 'step' went unfound and a
 // sparse table's rows were read as steps 0, 1, ... without a word.
 TEST(SeriesFile, AByteOrderMarkBeforeTheHeaderIsSkipped) {

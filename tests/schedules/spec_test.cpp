@@ -38,6 +38,16 @@ TEST(SpecParser, WordsThatStartWithDigitsStayWords) {
   EXPECT_EQ(call.args[1].value.text, "my run.h5");
 }
 
+TEST(SpecParser, ANumberMayCarryALeadingPlus) {
+  const SpecCall call = parse_spec("cosine(peak=+1e-3, warmup=+5%)");
+  EXPECT_EQ(call.args[0].value.kind, SpecValue::Kind::Number);
+  EXPECT_DOUBLE_EQ(call.args[0].value.number, 1e-3);
+  EXPECT_TRUE(call.args[1].value.percent);
+  EXPECT_DOUBLE_EQ(call.args[1].value.number, 5.0);
+  EXPECT_EQ(parse_spec("cosine(peak=+-1)").args[0].value.kind, SpecValue::Kind::Word);  // not a number: refused as such
+  EXPECT_EQ(parse_spec("cosine(peak=+)").args[0].value.kind, SpecValue::Kind::Word);
+}
+
 TEST(SpecParser, SyntaxErrorsNamePositionTokenAndRule) {
   auto e = error_of("cosine(peak=1e-3");
   EXPECT_EQ(e.position(), 16u);
@@ -184,6 +194,7 @@ TEST(FormatWord, QuotesWhatWouldNotLexBackAsOneWord) {
   EXPECT_EQ(format_word("1-sqrt"), "1-sqrt");
   EXPECT_EQ(format_word("a b"), "\"a b\"");
   EXPECT_EQ(format_word("12"), "\"12\"");
+  EXPECT_EQ(format_word("+12"), "\"+12\"");  // unquoted, it would read back as the number 12
 }
 
 TEST(ToSpec, RoundTripsAndCanonicalizes) {

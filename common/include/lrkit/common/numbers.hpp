@@ -62,6 +62,17 @@ inline std::string format_number(double value) {
   return buffer;
 }
 
+// std::from_chars for a double that also takes one leading '+' ("+1e-3", "+inf"), as strtod, Python's float and
+// printf's "%+g" write it (from_chars alone refuses the sign). On failure the pointer is `first`, so that "+" and "+-1"
+// never read as a number that ends at `last`.
+inline std::from_chars_result chars_to_double(const char* first, const char* last, double& out) {
+  const bool plus = first != last && *first == '+';
+  if (plus && (last - first == 1 || first[1] == '+' || first[1] == '-')) return {first, std::errc::invalid_argument};
+  const auto result = std::from_chars(first + (plus ? 1 : 0), last, out);
+  if (result.ec == std::errc::invalid_argument) return {first, result.ec};
+  return result;
+}
+
 // The whole of `text` as a finite number, or nothing (empty, trailing characters, out of range).
 // Subnormal values are kept (format_number prints them), values that underflow to zero are not.
 inline std::optional<double> parse_number(const std::string& text) {
