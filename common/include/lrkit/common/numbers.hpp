@@ -67,7 +67,7 @@ inline std::string format_number(double value) {
 // never read as a number that ends at `last`.
 inline std::from_chars_result chars_to_double(const char* first, const char* last, double& out) {
   const bool plus = first != last && *first == '+';
-  if (plus && (last - first == 1 || first[1] == '+' || first[1] == '-')) return {first, std::errc::invalid_argument};
+  if (plus && last - first > 1 && first[1] == '-') return {first, std::errc::invalid_argument};  // from_chars takes "-1"
   const auto result = std::from_chars(first + (plus ? 1 : 0), last, out);
   if (result.ec == std::errc::invalid_argument) return {first, result.ec};
   return result;
