@@ -128,6 +128,16 @@ def group_ratios(optimizer):
     return [1.0 if reference == 0 else rate / reference for rate in initial]
 
 
+def require_a_ratio_per_group(optimizer, ratios, who):
+    """The optimizer still has the groups `ratios` are for. A group added after the scheduler `who` was made has no
+    ratio: PyTorch's schedulers leave it at its rate, unscheduled, without a word (lrkit's C++ schedulers refuse it
+    with these words)."""
+    groups = len(optimizer.param_groups)
+    if groups != len(ratios):
+        raise ValueError(f"{who}: the optimizer has {groups} parameter groups but had {len(ratios)} when {who} was "
+                         f"made, so a group would keep its rate unscheduled; make {who} after adding every group")
+
+
 def keep_initial_rates(optimizer):
     """Sets each group's initial_lr, as PyTorch's schedulers do, to a copy where the rate is a tensor: torch 1.13's
     schedulers keep the tensor itself, which set_rate's in-place update would then move along with the rate."""

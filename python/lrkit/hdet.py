@@ -28,7 +28,8 @@ import torch
 from ._hdet_spread import SpreadValue, in_api_words
 from ._lrkit import Hdet, HdetConfig, HdetState
 from ._torch_common import (check_same_schedule, collective_device, distributed, group_ratios, is_number, loop_schedule,
-                            require_optimizer, saved_ratios, saved_state, scalar_tensor, set_rate, warn_past_end, whole_number)
+                            require_a_ratio_per_group, require_optimizer, saved_ratios, saved_state, scalar_tensor,
+                            set_rate, warn_past_end, whole_number)
 
 __all__ = ["HDET"]
 
@@ -111,6 +112,7 @@ class HDET:
         return entry.controller.base_value(entry.state, entry.base)
 
     def step(self, local_loss):
+        require_a_ratio_per_group(self.optimizer, self.ratios, "HDET")
         mine = scalar_tensor(local_loss, "HDET.step").reshape(1).to(self.device)
         gathered = [torch.empty_like(mine) for _ in range(self.world)]
         self._dist.all_gather(gathered, mine, group=self.group)

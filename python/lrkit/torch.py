@@ -23,8 +23,8 @@ from torch.optim import lr_scheduler as _lr_scheduler
 
 from ._lrkit import DecayBranch, Schedule, spec_word
 from ._torch_common import (check_same_schedule, collective_device, distributed, group_ratios, is_number,
-                            keep_initial_rates, loop_schedule, require_optimizer, saved_ratios, saved_state, set_rate,
-                            warn_past_end, whole_number, write_csv)
+                            keep_initial_rates, loop_schedule, require_a_ratio_per_group, require_optimizer,
+                            saved_ratios, saved_state, set_rate, warn_past_end, whole_number, write_csv)
 
 _SchedulerBase = getattr(_lr_scheduler, "LRScheduler", None) or _lr_scheduler._LRScheduler
 
@@ -47,6 +47,7 @@ class LRScheduler(_SchedulerBase):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        require_a_ratio_per_group(self.optimizer, self.ratios, "LRScheduler")
         warn_past_end(self, max(self.last_epoch, 0))
         rate = self.schedule(max(self.last_epoch, 0))
         return [rate * ratio for ratio in self.ratios]

@@ -138,6 +138,33 @@ def test_hdet_warns_once_when_the_loop_outlasts_its_schedule(tmp_path, steps, wa
     assert done.stderr.count(expected) == (1 if warned else 0), done.stderr
 
 
+HDET_GROUP_ADDED = """
+import sys, torch, torch.distributed as dist, lrkit.torch as lt
+dist.init_process_group("gloo", init_method="file://" + sys.argv[1], rank=0, world_size=1)
+model = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.Linear(2, 1))
+optimizer = torch.optim.SGD(model[0].parameters(), lr=0.1, momentum=0.5)
+hdet = lt.HDET(optimizer, model, "cosine(peak=0.1)", 10, spread={"momentum": 0.5})
+optimizer.step()
+hdet.step(1.0)
+optimizer.add_param_group({"params": model[1].parameters(), "momentum": 0.9})
+try:
+    hdet.step(1.0)
+except ValueError as e:
+    print(e)
+print(optimizer.param_groups[1]["lr"], optimizer.param_groups[1]["momentum"], hdet.state.step)
+"""
+
+
+def test_hdet_refuses_a_group_added_after_it_was_made(tmp_path):
+    # The group kept its rate and momentum, neither spread nor scheduled, without a word.
+    done = run_python(["-c", HDET_GROUP_ADDED, str(tmp_path / "store")], store=str(tmp_path / "store"))
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.splitlines() == [
+        "HDET: the optimizer has 2 parameter groups but had 1 when HDET was made, so a group would keep its rate "
+        "unscheduled; make HDET after adding every group",
+        "0.1 0.9 1"], done.stdout
+
+
 HDET_FOREIGN_STATE = """
 import json, sys, torch, torch.distributed as dist, lrkit.torch as lt
 dist.init_process_group("gloo", init_method="file://" + sys.argv[1], rank=0, world_size=1)

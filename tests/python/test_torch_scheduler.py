@@ -137,6 +137,24 @@ def test_a_frozen_first_group_stays_frozen_and_the_others_keep_their_proportions
     assert lt.LRScheduler(frozen, schedule).ratios == [1.0, 1.0]  # every group at 0: nothing to keep
 
 
+def test_a_group_added_after_the_scheduler_is_refused_at_the_next_step():
+    # PyTorch's schedulers leave such a group at the rate it was added with, unscheduled, without a word; lrkit's C++
+    # schedulers refuse it (rate_ratios.hpp), and so do these.
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Linear(4, 1))
+    optimizer = torch.optim.SGD(model[0].parameters(), lr=0.1)
+    scheduler = lt.LRScheduler(optimizer, "cosine(peak=1e-2)", 10)
+    optimizer.step()
+    scheduler.step()
+    optimizer.add_param_group({"params": model[1].parameters(), "lr": 0.05})
+    with pytest.raises(ValueError, match=r"^LRScheduler: the optimizer has 2 parameter groups but had 1 when "
+                                         r"LRScheduler was made, .*; make LRScheduler after adding every group$"):
+        scheduler.step()
+    rebuilt = torch.optim.SGD([{"params": model[0].parameters()}, {"params": model[1].parameters(), "lr": 0.05}], lr=0.1)
+    saved = scheduler.state_dict()
+    with pytest.raises(ValueError, match="one finite number >= 0 for each of its 2 parameter group"):
+        lt.LRScheduler(rebuilt, "cosine(peak=1e-2)", 10).load_state_dict(saved)
+
+
 def test_a_deep_copied_scheduler_goes_on_at_the_same_rates():
     spec, total = "wsd(peak=1e-2, warmup=5, decay=30%)", 40
     model, optimizer = model_and_optimizer()
