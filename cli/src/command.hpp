@@ -7,6 +7,7 @@
 
 #include <boost/program_options.hpp>
 
+#include <iostream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -30,6 +31,13 @@ class ExitCodeError : public std::runtime_error {
  private:
   int code_;
 };
+
+// "lrkit <command>: <message>" on stderr, in one write: the workers of a run share the launcher's stderr, and a line
+// written in pieces by two of them at once came out interleaved ("lrkit lrkit traintrain: : non-finite ...").
+inline void report_error(const std::string& command, const std::string& message) {
+  const std::string line = "lrkit " + command + ": " + message + "\n";
+  std::cerr.write(line.data(), static_cast<std::streamsize>(line.size())).flush();
+}
 
 // Bad input: exit 2.
 class UsageError : public ExitCodeError {

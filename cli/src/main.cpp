@@ -25,13 +25,6 @@ constexpr const char* kUsage =
     "\n"
     "Run 'lrkit <command> --help' for a command's options.\n";
 
-// One error line in one write: the workers of a run share the launcher's stderr, and a line written in pieces by
-// two of them at once came out interleaved ("lrkit lrkit traintrain: : non-finite ...").
-void report(const std::string& command, const std::string& message) {
-  const std::string line = "lrkit " + command + ": " + message + "\n";
-  std::cerr.write(line.data(), static_cast<std::streamsize>(line.size())).flush();
-}
-
 struct Command {
   const char* name;
   int (*run)(const std::vector<std::string>&);
@@ -69,13 +62,13 @@ int main(int argc, char** argv) {
     try {
       return command.run({all.begin() + 1, all.end()});
     } catch (const lrkit::cli::ExitCodeError& e) {  // bad input (2), a diverged run (3), a stop signal (128 + signal)
-      if (*e.what() != '\0') report(name, e.what());  // empty: another rank reported it
+      if (*e.what() != '\0') lrkit::cli::report_error(name, e.what());  // empty: another rank reported it
       return e.code();
     } catch (const c10::Error& e) {  // its what() carries a C++ backtrace, which tells a user nothing
-      report(name, "LibTorch: " + lrkit::cli::libtorch_message(e));
+      lrkit::cli::report_error(name, "LibTorch: " + lrkit::cli::libtorch_message(e));
       return lrkit::cli::kExitFailure;
     } catch (const std::exception& e) {
-      report(name, e.what());
+      lrkit::cli::report_error(name, e.what());
       return lrkit::cli::kExitFailure;
     }
   }

@@ -1,7 +1,9 @@
 // `lrkit train`: trains the reference GPT on a byte corpus.
+#include <fcntl.h>
 #include <malloc.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <iostream>
 #include <optional>
@@ -64,20 +66,42 @@ void stop_when_the_torchrun_agent_dies() {
                              std::string(std::getenv("TORCHELASTIC_RUN_ID")) + "): not training without it");
 }
 
-}  // namespace
+// Standard error sent to /dev/null while it lives: LibTorch's store logs each connect that fails to stderr, which
+// would follow the line that said why the worker refused, where the others never came.
+class QuietStderr {
+ public:
+  QuietStderr() : saved_(::dup(STDERR_FILENO)) {
+    std::cerr.flush();
+    const int null = ::open("/dev/null", O_WRONLY);
+    if (null >= 0) {
+      ::dup2(null, STDERR_FILENO);
+      ::close(null);
+    }
+  }
+  ~QuietStderr() {
+    if (saved_ < 0) return;
+    ::dup2(saved_, STDERR_FILENO);
+    ::close(saved_);
+  }
+  QuietStderr(const QuietStderr&) = delete;
+  QuietStderr& operator=(const QuietStderr&) = delete;
 
-int run_train_command(const std::vector<std::string>& args) {
-  train::TrainConfig config;
+ private:
+  int saved_;
+};
+
+// How far a worker came before a failure: a refusal to start reaches the other workers of its job.
+struct WorkerStart {
+  std::optional<distributed::DistributedEnv> env;  // the launcher's variables, once read
+  bool checked = false;                            // its checks passed: a failure from here on is no refusal
+};
+
+int train_command(const std::vector<std::string>& args, train::TrainConfig& config, WorkerStart& start) {
   train::TrainSummary summary;
   bool lead = true;
-  // Until training starts, every process of a torchrun or srun job checks the same config and files: each machine's
-  // first worker (LOCAL_RANK 0) reports a refusal, the others exit 2 without a word (8 workers printed 8 lines).
-  // Where the launcher does not say which workers share a machine (RANK and WORLD_SIZE alone, Kubeflow's PyTorchJob:
-  // a pod each, whose logs are read apart), every worker reports it.
-  bool quiet_refusal = false;
   try {
     const auto env = distributed::distributed_env_from_environment();  // torchrun's or SLURM's variables
-    quiet_refusal = env.local_world_size_known && env.local_rank != 0;
+    start.env = env;
     std::string help;
     if (!train::parse_train_config(args, config, help)) {
       std::cout << help;
@@ -145,24 +169,24 @@ int run_train_command(const std::vector<std::string>& args) {
       if (lead) lock.emplace(own_run_directory(config, std::cout));
     }
     if (launching) return launch_local_workers(args, static_cast<int>(config.nproc));
+    start.checked = true;  // what fails from here on (an agent gone, the training) is no refusal to share
     if (std::getenv("TORCHELASTIC_RUN_ID") != nullptr) stop_when_the_torchrun_agent_dies();
     keep_freed_memory_for_the_next_step();
-    quiet_refusal = false;  // from here on a worker's failure may be its own
     summary = train::run_training(config, std::cout);
   } catch (const schedules::SpecError& e) {
-    throw UsageError(quiet_refusal ? "" : std::string("schedule.spec: ") + e.what());
+    throw UsageError(std::string("schedule.spec: ") + e.what());
   } catch (const std::invalid_argument& e) {
-    throw UsageError(quiet_refusal ? "" : e.what());
+    throw UsageError(e.what());
   } catch (const train::CorpusError& e) {
-    throw UsageError(quiet_refusal ? "" : e.what());
+    throw UsageError(e.what());
   } catch (const h5::WriteError& e) {  // a full disk is no bad input: exit 1
     throw std::runtime_error(e.what());
   } catch (const h5::Error& e) {  // a damaged log of the run to resume
-    throw UsageError(quiet_refusal ? "" : e.what());
+    throw UsageError(e.what());
   } catch (const train::CheckpointWriteError& e) {  // likewise
     throw std::runtime_error(e.what());
   } catch (const train::CheckpointError& e) {  // a damaged --resume PATH: every worker reads the same file
-    throw UsageError(quiet_refusal ? "" : e.what());
+    throw UsageError(e.what());
   } catch (const train::DivergedError& e) {
     throw ExitCodeError(kExitDiverged, e.what());
   } catch (const train::StoppedError& e) {
@@ -181,6 +205,36 @@ int run_train_command(const std::vector<std::string>& args) {
   }
   std::cout << "\nrun log: " << summary.log_path << "\ncheckpoint: " << summary.checkpoint << std::endl;
   return kExitOk;
+}
+
+}  // namespace
+
+int run_train_command(const std::vector<std::string>& args) {
+  train::TrainConfig config;
+  WorkerStart start;
+  try {
+    return train_command(args, config, start);
+  } catch (const std::exception& e) {
+    if (start.checked || !start.env || start.env->world_size == 1) throw;
+    // Until training starts, every process of a torchrun or srun job checks the same config and files: each
+    // machine's first worker (LOCAL_RANK 0) reports a refusal, the others exit 2 without a word (8 workers printed 8
+    // lines). Where the launcher does not say which workers share a machine (RANK and WORLD_SIZE alone, Kubeflow's
+    // PyTorchJob: a pod each, whose logs are read apart), every worker reports it.
+    const auto* exit = dynamic_cast<const ExitCodeError*>(&e);
+    const int code = exit ? exit->code() : kExitFailure;
+    const bool quiet = code == kExitUsage && start.env->local_world_size_known && start.env->local_rank != 0;
+    const auto* torch_error = dynamic_cast<const c10::Error*>(&e);
+    const std::string refusal = torch_error ? "LibTorch: " + libtorch_message(*torch_error) : e.what();
+    if (!quiet && !refusal.empty()) report_error("train", refusal);  // said now: the others may take a while
+    // A refusal this worker alone meets (rank 0's run directory held by another run, a file one machine lacks) left
+    // the others waiting for it at the rendezvous for dist.timeout_s, then failing without saying why.
+    {
+      const QuietStderr quiet_store;
+      distributed::share_start_refusal(*start.env, refusal.empty() ? "it gave no reason" : refusal,
+                                       std::chrono::seconds(config.dist.timeout_s));
+    }
+    throw ExitCodeError(code, "");
+  }
 }
 
 }  // namespace lrkit::cli

@@ -18,6 +18,7 @@
 #include "gloo_endpoint.hpp"
 #include "one_backend.hpp"
 #include "one_gpu_per_worker.hpp"
+#include "start_verdict.hpp"
 #include "lrkit/distributed/collective.hpp"
 #include "lrkit/distributed/device_identity.hpp"
 
@@ -86,6 +87,22 @@ c10::intrusive_ptr<c10d::Store> barrier_store(const DistributedEnv& env, const c
   return c10::make_intrusive<c10d::TCPStore>("127.0.0.1", options);
 }
 
+// Rank 0 hosts the rendezvous store unless a launcher does (torchrun's agent, lrkit's own), under the prefix of this
+// launch where it gives one.
+bool hosts_rendezvous(const DistributedEnv& env) { return env.rank == 0 && !env.store_hosted_by_launcher; }
+
+c10::intrusive_ptr<c10d::Store> rendezvous_store(const DistributedEnv& env, std::chrono::milliseconds timeout) {
+  c10d::TCPStoreOptions options;
+  options.port = static_cast<std::uint16_t>(env.master_port);
+  options.isServer = hosts_rendezvous(env);
+  options.numWorkers = static_cast<std::size_t>(env.world_size);
+  options.waitWorkers = !env.store_hosted_by_launcher;
+  options.timeout = timeout;
+  c10::intrusive_ptr<c10d::Store> store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, options);
+  if (!env.store_prefix.empty()) store = c10::make_intrusive<c10d::PrefixStore>(env.store_prefix, store);
+  return store;
+}
+
 using GlooDevices = std::vector<std::shared_ptr<::gloo::transport::Device>>;
 
 GlooDevices make_gloo_devices(const GlooEndpoint& endpoint) {
@@ -127,18 +144,15 @@ class C10dCollective final : public Collective {
     // Before the rendezvous waits for the others: a GLOO_SOCKET_IFNAME that cannot serve is refused at once.
     const GlooEndpoint endpoint = backend == Backend::gloo ? gloo_endpoint(env) : GlooEndpoint{};
     const auto gloo_devices = backend == Backend::gloo ? make_gloo_devices(endpoint) : GlooDevices{};
-    c10d::TCPStoreOptions store_options;
-    store_options.port = static_cast<std::uint16_t>(env.master_port);
-    store_options.isServer = env.rank == 0 && !env.store_hosted_by_launcher;
-    store_options.numWorkers = static_cast<std::size_t>(env.world_size);
-    store_options.waitWorkers = !env.store_hosted_by_launcher;
-    store_options.timeout = timeout;
     try {
-      c10::intrusive_ptr<c10d::Store> store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, store_options);
-      if (!env.store_prefix.empty()) store = c10::make_intrusive<c10d::PrefixStore>(env.store_prefix, store);
+      const c10::intrusive_ptr<c10d::Store> store = rendezvous_store(env, timeout);
       // Every rank refuses alike; each machine's first worker says why (the only log of its machine that is read),
       // and where the launcher did not say which workers share a machine, every worker does.
       const bool speaks = !env.local_world_size_known || env.local_rank == 0;
+      // A rank that refused before it came (share_start_refusal) has said why; these say which rank and why.
+      if (const std::string refused = start_verdict(*store, env.rank, env.world_size, "", hosts_rendezvous(env), timeout);
+          !refused.empty())
+        throw std::invalid_argument(speaks ? refused : "");
       if (const std::string refusal = backend_verdict(*store, env.rank, env.world_size, backend); !refusal.empty())
         throw std::invalid_argument(speaks ? refusal : "");
       barrier_store_ = barrier_store(env, store, timeout);
@@ -238,6 +252,15 @@ const char* backend_name(Backend backend) { return backend == Backend::nccl ? "n
 
 std::unique_ptr<Collective> make_single_process_collective(torch::Device device) {
   return std::make_unique<SingleProcess>(device);
+}
+
+void share_start_refusal(const DistributedEnv& env, const std::string& refusal, std::chrono::milliseconds timeout) {
+  try {
+    const c10::intrusive_ptr<c10d::Store> store = rendezvous_store(env, timeout);
+    start_verdict(*store, env.rank, env.world_size, refusal, hosts_rendezvous(env), timeout);
+  } catch (const std::exception&) {
+    // The others cannot be reached (they never came, or the store's host is gone): the refusal stands on its own.
+  }
 }
 
 std::unique_ptr<Collective> make_c10d_collective(const DistributedEnv& env, Backend backend, const torch::Device& device,

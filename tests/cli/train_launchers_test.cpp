@@ -9,7 +9,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <utility>
 #include <vector>
@@ -83,12 +86,29 @@ void expect_same_run(const std::string& reference, const std::string& dir, const
   expect_same_losses(reference + "/log.h5", dir + "/log.h5");
 }
 
-// Two commands at once (two agents, two SLURM tasks); fails when either does.
+// Commands at once (the workers of one job), each one's exit code and output, in the order given.
+std::vector<lrkit::testing::CommandResult> run_together(const std::vector<std::string>& commands) {
+  std::vector<std::string> outputs;
+  std::vector<FILE*> running;
+  for (const auto& command : commands) {
+    outputs.push_back((lrkit::testing::scratch_dir() / ("together_" + std::to_string(outputs.size()) + ".txt")).string());
+    running.push_back(popen(("(" + command + ") > " + outputs.back() + " 2>&1").c_str(), "r"));
+  }
+  std::vector<lrkit::testing::CommandResult> results(commands.size());
+  for (std::size_t i = 0; i < commands.size(); ++i) {
+    if (running[i] == nullptr) continue;  // code -1: not started
+    const int status = pclose(running[i]);
+    results[i].code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    std::ifstream in(outputs[i]);
+    results[i].out.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  return results;
+}
+
+// Two commands at once (two agents, two SLURM tasks), their outputs one after the other; fails when either does.
 lrkit::testing::CommandResult run_both(const std::string& a, const std::string& b) {
-  const std::string out_a = (lrkit::testing::scratch_dir() / "both_a.txt").string();
-  const std::string out_b = (lrkit::testing::scratch_dir() / "both_b.txt").string();
-  return run_command("sh -c '(" + a + ") > " + out_a + " 2>&1 & a=$!; (" + b + ") > " + out_b + " 2>&1 & b=$!; "
-                     "wait $a; ra=$?; wait $b; rb=$?; cat " + out_a + " " + out_b + "; [ $ra = 0 ] && [ $rb = 0 ]'");
+  const auto both = run_together({a, b});
+  return {both[0].code == 0 && both[1].code == 0 ? 0 : 1, both[0].out + both[1].out};
 }
 
 TEST(TrainCommand, TwoTorchrunAgentsWithNnodes2RunOneJobEqualToNproc4) {
@@ -252,6 +272,31 @@ TEST(TrainCommand, WorkersStartedWithOtherSettingsAreRefusedBeforeTheyTrain) {
   EXPECT_EQ(r.out.find("step    "), std::string::npos) << "no step trained:\n" << r.out;
 }
 
+// A refusal one worker alone meets: rank 0's run directory holds an earlier run (the lock and the overwrite are rank
+// 0's), or rank 1's machine lacks the data file. The other worker waited for it at the rendezvous until
+// dist.timeout_s, then failed with "The client socket has timed out after 60s" and exit 1; now both refuse at once,
+// and the one that did not refuse names the rank and its reason.
+TEST(TrainCommand, AWorkerThatRefusesToStartAloneStopsTheOthersAtOnceNamingIt) {
+  const auto dir = out_dir("refused_alone");
+  ASSERT_EQ(run_lrkit("train --config " + tiny_config() + " --out " + dir).code, 0);
+  const std::string port = std::to_string(29600 + getpid() % 100);
+  const auto worker = [&](int rank, const std::string& options) {
+    return pod_worker(rank, port) + LRKIT_BINARY + " train --config " + tiny_config() + options +
+           " --dist.timeout_s=120 --out " + dir;
+  };
+  const std::string held = "run directory '" + dir + "' holds an earlier run (log.h5 or checkpoints); continue it with "
+                           "--resume auto, move it aside with --overwrite, or choose another --out\n";
+  const auto locked = run_both(worker(0, ""), worker(1, ""));
+  EXPECT_NE(locked.code, 0);
+  EXPECT_EQ(locked.out, "lrkit train: " + held + "lrkit train: rank 0 refused to start: " + held);
+  const auto missing = run_both(worker(0, " --overwrite"), worker(1, " --overwrite --data.path=/nonexistent/corpus.txt"));
+  EXPECT_NE(missing.code, 0);
+  const std::string absent = "data file '/nonexistent/corpus.txt' does not exist or cannot be reached\n";
+  EXPECT_NE(missing.out.find("lrkit train: rank 1 refused to start: " + absent), std::string::npos) << missing.out;
+  EXPECT_NE(missing.out.find("lrkit train: " + absent), std::string::npos) << missing.out;
+  EXPECT_EQ(missing.out.find("timed out"), std::string::npos) << missing.out;
+}
+
 // A batch script's own process is no srun task: with its allocation's SLURM_NTASKS > 1 it is refused in one line (it
 // waited for the absent tasks until the rendezvous timed out), and --nproc starts the workers there. Where a launcher
 // started several, --nproc must agree with it (it trained with one worker).
@@ -269,22 +314,23 @@ TEST(TrainCommand, NprocStartsWorkersInABatchScriptAndMustAgreeWithAnyOtherLaunc
   const auto r = run_command(batch_script + LRKIT_BINARY + " train --config " + tiny_config() + " --nproc 2 --out " + batch);
   ASSERT_EQ(r.code, 0) << r.out;
   expect_same_run(local, batch, "2");
+  // Each worker below is alone (its job's others are not started here): it waits dist.timeout_s for them to hear why.
   const auto slurm = run_command(srun_task(0, 2, 4, 2) + LRKIT_BINARY + " train --config " + tiny_config() +
-                                 " --nproc 2 --out " + out_dir("nproc_srun"));
+                                 " --nproc 2 --dist.timeout_s=1 --out " + out_dir("nproc_srun"));
   EXPECT_EQ(slurm.code, 2) << slurm.out;
   EXPECT_EQ(slurm.out, "lrkit train: --nproc 2 but SLURM started this process as one of 4 worker(s) on this node "
                        "(SLURM_STEP_NUM_TASKS=8): the launcher starts the workers; drop --nproc, or run lrkit with "
                        "--nproc in a one-task step (srun -n 1)\n");
   const auto torchrun = run_command("env -u SLURM_PROCID RANK=0 WORLD_SIZE=2 LOCAL_RANK=0 LOCAL_WORLD_SIZE=2 "
                                     "MASTER_ADDR=127.0.0.1 MASTER_PORT=29999 " + std::string(LRKIT_BINARY) + " train --config " +
-                                    tiny_config() + " --nproc 4 --out " + out_dir("nproc_torchrun"));
+                                    tiny_config() + " --nproc 4 --dist.timeout_s=1 --out " + out_dir("nproc_torchrun"));
   EXPECT_EQ(torchrun.code, 2) << torchrun.out;
   EXPECT_EQ(torchrun.out, "lrkit train: --nproc 4 but torchrun started this process as one of 2 worker(s) on this node "
                           "(LOCAL_WORLD_SIZE=2): the launcher starts the workers; drop --nproc\n");
   // RANK and WORLD_SIZE alone say nothing of this machine's workers: --nproc equal to WORLD_SIZE is no agreement.
   const auto pod = run_command("env -u SLURM_PROCID -u LOCAL_RANK -u LOCAL_WORLD_SIZE RANK=1 WORLD_SIZE=2 "
                                "MASTER_ADDR=127.0.0.1 MASTER_PORT=29999 " + std::string(LRKIT_BINARY) + " train --config " +
-                               tiny_config() + " --nproc 2 --out " + out_dir("nproc_pod"));
+                               tiny_config() + " --nproc 2 --dist.timeout_s=1 --out " + out_dir("nproc_pod"));
   EXPECT_EQ(pod.code, 2) << pod.out;
   EXPECT_EQ(pod.out, "lrkit train: --nproc 2 but a launcher started this process as RANK=1 of WORLD_SIZE=2 (without "
                      "LOCAL_WORLD_SIZE, as Kubeflow's PyTorchJob starts a worker per pod): the launcher starts the "
@@ -338,7 +384,8 @@ INSTANTIATE_TEST_SUITE_P(Cuda, SrunOnOneGpu, ::testing::Values(std::string("cuda
 
 // Under torchrun every worker checked the same config, data file and checkpoint and printed the same refusal: on 8 GPUs,
 // 8 lines. Now each machine's first worker (LOCAL_RANK 0) reports it; the others exit 2 without a word. A worker that
-// cannot tell its machine's first (no LOCAL_RANK and LOCAL_WORLD_SIZE) reports it.
+// cannot tell its machine's first (no LOCAL_RANK and LOCAL_WORLD_SIZE) reports it. Every worker refuses, so each
+// exits at once: none waits at the rendezvous for the others.
 TEST(TrainCommand, ARefusalIsReportedByEachMachinesFirstWorkerOrByEveryWorkerThatCannotTellIt) {
   const auto damaged_checkpoint = lrkit::testing::write_text("damaged.pt", "not a checkpoint\n");
   const std::vector<std::pair<std::string, std::string>> cases = {
@@ -347,22 +394,29 @@ TEST(TrainCommand, ARefusalIsReportedByEachMachinesFirstWorkerOrByEveryWorkerTha
       {" --optim.beta1=1.5", "lrkit train: optim.beta1 must be in [0, 1) (got 1.5)\n"},
       {" --resume " + damaged_checkpoint,
        "lrkit train: '" + damaged_checkpoint + "' is not an lrkit checkpoint (no 'lrkit-checkpoint 2' header)\n"}};
+  const std::string port = std::to_string(29400 + getpid() % 100);
   for (const auto& [option, message] : cases) {
-    for (int rank = 0; rank < 3; ++rank) {
-      const int local = rank % 2;  // ranks 0 and 2 are their machines' first workers
-      const auto r = run_command("env RANK=" + std::to_string(rank) + " LOCAL_RANK=" + std::to_string(local) +
-                                 " WORLD_SIZE=4 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=1 " +
-                                 std::string(LRKIT_BINARY) + " train --config " + tiny_config() + option + " --out " +
-                                 out_dir("torchrun_refusal"));
-      EXPECT_EQ(r.code, 2) << "rank " << rank << option << "\n" << r.out;
-      EXPECT_EQ(r.out, local == 0 ? message : "") << "rank " << rank << option;
+    // Two machines of two workers: ranks 0 and 2 are their machines' first.
+    std::vector<std::string> workers;
+    for (int rank = 0; rank < 4; ++rank)
+      workers.push_back("env RANK=" + std::to_string(rank) + " LOCAL_RANK=" + std::to_string(rank % 2) +
+                        " WORLD_SIZE=4 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + port + " " +
+                        std::string(LRKIT_BINARY) + " train --config " + tiny_config() + option +
+                        " --dist.timeout_s=120 --out " + out_dir("torchrun_refusal"));
+    const auto job = run_together(workers);
+    for (int rank = 0; rank < 4; ++rank) {
+      EXPECT_EQ(job[rank].code, 2) << "rank " << rank << option << "\n" << job[rank].out;
+      EXPECT_EQ(job[rank].out, rank % 2 == 0 ? message : "") << "rank " << rank << option;
     }
     // RANK and WORLD_SIZE alone (Kubeflow's PyTorchJob, a pod per worker, each pod's log its own): every worker says it.
-    const auto pod = run_command("env -u LOCAL_RANK -u LOCAL_WORLD_SIZE RANK=3 WORLD_SIZE=4 MASTER_ADDR=127.0.0.1 "
-                                 "MASTER_PORT=1 " + std::string(LRKIT_BINARY) + " train --config " + tiny_config() +
-                                 option + " --out " + out_dir("pod_refusal"));
-    EXPECT_EQ(pod.code, 2) << option << "\n" << pod.out;
-    EXPECT_EQ(pod.out, message) << option;
+    const auto pods = run_together({pod_worker(0, port) + LRKIT_BINARY + " train --config " + tiny_config() + option +
+                                        " --dist.timeout_s=120 --out " + out_dir("pod_refusal"),
+                                    pod_worker(1, port) + LRKIT_BINARY + " train --config " + tiny_config() + option +
+                                        " --dist.timeout_s=120 --out " + out_dir("pod_refusal")});
+    for (const auto& pod : pods) {
+      EXPECT_EQ(pod.code, 2) << option << "\n" << pod.out;
+      EXPECT_EQ(pod.out, message) << option;
+    }
   }
 }
 

@@ -47,11 +47,18 @@ std::vector<std::unique_ptr<Collective>> make_thread_group(int ranks, torch::Dev
 // Rendezvous through c10d::TCPStore at master_addr:master_port (rank 0 hosts
 // it unless a launcher does), then a Gloo or NCCL process group over tensors on `device` (NCCL: a
 // CUDA device of this worker's own). Throws std::invalid_argument for NCCL on
-// the CPU or in a build without CUDA, and on every rank when the ranks use
+// the CPU or in a build without CUDA, and on every rank when a rank refused to start
+// (share_start_refusal), when the ranks use
 // different backends or NCCL ranks share a physical GPU (each machine's first
 // worker names them, the others' message is empty). Every operation fails after
 // `timeout` instead of hanging when a peer dies.
 std::unique_ptr<Collective> make_c10d_collective(const DistributedEnv& env, Backend backend, const torch::Device& device,
                                                  std::chrono::milliseconds timeout);
+// A worker of a c10d job that refuses to start before it joins the group (bad input, a run directory held by another
+// run, a missing file): tells the others at the rendezvous, where make_c10d_collective then throws
+// std::invalid_argument on each ("rank 1 refused to start: <refusal>"; each machine's first worker's message, the
+// others' empty) instead of waiting for this rank until `timeout`. Returns once every rank has the verdict, or
+// after `timeout` where some never come; a store that cannot be reached is ignored.
+void share_start_refusal(const DistributedEnv& env, const std::string& refusal, std::chrono::milliseconds timeout);
 
 }  // namespace lrkit::distributed
