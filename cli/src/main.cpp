@@ -64,11 +64,8 @@ int main(int argc, char** argv) {
     } catch (const lrkit::cli::ExitCodeError& e) {  // bad input (2), a diverged run (3), a stop signal (128 + signal)
       if (*e.what() != '\0') lrkit::cli::report_error(name, e.what());  // empty: another rank reported it
       return e.code();
-    } catch (const c10::Error& e) {  // its what() carries a C++ backtrace, which tells a user nothing
-      lrkit::cli::report_error(name, "LibTorch: " + lrkit::cli::libtorch_message(e));
-      return lrkit::cli::kExitFailure;
-    } catch (const std::exception& e) {
-      lrkit::cli::report_error(name, e.what());
+    } catch (const std::exception& e) {  // a c10::Error's what() carries a C++ backtrace: error_text leaves it out
+      lrkit::cli::report_error(name, lrkit::cli::error_text(e));
       return lrkit::cli::kExitFailure;
     }
   }

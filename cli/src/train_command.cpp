@@ -223,8 +223,7 @@ int run_train_command(const std::vector<std::string>& args) {
     const auto* exit = dynamic_cast<const ExitCodeError*>(&e);
     const int code = exit ? exit->code() : kExitFailure;
     const bool quiet = code == kExitUsage && start.env->local_world_size_known && start.env->local_rank != 0;
-    const auto* torch_error = dynamic_cast<const c10::Error*>(&e);
-    const std::string refusal = torch_error ? "LibTorch: " + libtorch_message(*torch_error) : e.what();
+    const std::string refusal = error_text(e);
     if (!quiet && !refusal.empty()) report_error("train", refusal);  // said now: the others may take a while
     // A refusal this worker alone meets (rank 0's run directory held by another run, a file one machine lacks) left
     // the others waiting for it at the rendezvous for dist.timeout_s, then failing without saying why.
