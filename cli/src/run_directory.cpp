@@ -93,6 +93,12 @@ namespace {
 
 bool holds_a_run(const std::string& dir) { return fs::exists(train::run_log_path(dir)) || holds_checkpoints(dir); }
 
+// "runs/a/" names runs/a: a suffix goes on its name, not into it as a new entry ("runs/a/.old-...").
+fs::path without_trailing_separators(std::string dir) {
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  return dir;
+}
+
 std::string utc_stamp() {
   const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   char buf[32];
@@ -109,8 +115,9 @@ bool holds_checkpoints(const std::string& dir) {
   return false;
 }
 
-std::string move_run_directory_aside(const std::string& dir) {
-  RunDirectoryLock(dir).release();  // refuses a directory that a running lrkit train owns
+std::string move_run_directory_aside(const std::string& run_directory) {
+  RunDirectoryLock(run_directory).release();  // refuses a directory that a running lrkit train owns
+  const std::string dir = without_trailing_separators(run_directory).string();
   // Two overwrites within one second (a script's retries) share a stamp: the second takes DIR.old-<time>-2.
   const std::string stamped = dir + ".old-" + utc_stamp();
   for (int n = 1;; ++n) {
@@ -156,16 +163,31 @@ std::optional<std::string> nonfinite_final_evaluation(const train::TrainConfig& 
   return std::nullopt;
 }
 
-RunDirectoryLock own_run_directory(const train::TrainConfig& c, std::ostream& out) {
-  RunDirectoryLock lock(c.out);
-  if (!c.resume.empty() || !holds_a_run(c.out)) return lock;
+RunDirectoryOwner::RunDirectoryOwner(const train::TrainConfig& c)
+    : dir_(c.out), lock_(c.out), earlier_run_(c.resume.empty() && holds_a_run(c.out)) {
+  if (!earlier_run_) return;
   if (!c.overwrite)
-    throw UsageError("run directory '" + c.out + "' holds an earlier run (log.h5 or checkpoints); continue it with "
+    throw UsageError("run directory '" + dir_ + "' holds an earlier run (log.h5 or checkpoints); continue it with "
                      "--resume auto, move it aside with --overwrite, or choose another --out");
-  lock.release();  // the old directory's lock goes with it
-  const std::string aside = move_run_directory_aside(c.out);
-  out << "moved the earlier run in " << c.out << " to " << aside << std::endl;
-  return RunDirectoryLock(c.out);
+  // The move comes after the job's rendezvous, where a refusal no longer reaches the other workers: what would fail
+  // it is refused here.
+  const fs::path named = without_trailing_separators(dir_);
+  if (named.filename() == "." || named.filename() == "..")
+    throw UsageError("--overwrite cannot move the run directory '" + dir_ + "' aside while it is named '" +
+                     named.filename().string() + "': name it by its own name in --out");
+  const fs::path parent = fs::absolute(named).parent_path();
+  if (::access(parent.c_str(), W_OK | X_OK) != 0)
+    throw UsageError("--overwrite cannot move the earlier run in '" + dir_ + "' aside: its parent directory '" +
+                     parent.string() + "' is not writable (" + std::strerror(errno) + ")");
+}
+
+void RunDirectoryOwner::clear_earlier_run(std::ostream& out) {
+  if (!earlier_run_) return;
+  lock_.release();  // the old directory's lock goes with it
+  const std::string aside = move_run_directory_aside(dir_);
+  out << "moved the earlier run in " << dir_ << " to " << aside << std::endl;
+  lock_ = RunDirectoryLock(dir_);
+  earlier_run_ = false;
 }
 
 }  // namespace lrkit::cli

@@ -3,7 +3,7 @@
 // its workers inherit it, so a second `lrkit train` on the same --out is refused
 // naming the holder, also while orphaned workers of a killed launcher write.
 // A directory holding an earlier run is continued only with --resume, moved
-// aside with --overwrite, and otherwise refused; a run that finished already
+// aside with --overwrite (once the job starts), and otherwise refused; a run that finished already
 // makes --resume a no-op: a successful one, or exit 3 where its evaluation after the
 // last step was non-finite (it diverged at its end).
 #pragma once
@@ -35,9 +35,21 @@ class RunDirectoryLock {
   int fd_ = -1;
 };
 
-// The owner's lock on config.out, after refusing a directory that holds an
-// earlier run (no --resume) or moving it aside (--overwrite, said on `out`).
-RunDirectoryLock own_run_directory(const train::TrainConfig& config, std::ostream& out);
+// The owner of config.out: holds its lock, after refusing a directory that holds an earlier run where neither
+// --resume nor --overwrite says what to do with it. An earlier run that --overwrite replaces stays in place until
+// clear_earlier_run(), which `lrkit train` calls once every worker of its job agreed to start: a job that one of its
+// workers refuses leaves the directory as it found it.
+class RunDirectoryOwner {
+ public:
+  explicit RunDirectoryOwner(const train::TrainConfig& config);
+  // Moves the earlier run that --overwrite replaces aside to DIR.old-<UTC time>, said on `out`; keeps the lock.
+  void clear_earlier_run(std::ostream& out);
+
+ private:
+  std::string dir_;
+  RunDirectoryLock lock_;
+  bool earlier_run_;
+};
 
 // The run directory a log lies in: its checkpoints and its lock ("." for a bare file name).
 std::string run_directory_of(const std::string& log);

@@ -149,7 +149,7 @@ int train_command(const std::vector<std::string>& args, train::TrainConfig& conf
     }
     // Our launcher's workers inherit its lock and its checks; any other process
     // checks, and rank 0 owns the run directory.
-    std::optional<RunDirectoryLock> lock;
+    std::optional<RunDirectoryOwner> owner;
     if (std::getenv("LRKIT_RUN_LOCKED") == nullptr) {
       if (run_finished(config)) {
         if (const auto broken = nonfinite_final_evaluation(config))
@@ -166,13 +166,21 @@ int train_command(const std::vector<std::string>& args, train::TrainConfig& conf
       // A model too large for the memory is refused here, not killed by the kernel while it builds its weights.
       train::require_memory(config, workers, local_workers);
       if (!config.resume.empty()) train::require_the_logged_settings(config, workers);
-      if (lead) lock.emplace(own_run_directory(config, std::cout));
+      if (lead) owner.emplace(config);
     }
-    if (launching) return launch_local_workers(args, static_cast<int>(config.nproc));
+    // Moving an earlier run aside (--overwrite) waits until the job's workers agreed to start; our launcher's
+    // workers make the same checks as itself.
+    const auto clear_earlier_run = [&owner] {
+      if (owner) owner->clear_earlier_run(std::cout);
+    };
+    if (launching) {
+      clear_earlier_run();
+      return launch_local_workers(args, static_cast<int>(config.nproc));
+    }
     start.checked = true;  // what fails from here on (an agent gone, the training) is no refusal to share
     if (std::getenv("TORCHELASTIC_RUN_ID") != nullptr) stop_when_the_torchrun_agent_dies();
     keep_freed_memory_for_the_next_step();
-    summary = train::run_training(config, std::cout);
+    summary = train::run_training(config, std::cout, clear_earlier_run);
   } catch (const schedules::SpecError& e) {
     throw UsageError(std::string("schedule.spec: ") + e.what());
   } catch (const std::invalid_argument& e) {

@@ -133,9 +133,15 @@ TEST(RunDirectory, AnEarlierRunIsRefusedMovedAsideWithOverwriteAndAFinishedResum
   r = run_lrkit("train --config " + tiny_config() + " --resume auto --out " + dir);  // finished: nothing to do
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("finished at step 12 already; nothing to do"), std::string::npos) << r.out;
-  r = run_lrkit("train --config " + tiny_config() + " --train.seed=7 --overwrite --out " + dir);
+  // Named with a trailing slash (a shell's completion), the run was to move into itself: "cannot move 'DIR/' aside to
+  // 'DIR/.old-<time>': Invalid argument". Named '.', it cannot move at all: refused before anything starts.
+  r = run_command("cd " + dir + " && " + LRKIT_BINARY + " train --config " + tiny_config() + " --overwrite --out .");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_EQ(r.out, "lrkit train: --overwrite cannot move the run directory '.' aside while it is named '.': name it by "
+                   "its own name in --out\n");
+  r = run_lrkit("train --config " + tiny_config() + " --train.seed=7 --overwrite --out " + dir + "/");
   EXPECT_EQ(r.code, 0) << r.out;
-  const auto moved = r.out.find("moved the earlier run in " + dir + " to ");
+  const auto moved = r.out.find("moved the earlier run in " + dir + "/ to " + dir + ".old-");
   ASSERT_NE(moved, std::string::npos) << r.out;
   int asides = 0;
   for (const auto& entry : fs::directory_iterator(fs::path(dir).parent_path()))

@@ -33,6 +33,7 @@ using lrkit::testing::out_dir;
 using lrkit::testing::run_command;
 using lrkit::testing::run_lrkit;
 using lrkit::testing::tiny_config;
+namespace fs = std::filesystem;
 
 #ifdef LRKIT_TORCH_PYTHON
 // `lrkit train` on the tiny config under torchrun with `launcher_options`. --redirects/--tee 1:
@@ -295,6 +296,23 @@ TEST(TrainCommand, AWorkerThatRefusesToStartAloneStopsTheOthersAtOnceNamingIt) {
   EXPECT_NE(missing.out.find("lrkit train: rank 1 refused to start: " + absent), std::string::npos) << missing.out;
   EXPECT_NE(missing.out.find("lrkit train: " + absent), std::string::npos) << missing.out;
   EXPECT_EQ(missing.out.find("timed out"), std::string::npos) << missing.out;
+  // Rank 0's --overwrite moved the earlier run aside before it learned that rank 1 refused; it waits for the job now.
+  const auto asides = [&] {
+    std::vector<fs::path> found;
+    for (const auto& entry : fs::directory_iterator(fs::path(dir).parent_path()))
+      if (entry.path().filename().string().rfind("refused_alone.old-", 0) == 0) found.push_back(entry.path());
+    return found;
+  };
+  EXPECT_TRUE(asides().empty()) << "a refused job moved the earlier run aside";
+  EXPECT_TRUE(fs::exists(dir + "/log.h5")) << "a refused job moved the earlier run aside";
+  const auto overwritten = run_both(worker(0, " --overwrite"), worker(1, " --overwrite"));
+  EXPECT_EQ(overwritten.code, 0) << overwritten.out;
+  EXPECT_NE(overwritten.out.find("moved the earlier run in " + dir + " to " + dir + ".old-"), std::string::npos)
+      << overwritten.out;
+  const auto moved = asides();
+  ASSERT_EQ(moved.size(), 1u) << overwritten.out;
+  EXPECT_TRUE(fs::exists(moved.front() / "log.h5"));
+  lrkit::testing::remove_tree(moved.front());
 }
 
 // A batch script's own process is no srun task: with its allocation's SLURM_NTASKS > 1 it is refused in one line (it

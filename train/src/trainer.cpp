@@ -66,7 +66,7 @@ std::unique_ptr<distributed::Collective> make_collective(const TrainConfig& c, c
 
 }  // namespace
 
-Trainer::Trainer(const TrainConfig& config, std::ostream& progress)
+Trainer::Trainer(const TrainConfig& config, std::ostream& progress, const std::function<void()>& starting)
     : c_(validated(config)),
       schedule_(c_.learning_rate_schedule()),
       env_(distributed::distributed_env_from_environment()),
@@ -87,6 +87,7 @@ Trainer::Trainer(const TrainConfig& config, std::ostream& progress)
       spread_(spread_of(c_)),
       loss_spikes_(c_.train.skip_loss_z, c_.train.spike_window, "train.skip_loss_z", "train.spike_window"),
       grad_norm_spikes_(c_.train.skip_grad_z, c_.train.spike_window, "train.skip_grad_z", "train.spike_window") {
+  if (starting) starting();  // every worker got this far: the group and its first checks agree
   progress_ = lead_ ? &progress : &null_stream_;
   if (!plan_.identical_replicas) {
     mean_model_.emplace(c_.model);

@@ -8,6 +8,7 @@
 #include <torch/torch.h>
 
 #include <cmath>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -37,7 +38,7 @@ namespace lrkit::train {
 
 class Trainer {
  public:
-  Trainer(const TrainConfig& config, std::ostream& progress);
+  Trainer(const TrainConfig& config, std::ostream& progress, const std::function<void()>& starting);
   TrainSummary run();
 
  private:

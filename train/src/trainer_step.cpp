@@ -308,6 +308,8 @@ void Trainer::save_checkpoints(int64_t steps_done) {
   log_->flush();
 }
 
-TrainSummary run_training(const TrainConfig& config, std::ostream& progress) { return Trainer(config, progress).run(); }
+TrainSummary run_training(const TrainConfig& config, std::ostream& progress, const std::function<void()>& starting) {
+  return Trainer(config, progress, starting).run();
+}
 
 }  // namespace lrkit::train

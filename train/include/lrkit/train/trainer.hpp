@@ -5,6 +5,7 @@
 // Logs go to DIR/log.h5.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <ostream>
 #include <stdexcept>
@@ -50,7 +51,11 @@ class StoppedError : public std::runtime_error {
 
 // Throws std::invalid_argument for bad configuration, DivergedError on a
 // non-finite loss (naming the step), StoppedError after a stop signal and
-// std::runtime_error when training fails.
-TrainSummary run_training(const TrainConfig& config, std::ostream& progress);
+// std::runtime_error when training fails. `starting` runs on every worker once
+// the job's workers agreed to start (the process group's first checks passed)
+// and before the run reads or writes its run directory: `lrkit train` moves an
+// earlier run aside there (--overwrite), so that a job that one of its workers
+// refuses leaves the directory as it was.
+TrainSummary run_training(const TrainConfig& config, std::ostream& progress, const std::function<void()>& starting = {});
 
 }  // namespace lrkit::train
