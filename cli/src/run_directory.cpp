@@ -18,6 +18,7 @@
 #include "lrkit/h5/file.hpp"
 #include "lrkit/train/checkpoint.hpp"
 #include "lrkit/train/run_files.hpp"
+#include "lrkit/train/trained_schedule.hpp"
 
 namespace lrkit::cli {
 
@@ -146,7 +147,8 @@ bool run_finished(const train::TrainConfig& c) {
   const auto path = c.resume == "auto" ? train::latest_checkpoint(c.out) : std::optional<std::string>(c.resume);
   if (!path) return false;
   const auto info = train::read_checkpoint_info(*path);  // a missing or damaged --resume PATH: refused before the lock
-  return info.step == c.train.steps && info.schedule_spec == c.schedule;
+  // Finished under another spec too where it trained the same rates (a sweep's main run asked again for its length).
+  return info.step == c.train.steps && !train::first_rate_change(*path, info, c.schedule, c.train.steps);
 }
 
 std::optional<std::string> nonfinite_final_evaluation(const train::TrainConfig& c) {

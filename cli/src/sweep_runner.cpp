@@ -12,11 +12,13 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <sstream>
 #include <string>
 
 #include "child_process.hpp"
 #include "command.hpp"
 #include "run_directory.hpp"
+#include "lrkit/cli/sweep_extension.hpp"
 #include "lrkit/common/scoped_environment.hpp"
 #include "lrkit/common/text_file.hpp"
 #include "lrkit/train/run_files.hpp"
@@ -38,6 +40,13 @@ std::string joined(const std::vector<std::string>& args) {
   std::string text;
   for (const auto& a : args) text += a + "\n";
   return text;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::stringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
 }
 
 pid_t start_run(const SweepRun& run, const fs::path& dir) {
@@ -110,16 +119,27 @@ std::vector<RunState> run_sweep(const SweepPlan& plan, const std::string& out, i
   std::vector<Status> status(n, Status::kPending);
   // A directory started with other settings is restarted when it holds no checkpoint (a run that failed at its
   // start, or diverged before its first checkpoint: nothing trained is lost, and the old directory is kept aside);
-  // one with checkpoints is refused. Every conflict is found before anything moves or starts.
+  // one with checkpoints goes on where the new settings continue its run (sweep_extension.hpp: more budgets) and is
+  // refused otherwise. Every conflict is found before anything moves or starts.
   std::vector<std::string> restarted;
+  std::vector<size_t> continued;
   for (size_t i = 0; i < n; ++i) {
     const fs::path dir = run_directory(out, plan.runs[i].name);
     const auto args_file = dir / "sweep_args.txt";
     if (fs::exists(args_file) && lrkit::read_text(args_file) != joined(plan.runs[i].args)) {
-      if (holds_checkpoints(dir.string()))
+      if (!holds_checkpoints(dir.string())) {
+        restarted.push_back(dir.string());
+      } else if (continues_the_run(lines_of(lrkit::read_text(args_file)), plan.runs[i].args)) {
+        // One that diverged diverges again: its new schedule gives the steps it trained the same rates.
+        if (fs::exists(dir / "sweep_done") && lrkit::read_text(dir / "sweep_done") == kDivergedMark)
+          status[i] = Status::kDiverged;
+        else
+          continued.push_back(i);
+      } else {
         throw UsageError("run directory '" + dir.string() + "' was started with other settings (see its sweep_args.txt) "
-                         "and holds checkpoints; delete it or choose another sweep.out");
-      restarted.push_back(dir.string());
+                         "and holds checkpoints; delete it or choose another sweep.out (a sweep goes on from such a run "
+                         "only where the new settings continue it: more steps, and the same rate at every step it trained)");
+      }
       continue;
     }
     if (finished_earlier(plan.runs[i], out))
@@ -129,12 +149,15 @@ std::vector<RunState> run_sweep(const SweepPlan& plan, const std::string& out, i
   for (const auto& dir : restarted)
     progress << "sweep: " << dir << " was started with other settings and holds no checkpoint; moved aside to "
              << move_run_directory_aside(dir) << std::endl;
+  for (const size_t i : continued)
+    progress << "sweep: " << plan.runs[i].name << " goes on from its checkpoints to step " << plan.runs[i].steps
+             << " (the new settings continue it: the same rate at every step it trained)" << std::endl;
   size_t skipped = 0;
   for (auto s : status) skipped += s == Status::kSkipped || s == Status::kDiverged;
   const CoresForEachRun cores(jobs);
   const common::ScopedEnvironment own_processes(kNoLauncher);
   progress << "sweep: " << n << " runs, " << skipped << " finished before, " << jobs << " at a time (" << cores.cores()
-           << " core(s) each); logs in " << out << "/runs" << std::endl;
+           << " core(s) each); logs in " << (fs::path(out) / "runs").string() << std::endl;
 
   InterruptHandlers handlers;
   std::map<pid_t, size_t> running;
@@ -188,6 +211,7 @@ std::vector<RunState> run_sweep(const SweepPlan& plan, const std::string& out, i
       const fs::path dir = run_directory(out, plan.runs[i].name);
       fs::create_directories(dir);
       lrkit::write_text_atomically(dir / "sweep_args.txt", joined(plan.runs[i].args));
+      fs::remove(dir / "sweep_done");  // a run continued for more steps is not done
       running[start_run(plan.runs[i], dir)] = i;
       started[i] = std::chrono::steady_clock::now();
       status[i] = Status::kRunning;

@@ -225,6 +225,39 @@ TEST(RunDirectory, AResumeForAnotherLengthGoesOnOnlyWhereTheTrainedRatesStayTheS
   EXPECT_EQ(h5::read_series(constant + "/log.h5", "/train/step").size(), 20u);
 }
 
+// The spec may change too where the trained updates keep their rates: a constant run goes on with a decay joined
+// after it (the log says which schedule it goes on with); a cosine in its place is refused, naming the update.
+TEST(RunDirectory, AResumeUnderAnotherSpecGoesOnOnlyWhereTheTrainedRatesStayTheSame) {
+  const auto dir = out_dir("respecified");
+  const std::string constant = "constant(1e-2, warmup=2)";
+  ASSERT_EQ(run_lrkit("train --config " + tiny_config() + " --schedule.spec='" + constant + "' --out " + dir).code, 0);
+  const std::string checkpoint = dir + "/checkpoints/step_0000000012.pt";
+  auto r = run_lrkit("train --config " + tiny_config() + " --schedule.spec='cosine(peak=1e-2, warmup=2)' --train.steps=20 "
+                     "--resume auto --out " + dir);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_EQ(r.out, "lrkit train: checkpoint '" + checkpoint + "' was trained with schedule '" + constant + "' (train.steps = "
+                   "12); the config's 'cosine(peak=1e-2, warmup=2)' with 20 steps gives other rates from update 3 on (0.01 "
+                   "then, 0.00992403876506104 now), so the resumed run would not be the run it continues. Resume with the "
+                   "schedule it was trained with, or continue under the new one on purpose in a new run directory: "
+                   "--branch-from " + checkpoint + " --out NEW_DIR\n");
+  const std::string decayed = "join(constant(1e-2, warmup=2), linear(1e-2, 0), at=[12])";
+  r = run_lrkit("train --config " + tiny_config() + " --schedule.spec='" + decayed + "' --train.steps=20 --resume auto --out " + dir);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("schedule: now '" + decayed + "', whose rates over the 12 updates trained are those of '" + constant +
+                       "' it was trained with\n"), std::string::npos) << r.out;
+  const auto lr = h5::read_series(dir + "/log.h5", "/train/lr");
+  ASSERT_EQ(lr.size(), 20u);
+  EXPECT_EQ(lr[11], 1e-2);
+  EXPECT_LT(lr[19], 2e-3);
+  EXPECT_EQ(h5::read_string_attributes(dir + "/log.h5", "/").at("schedule_spec"), decayed);
+  EXPECT_EQ(h5::read_string_attributes(dir + "/log.h5", "/config").at("train.steps"), "20");
+  // Finished, it is finished under either spec that gives its updates their rates.
+  r = run_lrkit("train --config " + tiny_config() + " --schedule.spec='join(constant(1e-2, warmup=2), linear(1e-2, 0), "
+                "at=[12]) ' --train.steps=20 --resume auto --out " + dir);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("finished at step 20 already; nothing to do"), std::string::npos) << r.out;
+}
+
 TEST(RunDirectory, ASignalStopsARunAfterItsStepWithACheckpointOfItAndTheRunResumes) {
   const auto dir = out_dir("single_signal");
   // A rate that does not depend on the run's length, so that the run stopped in a 100000-step run resumes as a

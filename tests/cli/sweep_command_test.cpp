@@ -25,9 +25,10 @@ using lrkit::testing::out_dir;
 using lrkit::testing::run_lrkit;
 using lrkit::testing::tiny_config;
 
-std::string sweep_file(const std::string& name, const std::string& out, const std::string& cosine_spec = "cosine(warmup=2)") {
+std::string sweep_file(const std::string& name, const std::string& out, const std::string& cosine_spec = "cosine(warmup=2)",
+                       const std::string& budgets = "8, 12, 16") {
   return lrkit::testing::write_text(name, "[sweep]\ntrain_config = " + tiny_config() + "\nout = " + out +
-                                              "\nbudgets = 8, 12, 16\npeaks = 1e-2\njobs = 2\n"
+                                              "\nbudgets = " + budgets + "\npeaks = 1e-2\njobs = 2\n"
                                               "[schedules]\ncos = " + cosine_spec + "\n"
                                               "wsd = branching: wsd(warmup=2, decay=25%, shape=linear)\n"
                                               "wsds = single: wsds(budgets={budgets}, warmup=2, decay=25%, shape=linear)\n"
@@ -113,6 +114,43 @@ TEST(SweepCommand, EveryModeSummarizedResumedAndCheckedAgainstSeparateRuns) {
             std::string::npos)
       << r.out;
   EXPECT_EQ(r.out.find("moved aside"), std::string::npos) << r.out;
+}
+
+// A sweep run again with a larger budget goes on from the runs it trained: the branching main run and the single
+// WSD-S run continue from their checkpoints (their new settings give every step they trained the same rate), the
+// earlier budgets' other runs are skipped, and the results are those of the whole sweep run at once, bit for bit.
+// They were refused ("started with other settings"): the largest run trained again from step 0.
+TEST(SweepCommand, MoreBudgetsGoOnFromTheRunsTrainedAndEqualTheWholeSweep) {
+  const auto out = out_dir("sweep_extended"), whole = out_dir("sweep_whole");
+  auto r = run_lrkit("sweep --config " + sweep_file("sweep_extended_first.cfg", out, "cosine(warmup=2)", "8, 12"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  r = run_lrkit("sweep --config " + sweep_file("sweep_extended.cfg", out));
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("sweep: wsd_main_p0.01_s1234 goes on from its checkpoints to step 13 "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("sweep: wsds_p0.01_s1234 goes on from its checkpoints to step 21 "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("sweep: 8 runs, 4 finished before"), std::string::npos) << r.out;  // cos and wsd at 8 and 12
+  for (const char* run : {"wsd_main", "wsds"}) {
+    const auto trained = lrkit::read_text(out + "/runs/" + run + "_p0.01_s1234/train.txt");
+    EXPECT_NE(trained.find("resumed from " + out + "/runs/" + run + "_p0.01_s1234/checkpoints/step_"), std::string::npos)
+        << trained;
+  }
+  r = run_lrkit("sweep --config " + sweep_file("sweep_whole.cfg", whole));
+  ASSERT_EQ(r.code, 0) << r.out;
+  for (const char* series : {"/results/loss", "/results/step", "/schedules/trained_steps"})
+    EXPECT_EQ(lrkit::h5::read_series(out + "/summary.h5", series), lrkit::h5::read_series(whole + "/summary.h5", series))
+        << series;
+  for (const char* run : {"wsd_main", "wsds"}) {
+    const std::string log = std::string("/runs/") + run + "_p0.01_s1234/log.h5";
+    EXPECT_EQ(lrkit::h5::read_series(out + log, "/train/loss"), lrkit::h5::read_series(whole + log, "/train/loss")) << run;
+    EXPECT_EQ(lrkit::h5::read_string_attributes(out + log, "/config").at("schedule.spec"),
+              lrkit::h5::read_string_attributes(whole + log, "/config").at("schedule.spec")) << "the plan it goes on with";
+  }
+  // A budget between the trained ones forks where the main run trained past without a checkpoint: refused, and
+  // nothing moves or starts.
+  r = run_lrkit("sweep --config " + sweep_file("sweep_extended_inside.cfg", out, "cosine(warmup=2)", "8, 10, 12, 16"));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("wsd_main_p0.01_s1234' was started with other settings"), std::string::npos) << r.out;
+  EXPECT_EQ(count(r.out, "sweep: started"), 0) << r.out;
 }
 
 TEST(SweepCommand, ADivergedRunIsAnInfiniteResultNotAFailure) {

@@ -8,32 +8,33 @@
 #include "lrkit/common/message_text.hpp"
 #include "lrkit/common/numbers.hpp"
 #include "lrkit/distributed/device_identity.hpp"
-#include "lrkit/schedules/factory.hpp"
 #include "lrkit/train/checkpoint.hpp"
+#include "lrkit/train/trained_schedule.hpp"
 
 namespace lrkit::train {
 
 namespace {
 
-// A resumed run goes on as the run it continues: the same spec and, where its rates depend on the run's length
-// (cosine, a warmup given in %), the rates it already trained with. Resumed with another train.steps, a cosine
-// run that had decayed to 0 jumped back to a quarter of its peak without a word.
+// A resumed run goes on as the run it continues: every update it trained keeps its rate (trained_schedule.hpp).
+// Resumed with another train.steps, a cosine run that had decayed to 0 jumped back to a quarter of its peak
+// without a word.
 void require_the_trained_schedule(const std::string& path, const CheckpointInfo& info, const TrainConfig& c) {
-  if (info.schedule_spec != c.schedule)
-    throw std::invalid_argument("checkpoint '" + path + "' was trained with schedule '" + info.schedule_spec +
-                                "' but the config says '" + c.schedule + "'");
-  if (info.schedule_steps == 0 || info.schedule_steps == c.train.steps) return;
-  const auto trained = schedules::parse_schedule(info.schedule_spec, info.schedule_steps);
-  const auto resumed = c.learning_rate_schedule();
-  for (int64_t step = 0; step < info.step; ++step)
-    if (trained(step) != resumed(step))
-      throw std::invalid_argument(
-          "checkpoint '" + path + "' was trained for train.steps = " + std::to_string(info.schedule_steps) + "; with " +
-          std::to_string(c.train.steps) + " steps its schedule '" + c.schedule + "' gives other rates from update " +
-          std::to_string(step) + " on (" + format_number(trained(step)) + " then, " + format_number(resumed(step)) +
-          " now), so the resumed run would not be the run it continues. Resume with --train.steps=" +
-          std::to_string(info.schedule_steps) + ", or continue under the schedule of " + std::to_string(c.train.steps) +
-          " steps on purpose in a new run directory: --branch-from " + path + " --out NEW_DIR");
+  const auto change = first_rate_change(path, info, c.schedule, c.train.steps);
+  if (!change) return;
+  const std::string rates = " gives other rates from update " + std::to_string(change->step) + " on (" +
+                            format_number(change->then) + " then, " + format_number(change->now) +
+                            " now), so the resumed run would not be the run it continues. ";
+  const std::string branch = " on purpose in a new run directory: --branch-from " + path + " --out NEW_DIR";
+  const std::string trained_steps = std::to_string(info.schedule_steps > 0 ? info.schedule_steps : c.train.steps);
+  if (info.schedule_spec == c.schedule)
+    throw std::invalid_argument("checkpoint '" + path + "' was trained for train.steps = " + trained_steps + "; with " +
+                                std::to_string(c.train.steps) + " steps its schedule '" + c.schedule + "'" + rates +
+                                "Resume with --train.steps=" + trained_steps + ", or continue under the schedule of " +
+                                std::to_string(c.train.steps) + " steps" + branch);
+  throw std::invalid_argument("checkpoint '" + path + "' was trained with schedule '" + info.schedule_spec +
+                              "' (train.steps = " + trained_steps + "); the config's '" + c.schedule + "' with " +
+                              std::to_string(c.train.steps) + " steps" + rates +
+                              "Resume with the schedule it was trained with, or continue under the new one" + branch);
 }
 
 }  // namespace
@@ -81,6 +82,9 @@ Restored restore(const TrainConfig& c, std::vector<Replica>& replicas, distribut
     if (r != header_reader) load_checkpoint(file_of(*r), r->model, r->optimizer.get());
   progress << (branching ? "branched from " : "resumed from ") << *path << " at step " << info.step << " ("
            << format_checksum(info.crc32) << ")" << std::endl;
+  if (!branching && info.schedule_spec != c.schedule)
+    progress << "schedule: now '" << c.schedule << "', whose rates over the " << info.step << " updates trained are those of '"
+             << info.schedule_spec << "' it was trained with" << std::endl;
   return {{branching ? "branch" : "resume", *path, format_checksum(info.crc32), info.step}, !branching, info.loop};
 }
 

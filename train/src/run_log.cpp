@@ -176,6 +176,10 @@ Hdf5RunLog::Hdf5RunLog(const TrainConfig& c, int64_t world_size, const RunStart&
   // at its fork step); events up to and including the resume step.
   h5::SeriesLog::Continue keep;
   keep.attributes = start_attributes;
+  // The plan it goes on with: a resume may change the schedule's spec and length where the trained rates stay.
+  keep.attributes.push_back({"/", "schedule_spec", c.schedule});
+  for (const auto& [key, value] : config_values(c))
+    if (key == "schedule.spec" || key == "train.steps") keep.attributes.push_back({"/config", key, value});
   try {
     h5::extend_to_allocated_end(path);  // a full disk ended the run: HDF5 opens its log again (the rows below are kept)
     const auto resume = static_cast<double>(resume_step);
