@@ -250,7 +250,8 @@ int run_sweep_command(const std::vector<std::string>& args) {
   if (vm.count("help")) {
     std::cout << "usage: lrkit sweep --config SWEEP.cfg [--jobs N] [--dry-run]\n\n"
                  "Trains every schedule of the sweep file at every budget, peak and seed, resumably\n"
-                 "(finished runs are skipped), then writes OUT/summary.h5 and prints the loss per budget.\n"
+                 "(finished runs are skipped; a larger budget added later trains only what it adds), then\n"
+                 "writes OUT/summary.h5 and prints the loss per budget.\n"
                  "Sweep file: [sweep] train_config, out, budgets, peaks, seeds, metric, jobs;\n"
                  "[schedules] NAME = [separate|branching|single:] SPEC with {peak} {budget} {budgets} {seed};\n"
                  "any `lrkit train` section ([train], [eval], ...) applies to every run.\n\n"
