@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <optional>
 #include <set>
-#include <sstream>
 
+#include "lrkit/common/numbers.hpp"
 #include "lrkit/train/trained_schedule.hpp"
 
 namespace lrkit::cli {
@@ -26,14 +26,8 @@ std::optional<std::string> value_of(const std::vector<std::string>& args, const 
 
 std::optional<int64_t> steps_of(const std::vector<std::string>& args) {
   const auto text = value_of(args, "--train.steps=");
-  if (!text) return std::nullopt;
-  try {
-    size_t end = 0;
-    const int64_t steps = std::stoll(*text, &end);
-    if (end == text->size() && steps > 0) return steps;
-  } catch (const std::exception&) {
-  }
-  return std::nullopt;
+  const auto steps = text ? parse_integer(*text) : std::nullopt;
+  return steps && *steps > 0 ? steps : std::nullopt;
 }
 
 // --checkpoint.at's steps ("17,33"); a text that is no list of whole numbers gives nothing.
@@ -41,15 +35,10 @@ std::optional<std::set<int64_t>> checkpoints_of(const std::vector<std::string>& 
   std::set<int64_t> steps;
   const auto text = value_of(args, "--checkpoint.at=");
   if (!text) return steps;
-  std::stringstream list(*text);
-  for (std::string item; std::getline(list, item, ',');) {
-    try {
-      size_t end = 0;
-      steps.insert(std::stoll(item, &end));
-      if (end != item.size()) return std::nullopt;
-    } catch (const std::exception&) {
-      return std::nullopt;
-    }
+  for (const auto& item : split_list(*text)) {
+    const auto step = parse_integer(item);
+    if (!step) return std::nullopt;
+    steps.insert(*step);
   }
   return steps;
 }
