@@ -11,7 +11,7 @@
 #include <iostream>
 
 #include "command.hpp"
-#include "run_directory.hpp"
+#include "lrkit/common/run_log_file.hpp"
 #include "lrkit/diagnostics/rank_log.hpp"
 #include "lrkit/diagnostics/report.hpp"
 #include "lrkit/train/whole_number_option.hpp"

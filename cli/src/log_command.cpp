@@ -20,6 +20,7 @@
 #include "command.hpp"
 #include "lrkit/common/input_file.hpp"
 #include "lrkit/common/numbers.hpp"
+#include "lrkit/common/run_log_file.hpp"
 #include "lrkit/h5/file.hpp"
 #include "lrkit/train/checkpoint.hpp"
 #include "lrkit/train/run_files.hpp"

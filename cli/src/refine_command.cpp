@@ -10,8 +10,8 @@
 #include <iostream>
 
 #include "command.hpp"
-#include "run_directory.hpp"
 #include "schedule_output.hpp"
+#include "lrkit/common/run_log_file.hpp"
 #include "lrkit/h5/file.hpp"
 #include "lrkit/schedules/factory.hpp"
 #include "lrkit/schedules/spec.hpp"

@@ -133,15 +133,6 @@ std::string move_run_directory_aside(const std::string& run_directory) {
   }
 }
 
-std::string run_log_argument(const std::string& path) {
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) {
-    const auto log = train::run_log_path(path);
-    if (fs::exists(log, ec)) return log;
-  }
-  return path;
-}
-
 bool run_finished(const train::TrainConfig& c) {
   if (c.resume.empty()) return false;
   const auto path = c.resume == "auto" ? train::latest_checkpoint(c.out) : std::optional<std::string>(c.resume);

@@ -69,10 +69,6 @@ bool holds_checkpoints(const std::string& dir);
 // UsageError when a running lrkit train owns it or the rename fails.
 std::string move_run_directory_aside(const std::string& dir);
 
-// The log argument of lrkit diagnose, log and refine: a run directory (what `lrkit train --out`
-// made) stands for its log.h5; any other path is returned as given, for the reader's own checks.
-std::string run_log_argument(const std::string& path);
-
 // True when --resume finds the run complete: its newest checkpoint is at train.steps.
 bool run_finished(const train::TrainConfig& config);
 

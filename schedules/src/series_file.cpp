@@ -11,6 +11,7 @@
 #include "lrkit/common/message_text.hpp"
 #include "lrkit/common/input_file.hpp"
 #include "lrkit/common/numbers.hpp"
+#include "lrkit/common/run_log_file.hpp"
 #include "lrkit/h5/file.hpp"
 
 namespace lrkit::schedules {
@@ -132,7 +133,11 @@ Series read_text(const std::string& path, const std::string& values_dataset, con
 
 }  // namespace
 
-Series read_series_file(const std::string& path, const std::string& values_name, const std::string& steps_name) {
+Series read_series_file(const std::string& name, const std::string& values_name, const std::string& steps_name) {
+  const std::string path = run_log_argument(name);
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw SeriesFileError("'" + path + "' is a directory without a run log (log.h5): name a run directory, a log or a table");
   if (const auto problem = input_file_problem(path)) throw SeriesFileError(*problem);
   const bool hdf5 = h5::is_hdf5_file(path);
   if (!hdf5 && has_hdf5_name(path))  // read as text, a damaged log gave "line 2: '<binary>' is not a number"

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 
 #include "killed_writer.hpp"
 #include "lrkit/h5/file.hpp"
@@ -212,6 +213,31 @@ TEST(RefinedSchedule, ReadsNormsFromARunLogOrCsv) {
     EXPECT_NE(std::string(e.what()).find("is not 1-dimensional"), std::string::npos) << e.what();
   }
   EXPECT_THROW(parse_schedule("refined(norms=/nonexistent.h5, peak=1)", 100), SpecError);
+}
+
+// A run directory stands for its log, as in lrkit diagnose, log and refine; a folder without one is named as such.
+TEST(RefinedSchedule, ARunDirectoryStandsForItsLog) {
+  const auto run = lrkit::testing::scratch_dir() / "refined_run";
+  std::filesystem::create_directories(run);
+  {
+    h5::Writer w((run / "log.h5").string());
+    w.write_series("/train/step", std::vector<int64_t>{0, 1, 2, 3});
+    w.write_series("/train/grad_norm", std::vector<double>{4, 3, 2, 1});
+    w.write_series("/train/lr", std::vector<double>{0.1, 0.2, 0.3, 0.4});
+  }
+  const auto from_dir = parse_schedule("refined(norms=" + run.string() + ", peak=1)", 10);
+  const auto from_log = parse_schedule("refined(norms=" + (run / "log.h5").string() + ", peak=1)", 10);
+  for (int64_t t = 0; t <= 10; ++t) EXPECT_EQ(from_dir(t), from_log(t)) << t;
+  EXPECT_DOUBLE_EQ(parse_schedule("table(file=" + run.string() + ")", std::nullopt)(2), 0.3);
+  const auto empty = lrkit::testing::scratch_dir() / "no_log_here";
+  std::filesystem::create_directories(empty);
+  try {
+    parse_schedule("refined(norms=" + empty.string() + ", peak=1)", 10);
+    FAIL();
+  } catch (const SpecError& e) {
+    EXPECT_NE(e.rule().find("'" + empty.string() + "' is a directory without a run log (log.h5)"), std::string::npos)
+        << e.what();
+  }
 }
 
 // A loop's GradNormRecorder.save() writes a skipped update's norm as nan or inf (Python's words): such a file refines

@@ -7,8 +7,6 @@ namespace lrkit::train {
 
 namespace fs = std::filesystem;
 
-std::string run_log_path(const std::string& run_dir) { return (fs::path(run_dir) / "log.h5").string(); }
-
 std::string checkpoint_dir(const std::string& run_dir) { return (fs::path(run_dir) / "checkpoints").string(); }
 
 std::string checkpoint_file_name(int64_t step) {

@@ -1,5 +1,6 @@
 // Reads a numeric series (values, with optional steps) from an HDF5 dataset or
-// a CSV/TSV text file: the input of table(...) and refined(...) schedules.
+// a CSV/TSV text file: the input of table(...) and refined(...) schedules. A run
+// directory stands for its log (DIR/log.h5).
 #pragma once
 
 #include <stdexcept>
@@ -25,6 +26,6 @@ class SeriesFileError : public std::runtime_error {
 // without one a single column is
 // the values and two columns are step,value. Throws SeriesFileError naming the
 // file, and the line for bad text.
-Series read_series_file(const std::string& path, const std::string& values_name, const std::string& steps_name);
+Series read_series_file(const std::string& name, const std::string& values_name, const std::string& steps_name);
 
 }  // namespace lrkit::schedules

@@ -8,9 +8,11 @@
 #include <cstdint>
 #include <string>
 
+#include "lrkit/common/run_log_file.hpp"
+
 namespace lrkit::train {
 
-std::string run_log_path(const std::string& run_dir);
+using lrkit::run_log_path;
 std::string checkpoint_dir(const std::string& run_dir);
 // The main checkpoint file's name (no directory) after `step` updates.
 std::string checkpoint_file_name(int64_t step);
