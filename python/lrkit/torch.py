@@ -98,8 +98,8 @@ def branch_scheduler(optimizer, branch):
 def refine(log_or_norms, peak, total_steps, norm="l1", tau=0.1, save_norms_to=None):
     """A Schedule refined from a finished run's gradient norms.
 
-    ``log_or_norms``: an lrkit run log (.h5), a CSV written by GradNormRecorder,
-    or a sequence of per-step norms (saved to ``save_norms_to``, by default a
+    ``log_or_norms``: an lrkit run log (.h5) or its run directory, a CSV
+    written by GradNormRecorder, or a sequence of per-step norms (saved to ``save_norms_to``, by default a
     file in a fresh temporary directory, which the schedule's spec names).
     A NaN or infinite norm is a skipped update's (a GradScaler's overflow): it
     is filled in from the norms before and after it.
