@@ -101,6 +101,13 @@ struct InterruptHandlers {
   }
 };
 
+// Where a run starts: at its newest checkpoint (an interrupted or continued run goes on there), else at its fork.
+int64_t first_step(const SweepRun& run, const fs::path& dir) {
+  if (const auto newest = train::latest_checkpoint(dir.string()))
+    return std::max(run.start_step, train::checkpoint_step_of(fs::path(*newest).filename().string()).value_or(0));
+  return run.start_step;
+}
+
 }  // namespace
 
 std::string run_directory(const std::string& out, const std::string& name) { return (fs::path(out) / "runs" / name).string(); }
@@ -215,7 +222,10 @@ std::vector<RunState> run_sweep(const SweepPlan& plan, const std::string& out, i
       running[start_run(plan.runs[i], dir)] = i;
       started[i] = std::chrono::steady_clock::now();
       status[i] = Status::kRunning;
-      progress << "sweep: started " << plan.runs[i].name << " (" << plan.runs[i].steps - plan.runs[i].start_step << " steps)" << std::endl;
+      const int64_t first = first_step(plan.runs[i], dir);
+      progress << "sweep: started " << plan.runs[i].name << " (" << plan.runs[i].steps - first << " steps"
+               << (first > plan.runs[i].start_step ? ", from its checkpoint at step " + std::to_string(first) : "") << ")"
+               << std::endl;
     }
     if (running.empty()) break;
     int wait_status = 0;

@@ -129,6 +129,10 @@ TEST(SweepCommand, MoreBudgetsGoOnFromTheRunsTrainedAndEqualTheWholeSweep) {
   EXPECT_NE(r.out.find("sweep: wsd_main_p0.01_s1234 goes on from its checkpoints to step 13 "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("sweep: wsds_p0.01_s1234 goes on from its checkpoints to step 21 "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("sweep: 8 runs, 4 finished before"), std::string::npos) << r.out;  // cos and wsd at 8 and 12
+  // Each says what it has left to train.
+  EXPECT_NE(r.out.find("sweep: started wsd_main_p0.01_s1234 (3 steps, from its checkpoint at step 10)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("sweep: started wsds_p0.01_s1234 (7 steps, from its checkpoint at step 14)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("sweep: started cos_B16_p0.01_s1234 (16 steps)"), std::string::npos) << r.out;
   for (const char* run : {"wsd_main", "wsds"}) {
     const auto trained = lrkit::read_text(out + "/runs/" + run + "_p0.01_s1234/train.txt");
     EXPECT_NE(trained.find("resumed from " + out + "/runs/" + run + "_p0.01_s1234/checkpoints/step_"), std::string::npos)

@@ -17,19 +17,6 @@ namespace {
 constexpr int64_t kFormatVersion = 2;  // 2: the payload behind a checksummed header
 constexpr int64_t kMaxHdetControllers = 16;  // lr, weight decay, dropout today
 
-// Main checkpoint files only (not replica files), oldest first.
-std::vector<fs::path> checkpoints_oldest_first(const std::string& run_dir) {
-  std::vector<fs::path> files;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(checkpoint_dir(run_dir), ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind("step_", 0) == 0 && entry.path().extension() == ".pt" && !is_replica_checkpoint(name))
-      files.push_back(entry.path());
-  }
-  std::sort(files.begin(), files.end());  // zero-padded steps sort by name
-  return files;
-}
-
 void remove_with_replicas(const fs::path& main_file) {
   const std::string prefix = main_file.stem().string() + ".replica_";
   std::error_code ec;
@@ -279,12 +266,6 @@ SavedCheckpoint save_replica_checkpoint(const std::string& run_dir, int64_t step
   write_training_state(archive, step, model, optimizer, schedule_spec);
   return write_archive(archive, checkpoint_dir(run_dir),
                           fs::path(replica_checkpoint_path(checkpoint_path(run_dir, step), replica)).filename().string());
-}
-
-std::optional<std::string> latest_checkpoint(const std::string& run_dir) {
-  const auto files = checkpoints_oldest_first(run_dir);
-  if (files.empty()) return std::nullopt;
-  return files.back().string();
 }
 
 namespace {

@@ -1,7 +1,11 @@
 #include "lrkit/train/run_files.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
+
+#include "lrkit/common/numbers.hpp"
 
 namespace lrkit::train {
 
@@ -13,6 +17,31 @@ std::string checkpoint_file_name(int64_t step) {
   char buf[40];
   std::snprintf(buf, sizeof buf, "step_%010lld.pt", static_cast<long long>(step));
   return buf;
+}
+
+std::optional<int64_t> checkpoint_step_of(const std::string& file_name) {
+  const std::string prefix = "step_", suffix = ".pt";
+  if (file_name.size() <= prefix.size() + suffix.size() || file_name.rfind(prefix, 0) != 0 ||
+      file_name.compare(file_name.size() - suffix.size(), suffix.size(), suffix) != 0)
+    return std::nullopt;
+  const std::string digits = file_name.substr(prefix.size(), file_name.size() - prefix.size() - suffix.size());
+  if (!std::all_of(digits.begin(), digits.end(), [](unsigned char c) { return std::isdigit(c); })) return std::nullopt;
+  return parse_integer(digits);
+}
+
+std::vector<fs::path> checkpoints_oldest_first(const std::string& run_dir) {
+  std::vector<fs::path> files;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(checkpoint_dir(run_dir), ec))
+    if (checkpoint_step_of(entry.path().filename().string())) files.push_back(entry.path());
+  std::sort(files.begin(), files.end());  // zero-padded steps sort by name
+  return files;
+}
+
+std::optional<std::string> latest_checkpoint(const std::string& run_dir) {
+  const auto files = checkpoints_oldest_first(run_dir);
+  if (files.empty()) return std::nullopt;
+  return files.back().string();
 }
 
 std::string checkpoint_path(const std::string& run_dir, int64_t step) {

@@ -72,9 +72,6 @@ SavedCheckpoint save_checkpoint(const std::string& run_dir, int64_t keep, const 
 SavedCheckpoint save_replica_checkpoint(const std::string& run_dir, int64_t step, int64_t replica, Gpt& model,
                                     torch::optim::Optimizer& optimizer, const std::string& schedule_spec);
 
-// The newest checkpoint under run_dir/checkpoints, if any.
-std::optional<std::string> latest_checkpoint(const std::string& run_dir);
-
 // The step, schedule spec, HDET states and loop state of a checkpoint, restoring nothing.
 CheckpointInfo read_checkpoint_info(const std::string& path);
 

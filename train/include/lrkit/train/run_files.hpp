@@ -6,16 +6,25 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "lrkit/common/run_log_file.hpp"
 
 namespace lrkit::train {
 
-using lrkit::run_log_path;
+using lrkit::run_log_path;  // DIR/log.h5
 std::string checkpoint_dir(const std::string& run_dir);
 // The main checkpoint file's name (no directory) after `step` updates.
 std::string checkpoint_file_name(int64_t step);
+// The step a main checkpoint's file name (no directory) gives, or nothing for any other name.
+std::optional<int64_t> checkpoint_step_of(const std::string& file_name);
+// The main checkpoints (not replica files) under run_dir/checkpoints, oldest first.
+std::vector<std::filesystem::path> checkpoints_oldest_first(const std::string& run_dir);
+// The newest checkpoint under run_dir/checkpoints, if any.
+std::optional<std::string> latest_checkpoint(const std::string& run_dir);
 // The checkpoint after `step` updates of the run in run_dir.
 std::string checkpoint_path(const std::string& run_dir, int64_t step);
 // Replica `replica` of the checkpoint at `main_path`.

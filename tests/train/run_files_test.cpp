@@ -1,0 +1,36 @@
+// run_files.hpp: where a run directory keeps its files, found without LibTorch.
+#include "lrkit/train/run_files.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "test_files.hpp"
+
+namespace lrkit::train {
+namespace {
+
+TEST(RunFiles, ACheckpointsNameGivesItsStepAndNoOtherNameGivesOne) {
+  for (const int64_t step : {0LL, 7LL, 123456789012LL}) EXPECT_EQ(checkpoint_step_of(checkpoint_file_name(step)), step);
+  EXPECT_EQ(checkpoint_file_name(300), "step_0000000300.pt");
+  for (const char* other : {"step_0000000300.replica_1.pt", "step_0000000300.pt.tmp", "step_.pt", "step_-1.pt",
+                            "step_12x.pt", "log.h5", "astep_0000000300.pt", "step_0000000300.pth"})
+    EXPECT_FALSE(checkpoint_step_of(other)) << other;
+}
+
+// Replica files and a save's leftovers are no checkpoints of the run; steps order by their zero-padded names.
+TEST(RunFiles, TheNewestCheckpointIsTheLargestStepsMainFile) {
+  const auto run = (lrkit::testing::scratch_dir() / "run_files_run").string();
+  EXPECT_FALSE(latest_checkpoint(run)) << "no directory, no checkpoint";
+  std::filesystem::create_directories(checkpoint_dir(run));
+  for (const int64_t step : {20, 100, 3}) std::ofstream(checkpoint_path(run, step)) << "x";
+  std::ofstream(replica_checkpoint_path(checkpoint_path(run, 500), 1)) << "x";
+  std::ofstream(checkpoint_path(run, 900) + ".tmp") << "x";
+  const auto files = checkpoints_oldest_first(run);
+  ASSERT_EQ(files.size(), 3u);
+  EXPECT_EQ(files.front().string(), checkpoint_path(run, 3));
+  EXPECT_EQ(latest_checkpoint(run), checkpoint_path(run, 100));
+}
+
+}  // namespace
+}  // namespace lrkit::train
