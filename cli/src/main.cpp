@@ -18,10 +18,10 @@ constexpr const char* kUsage =
     "commands:\n"
     "  schedule SPEC   print, summarize, plot or export a learning-rate schedule\n"
     "  train           train the reference GPT on a byte corpus\n"
-    "  diagnose LOG    worker dispersion report for a run log or a per-rank CSV/JSON-lines log\n"
-    "  refine RUN.h5   a refined schedule from a finished run's gradient norms\n"
+    "  diagnose RUN    worker dispersion report for a run (its directory or log) or a per-rank CSV/JSON-lines log\n"
+    "  refine RUN      a refined schedule from a finished run's gradient norms (its directory or log)\n"
     "  sweep           train schedules x budgets x peaks x seeds and compare them\n"
-    "  log check|repair LOG  validate a run log / repair what a killed writer left\n"
+    "  log check|repair RUN  validate a run log / repair what a killed writer left (a directory or its log)\n"
     "\n"
     "Run 'lrkit <command> --help' for a command's options.\n";
 
