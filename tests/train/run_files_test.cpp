@@ -18,18 +18,19 @@ TEST(RunFiles, ACheckpointsNameGivesItsStepAndNoOtherNameGivesOne) {
     EXPECT_FALSE(checkpoint_step_of(other)) << other;
 }
 
-// Replica files and a save's leftovers are no checkpoints of the run; steps order by their zero-padded names.
+// Replica files and a save's leftovers are no checkpoints of the run; checkpoints order by their steps.
 TEST(RunFiles, TheNewestCheckpointIsTheLargestStepsMainFile) {
   const auto run = (lrkit::testing::scratch_dir() / "run_files_run").string();
   EXPECT_FALSE(latest_checkpoint(run)) << "no directory, no checkpoint";
   std::filesystem::create_directories(checkpoint_dir(run));
-  for (const int64_t step : {20, 100, 3}) std::ofstream(checkpoint_path(run, step)) << "x";
+  for (const int64_t step : {20LL, 10000000000LL, 3LL, 9999999999LL}) std::ofstream(checkpoint_path(run, step)) << "x";
   std::ofstream(replica_checkpoint_path(checkpoint_path(run, 500), 1)) << "x";
   std::ofstream(checkpoint_path(run, 900) + ".tmp") << "x";
   const auto files = checkpoints_oldest_first(run);
-  ASSERT_EQ(files.size(), 3u);
+  ASSERT_EQ(files.size(), 4u);
   EXPECT_EQ(files.front().string(), checkpoint_path(run, 3));
-  EXPECT_EQ(latest_checkpoint(run), checkpoint_path(run, 100));
+  EXPECT_EQ(files[2].string(), checkpoint_path(run, 9999999999));
+  EXPECT_EQ(latest_checkpoint(run), checkpoint_path(run, 10000000000)) << "11 digits: its name sorts before 9999999999's";
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
+#include <utility>
 
 #include "lrkit/common/numbers.hpp"
 
@@ -30,11 +31,13 @@ std::optional<int64_t> checkpoint_step_of(const std::string& file_name) {
 }
 
 std::vector<fs::path> checkpoints_oldest_first(const std::string& run_dir) {
-  std::vector<fs::path> files;
+  std::vector<std::pair<int64_t, fs::path>> found;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(checkpoint_dir(run_dir), ec))
-    if (checkpoint_step_of(entry.path().filename().string())) files.push_back(entry.path());
-  std::sort(files.begin(), files.end());  // zero-padded steps sort by name
+    if (const auto step = checkpoint_step_of(entry.path().filename().string())) found.emplace_back(*step, entry.path());
+  std::sort(found.begin(), found.end());  // by step: past 10 digits the names no longer sort as their steps
+  std::vector<fs::path> files;
+  for (auto& [step, path] : found) files.push_back(std::move(path));
   return files;
 }
 
