@@ -133,14 +133,12 @@ std::string move_run_directory_aside(const std::string& run_directory) {
   }
 }
 
-bool run_finished(const train::TrainConfig& c) {
+bool run_finished(const train::TrainConfig& c, bool read_unfinished) {
   if (c.resume.empty()) return false;
   const auto path = c.resume == "auto" ? train::latest_checkpoint(c.out) : std::optional<std::string>(c.resume);
   if (!path) return false;
-  // A newest checkpoint named for an earlier step is unfinished: reading it (the whole file, for its checksum) would
-  // double the resume's reading, since the trainer reads it again.
   const auto named_step = train::checkpoint_step_of(fs::path(*path).filename().string());
-  if (c.resume == "auto" && named_step && *named_step < c.train.steps) return false;
+  if (c.resume == "auto" && !read_unfinished && named_step && *named_step < c.train.steps) return false;
   const auto info = train::read_checkpoint_info(*path);  // a missing or damaged --resume PATH: refused before the lock
   // Finished under another spec too where it trained the same rates (a sweep's main run asked again for its length).
   return info.step == c.train.steps && !train::first_rate_change(*path, info, c.schedule, c.train.steps);

@@ -69,8 +69,11 @@ bool holds_checkpoints(const std::string& dir);
 // UsageError when a running lrkit train owns it or the rename fails.
 std::string move_run_directory_aside(const std::string& dir);
 
-// True when --resume finds the run complete: its newest checkpoint is at train.steps.
-bool run_finished(const train::TrainConfig& config);
+// True when --resume finds the run complete: its newest checkpoint is at train.steps. A newest checkpoint
+// (--resume auto) whose name gives an earlier step is not read (the whole file, for its checksum), since the trainer
+// reads it next, unless `read_unfinished`: a launcher reads it, so that a damaged one is refused once, here, rather
+// than by each of its workers.
+bool run_finished(const train::TrainConfig& config, bool read_unfinished);
 
 // For a finished run: what its log holds at the evaluation after the last step where that was non-finite
 // ("heldout loss nan"), the sign that its last updates broke the model (the run exited 3 then).

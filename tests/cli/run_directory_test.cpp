@@ -181,9 +181,6 @@ TEST(RunDirectory, AnOverwriteWhoseAsideNameIsTakenPicksTheNextOne) {
   EXPECT_EQ(logs, 1);
 }
 
-// Resumed for more steps, a cosine run would take other rates than it trained with (it had decayed to 0 and
-// would jump back up): refused, naming the step and both ways on. A constant run's rates do not depend on the
-// length, so it goes on.
 TEST(RunDirectory, AResumeFromAMissingOrDamagedCheckpointLeavesNoRunDirectory) {
   const auto damaged = write_text("damaged.pt", "not a checkpoint\n");
   for (const auto& [checkpoint, problem] :
@@ -199,8 +196,24 @@ TEST(RunDirectory, AResumeFromAMissingOrDamagedCheckpointLeavesNoRunDirectory) {
       EXPECT_FALSE(std::filesystem::exists(dir)) << checkpoint << " with " << workers << " worker(s)";
     }
   }
+  // --resume auto's newest checkpoint, damaged, named for a step before the end: a lone worker reads it once, when it
+  // restores, and a launcher before its workers start, so that it is refused in one line there too.
+  const auto run = out_dir("resume_auto_damaged");
+  ASSERT_EQ(run_lrkit("train --config " + tiny_config() + " --checkpoint.at=6 --out " + run).code, 0);
+  const auto newest = run + "/checkpoints/step_0000000009.pt";
+  std::filesystem::rename(run + "/checkpoints/step_0000000012.pt", newest);
+  std::filesystem::resize_file(newest, 1000);
+  for (const char* workers : {"1", "2"}) {
+    const auto r = run_lrkit("train --config " + tiny_config() + " --nproc " + workers + " --resume auto --out " + run);
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_EQ(count_lines(r.out), 1) << r.out;
+    EXPECT_EQ(r.out.rfind("lrkit train: checkpoint '" + newest + "' is truncated or extended", 0), 0u) << r.out;
+  }
 }
 
+// Resumed for more steps, a cosine run would take other rates than it trained with (it had decayed to 0 and
+// would jump back up): refused, naming the step and both ways on. A constant run's rates do not depend on the
+// length, so it goes on.
 TEST(RunDirectory, AResumeForAnotherLengthGoesOnOnlyWhereTheTrainedRatesStayTheSame) {
   const auto dir = out_dir("longer_cosine");
   ASSERT_EQ(run_lrkit("train --config " + tiny_config() + " --out " + dir).code, 0);
