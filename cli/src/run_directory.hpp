@@ -71,8 +71,8 @@ std::string move_run_directory_aside(const std::string& dir);
 
 // True when --resume finds the run complete: its newest checkpoint is at train.steps. A newest checkpoint
 // (--resume auto) whose name gives an earlier step is not read (the whole file, for its checksum), since the trainer
-// reads it next, unless `read_unfinished`: a launcher reads it, so that a damaged one is refused once, here, rather
-// than by each of its workers.
+// reads it next, unless `read_unfinished`: a launcher and a job's workers read it, so that a damaged one is refused
+// once, before the workers start or meet, rather than by each of them.
 bool run_finished(const train::TrainConfig& config, bool read_unfinished);
 
 // For a finished run: what its log holds at the evaluation after the last step where that was non-finite

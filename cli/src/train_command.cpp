@@ -151,7 +151,8 @@ int train_command(const std::vector<std::string>& args, train::TrainConfig& conf
     // checks, and rank 0 owns the run directory.
     std::optional<RunDirectoryOwner> owner;
     if (std::getenv("LRKIT_RUN_LOCKED") == nullptr) {
-      if (run_finished(config, launching)) {
+      // A job's refusals come before its workers start or meet (a lone worker reads the checkpoint once, later).
+      if (run_finished(config, launching || env.world_size > 1)) {
         if (const auto broken = nonfinite_final_evaluation(config))
           throw ExitCodeError(kExitDiverged, lead ? "the run in " + config.out + " finished at step " +
                                                         std::to_string(config.train.steps) + " already, diverged: its " +

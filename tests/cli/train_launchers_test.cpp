@@ -436,6 +436,24 @@ TEST(TrainCommand, ARefusalIsReportedByEachMachinesFirstWorkerOrByEveryWorkerTha
       EXPECT_EQ(pod.out, message) << option;
     }
   }
+  // --resume auto's newest checkpoint, damaged: refused by the first worker before the workers meet too.
+  const auto run = out_dir("torchrun_damaged_newest");
+  ASSERT_EQ(run_lrkit("train --config " + tiny_config() + " --checkpoint.at=6 --out " + run).code, 0);
+  const auto newest = run + "/checkpoints/step_0000000009.pt";
+  std::filesystem::rename(run + "/checkpoints/step_0000000012.pt", newest);
+  std::filesystem::resize_file(newest, 1000);
+  std::vector<std::string> workers;
+  for (int rank = 0; rank < 2; ++rank)
+    workers.push_back("env RANK=" + std::to_string(rank) + " LOCAL_RANK=" + std::to_string(rank) +
+                      " WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + port + " " +
+                      std::string(LRKIT_BINARY) + " train --config " + tiny_config() +
+                      " --dist.timeout_s=120 --resume auto --out " + run);
+  const auto job = run_together(workers);
+  EXPECT_EQ(job[0].code, 2) << job[0].out;
+  EXPECT_EQ(job[0].out.rfind("lrkit train: checkpoint '" + newest + "' is truncated or extended", 0), 0u) << job[0].out;
+  EXPECT_EQ(lrkit::testing::count_lines(job[0].out), 1) << job[0].out;
+  EXPECT_EQ(job[1].code, 2) << job[1].out;
+  EXPECT_EQ(job[1].out, "");
 }
 
 }  // namespace
