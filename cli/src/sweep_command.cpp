@@ -41,16 +41,21 @@ double eval_loss_at(const std::string& log, const std::string& metric, int64_t s
 }
 
 // What a run took, from its log's per-step wall clock: one row per step it computed (a branch's log starts at its
-// fork; a diverged run's ends at the step that diverged) and the seconds at the last.
+// fork; a diverged run's ends at the step that diverged) and the seconds at the last, up to the run's `steps` (a
+// longer run, trained when the sweep asked for more budgets, stands for it).
 struct RunCost {
   int64_t steps = 0;
   double seconds = 0.0;
 };
 
-RunCost run_cost(const std::string& log) {
+RunCost run_cost(const std::string& log, int64_t steps) {
   if (!h5::is_hdf5_file(log) || !h5::has_dataset(log, "/train/wall_s")) return {};
   const auto wall = h5::read_series(log, "/train/wall_s");
-  return {static_cast<int64_t>(wall.size()), wall.empty() ? 0.0 : wall.back()};
+  const auto step = h5::read_series(log, "/train/step");
+  RunCost cost;
+  for (size_t i = 0; i < wall.size() && i < step.size() && step[i] < static_cast<double>(steps); ++i)
+    cost = {static_cast<int64_t>(i) + 1, wall[i]};
+  return cost;
 }
 
 // Per schedule, what its runs took: a run is counted once however many results it gives (a WSD-S run, a branches'
@@ -67,7 +72,7 @@ ScheduleCost schedule_costs(const SweepConfig& sweep, const SweepPlan& plan) {
     for (int run = static_cast<int>(r.run); run >= 0 && !counted[static_cast<size_t>(run)]; run = plan.runs[static_cast<size_t>(run)].depends_on) {
       counted[static_cast<size_t>(run)] = true;
       const auto log = train::run_log_path(run_directory(sweep.out, plan.runs[static_cast<size_t>(run)].name));
-      const RunCost run_took = run_cost(log);
+      const RunCost run_took = run_cost(log, plan.runs[static_cast<size_t>(run)].steps);
       cost.trained_steps[r.schedule] += run_took.steps;
       cost.wall_s[r.schedule] += run_took.seconds;
     }
@@ -250,8 +255,8 @@ int run_sweep_command(const std::vector<std::string>& args) {
   if (vm.count("help")) {
     std::cout << "usage: lrkit sweep --config SWEEP.cfg [--jobs N] [--dry-run]\n\n"
                  "Trains every schedule of the sweep file at every budget, peak and seed, resumably\n"
-                 "(finished runs are skipped; a larger budget added later trains only what it adds), then\n"
-                 "writes OUT/summary.h5 and prints the loss per budget.\n"
+                 "(finished runs are skipped; a larger budget added later trains only what it adds, and a\n"
+                 "budget removed again trains nothing), then writes OUT/summary.h5 and prints the loss per budget.\n"
                  "Sweep file: [sweep] train_config, out, budgets, peaks, seeds, metric, jobs;\n"
                  "[schedules] NAME = [separate|branching|single:] SPEC with {peak} {budget} {budgets} {seed};\n"
                  "any `lrkit train` section ([train], [eval], ...) applies to every run.\n\n"

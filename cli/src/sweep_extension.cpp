@@ -43,26 +43,59 @@ std::optional<std::set<int64_t>> checkpoints_of(const std::vector<std::string>& 
   return steps;
 }
 
-}  // namespace
+// What sets a run's length and rates, read from its arguments; nothing where one cannot be read.
+struct RunLength {
+  int64_t steps;
+  std::string spec;
+  std::set<int64_t> checkpoints;
+};
 
-bool continues_the_run(const std::vector<std::string>& before, const std::vector<std::string>& now) {
+std::optional<RunLength> length_of(const std::vector<std::string>& args) {
+  const auto steps = steps_of(args);
+  const auto spec = value_of(args, "--schedule.spec=");
+  const auto at = checkpoints_of(args);
+  if (!steps || !spec || !at) return std::nullopt;
+  return RunLength{*steps, *spec, *at};
+}
+
+// True when the two argument lists differ in nothing but what sets the length.
+bool same_but_the_length(const std::vector<std::string>& a, const std::vector<std::string>& b) {
   const auto rest = [](std::vector<std::string> args) {
     args.erase(std::remove_if(args.begin(), args.end(), sets_the_length), args.end());
     return args;
   };
-  if (rest(before) != rest(now)) return false;
-  const auto steps_before = steps_of(before), steps_now = steps_of(now);
-  const auto spec_before = value_of(before, "--schedule.spec="), spec_now = value_of(now, "--schedule.spec=");
-  const auto at_before = checkpoints_of(before), at_now = checkpoints_of(now);
-  if (!steps_before || !steps_now || *steps_now < *steps_before || !spec_before || !spec_now || !at_before || !at_now)
-    return false;
-  for (const int64_t step : *at_now)
-    if (step < *steps_before && at_before->count(step) == 0) return false;
+  return rest(a) == rest(b);
+}
+
+// True when the first `updates` updates take the same rates under both.
+bool same_rates(const RunLength& a, const RunLength& b, int64_t updates) {
   try {
-    return !train::first_rate_change(*spec_before, *steps_before, *spec_now, *steps_now, *steps_before);
-  } catch (const std::exception&) {  // a schedule that cannot be built (a log it refines is gone): no continuation
+    return !train::first_rate_change(a.spec, a.steps, b.spec, b.steps, updates);
+  } catch (const std::exception&) {  // a schedule that cannot be built (a log it refines is gone): no agreement
     return false;
   }
+}
+
+}  // namespace
+
+bool continues_the_run(const std::vector<std::string>& before, const std::vector<std::string>& now) {
+  if (!same_but_the_length(before, now)) return false;
+  const auto was = length_of(before), is = length_of(now);
+  if (!was || !is || is->steps < was->steps) return false;
+  for (const int64_t step : is->checkpoints)
+    if (step < was->steps && was->checkpoints.count(step) == 0) return false;
+  return same_rates(*was, *is, was->steps);
+}
+
+bool holds_the_run(const std::vector<std::string>& before, const std::vector<std::string>& now) {
+  if (!same_but_the_length(before, now)) return false;
+  const auto was = length_of(before), is = length_of(now);
+  if (!was || !is || is->steps > was->steps) return false;
+  // Its last step too: the checkpoint there shows the run got so far, and a pinned one is never pruned.
+  if (is->steps < was->steps && was->checkpoints.count(is->steps) == 0) return false;
+  for (const int64_t step : is->checkpoints)
+    if (was->checkpoints.count(step) == 0) return false;
+  return same_rates(*was, *is, is->steps);
 }
 
 }  // namespace lrkit::cli

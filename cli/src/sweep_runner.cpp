@@ -101,6 +101,21 @@ struct InterruptHandlers {
   }
 };
 
+bool marked_diverged(const fs::path& dir) {
+  return fs::exists(dir / "sweep_done") && lrkit::read_text(dir / "sweep_done") == kDivergedMark;
+}
+
+// A run whose directory holds a longer run that holds it (the sweep asks for fewer budgets than when that ran):
+// kSkipped where the longer run trained through its last step (the checkpoint there), kDiverged where it diverged
+// before, nothing otherwise.
+enum class Held { kNo, kTrained, kDiverged };
+Held held_by_a_longer_run(const SweepRun& run, const fs::path& dir) {
+  const auto args_file = dir / "sweep_args.txt";
+  if (!fs::exists(args_file) || !holds_the_run(lines_of(lrkit::read_text(args_file)), run.args)) return Held::kNo;
+  if (fs::exists(train::checkpoint_path(dir.string(), run.steps))) return Held::kTrained;
+  return marked_diverged(dir) ? Held::kDiverged : Held::kNo;
+}
+
 // Where a run starts: at its newest checkpoint (an interrupted or continued run goes on there), else at its fork.
 int64_t first_step(const SweepRun& run, const fs::path& dir) {
   if (const auto newest = train::latest_checkpoint(dir.string()))
@@ -115,7 +130,8 @@ std::string run_directory(const std::string& out, const std::string& name) { ret
 bool finished_earlier(const SweepRun& run, const std::string& out) {
   const fs::path dir = run_directory(out, run.name);
   const auto args_file = dir / "sweep_args.txt";
-  if (fs::exists(args_file) && lrkit::read_text(args_file) != joined(run.args)) return false;  // restarted or refused
+  if (fs::exists(args_file) && lrkit::read_text(args_file) != joined(run.args))  // held, restarted, continued or refused
+    return held_by_a_longer_run(run, dir) != Held::kNo;
   // A run killed after its last checkpoint (evaluated before it was written) but before its marker is finished too.
   return fs::exists(dir / "sweep_done") || (fs::exists(args_file) && fs::exists(train::checkpoint_path(dir.string(), run.steps)));
 }
@@ -124,21 +140,25 @@ std::vector<RunState> run_sweep(const SweepPlan& plan, const std::string& out, i
   const size_t n = plan.runs.size();
   enum class Status { kPending, kRunning, kFinished, kSkipped, kDiverged, kFailed, kBlocked };
   std::vector<Status> status(n, Status::kPending);
-  // A directory started with other settings is restarted when it holds no checkpoint (a run that failed at its
+  // A directory started with other settings stands for the run where it holds a longer run that trained through it
+  // (sweep_extension.hpp: fewer budgets again); it is restarted when it holds no checkpoint (a run that failed at its
   // start, or diverged before its first checkpoint: nothing trained is lost, and the old directory is kept aside);
-  // one with checkpoints goes on where the new settings continue its run (sweep_extension.hpp: more budgets) and is
-  // refused otherwise. Every conflict is found before anything moves or starts.
+  // one with checkpoints goes on where the new settings continue its run (more budgets) and is refused otherwise.
+  // Every conflict is found before anything moves or starts.
   std::vector<std::string> restarted;
-  std::vector<size_t> continued;
+  std::vector<size_t> continued, held_runs;
   for (size_t i = 0; i < n; ++i) {
     const fs::path dir = run_directory(out, plan.runs[i].name);
     const auto args_file = dir / "sweep_args.txt";
     if (fs::exists(args_file) && lrkit::read_text(args_file) != joined(plan.runs[i].args)) {
-      if (!holds_checkpoints(dir.string())) {
+      if (const Held held = held_by_a_longer_run(plan.runs[i], dir); held != Held::kNo) {
+        status[i] = held == Held::kTrained ? Status::kSkipped : Status::kDiverged;
+        held_runs.push_back(i);
+      } else if (!holds_checkpoints(dir.string())) {
         restarted.push_back(dir.string());
       } else if (continues_the_run(lines_of(lrkit::read_text(args_file)), plan.runs[i].args)) {
         // One that diverged diverges again: its new schedule gives the steps it trained the same rates.
-        if (fs::exists(dir / "sweep_done") && lrkit::read_text(dir / "sweep_done") == kDivergedMark)
+        if (marked_diverged(dir))
           status[i] = Status::kDiverged;
         else
           continued.push_back(i);
@@ -150,12 +170,16 @@ std::vector<RunState> run_sweep(const SweepPlan& plan, const std::string& out, i
       continue;
     }
     if (finished_earlier(plan.runs[i], out))
-      status[i] = fs::exists(dir / "sweep_done") && lrkit::read_text(dir / "sweep_done") == kDivergedMark ? Status::kDiverged
-                                                                                                          : Status::kSkipped;
+      status[i] = marked_diverged(dir) ? Status::kDiverged : Status::kSkipped;
   }
   for (const auto& dir : restarted)
     progress << "sweep: " << dir << " was started with other settings and holds no checkpoint; moved aside to "
              << move_run_directory_aside(dir) << std::endl;
+  for (const size_t i : held_runs)
+    progress << "sweep: " << plan.runs[i].name << " holds a longer run (see its sweep_args.txt) whose first "
+             << plan.runs[i].steps << " steps are this run's: "
+             << (status[i] == Status::kSkipped ? "nothing to train" : "it diverged before step " + std::to_string(plan.runs[i].steps))
+             << std::endl;
   for (const size_t i : continued)
     progress << "sweep: " << plan.runs[i].name << " goes on from its checkpoints to step " << plan.runs[i].steps
              << " (the new settings continue it: the same rate at every step it trained)" << std::endl;

@@ -122,8 +122,11 @@ TEST(SweepCommand, EveryModeSummarizedResumedAndCheckedAgainstSeparateRuns) {
 // They were refused ("started with other settings"): the largest run trained again from step 0.
 TEST(SweepCommand, MoreBudgetsGoOnFromTheRunsTrainedAndEqualTheWholeSweep) {
   const auto out = out_dir("sweep_extended"), whole = out_dir("sweep_whole");
-  auto r = run_lrkit("sweep --config " + sweep_file("sweep_extended_first.cfg", out, "cosine(warmup=2)", "8, 12"));
+  const auto first = sweep_file("sweep_extended_first.cfg", out, "cosine(warmup=2)", "8, 12");
+  auto r = run_lrkit("sweep --config " + first);
   ASSERT_EQ(r.code, 0) << r.out;
+  const auto first_summary = lrkit::testing::scratch_dir() / "sweep_extended_first_summary.h5";
+  std::filesystem::copy_file(out + "/summary.h5", first_summary, std::filesystem::copy_options::overwrite_existing);
   r = run_lrkit("sweep --config " + sweep_file("sweep_extended.cfg", out));
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("sweep: wsd_main_p0.01_s1234 goes on from its checkpoints to step 13 "), std::string::npos) << r.out;
@@ -149,6 +152,17 @@ TEST(SweepCommand, MoreBudgetsGoOnFromTheRunsTrainedAndEqualTheWholeSweep) {
     EXPECT_EQ(lrkit::h5::read_string_attributes(out + log, "/config").at("schedule.spec"),
               lrkit::h5::read_string_attributes(whole + log, "/config").at("schedule.spec")) << "the plan it goes on with";
   }
+  // Fewer budgets again: the longer runs hold the shorter ones, so nothing trains and the results (and the steps
+  // counted as trained) are those the first sweep gave. They were refused, as started with other settings.
+  r = run_lrkit("sweep --config " + first);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("sweep: wsd_main_p0.01_s1234 holds a longer run (see its sweep_args.txt) whose first 10 steps are "
+                       "this run's: nothing to train"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("sweep: 6 runs, 6 finished before"), std::string::npos) << r.out;
+  EXPECT_EQ(count(r.out, "sweep: started"), 0) << r.out;
+  for (const char* series : {"/results/loss", "/results/step", "/schedules/trained_steps"})
+    EXPECT_EQ(lrkit::h5::read_series(out + "/summary.h5", series), lrkit::h5::read_series(first_summary.string(), series))
+        << series;
   // A budget between the trained ones forks where the main run trained past without a checkpoint: refused, and
   // nothing moves or starts.
   r = run_lrkit("sweep --config " + sweep_file("sweep_extended_inside.cfg", out, "cosine(warmup=2)", "8, 10, 12, 16"));
@@ -198,6 +212,22 @@ TEST(SweepCommand, ADivergedRunIsAnInfiniteResultNotAFailure) {
   r = run_lrkit("sweep --config " + config);
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_EQ(count(r.out, "sweep: started"), 0) << r.out;
+  // With budget 8 alone, the longer runs hold the shorter ones, diverged where they diverged before their end.
+  const auto fewer = lrkit::testing::write_text("sweep_diverged_fewer.cfg", lrkit::read_text(config).replace(
+      lrkit::read_text(config).find("budgets = 8, 12"), 15, "budgets = 8"));
+  r = run_lrkit("sweep --config " + fewer);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(count(r.out, "sweep: started"), 0) << r.out;
+  EXPECT_NE(r.out.find("sweep: wsd_main_p10000_s1234 holds a longer run (see its sweep_args.txt) whose first "),
+            std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" steps are this run's: it diverged before step "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" steps are this run's: nothing to train"), std::string::npos) << r.out;
+  const auto fewer_peak = lrkit::h5::read_series(out + "/summary.h5", "/results/peak");
+  const auto fewer_loss = lrkit::h5::read_series(out + "/summary.h5", "/results/loss");
+  const auto fewer_schedule = lrkit::h5::read_series(out + "/summary.h5", "/results/schedule");
+  ASSERT_EQ(fewer_loss.size(), 8u);
+  for (size_t i = 0; i < fewer_loss.size(); ++i)
+    EXPECT_EQ(std::isfinite(fewer_loss[i]), fewer_peak[i] != 1e4 && fewer_schedule[i] != 3) << i;
 }
 
 TEST(SweepCommand, ABranchThatForksBeforeItsMainRunDivergedStillRuns) {

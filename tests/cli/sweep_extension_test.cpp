@@ -1,4 +1,5 @@
-// sweep_extension.hpp: which changed arguments continue a sweep run (more budgets) and which start another run.
+// sweep_extension.hpp: which changed arguments continue a sweep run (more budgets), which a longer run holds (fewer
+// budgets again) and which start another run.
 #include "lrkit/cli/sweep_extension.hpp"
 
 #include <gtest/gtest.h>
@@ -34,6 +35,24 @@ TEST(SweepExtension, FewerStepsAnotherSettingOrAnotherRateStartAnotherRun) {
   // A budget between the earlier ones forks where the main run trained past without a checkpoint to branch from.
   EXPECT_FALSE(continues_the_run(before, main_run(160000, "17,25,33,65,129", 129))) << "a fork inside the trained steps";
   EXPECT_TRUE(continues_the_run(before, main_run(160000, "17,33,65,129", 129)));
+}
+
+// Run again with fewer budgets, the stretched main run holds the shorter one: its forks and its last step are
+// checkpoints the longer run kept, and its rates are the same.
+TEST(SweepExtension, ALongerRunHoldsTheShorterOneItsFewerBudgetsAskFor) {
+  const auto longer = main_run(80000, "17,33,65", 65);
+  EXPECT_TRUE(holds_the_run(longer, main_run(40000, "17,33", 33)));
+  EXPECT_TRUE(holds_the_run(longer, longer));
+  EXPECT_FALSE(holds_the_run(main_run(40000, "17,33", 33), longer)) << "more steps";
+  EXPECT_FALSE(holds_the_run(longer, main_run(40000, "17,25,33", 33))) << "a fork the longer run kept no checkpoint at";
+  EXPECT_FALSE(holds_the_run(longer, main_run(50000, "17,40", 40))) << "its last step was no checkpoint of the longer run";
+  EXPECT_FALSE(holds_the_run(longer, main_run(40000, "17,33", 33, "10"))) << "another warmup: other rates";
+  auto seed = main_run(40000, "17,33", 33);
+  seed[5] = "--train.seed=2";
+  EXPECT_FALSE(holds_the_run(longer, seed)) << "another seed";
+  auto spec = main_run(40000, "17,33", 33);
+  spec[6] = "--schedule.spec=wsd(peak=";
+  EXPECT_FALSE(holds_the_run(longer, spec)) << "a spec that does not build";
 }
 
 TEST(SweepExtension, ArgumentsItCannotReadContinueNothing) {
