@@ -105,9 +105,9 @@ bool marked_diverged(const fs::path& dir) {
   return fs::exists(dir / "sweep_done") && lrkit::read_text(dir / "sweep_done") == kDivergedMark;
 }
 
-// A run whose directory holds a longer run that holds it (the sweep asks for fewer budgets than when that ran):
-// kSkipped where the longer run trained through its last step (the checkpoint there), kDiverged where it diverged
-// before, nothing otherwise.
+// Whether a run's directory holds a longer run that holds it (the sweep asks for fewer budgets than when that ran):
+// kTrained where the longer run trained through the run's last step (the checkpoint there), kDiverged where it
+// diverged before it, kNo otherwise.
 enum class Held { kNo, kTrained, kDiverged };
 Held held_by_a_longer_run(const SweepRun& run, const fs::path& dir) {
   const auto args_file = dir / "sweep_args.txt";
