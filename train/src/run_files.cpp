@@ -56,8 +56,6 @@ std::string replica_checkpoint_path(const std::string& main_path, int64_t replic
   return (p.parent_path() / (p.stem().string() + ".replica_" + std::to_string(replica) + ".pt")).string();
 }
 
-bool is_replica_checkpoint(const std::string& file_name) { return file_name.find(".replica_") != std::string::npos; }
-
 std::string profile_trace_path(const std::string& run_dir, int rank) {
   return (fs::path(run_dir) / "profile" / ("rank" + std::to_string(rank) + ".trace.json")).string();
 }

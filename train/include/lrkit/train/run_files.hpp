@@ -29,8 +29,6 @@ std::optional<std::string> latest_checkpoint(const std::string& run_dir);
 std::string checkpoint_path(const std::string& run_dir, int64_t step);
 // Replica `replica` of the checkpoint at `main_path`.
 std::string replica_checkpoint_path(const std::string& main_path, int64_t replica);
-// True for a replica file's name (not a main checkpoint).
-bool is_replica_checkpoint(const std::string& file_name);
 // Worker `rank`'s profiler trace (Chrome trace JSON) of the run in run_dir.
 std::string profile_trace_path(const std::string& run_dir, int rank);
 
