@@ -17,7 +17,8 @@ class RunLog:
     ``/ranks/loss`` [step, rank] become columns ``loss_0``, ``loss_1``, ...; events
     logged at some steps, NAME_step beside NAME as ``/diagnostics/cos_matrix``,
     stay in ``arrays``); ``log.frame("eval/heldout")`` is an evaluation set's;
-    ``log.config`` holds every effective configuration value (``/config``) as text.
+    ``log.config`` holds every effective configuration value (``/config``) as text,
+    the newest session's; ``log.sessions`` lists every session (its start and each resume).
     """
 
     def __init__(self, path, arrays, attrs, group_attrs, open_for_writing=False):
@@ -53,6 +54,24 @@ class RunLog:
     @property
     def config(self):
         return dict(self.group_attrs.get("/config", {}))
+
+    @property
+    def sessions(self):
+        """Every session that wrote the log, oldest first: its start, then each resume. Each is its /sessions/<i>
+        attributes as text (kind, step, checkpoint, device, threads, command_line, started_utc, and changed: the
+        settings it changed against the session before) with "index". Logs written before lrkit recorded sessions
+        have none."""
+        found = [dict(attrs, index=int(name.rpartition("/")[2])) for name, attrs in self.group_attrs.items()
+                 if name.rpartition("/")[0] == "/sessions" and name.rpartition("/")[2].isdigit()]
+        return sorted(found, key=lambda session: session["index"])
+
+    def session_of(self, step):
+        """The session that wrote the rows of `step`: a resume from an earlier checkpoint rewrites the rows from its
+        step on, so the newest session that started at or before it. KeyError where no recorded session did."""
+        started = [session for session in self.sessions if int(session["step"]) <= step]
+        if not started:
+            raise KeyError(f"run log '{self.path}' records no session that started at or before step {step}")
+        return started[-1]
 
     def groups(self):
         return sorted({name.rsplit("/", 1)[0].lstrip("/") for name in self.arrays if name.count("/") >= 2})

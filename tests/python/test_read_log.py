@@ -46,6 +46,27 @@ def test_a_run_log_as_arrays_frames_and_config(lrkit_binary, tmp_path):
     assert len(lrkit.read_log(short).arrays["/train/step"]) == 12
 
 
+def test_the_sessions_of_a_resumed_run(lrkit_binary, tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("In the beginning was the word, and the word was with God. " * 400)
+    common = [lrkit_binary, "train", f"--data.path={corpus}", "--model.layers=1", "--model.width=16", "--model.heads=2",
+              "--model.context=16", "--train.batch=4", "--eval.every=0", "--eval.batches=1", "--train.threads=1",
+              "--schedule.spec=constant(1e-2)", f"--out={tmp_path / 'run'}"]
+    subprocess.run(common + ["--train.steps=6"], check=True, capture_output=True)
+    subprocess.run(common + ["--train.steps=9", "--train.accumulation=2", "--resume=auto"], check=True,
+                   capture_output=True)
+    log = lrkit.read_log(tmp_path / "run")
+    first, second = log.sessions
+    assert (first["index"], first["kind"], first["step"], first["changed"]) == (0, "fresh", "0", "")
+    assert (second["index"], second["kind"], second["step"]) == (1, "resume", "6")
+    assert second["changed"] == "train.steps = 6 -> 9; train.accumulation = 1 -> 2"
+    assert "--train.accumulation=2" in second["command_line"] and "--train.accumulation=2" not in first["command_line"]
+    assert log.config["train.accumulation"] == "2", "the settings are the newest session's"
+    assert [log.session_of(step)["index"] for step in range(9)] == [0] * 6 + [1] * 3
+    with pytest.raises(KeyError, match="no session that started at or before step -1"):
+        log.session_of(-1)
+
+
 def test_strings_in_run_logs_and_sweep_summaries_read_as_str(lrkit_binary, tmp_path):
     import h5py
     import pandas as pd

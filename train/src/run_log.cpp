@@ -5,6 +5,7 @@
 #include <ctime>
 #include <filesystem>
 #include <functional>
+#include <map>
 
 #include "lrkit/common/numbers.hpp"
 #include "lrkit/h5/file.hpp"
@@ -80,15 +81,20 @@ Layout layout(const TrainConfig& c, int64_t world_size) {
   return l;
 }
 
-std::vector<h5::SeriesLog::Attribute> provenance(const TrainConfig& c, int64_t world_size) {
+// How the run began: kept as the first session wrote them.
+std::vector<h5::SeriesLog::Attribute> origin(const TrainConfig& c) {
+  return {{"/", "created_utc", utc_now()}, {"/", "branched_from", c.branch_from}};
+}
+
+// What the run is carried out with: each session writes them, so they describe the newest one (a resume may change
+// the keys that do not define the run: threads, accumulation, cadences, a moved corpus, the schedule's untrained rest).
+std::vector<h5::SeriesLog::Attribute> settings(const TrainConfig& c, int64_t world_size) {
   std::vector<h5::SeriesLog::Attribute> attributes = {
       {"/", "lrkit_version", LRKIT_VERSION},
-      {"/", "created_utc", utc_now()},
       {"/", "command_line", c.command_line},
       {"/", "config", c.config_text},
       {"/", "world_size", std::to_string(world_size)},
       {"/", "schedule_spec", c.schedule},
-      {"/", "branched_from", c.branch_from},
       {"/", "data_path", c.data.sources.empty() ? c.data.path : c.data.sources},
       {"/", "desync", "data_split=" + c.dist.data_split.text() + " dropout_seed=" + c.dist.dropout_seed.text() +
                           " desync_ranks=" + c.dist.desync_ranks},
@@ -117,6 +123,53 @@ std::vector<h5::SeriesLog::Attribute> provenance(const TrainConfig& c, int64_t w
   for (const auto& set : c.eval_sets())
     attributes.push_back({"/eval/" + set.name, "path", set.path.empty() ? c.data.path : set.path});
   return attributes;
+}
+
+std::vector<h5::SeriesLog::Attribute> start_attributes(const std::string& object, const RunStart& start) {
+  return {
+      {object, "kind", start.kind},
+      {object, "checkpoint", start.checkpoint},
+      {object, "checksum", start.checksum},
+      {object, "step", std::to_string(start.step)},
+      {object, "device", start.device},
+      {object, "flops_per_token", format_number(start.flops_per_token)},
+      {object, "peak_flops", format_number(start.peak_flops)},
+      {object, "threads", start.threads},
+  };
+}
+
+// The config keys this session changed against the one before (`before`: the log's /config), "; "-separated.
+std::string changed_settings(const std::map<std::string, std::string>& before, const TrainConfig& c) {
+  const auto shown = [](const std::string& value) { return value.empty() ? std::string("''") : value; };
+  std::string changed;
+  for (const auto& [key, now] : config_values(c)) {
+    const auto was = before.find(key);
+    const std::string then = was == before.end() ? "(not logged)" : shown(was->second);
+    if (was != before.end() && was->second == now) continue;
+    changed += (changed.empty() ? "" : "; ") + key + " = " + then + " -> " + shown(now);
+  }
+  return changed;
+}
+
+// /sessions/<index>: this session's start (as /start), when and by what it was started, and what it changed. The
+// sessions before it stay: a resume from an earlier checkpoint rewrites the rows from its step on, so a row of step
+// s comes from the newest session that started at or before s.
+std::vector<h5::SeriesLog::Attribute> session_record(int64_t index, const RunStart& start, const TrainConfig& c,
+                                                     const std::string& changed) {
+  const std::string object = "/sessions/" + std::to_string(index);
+  auto attributes = start_attributes(object, start);
+  attributes.push_back({object, "started_utc", utc_now()});
+  attributes.push_back({object, "lrkit_version", LRKIT_VERSION});
+  attributes.push_back({object, "command_line", c.command_line});
+  attributes.push_back({object, "changed", changed});
+  return attributes;
+}
+
+// How many sessions the log records (a log of an lrkit before /sessions: none).
+int64_t logged_sessions(const std::string& path) {
+  int64_t sessions = 0;
+  while (h5::has_dataset(path, "/sessions/" + std::to_string(sessions))) ++sessions;
+  return sessions;
 }
 
 class Hdf5RunLog final : public RunLog {
@@ -155,19 +208,10 @@ Hdf5RunLog::Hdf5RunLog(const TrainConfig& c, int64_t world_size, const RunStart&
     columns.insert(columns.end(), values.begin(), values.end());
   }
   const std::string path = run_log_path(c.out);
-  const std::vector<h5::SeriesLog::Attribute> start_attributes = {
-      {"/start", "kind", start.kind},
-      {"/start", "checkpoint", start.checkpoint},
-      {"/start", "checksum", start.checksum},
-      {"/start", "step", std::to_string(start.step)},
-      {"/start", "device", start.device},
-      {"/start", "flops_per_token", format_number(start.flops_per_token)},
-      {"/start", "peak_flops", format_number(start.peak_flops)},
-      {"/start", "threads", start.threads},
-  };
   if (!continues) {
-    auto attributes = provenance(c, world_size);
-    attributes.insert(attributes.end(), start_attributes.begin(), start_attributes.end());
+    auto attributes = origin(c);
+    for (auto part : {settings(c, world_size), start_attributes("/start", start), session_record(0, start, c, "")})
+      attributes.insert(attributes.end(), part.begin(), part.end());
     log_ = std::make_unique<h5::SeriesLog>(path, columns, attributes);
     return;
   }
@@ -175,13 +219,12 @@ Hdf5RunLog::Hdf5RunLog(const TrainConfig& c, int64_t world_size, const RunStart&
   // Per-step rows of the updates before the resume step (a branch's log starts
   // at its fork step); events up to and including the resume step.
   h5::SeriesLog::Continue keep;
-  keep.attributes = start_attributes;
-  // The plan it goes on with: a resume may change the schedule's spec and length where the trained rates stay.
-  keep.attributes.push_back({"/", "schedule_spec", c.schedule});
-  for (const auto& [key, value] : config_values(c))
-    if (key == "schedule.spec" || key == "train.steps") keep.attributes.push_back({"/config", key, value});
   try {
     h5::extend_to_allocated_end(path);  // a full disk ended the run: HDF5 opens its log again (the rows below are kept)
+    const std::string changed = changed_settings(h5::read_string_attributes(path, "/config"), c);
+    for (auto part : {settings(c, world_size), start_attributes("/start", start),
+                      session_record(logged_sessions(path), start, c, changed)})
+      keep.attributes.insert(keep.attributes.end(), part.begin(), part.end());
     const auto resume = static_cast<double>(resume_step);
     const auto kept_steps = leading_steps(h5::read_series(path, "/train/step"), [&](double s) { return s < resume; });
     for (const auto& column : l.per_step) keep.keep_rows[column.path] = kept_steps;

@@ -35,7 +35,7 @@ struct HdetRecord {
 };
 
 // Where this session of a run started: /start's attributes (kind, checkpoint,
-// checksum, step), replaced by each resumed session.
+// checksum, step), replaced by each resumed session, and its /sessions/<i>'s.
 struct RunStart {
   std::string kind = "fresh";  // fresh | resume | branch | init
   std::string checkpoint;      // the file it started from, if any
@@ -84,7 +84,9 @@ void require_the_logged_settings(const TrainConfig& config, int64_t world_size);
 // Rank 0's log: creates DIR (and parents) and DIR/log.h5 with provenance
 // attributes, /config holding every key's effective value (config_values()),
 // or, when `continues` (resumed in place), continues DIR/log.h5 keeping the
-// rows before start.step. Throws h5::Error naming the path.
+// rows before start.step. Either way the settings (/config, the command line,
+// /start) become this session's, and /sessions/<i> records it beside the
+// sessions before. Throws h5::Error naming the path.
 std::unique_ptr<RunLog> open_run_log(const TrainConfig& config, int64_t world_size, const RunStart& start = RunStart(),
                                      bool continues = false);
 
