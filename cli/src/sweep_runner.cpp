@@ -107,13 +107,14 @@ bool marked_diverged(const fs::path& dir) {
 
 // Whether a run's directory holds a longer run that holds it (the sweep asks for fewer budgets than when that ran):
 // kTrained where the longer run trained through the run's last step (the checkpoint there), kDiverged where it
-// diverged before it, kNo otherwise.
-enum class Held { kNo, kTrained, kDiverged };
+// diverged before it, kUnfinished where it was stopped before it (it goes on under the run's own arguments: its
+// steps so far are the run's), kNo where it holds no longer run.
+enum class Held { kNo, kTrained, kDiverged, kUnfinished };
 Held held_by_a_longer_run(const SweepRun& run, const fs::path& dir) {
   const auto args_file = dir / "sweep_args.txt";
   if (!fs::exists(args_file) || !holds_the_run(lines_of(lrkit::read_text(args_file)), run.args)) return Held::kNo;
   if (fs::exists(train::checkpoint_path(dir.string(), run.steps))) return Held::kTrained;
-  return marked_diverged(dir) ? Held::kDiverged : Held::kNo;
+  return marked_diverged(dir) ? Held::kDiverged : Held::kUnfinished;
 }
 
 // Where a run starts: at its newest checkpoint (an interrupted or continued run goes on there), else at its fork.
@@ -130,8 +131,10 @@ std::string run_directory(const std::string& out, const std::string& name) { ret
 bool finished_earlier(const SweepRun& run, const std::string& out) {
   const fs::path dir = run_directory(out, run.name);
   const auto args_file = dir / "sweep_args.txt";
-  if (fs::exists(args_file) && lrkit::read_text(args_file) != joined(run.args))  // held, restarted, continued or refused
-    return held_by_a_longer_run(run, dir) != Held::kNo;
+  if (fs::exists(args_file) && lrkit::read_text(args_file) != joined(run.args)) {  // held, restarted, continued or refused
+    const Held held = held_by_a_longer_run(run, dir);
+    return held == Held::kTrained || held == Held::kDiverged;
+  }
   // A run killed after its last checkpoint (evaluated before it was written) but before its marker is finished too.
   return fs::exists(dir / "sweep_done") || (fs::exists(args_file) && fs::exists(train::checkpoint_path(dir.string(), run.steps)));
 }
@@ -143,19 +146,23 @@ std::vector<RunState> run_sweep(const SweepPlan& plan, const std::string& out, i
   // A directory started with other settings stands for the run where it holds a longer run that trained through it
   // (sweep_extension.hpp: fewer budgets again); it is restarted when it holds no checkpoint (a run that failed at its
   // start, or diverged before its first checkpoint: nothing trained is lost, and the old directory is kept aside);
-  // one with checkpoints goes on where the new settings continue its run (more budgets) and is refused otherwise.
+  // one with checkpoints goes on where the new settings continue its run (more budgets) or where it holds a longer
+  // run stopped before the run's last step (fewer budgets, after an interrupted sweep), and is refused otherwise.
   // Every conflict is found before anything moves or starts.
   std::vector<std::string> restarted;
-  std::vector<size_t> continued, held_runs;
+  std::vector<size_t> continued, shortened, held_runs;
   for (size_t i = 0; i < n; ++i) {
     const fs::path dir = run_directory(out, plan.runs[i].name);
     const auto args_file = dir / "sweep_args.txt";
     if (fs::exists(args_file) && lrkit::read_text(args_file) != joined(plan.runs[i].args)) {
-      if (const Held held = held_by_a_longer_run(plan.runs[i], dir); held != Held::kNo) {
+      const Held held = held_by_a_longer_run(plan.runs[i], dir);
+      if (held == Held::kTrained || held == Held::kDiverged) {
         status[i] = held == Held::kTrained ? Status::kSkipped : Status::kDiverged;
         held_runs.push_back(i);
       } else if (!holds_checkpoints(dir.string())) {
         restarted.push_back(dir.string());
+      } else if (held == Held::kUnfinished) {
+        shortened.push_back(i);
       } else if (continues_the_run(lines_of(lrkit::read_text(args_file)), plan.runs[i].args)) {
         // One that diverged diverges again: its new schedule gives the steps it trained the same rates.
         if (marked_diverged(dir))
@@ -183,6 +190,10 @@ std::vector<RunState> run_sweep(const SweepPlan& plan, const std::string& out, i
   for (const size_t i : continued)
     progress << "sweep: " << plan.runs[i].name << " goes on from its checkpoints to step " << plan.runs[i].steps
              << " (the new settings continue it: the same rate at every step it trained)" << std::endl;
+  for (const size_t i : shortened)
+    progress << "sweep: " << plan.runs[i].name << " holds a longer run (see its sweep_args.txt) stopped before step "
+             << plan.runs[i].steps << ", whose first " << plan.runs[i].steps
+             << " steps are this run's: it goes on from its checkpoints as this run" << std::endl;
   size_t skipped = 0;
   for (auto s : status) skipped += s == Status::kSkipped || s == Status::kDiverged;
   const CoresForEachRun cores(jobs);

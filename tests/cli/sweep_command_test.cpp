@@ -13,6 +13,7 @@
 
 #include "lrkit/common/text_file.hpp"
 #include "lrkit/h5/file.hpp"
+#include "lrkit/train/run_files.hpp"
 #include "openblas.hpp"
 #include "process_cpus.hpp"
 #include "run_command.hpp"
@@ -169,6 +170,28 @@ TEST(SweepCommand, MoreBudgetsGoOnFromTheRunsTrainedAndEqualTheWholeSweep) {
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find("wsd_main_p0.01_s1234' was started with other settings"), std::string::npos) << r.out;
   EXPECT_EQ(count(r.out, "sweep: started"), 0) << r.out;
+  // The larger sweep stopped before the longer runs reached the shorter ones' last steps (their later checkpoints
+  // gone, as an interrupt leaves them), then run with fewer budgets: each longer run goes on as the shorter one,
+  // from its newest checkpoint, and the results are the first sweep's all the same. They were refused.
+  for (const auto& [run, shorter] : {std::pair<std::string, int64_t>{"wsd_main", 10}, {"wsds", 14}}) {
+    const std::string dir = out + "/runs/" + run + "_p0.01_s1234";
+    fs::remove(dir + "/sweep_done");
+    for (const auto& file : fs::directory_iterator(dir + "/checkpoints"))
+      if (lrkit::train::checkpoint_step_of(file.path().filename().string()).value_or(0) >= shorter) fs::remove(file.path());
+  }
+  r = run_lrkit("sweep --config " + first);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("sweep: wsd_main_p0.01_s1234 holds a longer run (see its sweep_args.txt) stopped before step 10, "
+                       "whose first 10 steps are this run's: it goes on from its checkpoints as this run"),
+            std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("sweep: started wsd_main_p0.01_s1234 (3 steps, from its checkpoint at step 7)"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("sweep: started wsds_p0.01_s1234 (6 steps, from its checkpoint at step 8)"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(count(r.out, "sweep: started"), 2) << r.out;
+  for (const char* series : {"/results/loss", "/results/step", "/schedules/trained_steps"})
+    EXPECT_EQ(lrkit::h5::read_series(out + "/summary.h5", series), lrkit::h5::read_series(first_summary.string(), series))
+        << series;
 }
 
 TEST(SweepCommand, ADivergedRunIsAnInfiniteResultNotAFailure) {
