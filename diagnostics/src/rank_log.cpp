@@ -34,6 +34,30 @@ std::string out_of_range(const std::string& field, double value) {
   return "";
 }
 
+// The resumes of an lrkit run log's sessions (/sessions/0, 1, ... in the order they ran) whose rows the log holds:
+// each session's rows last until a later one starts at or before them. A session whose step does not read is left
+// out with a warning (a damaged attribute should not cost the report).
+void read_resumes(const std::string& path, RankLog& log) {
+  std::vector<Resume> in_effect;  // by step: the first started the rows the log begins with
+  for (int64_t i = 0;; ++i) {
+    const std::string session = "/sessions/" + std::to_string(i);
+    if (!h5::has_dataset(path, session)) break;
+    log.records_sessions = true;
+    const auto attributes = h5::read_string_attributes(path, session);
+    const auto step = attributes.count("step") ? parse_integer(attributes.at("step")) : std::nullopt;
+    if (!step) {
+      log.warnings.push_back("'" + path + "': " + session + " has no whole step (attribute 'step'); its session is left out");
+      continue;
+    }
+    const auto changed = attributes.find("changed");
+    while (!in_effect.empty() && in_effect.back().step >= static_cast<double>(*step)) in_effect.pop_back();
+    in_effect.push_back({static_cast<double>(*step), changed == attributes.end() ? "" : changed->second});
+  }
+  // A resume killed before its first flush started no row the log holds.
+  for (size_t k = 1; k < in_effect.size(); ++k)
+    if (!log.steps.empty() && in_effect[k].step <= log.steps.back()) log.resumes.push_back(in_effect[k]);
+}
+
 // A log its writer still holds, or left marked when killed, may end inside a
 // flush: some series already hold rows the others do not yet (SeriesLog writes
 // them one after another). Those rows are set aside with a warning; in a log
@@ -119,6 +143,7 @@ RankLog read_run_log(const std::string& path) {
       for (double c : cos_pairwise) measured = measured || !std::isnan(c);
       if (measured) log.cos_pairwise = std::move(cos_pairwise);
     }
+    read_resumes(path, log);
   } catch (const h5::Error& e) {
     throw RankLogError(e.what());
   }

@@ -211,6 +211,10 @@ std::string json_string(const std::string& s) {
 
 std::string step_text(double step) { return "step " + number(step, "%.0f"); }
 
+std::string changed_text(const Resume& resume) {
+  return resume.changed.empty() ? "no setting changed" : "changed " + resume.changed;
+}
+
 std::string verdict(const Report& r) {
   std::vector<std::string> findings;
   for (const auto& f : r.non_finite)
@@ -220,9 +224,12 @@ std::string verdict(const Report& r) {
   for (const auto& w : r.windows) (w.metric == "consistency" ? drops : jumps) += 1;
   const bool smooth = !std::isnan(r.loss.roughness) && r.loss.roughness < 0.02;
   if (jumps + drops > 0) {
+    const FlaggedWindow& first = r.windows.front();
     std::string what = std::to_string(jumps) + " dispersion jump(s) and " + std::to_string(drops) +
-                       " consistency drop(s), the first from " + step_text(r.windows.front().first_step) + " (" +
-                       r.windows.front().metric + ")";
+                       " consistency drop(s), the first from " + step_text(first.first_step) + " (" + first.metric + ")";
+    for (const auto& resume : r.resumes)
+      if (first.resume_step && resume.step == *first.resume_step)
+        what += " at the resume of " + step_text(resume.step) + " (" + changed_text(resume) + ")";
     findings.push_back(smooth ? "silent inconsistency: " + what + " while the global loss stayed smooth (roughness " +
                                     number(100 * r.loss.roughness, "%.2f") + " %)"
                               : what);
@@ -297,6 +304,8 @@ Report analyze(const RankLog& log, const ReportOptions& o) {
   Report r;
   r.source = log.source;
   r.ranks = log.ranks;
+  r.records_sessions = log.records_sessions;
+  r.resumes = log.resumes;
   r.steps = logged - skip;
   r.options = o;
   r.skip = skip;
@@ -359,6 +368,10 @@ Report analyze(const RankLog& log, const ReportOptions& o) {
   }
   std::sort(r.windows.begin(), r.windows.end(),
             [](const FlaggedWindow& a, const FlaggedWindow& b) { return a.first_step < b.first_step; });
+  for (auto& w : r.windows)
+    for (const auto& resume : r.resumes)
+      if (resume.step >= w.first_step - static_cast<double>(kSmoothingSteps) && resume.step <= w.last_step)
+        w.resume_step = resume.step;
 
   find_outliers(log, first, log.loss, "loss", false, o, r.outliers);
   find_outliers(log, first, log.grad_norm, "grad_norm", false, o, r.outliers);
@@ -396,13 +409,18 @@ std::string format_text(const Report& r) {
       << " (the median of the next " << std::max<int64_t>(kSmoothingSteps, r.window / 2)
       << " steps against the trailing window's), loss spike z > " << r.options.spike_z << ", gradient-norm spike z > " << r.options.grad_spike_z
       << ", outlier rank binomial z > " << r.options.outlier_z << "\n";
+  if (r.records_sessions) {
+    out << "resumes: " << (r.resumes.empty() ? "none" : "") << "\n";
+    for (const auto& resume : r.resumes) out << "  " << step_text(resume.step) << ": " << changed_text(resume) << "\n";
+  }
   out << "flagged windows: " << (r.windows.empty() ? "none" : "") << "\n";
   for (const auto& w : r.windows)
     out << "  " << (w.test == "shift" ? "from step " + number(w.first_step, "%.0f")
                                       : "steps " + number(w.first_step, "%.0f") + "-" + number(w.last_step, "%.0f"))
         << ": " << w.metric
         << (w.metric == "consistency" ? " drop" : " jump") << (w.test == "shift" ? " (lasting shift)" : "") << ", peak z "
-        << number(w.peak_z, "%.1f") << " at step " << number(w.peak_step, "%.0f") << "\n";
+        << number(w.peak_z, "%.1f") << " at step " << number(w.peak_step, "%.0f")
+        << (w.resume_step ? ", at the resume of " + step_text(*w.resume_step) : std::string()) << "\n";
   out << "outlier ranks: " << (r.outliers.empty() ? "none" : "") << "\n";
   for (const auto& o : r.outliers)
     out << "  rank " << o.rank << (o.pair ? " (or rank " + std::to_string(1 - o.rank) + ": 2 ranks mirror each other)" : "")
@@ -443,9 +461,20 @@ std::string format_json(const Report& r) {
     out << (i ? ", " : "") << "{\"metric\": " << json_string(w.metric) << ", \"first_step\": " << json_number(w.first_step)
         << ", \"last_step\": " << json_number(w.last_step) << ", \"peak_step\": " << json_number(w.peak_step)
         << ", \"peak_z\": " << json_number(w.peak_z) << ", \"flagged_steps\": " << w.flagged_steps
-        << ", \"test\": " << json_string(w.test) << "}";
+        << ", \"test\": " << json_string(w.test)
+        << ", \"resume_step\": " << (w.resume_step ? json_number(*w.resume_step) : std::string("null")) << "}";
   }
-  out << "], \"outliers\": [";
+  out << "], \"resumes\": ";
+  if (r.records_sessions) {
+    out << "[";
+    for (size_t i = 0; i < r.resumes.size(); ++i)
+      out << (i ? ", " : "") << "{\"step\": " << json_number(r.resumes[i].step)
+          << ", \"changed\": " << json_string(r.resumes[i].changed) << "}";
+    out << "]";
+  } else {
+    out << "null";  // not known: a log that records no sessions
+  }
+  out << ", \"outliers\": [";
   for (size_t i = 0; i < r.outliers.size(); ++i) {
     const auto& o = r.outliers[i];
     out << (i ? ", " : "") << "{\"rank\": " << o.rank << ", \"pair\": " << (o.pair ? "true" : "false")

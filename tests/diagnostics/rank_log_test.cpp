@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 #include <tuple>
+#include <vector>
 
 #include "killed_writer.hpp"
 #include "lrkit/h5/series_log.hpp"
@@ -184,6 +186,42 @@ TEST(RankLog, BadFilesNameTheProblem) {
        "c.jsonl (JSON lines) line 1 field cos_to_mean: '1.5' is not a cosine (in [-1, 1])"},
   };
   for (const auto& [path, expected] : cases) EXPECT_NE(error_of(path).find(expected), std::string::npos) << error_of(path);
+}
+
+TEST(RankLog, ARunLogsResumesAreThoseWhoseRowsItHolds) {
+  const auto path = (lrkit::testing::scratch_dir() / "resumed_log.h5").string();
+  const auto session = [](int index, const std::string& step, const std::string& changed) {
+    const std::string object = "/sessions/" + std::to_string(index);
+    return std::vector<h5::SeriesLog::Attribute>{{object, "step", step}, {object, "changed", changed}};
+  };
+  std::vector<h5::SeriesLog::Attribute> sessions;
+  // 0 from step 0; 1 resumed at 40 (then killed); 2 resumed at 20 from an earlier checkpoint, rewriting 1's rows;
+  // 3 resumed at 60; 4 not a step (damaged); 5 resumed at 95, past the last row the log holds.
+  for (const auto& [index, step, changed] : std::vector<std::tuple<int, std::string, std::string>>{
+           {0, "0", ""}, {1, "40", "train.threads = 2 -> 1"}, {2, "20", ""}, {3, "60", "log.flush_every = 10 -> 5"},
+           {4, "x", ""}, {5, "95", ""}}) {
+    const auto attributes = session(index, step, changed);
+    sessions.insert(sessions.end(), attributes.begin(), attributes.end());
+  }
+  {
+    h5::SeriesLog log(path, {{"/train/step", 1}, {"/train/grad_norm", 1}, {"/ranks/loss", 2, true}, {"/ranks/grad_norm", 2, true}},
+                      sessions);
+    for (int s = 0; s < 90; ++s) {
+      log.append("/train/step", s);
+      log.append("/train/grad_norm", 1.0);
+      log.append("/ranks/loss", {2.0, 2.1});
+      log.append("/ranks/grad_norm", {1.0, 1.1});
+    }
+  }
+  const auto log = read_rank_log(path);
+  EXPECT_TRUE(log.records_sessions);
+  ASSERT_EQ(log.resumes.size(), 2u);
+  EXPECT_EQ(log.resumes[0].step, 20);
+  EXPECT_EQ(log.resumes[0].changed, "");
+  EXPECT_EQ(log.resumes[1].step, 60);
+  EXPECT_EQ(log.resumes[1].changed, "log.flush_every = 10 -> 5");
+  ASSERT_EQ(log.warnings.size(), 1u);
+  EXPECT_NE(log.warnings[0].find("/sessions/4 has no whole step (attribute 'step')"), std::string::npos) << log.warnings[0];
 }
 
 TEST(RankLog, RunLogsMustHaveTheRankDatasetsWithMatchingLengths) {

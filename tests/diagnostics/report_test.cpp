@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <random>
 #include <sstream>
 
@@ -98,6 +99,42 @@ TEST(Report, ADispersionJumpUnderASmoothGlobalLossIsASilentInconsistency) {
   EXPECT_TRUE(r.spikes.empty()) << "the global loss did not move";
   EXPECT_EQ(r.verdict.rfind("silent inconsistency", 0), 0u) << r.verdict;
   EXPECT_NE(r.verdict.find("the first from step 300 (loss_std)"), std::string::npos) << r.verdict;
+}
+
+TEST(Report, AJumpWhereTheRunWasResumedSaysSoAndWhatTheResumeChanged) {
+  auto log = synthetic(4, 600);
+  for (int64_t t = 300; t < 320; ++t)
+    for (int64_t k = 0; k < 4; ++k) cell(log, log.loss, t, k) += (k % 2 == 0 ? 0.3 : -0.3);
+  log.records_sessions = true;
+  log.resumes = {{150, ""}, {302, "train.accumulation = 1 -> 4"}};
+  const auto r = analyze(log);
+  ASSERT_FALSE(r.windows.empty()) << format_text(r);
+  EXPECT_EQ(r.windows.front().resume_step, std::optional<double>(302)) << "within the window: a few steps late";
+  EXPECT_NE(r.verdict.find("the first from step 300 (loss_std) at the resume of step 302 (changed train.accumulation = 1 "
+                           "-> 4)"), std::string::npos) << r.verdict;
+  const std::string text = format_text(r);
+  EXPECT_NE(text.find("resumes: \n  step 150: no setting changed\n  step 302: changed train.accumulation = 1 -> 4\n"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find(", at the resume of step 302\n"), std::string::npos) << text;
+  std::istringstream json(format_json(r));
+  boost::property_tree::ptree tree;
+  boost::property_tree::read_json(json, tree);
+  EXPECT_EQ(tree.get_child("resumes").size(), 2u);
+  EXPECT_EQ(tree.get_child("resumes").back().second.get<std::string>("changed"), "train.accumulation = 1 -> 4");
+  EXPECT_EQ(tree.get_child("windows").front().second.get<double>("resume_step"), 302);
+
+  // A resume away from the jump explains nothing; a log that records no sessions lists none.
+  log.resumes = {{150, ""}, {330, "train.threads = 2 -> 1"}};
+  const auto apart = analyze(log);
+  ASSERT_FALSE(apart.windows.empty());
+  EXPECT_FALSE(apart.windows.front().resume_step.has_value()) << format_text(apart);
+  EXPECT_EQ(apart.verdict.find("resume"), std::string::npos) << apart.verdict;
+  log.records_sessions = false;
+  log.resumes.clear();
+  EXPECT_EQ(format_text(analyze(log)).find("resumes:"), std::string::npos);
+  std::istringstream none(format_json(analyze(log)));
+  boost::property_tree::read_json(none, tree);
+  EXPECT_EQ(tree.get<std::string>("resumes"), "null");
 }
 
 TEST(Report, APersistentlyWorseRankIsNamed) {

@@ -17,6 +17,13 @@ class RankLogError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Where an lrkit run was resumed, among the rows its log holds, and the settings the resume changed ("train.threads
+// = 2 -> 1; ..."; "" where it changed none): a shift in the signals there may be the new settings', not the workers'.
+struct Resume {
+  double step = 0;
+  std::string changed;
+};
+
 struct RankLog {
   std::string source;           // the file, and its format
   int64_t ranks = 0;
@@ -29,6 +36,10 @@ struct RankLog {
   // spike; NaN in rows written before it existed); empty when not logged.
   std::vector<double> skipped;
   std::vector<std::string> warnings;     // what the reader skipped (a step missing a rank's row)
+  // An lrkit run log that records its sessions (/sessions/<i>): its resumes whose rows it holds, by step. A resume
+  // from an earlier checkpoint rewrote the rows of the sessions that started at or after its step: they are left out.
+  bool records_sessions = false;
+  std::vector<Resume> resumes;
 
   double at(const std::vector<double>& m, size_t step, int64_t rank) const {
     return m[step * static_cast<size_t>(ranks) + static_cast<size_t>(rank)];

@@ -48,6 +48,9 @@ struct FlaggedWindow {
   // "step": the per-step robust z of the 5-step median; "shift": the shift z of the next window / 2 steps (the
   // window then starts at its peak, the change's estimated first step).
   std::string test = "step";
+  // The resume of an lrkit run (RankLog::resumes) within the window, if any: from 5 steps before its first step
+  // (the smoothing median's length: a change may be flagged a few steps late) to its last.
+  std::optional<double> resume_step;
 };
 
 // A jump or drop is a finding when this many steps of its window pass the
@@ -84,6 +87,8 @@ struct Report {
   int64_t skip = 0, window = 0;    // as applied: the default skip resolved, the window shrunk for a short log
   std::vector<std::string> notes;  // what could not be analysed and why (one rank, too few steps)
   std::string consistency_metric;  // what "consistency" means for this log (or empty)
+  bool records_sessions = false;   // RankLog's: an lrkit run log whose resumes are known (none: `resumes` empty)
+  std::vector<Resume> resumes;     // the run's resumes, from its log
   MetricSummary loss;              // global loss (mean over ranks)
   std::vector<MetricSummary> dispersion;  // loss_std, loss_cv, grad_norm_std, consistency
   std::vector<FlaggedWindow> windows;
