@@ -1,6 +1,6 @@
 // `lrkit log check|repair LOG`: validates a run log (its series agree in
 // length, steps run without gaps, /config parses back into a valid config,
-// the checkpoints it lists that are still on disk have the checksums it
+// each session names its start step, the checkpoints it lists that are still on disk have the checksums it
 // recorded) and repairs what a killed writer leaves: it clears the file's mark,
 // so that any HDF5 tool opens it (as `h5clear -s` does), and cuts the rows of a
 // flush the kill cut short, but never while a run writes it.
@@ -35,7 +35,8 @@ namespace fs = std::filesystem;
 
 constexpr const char* kUsage =
     "usage: lrkit log check LOG | lrkit log repair LOG\n\n"
-    "check   validate a run log: series lengths, steps, /config, listed checkpoints' checksums;\n"
+    "check   validate a run log: series lengths, steps, /config, sessions' start steps, listed\n"
+    "        checkpoints' checksums;\n"
     "        exit 0 when valid, 1 with one line per problem; a log a run is writing now is checked up to\n"
     "        its last whole flush\n"
     "repair  clear the mark a killed writer leaves (h5clear -s), so any HDF5 tool opens the log, and cut\n"
@@ -136,6 +137,17 @@ std::vector<std::string> check_log(const std::string& log, bool live) {
     } catch (const std::exception& e) {
       problems.push_back(std::string("/config does not parse back into a valid config: ") + e.what());
     }
+  }
+
+  // Each session (/sessions/<i>) names the step it started at: lrkit diagnose places the resumes by it.
+  for (int64_t i = 0; h5::has_dataset(log, "/sessions/" + std::to_string(i)); ++i) {
+    const std::string session = "/sessions/" + std::to_string(i);
+    const auto attributes = h5::read_string_attributes(log, session);
+    const auto step = attributes.find("step");
+    const auto whole = step == attributes.end() ? std::nullopt : parse_integer(step->second);
+    if (!whole || *whole < 0)
+      problems.push_back(session + " has no whole step >= 0 (its attribute 'step' " +
+                         (step == attributes.end() ? std::string("is missing") : "is '" + step->second + "'") + ")");
   }
 
   if (rows.count("/checkpoints/step") && rows.count("/checkpoints/crc32")) {

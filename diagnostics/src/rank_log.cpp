@@ -34,7 +34,7 @@ std::string out_of_range(const std::string& field, double value) {
   return "";
 }
 
-// The resumes of an lrkit run log's sessions (/sessions/0, 1, ... in the order they ran) whose rows the log holds:
+// The resumes of a run log's sessions (/sessions/0, 1, ... in the order they ran) whose rows the log holds:
 // each session's rows last until a later one starts at or before them. A session whose step does not read is left
 // out with a warning (a damaged attribute should not cost the report).
 void read_resumes(const std::string& path, RankLog& log) {
@@ -51,7 +51,8 @@ void read_resumes(const std::string& path, RankLog& log) {
     }
     const auto changed = attributes.find("changed");
     while (!in_effect.empty() && in_effect.back().step >= static_cast<double>(*step)) in_effect.pop_back();
-    in_effect.push_back({static_cast<double>(*step), changed == attributes.end() ? "" : changed->second});
+    in_effect.push_back({static_cast<double>(*step), changed == attributes.end() ? std::nullopt
+                                                                                 : std::optional<std::string>(changed->second)});
   }
   // A resume killed before its first flush started no row the log holds.
   for (size_t k = 1; k < in_effect.size(); ++k)

@@ -212,7 +212,8 @@ std::string json_string(const std::string& s) {
 std::string step_text(double step) { return "step " + number(step, "%.0f"); }
 
 std::string changed_text(const Resume& resume) {
-  return resume.changed.empty() ? "no setting changed" : "changed " + resume.changed;
+  if (!resume.changed) return "its settings are not logged";
+  return resume.changed->empty() ? "no setting changed" : "changed " + *resume.changed;
 }
 
 std::string verdict(const Report& r) {
@@ -469,7 +470,7 @@ std::string format_json(const Report& r) {
     out << "[";
     for (size_t i = 0; i < r.resumes.size(); ++i)
       out << (i ? ", " : "") << "{\"step\": " << json_number(r.resumes[i].step)
-          << ", \"changed\": " << json_string(r.resumes[i].changed) << "}";
+          << ", \"changed\": " << (r.resumes[i].changed ? json_string(*r.resumes[i].changed) : std::string("null")) << "}";
     out << "]";
   } else {
     out << "null";  // not known: a log that records no sessions

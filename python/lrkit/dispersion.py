@@ -24,18 +24,21 @@ for a path ending in .h5, an HDF5 file in the run-log layout (/train/step,
 A new hook starts a new log. A loop resumed from a checkpoint of step S passes
 start_step=S: the log then keeps its rows of the steps before S (the rows a
 killed run wrote past its checkpoint are dropped, so no step appears twice) and
-goes on from there.
+goes on from there. An HDF5 log records each session, as lrkit train's does
+(/sessions/<i>: kind, step, started_utc, command_line), so `lrkit diagnose`
+lists the resumes and says where a flagged window starts at one.
 """
 import json
 import math
 import os
+import sys
 import time
 
 import torch
 
 from ._torch_common import distributed, scalar_tensor, unfinished_path, whole_number
 from ._worker_callbacks import handed_to_worker
-from .logs import open_hdf5
+from .logs import _text, open_hdf5
 
 __all__ = ["DispersionHook"]
 
@@ -268,7 +271,8 @@ class _Hdf5RankLog:
         if exact_pairwise:
             scalars.append("/diagnostics/cos_pairwise")
         matrices = ["/ranks/loss", "/ranks/grad_norm", "/ranks/cos_to_mean"]
-        kept = _h5_rows_before(path, start_step, scalars + matrices, world) if start_step > 0 and os.path.exists(path) else {}
+        kept, sessions = (_h5_rows_before(path, start_step, scalars + matrices, world)
+                          if start_step > 0 and os.path.exists(path) else ({}, []))
         self.rows = len(kept.get("/train/step", []))
         unfinished = unfinished_path(path)
         self.file = h5py.File(unfinished, "w", libver="latest")
@@ -282,6 +286,15 @@ class _Hdf5RankLog:
                 self.series[name][:] = kept[name]
         self.file.attrs["world_size"] = str(world)
         self.file.attrs["source"] = "lrkit.torch.DispersionHook"
+        # Every session of the loop, as lrkit train records its own: `lrkit diagnose` lists the resumes whose rows the
+        # log holds, and says where a flagged window starts at one (the loop's settings are not known: no "changed").
+        sessions.append({"kind": "resume" if start_step > 0 else "fresh", "step": str(start_step),
+                         "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                         "command_line": " ".join(sys.argv)})
+        for index, attributes in enumerate(sessions):
+            group = self.file.create_group(f"/sessions/{index}")
+            for name, value in attributes.items():
+                group.attrs[name] = value
         self.file.flush()
         os.replace(unfinished, path)  # the open file goes with its new name
         self.file.swmr_mode = True  # readable while training runs
@@ -323,7 +336,8 @@ class _Hdf5RankLog:
 
 
 def _h5_rows_before(path, start_step, names, world):
-    """The rows of an earlier log of this hook for the steps before start_step, every series cut to the rows all have."""
+    """The rows of an earlier log of this hook for the steps before start_step, every series cut to the rows all have,
+    and its sessions' attributes in order (none in a log of an earlier lrkit)."""
     handle, _ = open_hdf5(path)  # a log whose writer was killed is still marked open for writing
     with handle as f:
         missing = [name for name in names if name not in f]
@@ -336,7 +350,10 @@ def _h5_rows_before(path, start_step, names, world):
         whole = min(f[name].shape[0] for name in names)
         steps = f["/train/step"][:whole]
         keep = int((steps < start_step).sum())
-        return {name: f[name][:keep] for name in names}
+        sessions = []
+        while f"/sessions/{len(sessions)}" in f:
+            sessions.append({name: _text(value) for name, value in f[f"/sessions/{len(sessions)}"].attrs.items()})
+        return {name: f[name][:keep] for name in names}, sessions
 
 
 def _metrics(step, values, n, exact_pairwise):

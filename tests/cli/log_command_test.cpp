@@ -7,6 +7,7 @@
 
 #include "killed_writer.hpp"
 #include "lrkit/h5/file.hpp"
+#include "lrkit/h5/series_log.hpp"
 #include "run_command.hpp"
 #include "test_files.hpp"
 
@@ -28,6 +29,20 @@ TEST(LogCommand, ACheckNamesEveryDisagreement) {
   for (const char* expected : {"/train/loss has 2 rows, /train/step 3", "/train/step row 2 is 3 after 1",
                                "/checkpoints/crc32 has 2 rows, /checkpoints/step 1", "no /config attributes"})
     EXPECT_NE(r.out.find(expected), std::string::npos) << expected << "\n" << r.out;
+}
+
+TEST(LogCommand, ACheckNamesASessionWithoutItsStartStep) {
+  const auto path = (lrkit::testing::scratch_dir() / "sessions_log.h5").string();
+  {
+    lrkit::h5::SeriesLog log(path, {{"/train/step"}},
+                             {{"/", "source", "lrkit.torch.DispersionHook"}, {"/sessions/0", "step", "0"},
+                              {"/sessions/1", "step", "1.5"}, {"/sessions/2", "kind", "resume"}, {"/sessions/3", "step", "4"}});
+    for (const double step : {0.0, 1.0, 2.0, 3.0, 4.0}) log.append("/train/step", step);
+  }
+  const auto r = run_lrkit("log check " + path);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_EQ(r.out, path + ": /sessions/1 has no whole step >= 0 (its attribute 'step' is '1.5')\n" + path +
+                       ": /sessions/2 has no whole step >= 0 (its attribute 'step' is missing)\n");
 }
 
 // A writer killed inside a flush, after it wrote /train/step's new row and

@@ -217,9 +217,9 @@ TEST(RankLog, ARunLogsResumesAreThoseWhoseRowsItHolds) {
   EXPECT_TRUE(log.records_sessions);
   ASSERT_EQ(log.resumes.size(), 2u);
   EXPECT_EQ(log.resumes[0].step, 20);
-  EXPECT_EQ(log.resumes[0].changed, "");
+  EXPECT_EQ(log.resumes[0].changed, std::optional<std::string>(""));
   EXPECT_EQ(log.resumes[1].step, 60);
-  EXPECT_EQ(log.resumes[1].changed, "log.flush_every = 10 -> 5");
+  EXPECT_EQ(log.resumes[1].changed, std::optional<std::string>("log.flush_every = 10 -> 5"));
   ASSERT_EQ(log.warnings.size(), 1u);
   EXPECT_NE(log.warnings[0].find("/sessions/4 has no whole step (attribute 'step')"), std::string::npos) << log.warnings[0];
 }

@@ -129,6 +129,12 @@ TEST(Report, AJumpWhereTheRunWasResumedSaysSoAndWhatTheResumeChanged) {
   ASSERT_FALSE(apart.windows.empty());
   EXPECT_FALSE(apart.windows.front().resume_step.has_value()) << format_text(apart);
   EXPECT_EQ(apart.verdict.find("resume"), std::string::npos) << apart.verdict;
+  log.resumes = {{302, std::nullopt}};  // a DispersionHook's log: the loop's settings are not known
+  const auto unknown = analyze(log);
+  EXPECT_NE(format_text(unknown).find("resumes: \n  step 302: its settings are not logged\n"), std::string::npos)
+      << format_text(unknown);
+  EXPECT_NE(unknown.verdict.find("at the resume of step 302 (its settings are not logged)"), std::string::npos)
+      << unknown.verdict;
   log.records_sessions = false;
   log.resumes.clear();
   EXPECT_EQ(format_text(analyze(log)).find("resumes:"), std::string::npos);

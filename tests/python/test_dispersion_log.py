@@ -62,8 +62,19 @@ def test_a_resumed_loop_goes_on_without_repeating_steps(tmp_path, name):
         if name.endswith(".h5"):
             check = cli("log", "check")
             assert check.returncode == 0 and "ok (12 steps)" in check.stdout, check.stdout + check.stderr
+            # The HDF5 log records each session of the loop; the report lists the resume (the loop's settings are
+            # not the hook's to know).
+            assert "resumes: \n  step 6: its settings are not logged\n" in report.stdout, report.stdout
+    if name.endswith(".h5"):
+        import lrkit
+
+        sessions = lrkit.read_log(log).sessions
+        assert [(s["index"], s["kind"], s["step"]) for s in sessions] == [(0, "fresh", "0"), (1, "resume", "6")]
+        assert "hook_log_worker.py" in sessions[1]["command_line"] and "changed" not in sessions[1]
     loop(log, 0, 4)  # a new loop, a new log
     assert logged(log) == [(s, s) for s in range(4)]
+    if name.endswith(".h5"):
+        assert [s["kind"] for s in lrkit.read_log(log).sessions] == ["fresh"]
     assert not [p for p in os.listdir(tmp_path) if "unfinished" in p]
 
 

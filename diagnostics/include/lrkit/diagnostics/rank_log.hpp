@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -18,10 +19,11 @@ class RankLogError : public std::runtime_error {
 };
 
 // Where an lrkit run was resumed, among the rows its log holds, and the settings the resume changed ("train.threads
-// = 2 -> 1; ..."; "" where it changed none): a shift in the signals there may be the new settings', not the workers'.
+// = 2 -> 1; ..."; "" where it changed none; nothing where the log does not know, as a DispersionHook's): a shift in
+// the signals there may be the new settings', not the workers'.
 struct Resume {
   double step = 0;
-  std::string changed;
+  std::optional<std::string> changed;
 };
 
 struct RankLog {
@@ -36,7 +38,8 @@ struct RankLog {
   // spike; NaN in rows written before it existed); empty when not logged.
   std::vector<double> skipped;
   std::vector<std::string> warnings;     // what the reader skipped (a step missing a rank's row)
-  // An lrkit run log that records its sessions (/sessions/<i>): its resumes whose rows it holds, by step. A resume
+  // A run log that records its sessions (/sessions/<i>; lrkit train's and a DispersionHook's): its resumes whose rows
+  // it holds, by step. A resume
   // from an earlier checkpoint rewrote the rows of the sessions that started at or after its step: they are left out.
   bool records_sessions = false;
   std::vector<Resume> resumes;
