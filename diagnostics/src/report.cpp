@@ -216,6 +216,21 @@ std::string changed_text(const Resume& resume) {
   return resume.changed->empty() ? "no setting changed" : "changed " + *resume.changed;
 }
 
+// The last resume from step `from` to step `to`, if any.
+std::optional<double> resume_in(const std::vector<Resume>& resumes, double from, double to) {
+  std::optional<double> found;
+  for (const auto& resume : resumes)
+    if (resume.step >= from && resume.step <= to) found = resume.step;
+  return found;
+}
+
+// A finding's " at the resume of step N (what it changed)" for the verdict, or "".
+std::string at_resume(const Report& r, const std::optional<double>& step) {
+  for (const auto& resume : r.resumes)
+    if (step && resume.step == *step) return " at the resume of " + step_text(resume.step) + " (" + changed_text(resume) + ")";
+  return "";
+}
+
 std::string verdict(const Report& r) {
   std::vector<std::string> findings;
   for (const auto& f : r.non_finite)
@@ -226,11 +241,9 @@ std::string verdict(const Report& r) {
   const bool smooth = !std::isnan(r.loss.roughness) && r.loss.roughness < 0.02;
   if (jumps + drops > 0) {
     const FlaggedWindow& first = r.windows.front();
-    std::string what = std::to_string(jumps) + " dispersion jump(s) and " + std::to_string(drops) +
-                       " consistency drop(s), the first from " + step_text(first.first_step) + " (" + first.metric + ")";
-    for (const auto& resume : r.resumes)
-      if (first.resume_step && resume.step == *first.resume_step)
-        what += " at the resume of " + step_text(resume.step) + " (" + changed_text(resume) + ")";
+    const std::string what = std::to_string(jumps) + " dispersion jump(s) and " + std::to_string(drops) +
+                             " consistency drop(s), the first from " + step_text(first.first_step) + " (" + first.metric +
+                             ")" + at_resume(r, first.resume_step);
     findings.push_back(smooth ? "silent inconsistency: " + what + " while the global loss stayed smooth (roughness " +
                                     number(100 * r.loss.roughness, "%.2f") + " %)"
                               : what);
@@ -248,7 +261,8 @@ std::string verdict(const Report& r) {
   for (const auto& s : r.spikes) (s.series == "loss" ? loss_spikes : norm_spikes) += 1;
   if (loss_spikes + norm_spikes > 0)
     findings.push_back(std::to_string(loss_spikes) + " loss spike(s), " + std::to_string(norm_spikes) +
-                       " gradient-norm spike(s), the first at " + step_text(r.spikes.front().step));
+                       " gradient-norm spike(s), the first at " + step_text(r.spikes.front().step) +
+                       at_resume(r, r.spikes.front().resume_step));
   std::string line;
   for (const auto& f : findings) line += (line.empty() ? "" : "; ") + f;
   if (!line.empty()) return line;
@@ -369,10 +383,7 @@ Report analyze(const RankLog& log, const ReportOptions& o) {
   }
   std::sort(r.windows.begin(), r.windows.end(),
             [](const FlaggedWindow& a, const FlaggedWindow& b) { return a.first_step < b.first_step; });
-  for (auto& w : r.windows)
-    for (const auto& resume : r.resumes)
-      if (resume.step >= w.first_step - static_cast<double>(kSmoothingSteps) && resume.step <= w.last_step)
-        w.resume_step = resume.step;
+  for (auto& w : r.windows) w.resume_step = resume_in(r.resumes, w.first_step - static_cast<double>(kSmoothingSteps), w.last_step);
 
   find_outliers(log, first, log.loss, "loss", false, o, r.outliers);
   find_outliers(log, first, log.grad_norm, "grad_norm", false, o, r.outliers);
@@ -387,7 +398,9 @@ Report analyze(const RankLog& log, const ReportOptions& o) {
     const double level = std::fabs(median(*x));
     const auto z = trailing_robust_z(*x, window, window / 2, 1e-3 * (level > 0 ? level : 1.0));
     for (size_t t = 0; t < z.size(); ++t)
-      if (!std::isnan(z[t]) && z[t] > (name == "loss" ? o.spike_z : o.grad_spike_z)) r.spikes.push_back({name, steps[t], (*x)[t], z[t]});
+      if (!std::isnan(z[t]) && z[t] > (name == "loss" ? o.spike_z : o.grad_spike_z))
+        r.spikes.push_back({name, steps[t], (*x)[t], z[t],
+                            resume_in(r.resumes, steps[t] - static_cast<double>(kSmoothingSteps - 1), steps[t])});
   }
   r.verdict = verdict(r);
   return r;
@@ -432,7 +445,8 @@ std::string format_text(const Report& r) {
     out << "  rank " << f.rank << " " << f.series << ": from step " << number(f.first_step, "%.0f") << ", " << f.count << " step(s)\n";
   out << "spikes: " << (r.spikes.empty() ? "none" : "") << "\n";
   for (const auto& s : r.spikes)
-    out << "  step " << number(s.step, "%.0f") << ": " << s.series << " " << number(s.value) << " (z " << number(s.z, "%.1f") << ")\n";
+    out << "  step " << number(s.step, "%.0f") << ": " << s.series << " " << number(s.value) << " (z " << number(s.z, "%.1f")
+        << ")" << (s.resume_step ? ", at the resume of " + step_text(*s.resume_step) : std::string()) << "\n";
   out << "\nverdict: " << r.verdict << "\n";
   return out.str();
 }
@@ -487,7 +501,8 @@ std::string format_json(const Report& r) {
   for (size_t i = 0; i < r.spikes.size(); ++i) {
     const auto& s = r.spikes[i];
     out << (i ? ", " : "") << "{\"series\": " << json_string(s.series) << ", \"step\": " << json_number(s.step)
-        << ", \"value\": " << json_number(s.value) << ", \"z\": " << json_number(s.z) << "}";
+        << ", \"value\": " << json_number(s.value) << ", \"z\": " << json_number(s.z)
+        << ", \"resume_step\": " << (s.resume_step ? json_number(*s.resume_step) : std::string("null")) << "}";
   }
   out << "], \"non_finite\": [";
   for (size_t i = 0; i < r.non_finite.size(); ++i) {

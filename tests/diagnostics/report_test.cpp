@@ -164,6 +164,20 @@ TEST(Report, LossAndGradientNormSpikesAreFound) {
   EXPECT_EQ(r.spikes[0].step, 250);
   EXPECT_EQ(r.spikes[1].series, "grad_norm");
   EXPECT_EQ(r.spikes[1].step, 300);
+  EXPECT_FALSE(r.spikes[0].resume_step.has_value());
+
+  // A spike in the 5 steps from a resume comes with it (an optimizer state the resumed loop did not restore, say);
+  // one 5 steps later does not.
+  log.records_sessions = true;
+  log.resumes = {{247, std::nullopt}, {295, ""}};
+  const auto resumed = analyze(log);
+  ASSERT_EQ(resumed.spikes.size(), 2u) << format_text(resumed);
+  EXPECT_EQ(resumed.spikes[0].resume_step, std::optional<double>(247));
+  EXPECT_FALSE(resumed.spikes[1].resume_step.has_value());
+  EXPECT_NE(format_text(resumed).find("  step 250: loss "), std::string::npos) << format_text(resumed);
+  EXPECT_NE(format_text(resumed).find("), at the resume of step 247\n"), std::string::npos) << format_text(resumed);
+  EXPECT_NE(resumed.verdict.find("the first at step 250 at the resume of step 247 (its settings are not logged)"),
+            std::string::npos) << resumed.verdict;
 }
 
 TEST(Report, IdenticalRanksHaveZeroDispersionAndNoFindings) {

@@ -70,6 +70,7 @@ struct OutlierRank {
 struct Spike {
   std::string series;  // loss or grad_norm
   double step = 0, value = 0, z = 0;
+  std::optional<double> resume_step;  // the resume it came with, if any: in the 5 steps up to and including it
 };
 
 // NaN or Inf in a rank's series: always a finding.
