@@ -144,8 +144,8 @@ std::vector<RunState> run_sweep(const SweepPlan& plan, const std::string& out, i
   enum class Status { kPending, kRunning, kFinished, kSkipped, kDiverged, kFailed, kBlocked };
   std::vector<Status> status(n, Status::kPending);
   // A directory started with other settings stands for the run where it holds a longer run that trained through it
-  // (sweep_extension.hpp: fewer budgets again); it is restarted when it holds no checkpoint (a run that failed at its
-  // start, or diverged before its first checkpoint: nothing trained is lost, and the old directory is kept aside);
+  // (sweep_extension.hpp: fewer budgets again) or a diverged run the new settings continue; it is restarted when it
+  // holds no checkpoint (a run that failed at its start: nothing trained is lost, and the old directory is kept aside);
   // one with checkpoints goes on where the new settings continue its run (more budgets) or where it holds a longer
   // run stopped before the run's last step (fewer budgets, after an interrupted sweep), and is refused otherwise.
   // Every conflict is found before anything moves or starts.
@@ -156,19 +156,19 @@ std::vector<RunState> run_sweep(const SweepPlan& plan, const std::string& out, i
     const auto args_file = dir / "sweep_args.txt";
     if (fs::exists(args_file) && lrkit::read_text(args_file) != joined(plan.runs[i].args)) {
       const Held held = held_by_a_longer_run(plan.runs[i], dir);
+      const bool continues = continues_the_run(lines_of(lrkit::read_text(args_file)), plan.runs[i].args);
       if (held == Held::kTrained || held == Held::kDiverged) {
         status[i] = held == Held::kTrained ? Status::kSkipped : Status::kDiverged;
         held_runs.push_back(i);
+      } else if (continues && marked_diverged(dir)) {
+        // It diverges again, checkpoint or not: its new schedule gives the steps it trained the same rates.
+        status[i] = Status::kDiverged;
       } else if (!holds_checkpoints(dir.string())) {
         restarted.push_back(dir.string());
       } else if (held == Held::kUnfinished) {
         shortened.push_back(i);
-      } else if (continues_the_run(lines_of(lrkit::read_text(args_file)), plan.runs[i].args)) {
-        // One that diverged diverges again: its new schedule gives the steps it trained the same rates.
-        if (marked_diverged(dir))
-          status[i] = Status::kDiverged;
-        else
-          continued.push_back(i);
+      } else if (continues) {
+        continued.push_back(i);
       } else {
         throw UsageError("run directory '" + dir.string() + "' was started with other settings (see its sweep_args.txt) "
                          "and holds checkpoints; delete it or choose another sweep.out (a sweep goes on from such a run "

@@ -251,6 +251,16 @@ TEST(SweepCommand, ADivergedRunIsAnInfiniteResultNotAFailure) {
   ASSERT_EQ(fewer_loss.size(), 8u);
   for (size_t i = 0; i < fewer_loss.size(); ++i)
     EXPECT_EQ(std::isfinite(fewer_loss[i]), fewer_peak[i] != 1e4 && fewer_schedule[i] != 3) << i;
+  // More budgets: a run that diverged under rates the longer one keeps diverges again, checkpoint or not; it is not
+  // moved aside and trained until it diverges again. (Those without a checkpoint were.)
+  const auto more = lrkit::testing::write_text("sweep_diverged_more.cfg", lrkit::read_text(config).replace(
+      lrkit::read_text(config).find("budgets = 8, 12"), 15, "budgets = 8, 12, 16"));
+  r = run_lrkit("sweep --config " + more);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.find("moved aside"), std::string::npos) << r.out;
+  for (const char* diverged : {"wsd_main_p10000_s1234", "wsds_p10000_s1234"})
+    EXPECT_EQ(r.out.find(std::string("sweep: started ") + diverged), std::string::npos) << diverged << "\n" << r.out;
+  EXPECT_NE(r.out.find("sweep: started cos_B16_p10000_s1234"), std::string::npos) << r.out;
 }
 
 TEST(SweepCommand, ABranchThatForksBeforeItsMainRunDivergedStillRuns) {
