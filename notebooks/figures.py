@@ -31,7 +31,7 @@ def main(out, figures, run=None, diagnostics=None, sweep=None):
     run = run or os.path.join(out, "run", "log.h5")
     diagnostics = diagnostics or run
     lk.run_dashboard(run).savefig(os.path.join(figures, "run.png"), dpi=80)
-    report = lk.diagnose(diagnostics, "--skip", "20")
+    report = lk.diagnose(diagnostics, skip=20)
     lk.diagnostics_dashboard(diagnostics, report).savefig(os.path.join(figures, "diagnostics.png"), dpi=80)
     sweep_figure(sweep or os.path.join(out, "sweep", "summary.h5"), figures)
 

@@ -4,10 +4,7 @@ Run logs follow the layout in README.md "Training" and "Diagnostics"; schedule
 tables are what `lrkit schedule SPEC --out FILE.h5` writes (/schedule/{step,lr,checkpoints}).
 Needs h5py and matplotlib (Debian: python3-h5py, python3-matplotlib, seen by /usr/bin/python3).
 """
-import json
 import os
-import subprocess
-
 import sys
 
 import h5py
@@ -122,11 +119,9 @@ def run_dashboard(path):
         return fig
 
 
-def diagnose(path, *extra):
-    """`lrkit diagnose PATH --json` as a dict."""
-    out = subprocess.run([lrkit_binary(), "diagnose", path, "--json", *extra], check=True,
-                         capture_output=True, text=True).stdout
-    return json.loads(out)
+def diagnose(path, **options):
+    """lrkit.diagnose(PATH, **options): the report of `lrkit diagnose PATH --json` as a dict (print() it for the text)."""
+    return _lrkit_package().diagnose(path, **options)
 
 
 def diagnostics_dashboard(path, report=None):

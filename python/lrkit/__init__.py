@@ -24,7 +24,9 @@ from ._lrkit import (  # noqa: F401
     spec_word,
     weight_stats,
 )
+from .diagnosis import Diagnosis, diagnose  # noqa: F401
 from .logs import RunLog, read_log  # noqa: F401
 
 __all__ = ["Schedule", "SpecError", "decay_branches", "DecayBranches", "DecayBranch", "families", "refine_multipliers", "spec_word", "sample_weights", "weight_stats", "read_log", "RunLog",
+           "diagnose", "Diagnosis",
            "Hdet", "HdetConfig", "HdetState", "SpikeDetector", "__version__"]

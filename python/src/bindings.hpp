@@ -9,5 +9,6 @@ void bind_schedules(pybind11::module_& m);
 void bind_controllers(pybind11::module_& m);
 void bind_reweighting(pybind11::module_& m);
 void bind_spikes(pybind11::module_& m);
+void bind_diagnose(pybind11::module_& m);
 
 }  // namespace lrkit::python

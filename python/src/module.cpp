@@ -1,12 +1,13 @@
-// lrkit._lrkit: the C++ schedule library, HDET controller, sample reweighting and spike detector for Python. The
-// package `lrkit` (python/lrkit) wraps it; use that, not this module.
+// lrkit._lrkit: the C++ schedule library, HDET controller, sample reweighting, spike detector and dispersion report
+// for Python. The package `lrkit` (python/lrkit) wraps it; use that, not this module.
 #include "bindings.hpp"
 
 PYBIND11_MODULE(_lrkit, m) {
-  m.doc() = "lrkit's C++ core: schedules (spec grammar, every family, refinement), the HDET controller, sample reweighting and the spike detector";
+  m.doc() = "lrkit's C++ core: schedules (spec grammar, every family, refinement), the HDET controller, sample reweighting, the spike detector and the dispersion report";
   m.attr("__version__") = LRKIT_VERSION;
   lrkit::python::bind_schedules(m);
   lrkit::python::bind_controllers(m);
   lrkit::python::bind_reweighting(m);
   lrkit::python::bind_spikes(m);
+  lrkit::python::bind_diagnose(m);
 }

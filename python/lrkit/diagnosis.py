@@ -1,0 +1,54 @@
+"""`lrkit diagnose` from Python: the silent-inconsistency report on an lrkit run log (or its run directory), a
+DispersionHook's log, or per-rank CSV / JSON-lines logs of any trainer, as the command gives it (the same C++
+code), for a notebook or a pip-installed lrkit, which has no command line.
+
+    >>> report = lrkit.diagnose("out/run")
+    >>> report["verdict"], [w["first_step"] for w in report["windows"]]
+    >>> print(report)  # the text `lrkit diagnose out/run` prints
+"""
+import json
+import os
+import re
+import warnings
+
+from ._lrkit import _diagnose
+
+__all__ = ["Diagnosis", "diagnose"]
+
+
+class Diagnosis(dict):
+    """The report as `lrkit diagnose --json` gives it (verdict, windows, outliers, spikes, non_finite, resumes,
+    dispersion, loss, thresholds, notes); ``str()`` and ``.text`` are the text report the command prints."""
+
+    def __init__(self, report, text):
+        super().__init__(report)
+        self.text = text
+
+    def __str__(self):
+        return self.text
+
+
+def diagnose(*logs, columns=None, window=None, jump_z=None, shift_z=None, spike_z=None, grad_spike_z=None,
+             outlier_z=None, skip=None):
+    """The report on one log (a run log, a run directory, a per-rank CSV or JSON-lines file) or on one file per rank
+    (several paths, ranks in the order given). `columns` names the fields in the file ({"loss": "train/loss"} or
+    "loss=train/loss,step=global_step"); the thresholds are the command's options (None: its defaults). A step
+    missing some rank's row is skipped with a warning. Raises FileNotFoundError for a missing path and ValueError
+    naming the file, line or option for anything else wrong."""
+    if not logs:
+        raise TypeError("diagnose() needs a log: a run log, a run directory, or per-rank CSV / JSON-lines files")
+    paths = [os.fspath(log) for log in logs]
+    for path in paths:
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"log '{path}' does not exist")
+    if isinstance(columns, dict):
+        columns = ",".join(f"{field}={name}" for field, name in columns.items())
+    try:
+        report, text, read_warnings = _diagnose(paths, columns or "", window, jump_z, shift_z, spike_z, grad_spike_z,
+                                                outlier_z, skip)
+    except ValueError as error:
+        # The command's option names, as this function takes them: "option --jump-z" is jump_z here.
+        raise ValueError(re.sub(r"option --([a-z-]+)", lambda m: m.group(1).replace("-", "_"), str(error))) from None
+    for warning in read_warnings:
+        warnings.warn(warning, stacklevel=2)
+    return Diagnosis(json.loads(report), text)

@@ -1,0 +1,47 @@
+// `lrkit diagnose` for Python (lrkit.diagnose): the silent-inconsistency report on an lrkit run log, a run
+// directory, or per-rank CSV / JSON-lines logs, as the command gives it. A pip-installed lrkit has no command line.
+#include <pybind11/stl.h>
+
+#include <optional>
+
+#include "bindings.hpp"
+#include "lrkit/common/run_log_file.hpp"
+#include "lrkit/diagnostics/rank_log.hpp"
+#include "lrkit/diagnostics/report.hpp"
+
+namespace py = pybind11;
+
+namespace lrkit::python {
+
+void bind_diagnose(py::module_& m) {
+  m.def(
+      "_diagnose",
+      [](const std::vector<std::string>& logs, const std::string& columns, std::optional<int64_t> window,
+         std::optional<double> jump_z, std::optional<double> shift_z, std::optional<double> spike_z,
+         std::optional<double> grad_spike_z, std::optional<double> outlier_z, std::optional<int64_t> skip) {
+        diagnostics::ReportOptions options;  // its defaults stand where Python gave None
+        options.window = window;
+        options.skip = skip;
+        if (jump_z) options.jump_z = *jump_z;
+        if (shift_z) options.shift_z = *shift_z;
+        if (spike_z) options.spike_z = *spike_z;
+        if (grad_spike_z) options.grad_spike_z = *grad_spike_z;
+        if (outlier_z) options.outlier_z = *outlier_z;
+        try {
+          diagnostics::ReadOptions read;
+          if (!columns.empty()) read.columns = diagnostics::parse_column_mapping(columns);
+          std::vector<std::string> paths;
+          for (const auto& log : logs) paths.push_back(run_log_argument(log));
+          const auto log = diagnostics::read_rank_logs(paths, read);
+          const auto report = diagnostics::analyze(log, options);
+          return py::make_tuple(diagnostics::format_json(report), diagnostics::format_text(report), log.warnings);
+        } catch (const diagnostics::RankLogError& e) {
+          throw py::value_error(e.what());
+        }
+      },
+      py::arg("logs"), py::arg("columns"), py::arg("window"), py::arg("jump_z"), py::arg("shift_z"), py::arg("spike_z"),
+      py::arg("grad_spike_z"), py::arg("outlier_z"), py::arg("skip"),
+      "(the report as JSON, as text, the reader's warnings); lrkit.diagnose wraps it");
+}
+
+}  // namespace lrkit::python

@@ -1,0 +1,73 @@
+"""lrkit.diagnose: the report `lrkit diagnose` gives, from Python (the same C++ code), on per-rank logs whose
+anomalies are planted, and its errors."""
+import json
+import random
+import subprocess
+
+import pytest
+
+import lrkit
+
+
+def per_rank_rows(ranks=4, steps=400, jump_from=250, seed=3):
+    """(step, rank, loss, grad_norm) rows: a smoothly falling loss with per-rank noise; from `jump_from` on, for 20
+    steps, the ranks drift apart symmetrically (the mean loss does not move): a silent inconsistency."""
+    rng = random.Random(seed)
+    rows = []
+    for step in range(steps):
+        level = 2.0 + 2.718281828 ** (-step / 200.0)
+        for rank in range(ranks):
+            drift = (0.3 if rank % 2 == 0 else -0.3) if jump_from <= step < jump_from + 20 else 0.0
+            rows.append((step, rank, level + 0.02 * rng.gauss(0, 1) + drift, 1.0 + 0.05 * rng.gauss(0, 1)))
+    return rows
+
+
+def write_jsonl(path, rows, names=("step", "rank", "loss", "grad_norm")):
+    with open(path, "w") as f:
+        for row in rows:
+            f.write(json.dumps(dict(zip(names, row))) + "\n")
+    return path
+
+
+def test_the_report_is_the_commands(tmp_path, lrkit_binary):
+    log = write_jsonl(tmp_path / "ranks.jsonl", per_rank_rows())
+    report = lrkit.diagnose(log)
+    assert report["verdict"].startswith("silent inconsistency: ")
+    assert [(w["metric"], w["first_step"]) for w in report["windows"]][0] == ("loss_std", 250)
+    assert report["resumes"] is None, "a per-rank log records no sessions"
+    command = subprocess.run([lrkit_binary, "diagnose", str(log), "--json", "--window", "60"], capture_output=True,
+                             text=True, check=True).stdout
+    assert dict(lrkit.diagnose(log, window=60)) == json.loads(command)
+    text = subprocess.run([lrkit_binary, "diagnose", str(log)], capture_output=True, text=True, check=True).stdout
+    assert str(report) == report.text == text
+
+
+def test_columns_one_file_per_rank_and_a_missing_row(tmp_path):
+    rows = per_rank_rows(ranks=2)
+    renamed = write_jsonl(tmp_path / "renamed.jsonl", rows, ("global_step", "rank", "train/loss", "grad_norm"))
+    plain = lrkit.diagnose(write_jsonl(tmp_path / "plain.jsonl", rows))
+    assert plain["windows"], plain.text
+    assert lrkit.diagnose(renamed, columns={"step": "global_step", "loss": "train/loss"})["windows"] == plain["windows"]
+    assert lrkit.diagnose(renamed, columns="step=global_step,loss=train/loss")["windows"] == plain["windows"]
+    per_rank = [write_jsonl(tmp_path / f"rank{r}.jsonl", [(s, l, g) for s, rank, l, g in rows if rank == r],
+                            ("step", "loss", "grad_norm")) for r in range(2)]
+    assert lrkit.diagnose(*per_rank)["windows"] == plain["windows"]
+    gapped = write_jsonl(tmp_path / "gapped.jsonl", [row for row in rows if row[:2] != (7, 1)])
+    with pytest.warns(UserWarning, match="step 7"):
+        assert lrkit.diagnose(gapped, skip=0)["steps"] == 399
+
+
+def test_bad_input_is_named(tmp_path):
+    with pytest.raises(TypeError, match="needs a log"):
+        lrkit.diagnose()
+    with pytest.raises(FileNotFoundError, match="log '.*nothing.jsonl' does not exist"):
+        lrkit.diagnose(tmp_path / "nothing.jsonl")
+    log = write_jsonl(tmp_path / "ranks.jsonl", per_rank_rows(ranks=2, steps=40))
+    with pytest.raises(ValueError, match=r"^jump_z must be a finite number > 0 \(got -1\)$"):
+        lrkit.diagnose(log, jump_z=-1)
+    with pytest.raises(ValueError, match="unknown field"):
+        lrkit.diagnose(log, columns={"lost": "loss"})
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"step": 0, "rank": 0, "loss": 1.0, "grad_norm": 1.0}\n{"step": 1, "rank": 0\n{}\n')
+    with pytest.raises(ValueError, match="broken.jsonl.*line 2"):
+        lrkit.diagnose(broken)
