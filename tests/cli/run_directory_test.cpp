@@ -122,6 +122,11 @@ TEST(RunDirectory, AResumeWithSettingsThatDefineAnotherRunIsRefusedNamingEachCha
                 "--checkpoint.every=4 --data.path=" + dir + "_moved_corpus.txt --out " + dir);
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("resumed from"), std::string::npos) << r.out;
+  // Said at the start, and kept in the log's record of the session.
+  const std::string changed = "data.path = " + corpus.string() + " -> " + dir + "_moved_corpus.txt; train.accumulation = "
+                              "1 -> 2; train.log_every = 6 -> 3; checkpoint.every = 6 -> 4";
+  EXPECT_NE(r.out.find("\nchanged since the session before: " + changed + "\n"), std::string::npos) << r.out;
+  EXPECT_EQ(h5::read_string_attributes(dir + "/log.h5", "/sessions/1").at("changed"), changed);
 }
 
 TEST(RunDirectory, AnEarlierRunIsRefusedMovedAsideWithOverwriteAndAFinishedResumeIsANoOp) {

@@ -13,7 +13,8 @@
 namespace lrkit::train {
 namespace {
 
-void write_steps(const TrainConfig& c, const RunStart& start, bool continues, int64_t until) {
+// Writes the rows of steps start.step..until-1 in a session of its own; returns what the session changed.
+std::string write_steps(const TrainConfig& c, const RunStart& start, bool continues, int64_t until) {
   auto log = open_run_log(c, 1, start, continues);
   for (int64_t step = start.step; step < until; ++step) {
     StepRecord row;
@@ -24,6 +25,7 @@ void write_steps(const TrainConfig& c, const RunStart& start, bool continues, in
     log->end_step();
   }
   log->flush();
+  return log->changed_settings();
 }
 
 RunStart resumed_at(int64_t step, const std::string& threads) {
@@ -43,7 +45,7 @@ TEST(RunLog, EverySessionIsRecordedAndTheSettingsAreTheNewestSessions) {
   c.train.accumulation = 1;
   RunStart fresh;
   fresh.threads = "2 intra-op";
-  write_steps(c, fresh, false, 6);
+  EXPECT_EQ(write_steps(c, fresh, false, 6), "");
   const std::string log = run_log_path(c.out);
   const std::string created = h5::read_string_attributes(log, "/").at("created_utc");
   auto first = h5::read_string_attributes(log, "/sessions/0");
@@ -59,7 +61,8 @@ TEST(RunLog, EverySessionIsRecordedAndTheSettingsAreTheNewestSessions) {
   resumed.command_line = "lrkit train --train.accumulation=2 --resume auto";
   resumed.train.accumulation = 2;
   resumed.checkpoint.every = 3;
-  write_steps(resumed, resumed_at(4, "1 intra-op"), true, 8);
+  EXPECT_EQ(write_steps(resumed, resumed_at(4, "1 intra-op"), true, 8),
+            "train.accumulation = 1 -> 2; checkpoint.every = " + std::to_string(c.checkpoint.every) + " -> 3");
   const auto second = h5::read_string_attributes(log, "/sessions/1");
   EXPECT_EQ(second.at("kind"), "resume");
   EXPECT_EQ(second.at("step"), "4");

@@ -139,7 +139,7 @@ std::vector<h5::SeriesLog::Attribute> start_attributes(const std::string& object
 }
 
 // The config keys this session changed against the one before (`before`: the log's /config), "; "-separated.
-std::string changed_settings(const std::map<std::string, std::string>& before, const TrainConfig& c) {
+std::string changes_against(const std::map<std::string, std::string>& before, const TrainConfig& c) {
   const auto shown = [](const std::string& value) { return value.empty() ? std::string("''") : value; };
   std::string changed;
   for (const auto& [key, now] : config_values(c)) {
@@ -185,12 +185,14 @@ class Hdf5RunLog final : public RunLog {
   void record_checkpoint(int64_t step, uint32_t crc32) override;
   void flush() override { log_->flush(); }
   std::string path() const override { return log_->path(); }
+  std::string changed_settings() const override { return changed_; }
 
  private:
   bool diagnostics_;
   std::vector<std::string> hdet_spread_;  // empty: HDET off
   int64_t flush_every_;
   int64_t since_flush_ = 0;
+  std::string changed_;
   std::unique_ptr<h5::SeriesLog> log_;
 };
 
@@ -221,9 +223,9 @@ Hdf5RunLog::Hdf5RunLog(const TrainConfig& c, int64_t world_size, const RunStart&
   h5::SeriesLog::Continue keep;
   try {
     h5::extend_to_allocated_end(path);  // a full disk ended the run: HDF5 opens its log again (the rows below are kept)
-    const std::string changed = changed_settings(h5::read_string_attributes(path, "/config"), c);
+    changed_ = changes_against(h5::read_string_attributes(path, "/config"), c);
     for (auto part : {settings(c, world_size), start_attributes("/start", start),
-                      session_record(logged_sessions(path), start, c, changed)})
+                      session_record(logged_sessions(path), start, c, changed_)})
       keep.attributes.insert(keep.attributes.end(), part.begin(), part.end());
     const auto resume = static_cast<double>(resume_step);
     const auto kept_steps = leading_steps(h5::read_series(path, "/train/step"), [&](double s) { return s < resume; });

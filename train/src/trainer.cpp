@@ -109,6 +109,8 @@ Trainer::Trainer(const TrainConfig& config, std::ostream& progress, const std::f
   session_.peak_flops = census_.job_peak_flops();
   session_.threads = describe(threads_);
   log_ = lead_ ? open_run_log(c_, world_, session_, restored.continues_log) : std::make_unique<RunLog>();
+  if (const std::string changed = log_->changed_settings(); !changed.empty())
+    *progress_ << "changed since the session before: " << changed << std::endl;
   if (lead_) *progress_ << "run log: " << log_->path() << std::endl;
   sync_options_ = {c_.dist.bucket_mb, plan_.diagnostics, plan_.exact_pairwise};
   if (plan_.sketching)

@@ -72,6 +72,9 @@ class RunLog {
   virtual void record_checkpoint(int64_t /*step*/, uint32_t /*crc32*/) {}
   virtual void flush() {}
   virtual std::string path() const { return ""; }
+  // The settings this session changed against the one before ("train.threads = 2 -> 1; ..."; "" where none or
+  // where it is the first), as /sessions/<i> records them.
+  virtual std::string changed_settings() const { return ""; }
 };
 
 // Before a resume: throws std::invalid_argument listing each key that defines the run (the model, data sampling,
