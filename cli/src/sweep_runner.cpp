@@ -22,6 +22,8 @@
 #include "lrkit/common/scoped_environment.hpp"
 #include "lrkit/common/text_file.hpp"
 #include "lrkit/train/run_files.hpp"
+#include "lrkit/train/run_log.hpp"
+#include "lrkit/train/train_config.hpp"
 #include "lrkit/train/worker_threads.hpp"
 
 namespace fs = std::filesystem;
@@ -124,6 +126,35 @@ int64_t first_step(const SweepRun& run, const fs::path& dir) {
   return run.start_step;
 }
 
+// A run directory whose log holds other settings that define the run than the sweep gives it now (the train config or
+// the sweep file changed since it ran) is refused, with the first such run's changes named: a finished run was once
+// skipped as it was, its results trained under the earlier settings standing beside the new runs' as one sweep's.
+// A directory the sweep restarts anyway (`restarted`: nothing trained in it) is not.
+void require_the_trained_settings(const SweepPlan& plan, const std::string& out, const std::vector<std::string>& restarted) {
+  std::vector<std::string> trained_otherwise;
+  std::string first_changes;
+  for (const auto& run : plan.runs) {
+    const std::string dir = run_directory(out, run.name);
+    if (std::find(restarted.begin(), restarted.end(), dir) != restarted.end()) continue;
+    train::TrainConfig c;
+    std::string help;
+    train::parse_train_config(run.args, c, help);
+    const auto changes = train::settings_other_than_logged(c, c.nproc > 1 ? c.nproc : 1);
+    if (changes.empty()) continue;
+    trained_otherwise.push_back(dir);
+    for (const auto& change : changes)
+      if (trained_otherwise.size() == 1) first_changes += (first_changes.empty() ? "" : "; ") + change;
+  }
+  if (trained_otherwise.empty()) return;
+  throw UsageError("run directory '" + trained_otherwise.front() + "'" +
+                   (trained_otherwise.size() > 1
+                        ? " (and " + std::to_string(trained_otherwise.size() - 1) + " other run(s) of this sweep)"
+                        : std::string()) +
+                   " holds a run trained with other settings than the sweep gives it now: " + first_changes +
+                   " (the train config or the sweep file changed since it ran); put them back, or choose another "
+                   "sweep.out for the new settings");
+}
+
 }  // namespace
 
 std::string run_directory(const std::string& out, const std::string& name) { return (fs::path(out) / "runs" / name).string(); }
@@ -179,6 +210,7 @@ std::vector<RunState> run_sweep(const SweepPlan& plan, const std::string& out, i
     if (finished_earlier(plan.runs[i], out))
       status[i] = marked_diverged(dir) ? Status::kDiverged : Status::kSkipped;
   }
+  require_the_trained_settings(plan, out, restarted);
   for (const auto& dir : restarted)
     progress << "sweep: " << dir << " was started with other settings and holds no checkpoint; moved aside to "
              << move_run_directory_aside(dir) << std::endl;

@@ -394,6 +394,39 @@ TEST(SweepCommand, AKilledRunWithItsFinalCheckpointCountsAsFinished) {
   EXPECT_NE(r.out.find("1 finished before"), std::string::npos) << r.out;
 }
 
+// Its train config edited after the sweep ran (a wider model), a rerun skipped the finished runs and summarized their
+// results, trained under the old settings, as the new sweep's; with a budget added, the new runs trained the new model
+// beside them. Now a run whose log holds other settings that define it is refused before anything starts.
+TEST(SweepCommand, RunsTrainedUnderEarlierSettingsStopTheSweepBeforeAnythingStarts) {
+  const auto out = out_dir("sweep_edited");
+  const std::string train = lrkit::read_text(tiny_config());
+  const auto train_config = lrkit::testing::write_text("sweep_edited_train.cfg", train);
+  const auto sweep = [&](const std::string& budgets) {
+    return lrkit::testing::write_text("sweep_edited.cfg", "[sweep]\ntrain_config = " + train_config + "\nout = " + out +
+                                                              "\nbudgets = " + budgets + "\n[schedules]\nc = cosine(peak=1e-2)\n");
+  };
+  auto r = run_lrkit("sweep --config " + sweep("4, 6"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto summary = lrkit::h5::read_series(out + "/summary.h5", "/results/loss");
+  lrkit::testing::write_text("sweep_edited_train.cfg", std::string(train).replace(train.find("width = 16"), 10, "width = 32"));
+  for (const char* budgets : {"4, 6", "4, 6, 8"}) {
+    r = run_lrkit("sweep --config " + sweep(budgets));
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_EQ(r.out, "lrkit sweep: run directory '" + out + "/runs/c_B4_s1234' (and 1 other run(s) of this sweep) holds a "
+                     "run trained with other settings than the sweep gives it now: model.width = 16 there, 32 here (the "
+                     "train config or the sweep file changed since it ran); put them back, or choose another sweep.out "
+                     "for the new settings\n");
+    EXPECT_FALSE(fs::exists(out + "/runs/c_B8_s1234")) << "nothing started";
+  }
+  lrkit::testing::write_text("sweep_edited_train.cfg", train);  // put back: the sweep goes on
+  r = run_lrkit("sweep --config " + sweep("4, 6, 8"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(count(r.out, "sweep: started"), 1) << r.out;
+  const auto extended = lrkit::h5::read_series(out + "/summary.h5", "/results/loss");
+  ASSERT_EQ(extended.size(), 3u);
+  EXPECT_EQ(std::vector<double>(extended.begin(), extended.begin() + 2), summary);
+}
+
 TEST(SweepCommand, SigtermStopsEveryRunAndTheNextCallResumes) {
   const auto out = out_dir("sweep_interrupted");
   const auto config = lrkit::testing::write_text("sweep_interrupted.cfg", "[sweep]\ntrain_config = " + tiny_config() + "\nout = " + out +

@@ -50,10 +50,10 @@ std::vector<std::pair<std::string, std::string>> compared_values(const TrainConf
   return values;
 }
 
-void require_the_logged_settings(const TrainConfig& c, int64_t world_size) {
+std::vector<std::string> settings_other_than_logged(const TrainConfig& c, int64_t world_size) {
   const std::string log = run_log_path(c.out);
   std::error_code ec;
-  if (!std::filesystem::exists(log, ec)) return;
+  if (!std::filesystem::exists(log, ec)) return {};
   std::map<std::string, std::string> before;  // the logged run's values, as compared
   std::string logged_world;
   try {
@@ -66,7 +66,7 @@ void require_the_logged_settings(const TrainConfig& c, int64_t world_size) {
     const auto root = h5::read_string_attributes(log, "/");
     if (const auto it = root.find("world_size"); it != root.end()) logged_world = it->second;
   } catch (const std::exception&) {
-    return;  // a log lrkit cannot read back (damaged, or from an older lrkit): the resume's own checks see to it
+    return {};  // a log lrkit cannot read back (damaged, or from an older lrkit): the resume's own checks see to it
   }
   std::vector<std::string> changed;
   // The log's per-rank series (/ranks/*) are as wide as the run's workers.
@@ -78,6 +78,11 @@ void require_the_logged_settings(const TrainConfig& c, int64_t world_size) {
     const std::string& then = was->second;
     if (then != now) changed.push_back(key + " = " + (then.empty() ? "''" : then) + " there, " + (now.empty() ? "''" : now) + " here");
   }
+  return changed;
+}
+
+void require_the_logged_settings(const TrainConfig& c, int64_t world_size) {
+  const auto changed = settings_other_than_logged(c, world_size);
   if (changed.empty()) return;
   std::string list;
   for (const auto& line : changed) list += (list.empty() ? "" : "; ") + line;

@@ -77,11 +77,13 @@ class RunLog {
   virtual std::string changed_settings() const { return ""; }
 };
 
-// Before a resume: throws std::invalid_argument listing each key that defines the run (the model, data sampling,
-// optimizer, batch, seeds, controllers, the log's per-step series) whose value differs from the one in the run
-// log's /config, and a worker count other than the log's (its per-rank series are that wide), both values named.
-// How the run is carried out (device, threads, accumulation, intervals, paths) may change. No log, or one lrkit
-// cannot read back: nothing to compare.
+// Each key that defines the run (the model, data sampling, optimizer, batch, seeds, controllers, the log's per-step
+// series) whose value differs from the one in the run log's /config, and a worker count other than the log's (its
+// per-rank series are that wide), both values named: "model.width = 16 there, 32 here". How the run is carried out
+// (device, threads, accumulation, intervals, paths) may change. No log, or one lrkit cannot read back: none.
+std::vector<std::string> settings_other_than_logged(const TrainConfig& config, int64_t world_size);
+
+// Before a resume: throws std::invalid_argument listing settings_other_than_logged, and the way on.
 void require_the_logged_settings(const TrainConfig& config, int64_t world_size);
 
 // Rank 0's log: creates DIR (and parents) and DIR/log.h5 with provenance
