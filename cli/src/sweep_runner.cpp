@@ -126,9 +126,10 @@ int64_t first_step(const SweepRun& run, const fs::path& dir) {
   return run.start_step;
 }
 
-// A run directory whose log holds other settings that define the run than the sweep gives it now (the train config or
-// the sweep file changed since it ran) is refused, with the first such run's changes named: a finished run was once
-// skipped as it was, its results trained under the earlier settings standing beside the new runs' as one sweep's.
+// A run directory whose log holds other settings that define the run, or the evaluation its results are measured by
+// (eval.batches), than the sweep gives it now (the train config or the sweep file changed since it ran) is refused,
+// with the first such run's changes named: a finished run was once skipped as it was, its results trained under the
+// earlier settings standing beside the new runs' as one sweep's.
 // A directory the sweep restarts anyway (`restarted`: nothing trained in it) is not.
 void require_the_trained_settings(const SweepPlan& plan, const std::string& out, const std::vector<std::string>& restarted) {
   std::vector<std::string> trained_otherwise;
@@ -139,7 +140,7 @@ void require_the_trained_settings(const SweepPlan& plan, const std::string& out,
     train::TrainConfig c;
     std::string help;
     train::parse_train_config(run.args, c, help);
-    const auto changes = train::settings_other_than_logged(c, c.nproc > 1 ? c.nproc : 1);
+    const auto changes = train::settings_other_than_logged(c, c.nproc > 1 ? c.nproc : 1, {"eval.batches"});
     if (changes.empty()) continue;
     trained_otherwise.push_back(dir);
     for (const auto& change : changes)

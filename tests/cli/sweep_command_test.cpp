@@ -418,6 +418,12 @@ TEST(SweepCommand, RunsTrainedUnderEarlierSettingsStopTheSweepBeforeAnythingStar
                      "for the new settings\n");
     EXPECT_FALSE(fs::exists(out + "/runs/c_B8_s1234")) << "nothing started";
   }
+  // The evaluation the results are measured by too, though a resume of one run may change it.
+  lrkit::testing::write_text("sweep_edited_train.cfg", std::string(train).replace(train.find("batches = 1"), 11, "batches = 2"));
+  r = run_lrkit("sweep --config " + sweep("4, 6"));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("with other settings than the sweep gives it now: eval.batches = 1 there, 2 here ("),
+            std::string::npos) << r.out;
   lrkit::testing::write_text("sweep_edited_train.cfg", train);  // put back: the sweep goes on
   r = run_lrkit("sweep --config " + sweep("4, 6, 8"));
   ASSERT_EQ(r.code, 0) << r.out;

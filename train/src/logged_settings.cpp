@@ -50,7 +50,8 @@ std::vector<std::pair<std::string, std::string>> compared_values(const TrainConf
   return values;
 }
 
-std::vector<std::string> settings_other_than_logged(const TrainConfig& c, int64_t world_size) {
+std::vector<std::string> settings_other_than_logged(const TrainConfig& c, int64_t world_size,
+                                                    const std::vector<std::string>& also_compared) {
   const std::string log = run_log_path(c.out);
   std::error_code ec;
   if (!std::filesystem::exists(log, ec)) return {};
@@ -74,7 +75,9 @@ std::vector<std::string> settings_other_than_logged(const TrainConfig& c, int64_
     changed.push_back("workers = " + logged_world + " there, " + std::to_string(world_size) + " here");
   for (const auto& [key, now] : compared_values(c)) {
     const auto was = before.find(key);
-    if (was == before.end() || !defines_the_run(key)) continue;
+    const bool compared = defines_the_run(key) ||
+                          std::find(also_compared.begin(), also_compared.end(), key) != also_compared.end();
+    if (was == before.end() || !compared) continue;
     const std::string& then = was->second;
     if (then != now) changed.push_back(key + " = " + (then.empty() ? "''" : then) + " there, " + (now.empty() ? "''" : now) + " here");
   }

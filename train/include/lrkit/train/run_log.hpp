@@ -81,7 +81,9 @@ class RunLog {
 // series) whose value differs from the one in the run log's /config, and a worker count other than the log's (its
 // per-rank series are that wide), both values named: "model.width = 16 there, 32 here". How the run is carried out
 // (device, threads, accumulation, intervals, paths) may change. No log, or one lrkit cannot read back: none.
-std::vector<std::string> settings_other_than_logged(const TrainConfig& config, int64_t world_size);
+// `also_compared` keys are compared too (a sweep's results must be measured alike: eval.batches).
+std::vector<std::string> settings_other_than_logged(const TrainConfig& config, int64_t world_size,
+                                                    const std::vector<std::string>& also_compared = {});
 
 // Before a resume: throws std::invalid_argument listing settings_other_than_logged, and the way on.
 void require_the_logged_settings(const TrainConfig& config, int64_t world_size);
