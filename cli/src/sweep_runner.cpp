@@ -143,8 +143,8 @@ void require_the_trained_settings(const SweepPlan& plan, const std::string& out,
     const auto changes = train::settings_other_than_logged(c, c.nproc > 1 ? c.nproc : 1, {"eval.batches"});
     if (changes.empty()) continue;
     trained_otherwise.push_back(dir);
-    for (const auto& change : changes)
-      if (trained_otherwise.size() == 1) first_changes += (first_changes.empty() ? "" : "; ") + change;
+    if (trained_otherwise.size() == 1)
+      for (const auto& change : changes) first_changes += (first_changes.empty() ? "" : "; ") + change;
   }
   if (trained_otherwise.empty()) return;
   throw UsageError("run directory '" + trained_otherwise.front() + "'" +
