@@ -125,7 +125,7 @@ def diagnose(path, **options):
 
 
 def diagnostics_dashboard(path, report=None):
-    """Per-rank traces, dispersion and consistency over time with the flagged windows shaded."""
+    """Per-rank traces, dispersion and consistency over time with the flagged windows shaded and the resumes marked."""
     with open_log(path) as log:
         step = read(log, "/train/step")
         fig, axes = plt.subplots(2, 2, figsize=(12, 7), sharex=True)
@@ -164,6 +164,11 @@ def diagnostics_dashboard(path, report=None):
                         ax.axvline(w["first_step"], color="red", ls="--", lw=1)
                     else:
                         ax.axvspan(w["first_step"], w["last_step"] + 1, color="red", alpha=0.15)
+            for i, resume in enumerate(report.get("resumes") or []):  # where a session went on: a shift may be its
+                for ax in axes.flat:
+                    ax.axvline(resume["step"], color="grey", ls=":", lw=1, label="resumed" if i == 0 and ax is axes[1, 0] else None)
+            if report.get("resumes"):
+                axes[1, 0].legend()
         fig.suptitle(f"{path}: worker dispersion" + (f"\nverdict: {report['verdict']}" if report else ""))
         fig.tight_layout()
         return fig
