@@ -140,14 +140,13 @@ std::vector<std::string> check_log(const std::string& log, bool live) {
   }
 
   // Each session (/sessions/<i>) names the step it started at: lrkit diagnose places the resumes by it.
-  for (int64_t i = 0; h5::has_dataset(log, "/sessions/" + std::to_string(i)); ++i) {
-    const std::string session = "/sessions/" + std::to_string(i);
-    const auto attributes = h5::read_string_attributes(log, session);
-    const auto step = attributes.find("step");
-    const auto whole = step == attributes.end() ? std::nullopt : parse_integer(step->second);
+  const auto sessions = h5::read_numbered_attributes(log, "/sessions");
+  for (size_t i = 0; i < sessions.size(); ++i) {
+    const auto step = sessions[i].find("step");
+    const auto whole = step == sessions[i].end() ? std::nullopt : parse_integer(step->second);
     if (!whole || *whole < 0)
-      problems.push_back(session + " has no whole step >= 0 (its attribute 'step' " +
-                         (step == attributes.end() ? std::string("is missing") : "is '" + step->second + "'") + ")");
+      problems.push_back("/sessions/" + std::to_string(i) + " has no whole step >= 0 (its attribute 'step' " +
+                         (step == sessions[i].end() ? std::string("is missing") : "is '" + step->second + "'") + ")");
   }
 
   if (rows.count("/checkpoints/step") && rows.count("/checkpoints/crc32")) {

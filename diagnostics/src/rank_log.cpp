@@ -39,14 +39,14 @@ std::string out_of_range(const std::string& field, double value) {
 // out with a warning (a damaged attribute should not cost the report).
 void read_resumes(const std::string& path, RankLog& log) {
   std::vector<Resume> in_effect;  // by step: the first started the rows the log begins with
-  for (int64_t i = 0;; ++i) {
-    const std::string session = "/sessions/" + std::to_string(i);
-    if (!h5::has_dataset(path, session)) break;
-    log.records_sessions = true;
-    const auto attributes = h5::read_string_attributes(path, session);
+  const auto sessions = h5::read_numbered_attributes(path, "/sessions");
+  log.records_sessions = !sessions.empty();
+  for (size_t i = 0; i < sessions.size(); ++i) {
+    const auto& attributes = sessions[i];
     const auto step = attributes.count("step") ? parse_integer(attributes.at("step")) : std::nullopt;
     if (!step) {
-      log.warnings.push_back("'" + path + "': " + session + " has no whole step (attribute 'step'); its session is left out");
+      log.warnings.push_back("'" + path + "': /sessions/" + std::to_string(i) +
+                             " has no whole step (attribute 'step'); its session is left out");
       continue;
     }
     const auto changed = attributes.find("changed");

@@ -263,6 +263,13 @@ std::map<std::string, std::string> read_string_attributes(const std::string& pat
   return out;
 }
 
+std::vector<std::map<std::string, std::string>> read_numbered_attributes(const std::string& path, const std::string& group) {
+  std::vector<std::map<std::string, std::string>> found;
+  for (std::string object = group + "/0"; has_dataset(path, object); object = group + "/" + std::to_string(found.size()))
+    found.push_back(read_string_attributes(path, object));
+  return found;
+}
+
 Matrix read_matrix(const std::string& path, const std::string& dataset) {
   hsize_t dims[2] = {0, 0};
   Matrix m;

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <stdexcept>
 
 #include "file_size_limit.hpp"
@@ -29,6 +30,20 @@ TEST(H5File, WritesAndReadsSeriesAndAttributes) {
   EXPECT_EQ(read_series(path, "/x/y"), (std::vector<double>{1.5, -2, 3}));
   EXPECT_EQ(read_series(path, "/x/i"), (std::vector<double>{7, 8}));
   EXPECT_TRUE(read_series(path, "/empty").empty());
+}
+
+TEST(H5File, NumberedGroupsAreReadInOrderUpToTheFirstMissing) {
+  const auto path = scratch("numbered.h5");
+  {
+    SeriesLog log(path, {{"/train/step"}},
+                  {{"/sessions/0", "step", "0"}, {"/sessions/1", "step", "6"}, {"/sessions/1", "kind", "resume"},
+                   {"/sessions/3", "step", "9"}});
+  }
+  const auto sessions = read_numbered_attributes(path, "/sessions");
+  ASSERT_EQ(sessions.size(), 2u) << "/sessions/3 lies past the missing /sessions/2";
+  EXPECT_EQ(sessions[0], (std::map<std::string, std::string>{{"step", "0"}}));
+  EXPECT_EQ(sessions[1], (std::map<std::string, std::string>{{"kind", "resume"}, {"step", "6"}}));
+  EXPECT_TRUE(read_numbered_attributes(path, "/nothing").empty());
 }
 
 TEST(H5File, ClearErrorsForMissingFileDatasetAndNonHdf5) {

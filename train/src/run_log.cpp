@@ -165,13 +165,6 @@ std::vector<h5::SeriesLog::Attribute> session_record(int64_t index, const RunSta
   return attributes;
 }
 
-// How many sessions the log records (a log of an lrkit before /sessions: none).
-int64_t logged_sessions(const std::string& path) {
-  int64_t sessions = 0;
-  while (h5::has_dataset(path, "/sessions/" + std::to_string(sessions))) ++sessions;
-  return sessions;
-}
-
 class Hdf5RunLog final : public RunLog {
  public:
   Hdf5RunLog(const TrainConfig& c, int64_t world_size, const RunStart& start, bool continues);
@@ -225,7 +218,7 @@ Hdf5RunLog::Hdf5RunLog(const TrainConfig& c, int64_t world_size, const RunStart&
     h5::extend_to_allocated_end(path);  // a full disk ended the run: HDF5 opens its log again (the rows below are kept)
     changed_ = changes_against(h5::read_string_attributes(path, "/config"), c);
     for (auto part : {settings(c, world_size), start_attributes("/start", start),
-                      session_record(logged_sessions(path), start, c, changed_)})
+                      session_record(static_cast<int64_t>(h5::read_numbered_attributes(path, "/sessions").size()), start, c, changed_)})
       keep.attributes.insert(keep.attributes.end(), part.begin(), part.end());
     const auto resume = static_cast<double>(resume_step);
     const auto kept_steps = leading_steps(h5::read_series(path, "/train/step"), [&](double s) { return s < resume; });

@@ -57,6 +57,10 @@ std::vector<DatasetShape> list_datasets(const std::string& path);
 // Throws Error naming the file and object when either is missing.
 std::map<std::string, std::string> read_string_attributes(const std::string& path, const std::string& object);
 
+// The string attributes of the numbered groups GROUP/0, GROUP/1, ... up to the first that is missing (a run log's
+// /sessions), in their order; none where GROUP/0 is missing.
+std::vector<std::map<std::string, std::string>> read_numbered_attributes(const std::string& path, const std::string& group);
+
 // A 2-D numeric dataset ([step, rank] and the like), row-major.
 struct Matrix {
   int64_t rows = 0, columns = 0;
