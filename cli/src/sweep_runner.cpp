@@ -127,7 +127,7 @@ int64_t first_step(const SweepRun& run, const fs::path& dir) {
 }
 
 // A run directory whose log holds other settings that define the run, or the evaluation its results are measured by
-// (eval.batches), than the sweep gives it now (the train config or the sweep file changed since it ran) is refused,
+// (eval.batches), or that trained on other data file contents, than the sweep gives it now is refused,
 // with the first such run's changes named: a finished run was once skipped as it was, its results trained under the
 // earlier settings standing beside the new runs' as one sweep's.
 // A directory the sweep restarts anyway (`restarted`: nothing trained in it) is not.
@@ -152,8 +152,8 @@ void require_the_trained_settings(const SweepPlan& plan, const std::string& out,
                         ? " (and " + std::to_string(trained_otherwise.size() - 1) + " other run(s) of this sweep)"
                         : std::string()) +
                    " holds a run trained with other settings than the sweep gives it now: " + first_changes +
-                   " (the train config or the sweep file changed since it ran); put them back, or choose another "
-                   "sweep.out for the new settings");
+                   " (the train config, the sweep file or a data file changed since it ran); put them back, or choose "
+                   "another sweep.out for the new settings");
 }
 
 }  // namespace

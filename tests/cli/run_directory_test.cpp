@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "background_run.hpp"
+#include "lrkit/common/text_file.hpp"
 #include "lrkit/h5/file.hpp"
 #include "run_command.hpp"
 #include "tiny_run.hpp"
@@ -127,6 +128,36 @@ TEST(RunDirectory, AResumeWithSettingsThatDefineAnotherRunIsRefusedNamingEachCha
                               "1 -> 2; train.log_every = 6 -> 3; checkpoint.every = 6 -> 4";
   EXPECT_NE(r.out.find("\nchanged since the session before: " + changed + "\n"), std::string::npos) << r.out;
   EXPECT_EQ(h5::read_string_attributes(dir + "/log.h5", "/sessions/1").at("changed"), changed);
+}
+
+// The corpus may move, but a resume must find what the run trained on: a file rewritten in place keeps every setting.
+TEST(RunDirectory, AResumeOnACorpusRewrittenInPlaceIsRefusedAndACopyElsewhereGoesOn) {
+  const auto dir = out_dir("rewritten_corpus");
+  const std::string text = lrkit::read_text(fs::path(tiny_config()).parent_path() / "dp_corpus.txt");
+  const auto corpus = lrkit::testing::write_text("rewritten_corpus.txt", text);
+  ASSERT_EQ(run_lrkit("train --config " + tiny_config() + " --checkpoint.every=6 --data.path=" + corpus + " --out " + dir).code, 0);
+  fs::remove(dir + "/checkpoints/step_0000000012.pt");
+  const std::string logged = h5::read_string_attributes(dir + "/log.h5", "/files").at("data.path");
+  const std::string size = std::to_string(text.size()) + " bytes, sampled crc32:";
+  EXPECT_EQ(logged.rfind(size, 0), 0u) << logged;
+  // Another version of the corpus, of the same size, under the same name: every setting is as it was.
+  std::string edited = text;
+  edited.replace(edited.find("meek"), 4, "MEEK");
+  lrkit::testing::write_text("rewritten_corpus.txt", edited);
+  auto r = run_lrkit("train --config " + tiny_config() + " --resume auto --data.path=" + corpus + " --out " + dir);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_EQ(count_lines(r.out), 1) << r.out;
+  const std::string named = "holds a run with other settings: the contents of data.path ('" + corpus + "') = " + logged +
+                            " there, " + size;
+  EXPECT_NE(r.out.find(named), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find(logged + " here"), std::string::npos) << r.out;
+  EXPECT_EQ(h5::read_series(dir + "/log.h5", "/train/step").size(), 12u) << "the log is untouched";
+  // The original, copied to another path: the run goes on there.
+  const auto copy = lrkit::testing::write_text("rewritten_corpus_copy.txt", text);
+  r = run_lrkit("train --config " + tiny_config() + " --resume auto --data.path=" + copy + " --out " + dir);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("resumed from"), std::string::npos) << r.out;
+  EXPECT_EQ(h5::read_string_attributes(dir + "/log.h5", "/files").at("data.path"), logged);
 }
 
 TEST(RunDirectory, AnEarlierRunIsRefusedMovedAsideWithOverwriteAndAFinishedResumeIsANoOp) {

@@ -399,7 +399,11 @@ TEST(SweepCommand, AKilledRunWithItsFinalCheckpointCountsAsFinished) {
 // beside them. Now a run whose log holds other settings that define it is refused before anything starts.
 TEST(SweepCommand, RunsTrainedUnderEarlierSettingsStopTheSweepBeforeAnythingStarts) {
   const auto out = out_dir("sweep_edited");
-  const std::string train = lrkit::read_text(tiny_config());
+  const std::string tiny = lrkit::read_text(tiny_config());
+  const auto shared_corpus = (fs::path(tiny_config()).parent_path() / "dp_corpus.txt").string();
+  const std::string text = lrkit::read_text(shared_corpus);
+  const auto corpus = lrkit::testing::write_text("sweep_edited_corpus.txt", text);  // its own copy, rewritten below
+  const std::string train = std::string(tiny).replace(tiny.find(shared_corpus), shared_corpus.size(), corpus);
   const auto train_config = lrkit::testing::write_text("sweep_edited_train.cfg", train);
   const auto sweep = [&](const std::string& budgets) {
     return lrkit::testing::write_text("sweep_edited.cfg", "[sweep]\ntrain_config = " + train_config + "\nout = " + out +
@@ -414,8 +418,8 @@ TEST(SweepCommand, RunsTrainedUnderEarlierSettingsStopTheSweepBeforeAnythingStar
     EXPECT_EQ(r.code, 2) << r.out;
     EXPECT_EQ(r.out, "lrkit sweep: run directory '" + out + "/runs/c_B4_s1234' (and 1 other run(s) of this sweep) holds a "
                      "run trained with other settings than the sweep gives it now: model.width = 16 there, 32 here (the "
-                     "train config or the sweep file changed since it ran); put them back, or choose another sweep.out "
-                     "for the new settings\n");
+                     "train config, the sweep file or a data file changed since it ran); put them back, or choose "
+                     "another sweep.out for the new settings\n");
     EXPECT_FALSE(fs::exists(out + "/runs/c_B8_s1234")) << "nothing started";
   }
   // The evaluation the results are measured by too, though a resume of one run may change it.
@@ -424,7 +428,15 @@ TEST(SweepCommand, RunsTrainedUnderEarlierSettingsStopTheSweepBeforeAnythingStar
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find("with other settings than the sweep gives it now: eval.batches = 1 there, 2 here ("),
             std::string::npos) << r.out;
-  lrkit::testing::write_text("sweep_edited_train.cfg", train);  // put back: the sweep goes on
+  lrkit::testing::write_text("sweep_edited_train.cfg", train);
+  // The corpus rewritten in place (of the same size): every setting is as it was, but not what the runs trained on.
+  lrkit::testing::write_text("sweep_edited_corpus.txt", std::string(text).replace(text.find("meek"), 4, "MEEK"));
+  r = run_lrkit("sweep --config " + sweep("4, 6"));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("with other settings than the sweep gives it now: the contents of data.path ('" + corpus + "') = " +
+                       std::to_string(text.size()) + " bytes, sampled crc32:"),
+            std::string::npos) << r.out;
+  lrkit::testing::write_text("sweep_edited_corpus.txt", text);  // put back: the sweep goes on
   r = run_lrkit("sweep --config " + sweep("4, 6, 8"));
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_EQ(count(r.out, "sweep: started"), 1) << r.out;

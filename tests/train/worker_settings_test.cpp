@@ -52,8 +52,8 @@ TEST(WorkerSettings, TheScheduleComparesByItsRates) {
             std::string::npos);
 }
 
-// Each machine may keep a copy of the corpus under a path of its own, but not another corpus.
-TEST(WorkerSettings, DataFilesCompareBySize) {
+// Each machine may keep a copy of the corpus under a path of its own, but not another corpus, even one of its size.
+TEST(WorkerSettings, DataFilesCompareByTheirContents) {
   const auto write = [](const std::string& name, const std::string& text) {
     return lrkit::testing::write_text("worker_settings_" + name, text);
   };
@@ -62,19 +62,25 @@ TEST(WorkerSettings, DataFilesCompareBySize) {
   configs[1].data.path = write("b.txt", "In the beginning");
   EXPECT_EQ(refusals(configs), std::vector<std::string>(2, ""));
   configs[1].data.path = write("c.txt", "In the beginn");  // a copy cut short
-  EXPECT_NE(refusals(configs)[1].find("in data size = 13 bytes (" + configs[1].data.path + ") (rank 1's values)"),
+  EXPECT_NE(refusals(configs)[1].find("in data contents = 13 bytes, sampled crc32:7ff01248 ('" + configs[1].data.path +
+                                      "') (rank 1's values)"),
             std::string::npos);
-  const std::string full = configs[0].data.path, cut = configs[1].data.path;
+  configs[1].data.path = write("d.txt", "In the Beginning");  // another version of the size
+  EXPECT_NE(refusals(configs)[1].find("in data contents = 16 bytes, sampled crc32:ec9bffff ('" + configs[1].data.path +
+                                      "') (rank 1's values)"),
+            std::string::npos);
+  const std::string full = configs[0].data.path, cut = write("c.txt", "In the beginn");
   configs[0].data.sources = "bible=" + full + ", more=" + full;
   configs[1].data.sources = "bible=" + full + ", more=" + cut;
+  const std::string whole = "16 bytes, sampled crc32:6e6a7d5c ('" + full + "')";
   EXPECT_EQ(refusals(configs)[0],
-            "the workers run with different settings: rank 1 differs from rank 0 in data size = bible 16 bytes (" + full +
-                "), more 16 bytes (" + full + ") (rank 0's values); start every worker with the same config file and options");
+            "the workers run with different settings: rank 1 differs from rank 0 in data contents = bible " + whole +
+                "; more " + whole + " (rank 0's values); start every worker with the same config file and options");
   // Other sources on one rank: a difference in settings, not in lrkit's keys.
   configs[1].data.sources = "bible=" + full;
   const auto other_sources = refusals(configs)[1];
   EXPECT_NE(other_sources.find("rank 1 differs from rank 0 in data.sources = bible, "), std::string::npos) << other_sources;
-  EXPECT_NE(other_sources.find(", data size = bible 16 bytes (" + full + ") (rank 1's values)"), std::string::npos)
+  EXPECT_NE(other_sources.find(", data contents = bible " + whole + " (rank 1's values)"), std::string::npos)
       << other_sources;
 }
 

@@ -9,6 +9,7 @@
 #include "lrkit/train/run_files.hpp"
 #include "lrkit/train/run_log.hpp"
 #include "lrkit/train/train_config.hpp"
+#include "file_contents.hpp"
 #include "settings_checks.hpp"
 
 namespace lrkit::train {
@@ -56,6 +57,7 @@ std::vector<std::string> settings_other_than_logged(const TrainConfig& c, int64_
   std::error_code ec;
   if (!std::filesystem::exists(log, ec)) return {};
   std::map<std::string, std::string> before;  // the logged run's values, as compared
+  std::map<std::string, std::string> files_before;  // its files' contents (none in a log written before they were)
   std::string logged_world;
   try {
     std::vector<std::string> args;
@@ -69,6 +71,10 @@ std::vector<std::string> settings_other_than_logged(const TrainConfig& c, int64_
   } catch (const std::exception&) {
     return {};  // a log lrkit cannot read back (damaged, or from an older lrkit): the resume's own checks see to it
   }
+  try {
+    files_before = h5::read_string_attributes(log, "/files");
+  } catch (const h5::Error&) {
+  }
   std::vector<std::string> changed;
   // The log's per-rank series (/ranks/*) are as wide as the run's workers.
   if (!logged_world.empty() && logged_world != std::to_string(world_size))
@@ -80,6 +86,13 @@ std::vector<std::string> settings_other_than_logged(const TrainConfig& c, int64_
     if (was == before.end() || !compared) continue;
     const std::string& then = was->second;
     if (then != now) changed.push_back(key + " = " + (then.empty() ? "''" : then) + " there, " + (now.empty() ? "''" : now) + " here");
+  }
+  // A file rewritten in place (or another one moved to the path) keeps every setting: its contents tell.
+  for (const auto& [name, path] : run_files_read(c)) {
+    const auto was = files_before.find(name);
+    const auto now = file_contents(path);
+    if (was != files_before.end() && now && *now != was->second)
+      changed.push_back("the contents of " + name + " ('" + path + "') = " + was->second + " there, " + *now + " here");
   }
   return changed;
 }

@@ -10,6 +10,7 @@
 #include "lrkit/common/numbers.hpp"
 #include "lrkit/h5/file.hpp"
 #include "lrkit/train/run_files.hpp"
+#include "file_contents.hpp"
 
 namespace lrkit::train {
 
@@ -122,6 +123,9 @@ std::vector<h5::SeriesLog::Attribute> settings(const TrainConfig& c, int64_t wor
   }
   for (const auto& set : c.eval_sets())
     attributes.push_back({"/eval/" + set.name, "path", set.path.empty() ? c.data.path : set.path});
+  // What the files held when this session started; a later resume must find the same (logged_settings.cpp).
+  for (const auto& [name, path] : run_files_read(c))
+    if (const auto contents = file_contents(path)) attributes.push_back({"/files", name, *contents});
   return attributes;
 }
 

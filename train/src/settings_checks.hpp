@@ -21,7 +21,7 @@ std::vector<std::pair<std::string, std::string>> compared_values(const TrainConf
 // rates or batches under one all-reduce. Only what is each machine's own may differ: data.path (its mount point),
 // train.threads, train.peak_tflops, train.profile_steps, train.profile_from and dist.timeout_s; schedule.spec
 // compares by its rates at every step (a spec may name a file by a machine's own path), and the data files by their
-// sizes (each machine may keep a copy of its own). Throws
+// sampled contents (each machine may keep a copy of its own). Throws
 // std::invalid_argument on every rank when any other key differs, naming the keys with this rank's values.
 // `schedule` is config's learning-rate schedule, which the caller has built already (a refined spec reads and refines
 // its file).

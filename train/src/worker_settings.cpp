@@ -1,5 +1,3 @@
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -8,6 +6,7 @@
 
 #include "lrkit/common/message_text.hpp"
 #include "lrkit/distributed/device_identity.hpp"
+#include "file_contents.hpp"
 #include "settings_checks.hpp"
 
 namespace lrkit::train {
@@ -37,16 +36,15 @@ std::string schedule_rates(const schedules::Schedule& schedule, int64_t steps) {
 }
 
 // Machines that each keep a copy of the corpus may hold different ones (an interrupted copy, an older version): the
-// files' sizes compare, which costs a stat where a checksum would read every byte at every start. One key for all
-// files, so that every rank compares as many keys whatever its sources.
-ComparedKey data_size(const TrainConfig& config) {
-  ComparedKey key{"data size", "", ""};
+// files' sampled contents compare (file_contents.hpp), where a checksum of every byte would read the whole corpus at
+// every start. One key for all files, so that every rank compares as many keys whatever its sources.
+ComparedKey data_contents(const TrainConfig& config) {
+  ComparedKey key{"data contents", "", ""};
   for (const auto& source : config.data_sources()) {
-    struct stat file {};
-    const std::string bytes = ::stat(source.path.c_str(), &file) == 0 ? std::to_string(file.st_size) : "unreadable";
-    const std::string separator = key.value.empty() ? "" : ", ";
-    key.value += separator + (config.data.sources.empty() ? "" : source.name + " ") + bytes + " bytes (" + source.path + ")";
-    key.compared += separator + bytes;
+    const std::string contents = file_contents(source.path).value_or("unreadable");
+    const std::string separator = key.value.empty() ? "" : "; ";
+    key.value += separator + (config.data.sources.empty() ? "" : source.name + " ") + contents + " ('" + source.path + "')";
+    key.compared += separator + contents;
   }
   return key;
 }
@@ -55,7 +53,7 @@ std::vector<ComparedKey> compared_keys(const TrainConfig& config, const schedule
   std::vector<ComparedKey> keys;
   for (const auto& [name, value] : compared_values(config))
     if (!each_machines_own(name)) keys.push_back({name, value, name == "schedule.spec" ? schedule_rates(schedule, config.train.steps) : value});
-  keys.push_back(data_size(config));
+  keys.push_back(data_contents(config));
   return keys;
 }
 

@@ -79,8 +79,10 @@ class RunLog {
 
 // Each key that defines the run (the model, data sampling, optimizer, batch, seeds, controllers, the log's per-step
 // series) whose value differs from the one in the run log's /config, and a worker count other than the log's (its
-// per-rank series are that wide), both values named: "model.width = 16 there, 32 here". How the run is carried out
-// (device, threads, accumulation, intervals, paths) may change. No log, or one lrkit cannot read back: none.
+// per-rank series are that wide), both values named: "model.width = 16 there, 32 here"; and each data or evaluation
+// file whose contents differ from those the log's /files records (a corpus rewritten in place, another file at the
+// path). How the run is carried out (device, threads, accumulation, intervals, paths) may change. No log, or one
+// lrkit cannot read back: none.
 // `also_compared` keys are compared too (a sweep's results must be measured alike: eval.batches).
 std::vector<std::string> settings_other_than_logged(const TrainConfig& config, int64_t world_size,
                                                     const std::vector<std::string>& also_compared = {});
