@@ -1,10 +1,12 @@
 #include "lrkit/cli/sweep_extension.hpp"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <set>
 
 #include "lrkit/common/numbers.hpp"
+#include "lrkit/train/run_log.hpp"
 #include "lrkit/train/trained_schedule.hpp"
 
 namespace lrkit::cli {
@@ -58,13 +60,34 @@ std::optional<RunLength> length_of(const std::vector<std::string>& args) {
   return RunLength{*steps, *spec, *at};
 }
 
-// True when the two argument lists differ in nothing but what sets the length.
+// The key of a "--key=value" argument a sweep writes, where it is one that changes no result; nothing otherwise.
+std::optional<std::string> result_free_key(const std::string& arg) {
+  const auto equals = arg.find('=');
+  if (arg.rfind("--", 0) != 0 || equals == std::string::npos) return std::nullopt;
+  std::string key = arg.substr(2, equals - 2);
+  return train::changes_no_result(key) ? std::optional<std::string>(key) : std::nullopt;
+}
+
+std::vector<std::string> without(std::vector<std::string> args, bool (*drop)(const std::string&)) {
+  args.erase(std::remove_if(args.begin(), args.end(), drop), args.end());
+  return args;
+}
+
+bool is_result_free(const std::string& arg) { return result_free_key(arg).has_value(); }
+
+bool is_result_free_or_the_length(const std::string& arg) { return is_result_free(arg) || sets_the_length(arg); }
+
+// True when the two argument lists differ in nothing but what sets the length and what changes no result.
 bool same_but_the_length(const std::vector<std::string>& a, const std::vector<std::string>& b) {
-  const auto rest = [](std::vector<std::string> args) {
-    args.erase(std::remove_if(args.begin(), args.end(), sets_the_length), args.end());
-    return args;
-  };
-  return rest(a) == rest(b);
+  return without(a, is_result_free_or_the_length) == without(b, is_result_free_or_the_length);
+}
+
+// The result-free keys' values among `args`, the last of each.
+std::map<std::string, std::string> result_free_values(const std::vector<std::string>& args) {
+  std::map<std::string, std::string> values;
+  for (const auto& arg : args)
+    if (const auto key = result_free_key(arg)) values[*key] = arg.substr(key->size() + 3);
+  return values;
 }
 
 // True when the first `updates` updates take the same rates under both.
@@ -77,6 +100,26 @@ bool same_rates(const RunLength& a, const RunLength& b, int64_t updates) {
 }
 
 }  // namespace
+
+bool the_same_run(const std::vector<std::string>& before, const std::vector<std::string>& now) {
+  return without(before, is_result_free) == without(now, is_result_free);
+}
+
+std::string result_free_changes(const std::vector<std::string>& before, const std::vector<std::string>& now) {
+  const auto was = result_free_values(before), is = result_free_values(now);
+  std::set<std::string> keys;
+  for (const auto* values : {&was, &is})
+    for (const auto& [key, value] : *values) keys.insert(key);
+  const auto shown = [](const std::map<std::string, std::string>& values, const std::string& key) {
+    const auto it = values.find(key);
+    return it == values.end() ? std::string("(unset)") : it->second;
+  };
+  std::string changes;
+  for (const auto& key : keys)
+    if (shown(was, key) != shown(is, key))
+      changes += (changes.empty() ? "" : "; ") + key + " = " + shown(was, key) + " -> " + shown(is, key);
+  return changes;
+}
 
 bool continues_the_run(const std::vector<std::string>& before, const std::vector<std::string>& now) {
   if (!same_but_the_length(before, now)) return false;

@@ -119,6 +119,15 @@ Held held_by_a_longer_run(const SweepRun& run, const fs::path& dir) {
   return marked_diverged(dir) ? Held::kDiverged : Held::kUnfinished;
 }
 
+// Whether the run's directory was started with other arguments than the run's now, other than in keys that change no
+// result (sweep_extension.hpp's the_same_run: those go on under the new arguments).
+bool started_otherwise(const SweepRun& run, const fs::path& dir) {
+  const auto args_file = dir / "sweep_args.txt";
+  if (!fs::exists(args_file)) return false;
+  const std::string text = lrkit::read_text(args_file);
+  return text != joined(run.args) && !the_same_run(lines_of(text), run.args);
+}
+
 // Where a run starts: at its newest checkpoint (an interrupted or continued run goes on there), else at its fork.
 int64_t first_step(const SweepRun& run, const fs::path& dir) {
   if (const auto newest = train::latest_checkpoint(dir.string()))
@@ -163,7 +172,7 @@ std::string run_directory(const std::string& out, const std::string& name) { ret
 bool finished_earlier(const SweepRun& run, const std::string& out) {
   const fs::path dir = run_directory(out, run.name);
   const auto args_file = dir / "sweep_args.txt";
-  if (fs::exists(args_file) && lrkit::read_text(args_file) != joined(run.args)) {  // held, restarted, continued or refused
+  if (started_otherwise(run, dir)) {  // held, restarted, continued or refused
     const Held held = held_by_a_longer_run(run, dir);
     return held == Held::kTrained || held == Held::kDiverged;
   }
@@ -183,10 +192,11 @@ std::vector<RunState> run_sweep(const SweepPlan& plan, const std::string& out, i
   // Every conflict is found before anything moves or starts.
   std::vector<std::string> restarted;
   std::vector<size_t> continued, shortened, held_runs;
+  std::map<size_t, std::string> carried_out_otherwise;  // the run, its result-free changes
   for (size_t i = 0; i < n; ++i) {
     const fs::path dir = run_directory(out, plan.runs[i].name);
     const auto args_file = dir / "sweep_args.txt";
-    if (fs::exists(args_file) && lrkit::read_text(args_file) != joined(plan.runs[i].args)) {
+    if (started_otherwise(plan.runs[i], dir)) {
       const Held held = held_by_a_longer_run(plan.runs[i], dir);
       const bool continues = continues_the_run(lines_of(lrkit::read_text(args_file)), plan.runs[i].args);
       if (held == Held::kTrained || held == Held::kDiverged) {
@@ -210,6 +220,9 @@ std::vector<RunState> run_sweep(const SweepPlan& plan, const std::string& out, i
     }
     if (finished_earlier(plan.runs[i], out))
       status[i] = marked_diverged(dir) ? Status::kDiverged : Status::kSkipped;
+    else if (fs::exists(args_file))
+      if (auto changes = result_free_changes(lines_of(lrkit::read_text(args_file)), plan.runs[i].args); !changes.empty())
+        carried_out_otherwise[i] = std::move(changes);
   }
   require_the_trained_settings(plan, out, restarted);
   for (const auto& dir : restarted)
@@ -223,6 +236,9 @@ std::vector<RunState> run_sweep(const SweepPlan& plan, const std::string& out, i
   for (const size_t i : continued)
     progress << "sweep: " << plan.runs[i].name << " goes on from its checkpoints to step " << plan.runs[i].steps
              << " (the new settings continue it: the same rate at every step it trained)" << std::endl;
+  for (const auto& [i, changes] : carried_out_otherwise)
+    progress << "sweep: " << plan.runs[i].name << " goes on with " << changes
+             << " (settings that change no result, since it started)" << std::endl;
   for (const size_t i : shortened)
     progress << "sweep: " << plan.runs[i].name << " holds a longer run (see its sweep_args.txt) stopped before step "
              << plan.runs[i].steps << ", whose first " << plan.runs[i].steps

@@ -71,5 +71,37 @@ TEST(SweepExtension, ArgumentsItCannotReadContinueNothing) {
   EXPECT_FALSE(continues_the_run(before, no_spec));
 }
 
+// The sweep file's [train] log_every or [checkpoint] every edited: the same run, carried out otherwise.
+TEST(SweepExtension, KeysThatChangeNoResultLeaveTheSameRun) {
+  const auto before = main_run(40000, "17,33", 33);
+  auto cadences = before;
+  cadences.insert(cadences.begin() + 2, {"--train.log_every=5", "--checkpoint.every=10"});
+  EXPECT_TRUE(the_same_run(before, cadences));
+  EXPECT_EQ(result_free_changes(before, cadences), "checkpoint.every = (unset) -> 10; train.log_every = (unset) -> 5");
+  auto edited = cadences;
+  edited[2] = "--train.log_every=7";
+  edited[3] = "--checkpoint.every=10";
+  EXPECT_TRUE(the_same_run(cadences, edited));
+  EXPECT_EQ(result_free_changes(cadences, edited), "train.log_every = 5 -> 7");
+  EXPECT_EQ(result_free_changes(edited, edited), "");
+  edited.insert(edited.begin() + 2, {"--eval.every=3", "--train.threads=2", "--log.flush_every=1"});
+  EXPECT_TRUE(the_same_run(before, edited));
+  // What changes the updates or the measured results is another run, as is another length.
+  for (const char* other : {"--optim.clip=0.5", "--eval.batches=2", "--train.accumulation=2", "--dist.bucket_mb=1",
+                            "--train.device=cuda", "--train.precision=bf16", "--train.skip_loss_z=3"}) {
+    auto changed = before;
+    changed.insert(changed.begin() + 2, other);
+    EXPECT_FALSE(the_same_run(before, changed)) << other;
+  }
+  EXPECT_FALSE(the_same_run(before, main_run(80000, "17,33,65", 65)));
+  // With the length: a longer run goes on, a shorter one is held, whatever the cadences.
+  auto longer = main_run(80000, "17,33,65", 65);
+  longer.insert(longer.begin() + 2, "--checkpoint.every=4");
+  EXPECT_TRUE(continues_the_run(before, longer));
+  EXPECT_TRUE(holds_the_run(longer, before));
+  longer.insert(longer.begin() + 2, "--optim.clip=0.5");
+  EXPECT_FALSE(continues_the_run(before, longer));
+}
+
 }  // namespace
 }  // namespace lrkit::cli

@@ -32,6 +32,14 @@ bool defines_the_run(const std::string& key) {
   return std::any_of(sections.begin(), sections.end(), [&](const std::string& s) { return key.rfind(s, 0) == 0; });
 }
 
+// Not the backend, bucket size, accumulation, device or precision, which a resume may change too: they change the
+// order of the sums, so a run goes on otherwise than it would have (a sweep's results are bit for bit those of one
+// sweep run at once).
+const std::vector<std::string> kResultFree = {
+    "train.log_every",   "train.threads",       "train.peak_tflops", "train.profile_from",      "train.profile_steps",
+    "checkpoint.every",  "checkpoint.keep",     "log.flush_every",   "eval.every",              "dist.timeout_s",
+    "dist.rank0_timeout_s", "diagnostics.matrix_every", "reweight.histogram_every"};
+
 // The NAME=PATH lists (data.sources, eval.sets) compare by their entries' names: a moved file keeps its name.
 template <typename Entries>
 std::string names_of(const Entries& entries) {
@@ -41,6 +49,10 @@ std::string names_of(const Entries& entries) {
 }
 
 }  // namespace
+
+bool changes_no_result(const std::string& key) {
+  return std::find(kResultFree.begin(), kResultFree.end(), key) != kResultFree.end();
+}
 
 std::vector<std::pair<std::string, std::string>> compared_values(const TrainConfig& config) {
   auto values = config_values(config);

@@ -87,6 +87,11 @@ class RunLog {
 std::vector<std::string> settings_other_than_logged(const TrainConfig& config, int64_t world_size,
                                                     const std::vector<std::string>& also_compared = {});
 
+// True for a key whose value changes neither a run's updates nor what its results measure: how often it logs,
+// evaluates and checkpoints, how many checkpoints it keeps, its threads, profiling, peak and timeouts. A sweep run
+// whose arguments differ only in such keys is the same run (sweep_extension.hpp).
+bool changes_no_result(const std::string& key);
+
 // Before a resume: throws std::invalid_argument listing settings_other_than_logged, and the way on.
 void require_the_logged_settings(const TrainConfig& config, int64_t world_size);
 
