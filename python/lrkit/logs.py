@@ -56,6 +56,14 @@ class RunLog:
         return dict(self.group_attrs.get("/config", {}))
 
     @property
+    def files(self):
+        """What each data and evaluation file held when the newest session started, by the name its setting gives it
+        ("data.path", "data.sources NAME", "eval.sets NAME"): "SIZE bytes, sampled crc32:XXXXXXXX", the CRC-32 of the
+        size (8 bytes, little-endian) and of 64 blocks of 4 KiB spread over the file (the whole file up to 256 KiB).
+        Runs trained on the same corpus agree here wherever it lay. Logs written before lrkit recorded it have none."""
+        return dict(self.group_attrs.get("/files", {}))
+
+    @property
     def sessions(self):
         """Every session that wrote the log, oldest first: its start, then each resume. Each is its /sessions/<i>
         attributes as text (kind, step, checkpoint, device, threads, command_line, started_utc, and changed: the

@@ -1,6 +1,8 @@
 """lrkit.read_log on a real run log."""
 import os
+import struct
 import subprocess
+import zlib
 
 import pytest
 
@@ -63,6 +65,9 @@ def test_the_sessions_of_a_resumed_run(lrkit_binary, tmp_path):
     assert "--train.accumulation=2" in second["command_line"] and "--train.accumulation=2" not in first["command_line"]
     assert log.config["train.accumulation"] == "2", "the settings are the newest session's"
     assert [log.session_of(step)["index"] for step in range(9)] == [0] * 6 + [1] * 3
+    text = corpus.read_bytes()  # under 256 KiB: every byte is read
+    crc = zlib.crc32(text, zlib.crc32(struct.pack("<Q", len(text))))
+    assert log.files == {"data.path": f"{len(text)} bytes, sampled crc32:{crc:08x}"}
     with pytest.raises(KeyError, match="no session that started at or before step -1"):
         log.session_of(-1)
 
