@@ -188,6 +188,8 @@ int train_command(const std::vector<std::string>& args, train::TrainConfig& conf
     throw UsageError(e.what());
   } catch (const train::CorpusError& e) {
     throw UsageError(e.what());
+  } catch (const train::DataFileChangedError& e) {  // a failure at run time; empty where another worker says it
+    throw ExitCodeError(kExitFailure, e.what());
   } catch (const h5::WriteError& e) {  // a full disk is no bad input: exit 1
     throw std::runtime_error(e.what());
   } catch (const h5::Error& e) {  // a damaged log of the run to resume

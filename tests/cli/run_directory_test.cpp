@@ -19,6 +19,7 @@
 #include "background_run.hpp"
 #include "lrkit/common/text_file.hpp"
 #include "lrkit/h5/file.hpp"
+#include "lrkit/train/run_files.hpp"
 #include "run_command.hpp"
 #include "tiny_run.hpp"
 
@@ -158,6 +159,45 @@ TEST(RunDirectory, AResumeOnACorpusRewrittenInPlaceIsRefusedAndACopyElsewhereGoe
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("resumed from"), std::string::npos) << r.out;
   EXPECT_EQ(h5::read_string_attributes(dir + "/log.h5", "/files").at("data.path"), logged);
+}
+
+// Rewritten in place while the run reads it, a corpus's mapped pages change: the steps since the last checkpoint may
+// have read new bytes beside the old, and went on unseen into the next checkpoint.
+TEST(RunDirectory, ACorpusRewrittenUnderTheRunStopsItBeforeItsNextCheckpoint) {
+  const auto dir = out_dir("rewritten_under_run");
+  const std::string text = lrkit::read_text(fs::path(tiny_config()).parent_path() / "dp_corpus.txt");
+  const auto corpus = lrkit::testing::write_text("rewritten_under_run_corpus.txt", text);
+  const std::string args = "--config " + tiny_config() + " --schedule.spec='constant(1e-2, warmup=2)' --nproc 2 "
+                           "--checkpoint.every=10 --data.path=" + corpus + " --out " + dir;  // length-independent rates
+  const pid_t launcher = start_train(args + " --train.steps=100000", dir + ".txt");
+  ASSERT_EQ(workers_once_checkpointed(launcher, dir).size(), 2u);
+  {
+    std::fstream file(corpus, std::ios::in | std::ios::out | std::ios::binary);  // in place: not truncated
+    file << std::string(64, 'x');
+  }
+  int status = 0;
+  waitpid(launcher, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << status;
+  const std::string out = run_command("cat " + dir + ".txt").out;
+  const auto newest = train::latest_checkpoint(dir);
+  ASSERT_TRUE(newest.has_value());
+  const int64_t kept = *train::checkpoint_step_of(fs::path(*newest).filename().string());
+  const std::string said = "lrkit train: data file '" + corpus + "' changed while the run read it (" +
+                           std::to_string(text.size()) + " bytes, sampled crc32:";
+  const auto at = out.find(said);
+  ASSERT_NE(at, std::string::npos) << out;
+  EXPECT_EQ(out.find(said, at + 1), std::string::npos) << "said once, by rank 0\n" << out;
+  EXPECT_NE(out.find(" now): the steps after " + *newest + " may have read the new bytes, so step " +
+                     std::to_string(kept + 10) + " was not checkpointed; put the file back and continue with --resume auto"),
+            std::string::npos) << out;
+  // Not put back, the resume is refused; put back, it goes on from the checkpoint before the change.
+  auto r = run_lrkit("train " + args + " --resume auto --train.steps=" + std::to_string(kept + 2));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("the contents of data.path ('" + corpus + "')"), std::string::npos) << r.out;
+  lrkit::testing::write_text("rewritten_under_run_corpus.txt", text);
+  r = run_lrkit("train " + args + " --resume auto --train.steps=" + std::to_string(kept + 2));
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("resumed from " + *newest), std::string::npos) << r.out;
 }
 
 TEST(RunDirectory, AnEarlierRunIsRefusedMovedAsideWithOverwriteAndAFinishedResumeIsANoOp) {

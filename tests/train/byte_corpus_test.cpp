@@ -110,6 +110,33 @@ TEST(ByteCorpus, AFileCutShortUnderTheMappingIsNamedNotABusError) {
                      "--resume auto\n");
 }
 
+// A file rewritten in place changes the mapped pages: named, with its sampled contents then and now. A file replaced
+// under its name (a new file renamed over it) leaves the mapping reading the old one: nothing changed for the run.
+TEST(ByteCorpus, AFileRewrittenInPlaceIsAChangeAndOneReplacedUnderItsNameIsNot) {
+  const auto path = (lrkit::testing::scratch_dir() / "rewritten.txt").string();
+  std::ofstream(path) << std::string(100000, 'a');
+  const ByteCorpus corpus = ByteCorpus::load(path, 0.1, 16);
+  EXPECT_EQ(corpus.change(), std::nullopt);
+  const auto replacement = path + ".new";
+  std::ofstream(replacement) << std::string(100000, 'b');
+  std::filesystem::rename(replacement, path);
+  EXPECT_EQ(corpus.change(), std::nullopt) << "the mapping reads the file it mapped";
+  const ByteCorpus replaced = ByteCorpus::load(path, 0.1, 16);
+  {
+    std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(99990);
+    file << "c";  // in the last block, which is sampled
+  }
+  EXPECT_EQ(replaced.train()[0], 'b');
+  EXPECT_EQ(replaced.heldout()[99990 - 90000], 'c') << "the pages changed under the mapping";
+  const auto change = replaced.change();
+  ASSERT_TRUE(change.has_value());
+  EXPECT_EQ(change->rfind("data file '" + path + "' changed while the run read it (100000 bytes, sampled crc32:", 0), 0u)
+      << *change;
+  EXPECT_NE(change->find(" when the run started, 100000 bytes, sampled crc32:"), std::string::npos) << *change;
+  EXPECT_EQ(change->substr(change->size() - 5), " now)") << *change;
+}
+
 TEST(ByteCorpus, RowsArePureFunctionsOfSeedStepAndIndex) {
   const auto tokens = counting_tokens(100000);
   const auto whole = sample_batch(tokens, 0, 8, 16, {7, 3});

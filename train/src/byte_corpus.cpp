@@ -81,6 +81,12 @@ ByteCorpus ByteCorpus::load(const std::string& path, double heldout_fraction, in
 
 void ByteCorpus::require_whole() const { file_->require_whole(); }
 
+std::optional<std::string> ByteCorpus::change() const {
+  const auto change = file_->change();
+  if (!change) return std::nullopt;
+  return "data file '" + path_ + "' changed while the run read it (" + *change + ")";
+}
+
 Batch sample_batch(ByteView tokens, int64_t first_row, int64_t rows, int64_t context,
                    const BatchKey& key) {
   const auto span = static_cast<uint64_t>(tokens.size()) - static_cast<uint64_t>(context);

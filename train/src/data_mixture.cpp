@@ -65,6 +65,12 @@ void DataMixture::require_whole() const {
   for (const auto& corpus : corpora_) corpus.require_whole();
 }
 
+std::optional<std::string> DataMixture::change() const {
+  for (const auto& corpus : corpora_)
+    if (auto change = corpus.change()) return change;
+  return std::nullopt;
+}
+
 std::vector<double> DataMixture::sampling(int64_t step) const {
   return mixing_ == Mixing::temperature ? target(step) : natural_;
 }

@@ -44,8 +44,13 @@ bool read_at(int fd, uint8_t* out, int64_t size, int64_t offset) {
 
 std::optional<std::string> file_contents(const std::string& path) {
   const Descriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (file.fd < 0) return std::nullopt;
+  return descriptor_contents(file.fd);
+}
+
+std::optional<std::string> descriptor_contents(int fd) {
   struct stat info {};
-  if (file.fd < 0 || ::fstat(file.fd, &info) != 0 || !S_ISREG(info.st_mode)) return std::nullopt;
+  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) return std::nullopt;
   const int64_t size = info.st_size;
   // The size first: files that agree on every sampled block but differ in length differ.
   uint8_t size_bytes[8];
@@ -55,13 +60,13 @@ std::optional<std::string> file_contents(const std::string& path) {
   if (size <= kBlock * kBlocks) {
     for (int64_t offset = 0; offset < size; offset += kBlock) {
       const int64_t length = std::min(kBlock, size - offset);
-      if (!read_at(file.fd, block.data(), length, offset)) return std::nullopt;
+      if (!read_at(fd, block.data(), length, offset)) return std::nullopt;
       crc = crc32(crc, block.data(), static_cast<uInt>(length));
     }
   } else {
     for (int64_t i = 0; i < kBlocks; ++i) {
       const int64_t offset = i * (size - kBlock) / (kBlocks - 1);  // 0 .. size - kBlock: the first and the last
-      if (!read_at(file.fd, block.data(), kBlock, offset)) return std::nullopt;
+      if (!read_at(fd, block.data(), kBlock, offset)) return std::nullopt;
       crc = crc32(crc, block.data(), static_cast<uInt>(kBlock));
     }
   }

@@ -17,6 +17,8 @@ namespace lrkit::train {
 // by another, cut short, grown, regenerated or re-tokenized differs; an edit inside the unsampled bytes of a large
 // file may not. Nothing where the file cannot be read.
 std::optional<std::string> file_contents(const std::string& path);
+// The same for an open file (a mapped corpus's: what the run reads, whatever its path names now).
+std::optional<std::string> descriptor_contents(int fd);
 
 // The files a run reads, each under the name a message gives it, with its path: "data.path" (one corpus), or
 // "data.sources NAME" per source of a mixture, then "eval.sets NAME" per evaluation set with a file of its own. A

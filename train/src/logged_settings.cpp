@@ -36,9 +36,10 @@ bool defines_the_run(const std::string& key) {
 // order of the sums, so a run goes on otherwise than it would have (a sweep's results are bit for bit those of one
 // sweep run at once).
 const std::vector<std::string> kResultFree = {
-    "train.log_every",   "train.threads",       "train.peak_tflops", "train.profile_from",      "train.profile_steps",
-    "checkpoint.every",  "checkpoint.keep",     "log.flush_every",   "eval.every",              "dist.timeout_s",
-    "dist.rank0_timeout_s", "diagnostics.matrix_every", "reweight.histogram_every"};
+    "train.log_every",      "train.threads",           "train.peak_tflops",       "train.profile_from",
+    "train.profile_steps",  "checkpoint.every",        "checkpoint.keep",         "log.flush_every",
+    "eval.every",           "dist.timeout_s",          "dist.rank0_timeout_s",    "diagnostics.matrix_every",
+    "reweight.histogram_every"};
 
 // The NAME=PATH lists (data.sources, eval.sets) compare by their entries' names: a moved file keeps its name.
 template <typename Entries>

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "file_contents.hpp"
 #include "lrkit/train/byte_corpus.hpp"
 
 namespace lrkit::train {
@@ -94,6 +95,7 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
   // rather than fault it in page by page at random.
   ::madvise(mapped, size_, MADV_WILLNEED);
   bytes_ = static_cast<const uint8_t*>(mapped);
+  contents_ = descriptor_contents(fd_).value_or("");
   slot_ = publish(bytes_, size_, path);
 }
 
@@ -109,6 +111,12 @@ void MappedFile::require_whole() const {
   throw DataFileChangedError("data file '" + path_ + "' was cut short while the run read it (" + std::to_string(size_) +
                              " bytes when the run started, " + std::to_string(info.st_size) +
                              " now): restore it and continue with --resume auto");
+}
+
+std::optional<std::string> MappedFile::change() const {
+  const std::string now = descriptor_contents(fd_).value_or("unreadable");
+  if (now == contents_) return std::nullopt;
+  return contents_ + " when the run started, " + now + " now";
 }
 
 }  // namespace lrkit::train

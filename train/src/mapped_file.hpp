@@ -6,16 +6,12 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <stdexcept>
+#include <optional>
 #include <string>
 
-namespace lrkit::train {
+#include "lrkit/train/byte_corpus.hpp"  // DataFileChangedError
 
-// The data file changed under a run: a failure at run time, not bad input.
-class DataFileChangedError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+namespace lrkit::train {
 
 class MappedFile {
  public:
@@ -29,6 +25,11 @@ class MappedFile {
   size_t size() const { return size_; }
   // Throws DataFileChangedError when the mapped file is shorter now than when it was mapped.
   void require_whole() const;
+  // What was written into the mapped file since it was mapped (its sampled contents then and now, file_contents.hpp):
+  // the pages of a file rewritten in place change under the mapping, so the run reads the new bytes with the old.
+  // Nothing while it holds what it held. A file replaced by another under its name is not this one: its mapping keeps
+  // the old bytes.
+  std::optional<std::string> change() const;
 
  private:
   std::string path_;
@@ -36,6 +37,7 @@ class MappedFile {
   const uint8_t* bytes_ = nullptr;
   size_t size_ = 0;
   int slot_ = -1;  // in the SIGBUS handler's table
+  std::string contents_;  // when it was mapped
 };
 
 }  // namespace lrkit::train

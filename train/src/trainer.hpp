@@ -85,6 +85,7 @@ class Trainer {
   HdetRecord hdet_record(std::vector<double> window_loss, const Hyperparameters& hyper, const StepScalars& scalars) const;
   void evaluate_and_checkpoint(int64_t step);
   void save_checkpoints(int64_t step);
+  void require_unchanged_data(int64_t steps_done);
 
   const TrainConfig& c_;
   std::ostream null_stream_{nullptr};

@@ -4,7 +4,9 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "lrkit/common/message_text.hpp"
 #include "lrkit/common/numbers.hpp"
+#include "lrkit/distributed/device_identity.hpp"
 #include "lrkit/train/autocast_scope.hpp"
 #include "lrkit/train/checkpoint.hpp"
 #include "lrkit/train/rank_streams.hpp"
@@ -286,7 +288,39 @@ void Trainer::stop_on_signal(int64_t step, int signal) {
   throw StoppedError(signal, message + " (--resume auto continues the run)");
 }
 
+// A data file rewritten in place under the run changes the mapped pages: the steps since the last checkpoint may have
+// read new bytes beside old ones, and a checkpoint would keep what they trained. Every rank checks its own files (rank
+// 0 its evaluation sets too) before every checkpoint, and one gather tells them all: the run stops on every rank, the
+// checkpoint unwritten. A sampled check (file_contents.hpp) at checkpoints only: per step it would cost a read of
+// 256 KiB per file.
+void Trainer::require_unchanged_data(int64_t steps_done) {
+  std::optional<std::string> change = data_.change();
+  for (const auto& set : eval_sets_)
+    if (!change) change = set.corpus.change();
+  std::vector<std::string> changed_ranks;
+  bool rank0_changed = change.has_value();
+  if (world_ > 1) {
+    const auto rows = distributed::gather_rows(*collective_, {change ? 1 : 0});
+    for (size_t r = 0; r < rows.size(); ++r)
+      if (rows[r][0] != 0) changed_ranks.push_back(std::to_string(r));
+    rank0_changed = rows[0][0] != 0;
+  }
+  if (!change && changed_ranks.empty()) return;
+  log_->flush();
+  // Rank 0 says it; another rank only where its own copy changed and rank 0's did not (a machine of its own).
+  if (!lead_ && (!change || rank0_changed)) throw DataFileChangedError("");
+  const std::string since = !last_checkpoint_.empty()   ? last_checkpoint_
+                            : !session_.checkpoint.empty() ? session_.checkpoint
+                                                           : "the start";
+  throw DataFileChangedError(
+      (change ? *change : ranks_for_message(changed_ranks) + "'s data file changed while the run read it") +
+      ": the steps after " + since + " may have read the new bytes, so step " + std::to_string(steps_done) +
+      " was not checkpointed; put the file back and continue with --resume auto (--branch-from CHECKPOINT "
+      "--out NEW_DIR trains on the new file)");
+}
+
 void Trainer::save_checkpoints(int64_t steps_done) {
+  require_unchanged_data(steps_done);
   checkpointed_steps_ = steps_done;
   if (hdet_) {  // every replica's file first; rank 0's main file, written last, marks the set complete
     for (auto& replica : replicas_)

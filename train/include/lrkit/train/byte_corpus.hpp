@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -17,6 +18,13 @@
 namespace lrkit::train {
 
 class CorpusError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// A data file changed under a run (cut short, rewritten in place): a failure at run time, not bad input. An empty
+// message: another worker reports it.
+class DataFileChangedError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
@@ -61,6 +69,9 @@ class ByteCorpus {
   // Throws DataFileChangedError when the file was cut short since it was mapped (a read past its new end would
   // end the process with SIGBUS): call it before reading, once per step.
   void require_whole() const;
+  // "data file 'PATH' changed while the run read it (... when the run started, ... now)" where the file was rewritten
+  // in place since it was mapped (its sampled contents, train/src/file_contents.hpp); nothing while it is unchanged.
+  std::optional<std::string> change() const;
 
   ByteView train() const { return train_; }
   ByteView heldout() const { return heldout_; }

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,8 @@ class DataMixture {
   const ByteCorpus& corpus(size_t i) const { return corpora_[i]; }
   // Every source's ByteCorpus::require_whole: once per step, before its batches are read.
   void require_whole() const;
+  // The first source's ByteCorpus::change, if any.
+  std::optional<std::string> change() const;
   const std::vector<double>& natural() const { return natural_; }  // q
   bool upweighting() const { return mixing_ == Mixing::upweight; }
   double temperature(int64_t step) const { return temperature_(step); }
