@@ -247,6 +247,11 @@ HdetRecord Trainer::hdet_record(std::vector<double> window_loss, const Hyperpara
 // Evaluate before checkpointing: a checkpoint on disk means its step's evaluation is in the log.
 void Trainer::evaluate_and_checkpoint(int64_t step) {
   RECORD_USER_SCOPE("lrkit.evaluate_checkpoint");
+  // While updates are being skipped the weights are those that made the loss non-finite: a periodic checkpoint of
+  // them would prune a good one. Milestones and the last step are still written (sweeps and branches read them).
+  const bool checkpoint =
+      plan_.checkpoint_due(step) && (skipped_in_a_row_ == 0 || plan_.milestone(step) || plan_.last(step));
+  if (checkpoint) require_unchanged_data(step + 1);  // before rank 0 evaluates alone: the workers meet here together
   if (plan_.eval_due(step)) {
     Gpt& evaluated = mean_model_ ? *mean_model_ : replicas_.front().model;
     if (mean_model_)
@@ -259,10 +264,6 @@ void Trainer::evaluate_and_checkpoint(int64_t step) {
       if (!plan_.last(step)) *progress_ << "eval   step " << step + 1 << "  " << set.name << " loss " << loss << std::endl;
     }
   }
-  // While updates are being skipped the weights are those that made the loss non-finite: a periodic checkpoint of
-  // them would prune a good one. Milestones and the last step are still written (sweeps and branches read them).
-  const bool checkpoint =
-      plan_.checkpoint_due(step) && (skipped_in_a_row_ == 0 || plan_.milestone(step) || plan_.last(step));
   if (checkpoint) save_checkpoints(step + 1);
   // Rank 0 evaluated or wrote alone: the others would meet it in the next step's collectives, which fail after
   // dist.timeout_s, so they wait for it here. After the last step nothing follows.
@@ -276,7 +277,10 @@ void Trainer::evaluate_and_checkpoint(int64_t step) {
 void Trainer::stop_on_signal(int64_t step, int signal) {
   const int64_t steps_done = step + 1;
   const bool weights_good = skipped_in_a_row_ == 0;
-  if (weights_good && checkpointed_steps_ != steps_done) save_checkpoints(steps_done);
+  if (weights_good && checkpointed_steps_ != steps_done) {
+    require_unchanged_data(steps_done);
+    save_checkpoints(steps_done);
+  }
   log_->flush();
   if (!lead_) throw StoppedError(signal, "");  // rank 0 speaks for the run
   std::string message = std::string(strsignal(signal)) + ": stopped after " + std::to_string(steps_done) + " steps (logged); ";
@@ -290,8 +294,8 @@ void Trainer::stop_on_signal(int64_t step, int signal) {
 
 // A data file rewritten in place under the run changes the mapped pages: the steps since the last checkpoint may have
 // read new bytes beside old ones, and a checkpoint would keep what they trained. Every rank checks its own files (rank
-// 0 its evaluation sets too) before every checkpoint, and one gather tells them all: the run stops on every rank, the
-// checkpoint unwritten. A sampled check (file_contents.hpp) at checkpoints only: per step it would cost a read of
+// 0 its evaluation sets too) before every checkpoint (and before rank 0 evaluates alone, so that all meet in the gather
+// together), and one gather tells them all: the run stops on every rank, the checkpoint unwritten. A sampled check (file_contents.hpp) at checkpoints only: per step it would cost a read of
 // 256 KiB per file.
 void Trainer::require_unchanged_data(int64_t steps_done) {
   std::optional<std::string> change = data_.change();
@@ -320,7 +324,6 @@ void Trainer::require_unchanged_data(int64_t steps_done) {
 }
 
 void Trainer::save_checkpoints(int64_t steps_done) {
-  require_unchanged_data(steps_done);
   checkpointed_steps_ = steps_done;
   if (hdet_) {  // every replica's file first; rank 0's main file, written last, marks the set complete
     for (auto& replica : replicas_)
