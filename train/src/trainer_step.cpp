@@ -295,8 +295,8 @@ void Trainer::stop_on_signal(int64_t step, int signal) {
 // A data file rewritten in place under the run changes the mapped pages: the steps since the last checkpoint may have
 // read new bytes beside old ones, and a checkpoint would keep what they trained. Every rank checks its own files (rank
 // 0 its evaluation sets too) before every checkpoint (and before rank 0 evaluates alone, so that all meet in the gather
-// together), and one gather tells them all: the run stops on every rank, the checkpoint unwritten. A sampled check (file_contents.hpp) at checkpoints only: per step it would cost a read of
-// 256 KiB per file.
+// together), and one gather tells them all: the run stops on every rank, the checkpoint unwritten. A sampled check
+// (file_contents.hpp) at checkpoints only: per step it would cost a read of 256 KiB per file.
 void Trainer::require_unchanged_data(int64_t steps_done) {
   std::optional<std::string> change = data_.change();
   for (const auto& set : eval_sets_)
@@ -313,7 +313,9 @@ void Trainer::require_unchanged_data(int64_t steps_done) {
   log_->flush();
   // Rank 0 says it; another rank only where its own copy changed and rank 0's did not (a machine of its own).
   if (!lead_ && (!change || rank0_changed)) throw DataFileChangedError("");
-  const std::string since = !last_checkpoint_.empty()   ? last_checkpoint_
+  // Rank 0 knows the file it wrote last; the others (a machine of their own) its step.
+  const std::string since = !last_checkpoint_.empty()      ? last_checkpoint_
+                            : checkpointed_steps_ >= 0     ? "the checkpoint of step " + std::to_string(checkpointed_steps_)
                             : !session_.checkpoint.empty() ? session_.checkpoint
                                                            : "the start";
   throw DataFileChangedError(
