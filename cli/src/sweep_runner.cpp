@@ -112,20 +112,24 @@ bool marked_diverged(const fs::path& dir) {
 // diverged before it, kUnfinished where it was stopped before it (it goes on under the run's own arguments: its
 // steps so far are the run's), kNo where it holds no longer run.
 enum class Held { kNo, kTrained, kDiverged, kUnfinished };
-Held held_by_a_longer_run(const SweepRun& run, const fs::path& dir) {
-  const auto args_file = dir / "sweep_args.txt";
-  if (!fs::exists(args_file) || !holds_the_run(lines_of(lrkit::read_text(args_file)), run.args)) return Held::kNo;
+// `before`: the arguments the directory was started with.
+Held held_by_a_longer_run(const SweepRun& run, const fs::path& dir, const std::vector<std::string>& before) {
+  if (!holds_the_run(before, run.args)) return Held::kNo;
   if (fs::exists(train::checkpoint_path(dir.string(), run.steps))) return Held::kTrained;
   return marked_diverged(dir) ? Held::kDiverged : Held::kUnfinished;
 }
 
+// The arguments a run's directory was started with (its sweep_args.txt's lines); nothing where it was not.
+std::optional<std::vector<std::string>> started_with(const fs::path& dir) {
+  const auto args_file = dir / "sweep_args.txt";
+  if (!fs::exists(args_file)) return std::nullopt;
+  return lines_of(lrkit::read_text(args_file));
+}
+
 // Whether the run's directory was started with other arguments than the run's now, other than in keys that change no
 // result (sweep_extension.hpp's the_same_run: those go on under the new arguments).
-bool started_otherwise(const SweepRun& run, const fs::path& dir) {
-  const auto args_file = dir / "sweep_args.txt";
-  if (!fs::exists(args_file)) return false;
-  const std::string text = lrkit::read_text(args_file);
-  return text != joined(run.args) && !the_same_run(lines_of(text), run.args);
+bool started_otherwise(const SweepRun& run, const std::optional<std::vector<std::string>>& before) {
+  return before && !the_same_run(*before, run.args);
 }
 
 // Where a run starts: at its newest checkpoint (an interrupted or continued run goes on there), else at its fork.
@@ -171,13 +175,13 @@ std::string run_directory(const std::string& out, const std::string& name) { ret
 
 bool finished_earlier(const SweepRun& run, const std::string& out) {
   const fs::path dir = run_directory(out, run.name);
-  const auto args_file = dir / "sweep_args.txt";
-  if (started_otherwise(run, dir)) {  // held, restarted, continued or refused
-    const Held held = held_by_a_longer_run(run, dir);
+  const auto before = started_with(dir);
+  if (started_otherwise(run, before)) {  // held, restarted, continued or refused
+    const Held held = held_by_a_longer_run(run, dir, *before);
     return held == Held::kTrained || held == Held::kDiverged;
   }
   // A run killed after its last checkpoint (evaluated before it was written) but before its marker is finished too.
-  return fs::exists(dir / "sweep_done") || (fs::exists(args_file) && fs::exists(train::checkpoint_path(dir.string(), run.steps)));
+  return fs::exists(dir / "sweep_done") || (before && fs::exists(train::checkpoint_path(dir.string(), run.steps)));
 }
 
 std::vector<RunState> run_sweep(const SweepPlan& plan, const std::string& out, int64_t jobs, std::ostream& progress) {
@@ -195,10 +199,10 @@ std::vector<RunState> run_sweep(const SweepPlan& plan, const std::string& out, i
   std::map<size_t, std::string> carried_out_otherwise;  // the run, its result-free changes
   for (size_t i = 0; i < n; ++i) {
     const fs::path dir = run_directory(out, plan.runs[i].name);
-    const auto args_file = dir / "sweep_args.txt";
-    if (started_otherwise(plan.runs[i], dir)) {
-      const Held held = held_by_a_longer_run(plan.runs[i], dir);
-      const bool continues = continues_the_run(lines_of(lrkit::read_text(args_file)), plan.runs[i].args);
+    const auto before = started_with(dir);
+    if (started_otherwise(plan.runs[i], before)) {
+      const Held held = held_by_a_longer_run(plan.runs[i], dir, *before);
+      const bool continues = continues_the_run(*before, plan.runs[i].args);
       if (held == Held::kTrained || held == Held::kDiverged) {
         status[i] = held == Held::kTrained ? Status::kSkipped : Status::kDiverged;
         held_runs.push_back(i);
@@ -220,8 +224,8 @@ std::vector<RunState> run_sweep(const SweepPlan& plan, const std::string& out, i
     }
     if (finished_earlier(plan.runs[i], out))
       status[i] = marked_diverged(dir) ? Status::kDiverged : Status::kSkipped;
-    else if (fs::exists(args_file))
-      if (auto changes = result_free_changes(lines_of(lrkit::read_text(args_file)), plan.runs[i].args); !changes.empty())
+    else if (before)
+      if (auto changes = result_free_changes(*before, plan.runs[i].args); !changes.empty())
         carried_out_otherwise[i] = std::move(changes);
   }
   require_the_trained_settings(plan, out, restarted);
