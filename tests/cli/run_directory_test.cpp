@@ -200,6 +200,44 @@ TEST(RunDirectory, ACorpusRewrittenUnderTheRunStopsItBeforeItsNextCheckpoint) {
   EXPECT_NE(r.out.find("resumed from " + *newest), std::string::npos) << r.out;
 }
 
+// An evaluation set's file of its own, rewritten in place: the weights are sound but the evaluations since the last
+// checkpoint may have scored the new bytes, and a resume re-evaluates from that checkpoint.
+TEST(RunDirectory, AnEvaluationFileRewrittenUnderTheRunIsNamedAsOneAndItsEvaluationsAsWhatReadIt) {
+  const auto dir = out_dir("eval_rewritten_under_run");
+  const std::string text = lrkit::read_text(fs::path(tiny_config()).parent_path() / "dp_corpus.txt");
+  const auto scored = lrkit::testing::write_text("eval_rewritten_under_run_set.txt", text);
+  const std::string args = "--config " + tiny_config() + " --schedule.spec='constant(1e-2, warmup=2)' "
+                           "--checkpoint.every=10 --eval.every=5 --eval.sets='heldout, other=" + scored + "' --out " + dir;
+  const pid_t run = start_train(args + " --train.steps=100000", dir + ".txt");
+  ASSERT_TRUE(wait_for([&] { return fs::exists(dir + "/checkpoints/step_0000000010.pt"); }, 60));
+  {
+    std::fstream file(scored, std::ios::in | std::ios::out | std::ios::binary);  // in place: not truncated
+    file << std::string(64, 'x');
+  }
+  int status = 0;
+  waitpid(run, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << status;
+  const std::string out = run_command("cat " + dir + ".txt").out;
+  const auto newest = train::latest_checkpoint(dir);
+  ASSERT_TRUE(newest.has_value());
+  const int64_t kept = *train::checkpoint_step_of(fs::path(*newest).filename().string());
+  EXPECT_NE(out.find("lrkit train: evaluation set other's file '" + scored + "' changed while the run read it (" +
+                     std::to_string(text.size()) + " bytes, sampled crc32:"),
+            std::string::npos) << out;
+  EXPECT_NE(out.find(" now): the evaluations after " + *newest + " may have read the new bytes, so step " +
+                     std::to_string(kept + 10) + " was not checkpointed; put the file back and continue with --resume "
+                     "auto (--branch-from CHECKPOINT --out NEW_DIR evaluates on the new file)"),
+            std::string::npos) << out;
+  EXPECT_EQ(out.find("data file"), std::string::npos) << "the training file is unchanged\n" << out;
+  auto r = run_lrkit("train " + args + " --resume auto --train.steps=" + std::to_string(kept + 5));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("the contents of eval.sets other ('" + scored + "')"), std::string::npos) << r.out;
+  lrkit::testing::write_text("eval_rewritten_under_run_set.txt", text);
+  r = run_lrkit("train " + args + " --resume auto --train.steps=" + std::to_string(kept + 5));
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("resumed from " + *newest), std::string::npos) << r.out;
+}
+
 TEST(RunDirectory, AnEarlierRunIsRefusedMovedAsideWithOverwriteAndAFinishedResumeIsANoOp) {
   const auto dir = out_dir("reused");
   ASSERT_EQ(run_lrkit("train --config " + tiny_config() + " --out " + dir).code, 0);

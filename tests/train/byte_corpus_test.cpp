@@ -131,7 +131,7 @@ TEST(ByteCorpus, AFileRewrittenInPlaceIsAChangeAndOneReplacedUnderItsNameIsNot) 
   EXPECT_EQ(replaced.heldout()[99990 - 90000], 'c') << "the pages changed under the mapping";
   const auto change = replaced.change();
   ASSERT_TRUE(change.has_value());
-  EXPECT_EQ(change->rfind("data file '" + path + "' changed while the run read it (100000 bytes, sampled crc32:", 0), 0u)
+  EXPECT_EQ(change->rfind("file '" + path + "' changed while the run read it (100000 bytes, sampled crc32:", 0), 0u)
       << *change;
   EXPECT_NE(change->find(" when the run started, 100000 bytes, sampled crc32:"), std::string::npos) << *change;
   EXPECT_EQ(change->substr(change->size() - 5), " now)") << *change;

@@ -84,7 +84,7 @@ void ByteCorpus::require_whole() const { file_->require_whole(); }
 std::optional<std::string> ByteCorpus::change() const {
   const auto change = file_->change();
   if (!change) return std::nullopt;
-  return "data file '" + path_ + "' changed while the run read it (" + *change + ")";
+  return "file '" + path_ + "' changed while the run read it (" + *change + ")";
 }
 
 Batch sample_batch(ByteView tokens, int64_t first_row, int64_t rows, int64_t context,

@@ -67,7 +67,7 @@ void DataMixture::require_whole() const {
 
 std::optional<std::string> DataMixture::change() const {
   for (const auto& corpus : corpora_)
-    if (auto change = corpus.change()) return change;
+    if (auto change = corpus.change()) return "data " + *change;
   return std::nullopt;
 }
 

@@ -299,8 +299,14 @@ void Trainer::stop_on_signal(int64_t step, int signal) {
 // (file_contents.hpp) at checkpoints only: per step it would cost a read of 256 KiB per file.
 void Trainer::require_unchanged_data(int64_t steps_done) {
   std::optional<std::string> change = data_.change();
-  for (const auto& set : eval_sets_)
-    if (!change) change = set.corpus.change();
+  std::string readers = "steps";  // what read the new bytes: the training steps, or rank 0's evaluations alone
+  for (const auto& set : eval_sets_) {
+    if (change) break;
+    if (const auto eval_change = set.corpus.change()) {  // a file of its own: one shared with training changed above
+      change = "evaluation set " + set.name + "'s " + *eval_change;
+      readers = "evaluations";
+    }
+  }
   std::vector<std::string> changed_ranks;
   bool rank0_changed = change.has_value();
   if (world_ > 1) {
@@ -320,9 +326,9 @@ void Trainer::require_unchanged_data(int64_t steps_done) {
                                                            : "the start";
   throw DataFileChangedError(
       (change ? *change : ranks_for_message(changed_ranks) + "'s data file changed while the run read it") +
-      ": the steps after " + since + " may have read the new bytes, so step " + std::to_string(steps_done) +
+      ": the " + readers + " after " + since + " may have read the new bytes, so step " + std::to_string(steps_done) +
       " was not checkpointed; put the file back and continue with --resume auto (--branch-from CHECKPOINT "
-      "--out NEW_DIR trains on the new file)");
+      "--out NEW_DIR " + (readers == "steps" ? "trains" : "evaluates") + " on the new file)");
 }
 
 void Trainer::save_checkpoints(int64_t steps_done) {

@@ -69,7 +69,7 @@ class ByteCorpus {
   // Throws DataFileChangedError when the file was cut short since it was mapped (a read past its new end would
   // end the process with SIGBUS): call it before reading, once per step.
   void require_whole() const;
-  // "data file 'PATH' changed while the run read it (... when the run started, ... now)" where the file was rewritten
+  // "file 'PATH' changed while the run read it (... when the run started, ... now)" where the file was rewritten
   // in place since it was mapped (its sampled contents, train/src/file_contents.hpp); nothing while it is unchanged.
   std::optional<std::string> change() const;
 

@@ -40,7 +40,7 @@ class DataMixture {
   const ByteCorpus& corpus(size_t i) const { return corpora_[i]; }
   // Every source's ByteCorpus::require_whole: once per step, before its batches are read.
   void require_whole() const;
-  // The first source's ByteCorpus::change, if any.
+  // The first source's ByteCorpus::change, if any, as "data file 'PATH' changed ...".
   std::optional<std::string> change() const;
   const std::vector<double>& natural() const { return natural_; }  // q
   bool upweighting() const { return mixing_ == Mixing::upweight; }
