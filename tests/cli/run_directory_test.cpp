@@ -161,6 +161,44 @@ TEST(RunDirectory, AResumeOnACorpusRewrittenInPlaceIsRefusedAndACopyElsewhereGoe
   EXPECT_EQ(h5::read_string_attributes(dir + "/log.h5", "/files").at("data.path"), logged);
 }
 
+// Overwrites the start of `path` in place (not truncated: the pages under the run's mapping change) while `run` trains
+// into `dir`, and waits for the run to stop: its exit status, its output and the step of its newest checkpoint.
+struct StoppedByARewrite {
+  int status = 0;
+  std::string out;
+  std::string newest;
+  int64_t kept = -1;
+};
+
+StoppedByARewrite rewrite_under_the_run(pid_t run, const std::string& path, const std::string& dir) {
+  {
+    std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+    file << std::string(64, 'x');
+  }
+  StoppedByARewrite stopped;
+  waitpid(run, &stopped.status, 0);
+  stopped.out = run_command("cat " + dir + ".txt").out;
+  if (const auto found = train::latest_checkpoint(dir)) {
+    stopped.newest = *found;
+    stopped.kept = *train::checkpoint_step_of(fs::path(*found).filename().string());
+  }
+  return stopped;
+}
+
+// The run stopped by rewrite_under_the_run: not put back, the file refuses the resume, named by its setting `named`;
+// put back (`text` written again to `file`, a scratch name), the run goes on from its newest checkpoint.
+void expect_the_resume_refused_until_put_back(const std::string& args, const StoppedByARewrite& stopped,
+                                              const std::string& named, const std::string& file, const std::string& text) {
+  const std::string resume = "train " + args + " --resume auto --train.steps=" + std::to_string(stopped.kept + 2);
+  auto r = run_lrkit(resume);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("the contents of " + named), std::string::npos) << r.out;
+  lrkit::testing::write_text(file, text);
+  r = run_lrkit(resume);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("resumed from " + stopped.newest), std::string::npos) << r.out;
+}
+
 // Rewritten in place while the run reads it, a corpus's mapped pages change: the steps since the last checkpoint may
 // have read new bytes beside the old, and went on unseen into the next checkpoint.
 TEST(RunDirectory, ACorpusRewrittenUnderTheRunStopsItBeforeItsNextCheckpoint) {
@@ -171,33 +209,20 @@ TEST(RunDirectory, ACorpusRewrittenUnderTheRunStopsItBeforeItsNextCheckpoint) {
                            "--checkpoint.every=10 --data.path=" + corpus + " --out " + dir;  // length-independent rates
   const pid_t launcher = start_train(args + " --train.steps=100000", dir + ".txt");
   ASSERT_EQ(workers_once_checkpointed(launcher, dir).size(), 2u);
-  {
-    std::fstream file(corpus, std::ios::in | std::ios::out | std::ios::binary);  // in place: not truncated
-    file << std::string(64, 'x');
-  }
-  int status = 0;
-  waitpid(launcher, &status, 0);
+  const auto stopped = rewrite_under_the_run(launcher, corpus, dir);
+  const auto& [status, out, newest, kept] = stopped;
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << status;
-  const std::string out = run_command("cat " + dir + ".txt").out;
-  const auto newest = train::latest_checkpoint(dir);
-  ASSERT_TRUE(newest.has_value());
-  const int64_t kept = *train::checkpoint_step_of(fs::path(*newest).filename().string());
+  ASSERT_GE(kept, 10) << out;
   const std::string said = "lrkit train: data file '" + corpus + "' changed while the run read it (" +
                            std::to_string(text.size()) + " bytes, sampled crc32:";
   const auto at = out.find(said);
   ASSERT_NE(at, std::string::npos) << out;
   EXPECT_EQ(out.find(said, at + 1), std::string::npos) << "said once, by rank 0\n" << out;
-  EXPECT_NE(out.find(" now): the steps after " + *newest + " may have read the new bytes, so step " +
+  EXPECT_NE(out.find(" now): the steps after " + newest + " may have read the new bytes, so step " +
                      std::to_string(kept + 10) + " was not checkpointed; put the file back and continue with --resume auto"),
             std::string::npos) << out;
-  // Not put back, the resume is refused; put back, it goes on from the checkpoint before the change.
-  auto r = run_lrkit("train " + args + " --resume auto --train.steps=" + std::to_string(kept + 2));
-  EXPECT_EQ(r.code, 2) << r.out;
-  EXPECT_NE(r.out.find("the contents of data.path ('" + corpus + "')"), std::string::npos) << r.out;
-  lrkit::testing::write_text("rewritten_under_run_corpus.txt", text);
-  r = run_lrkit("train " + args + " --resume auto --train.steps=" + std::to_string(kept + 2));
-  EXPECT_EQ(r.code, 0) << r.out;
-  EXPECT_NE(r.out.find("resumed from " + *newest), std::string::npos) << r.out;
+  expect_the_resume_refused_until_put_back(args, stopped, "data.path ('" + corpus + "')", "rewritten_under_run_corpus.txt",
+                                           text);
 }
 
 // An evaluation set's file of its own, rewritten in place: the weights are sound but the evaluations since the last
@@ -210,32 +235,20 @@ TEST(RunDirectory, AnEvaluationFileRewrittenUnderTheRunIsNamedAsOneAndItsEvaluat
                            "--checkpoint.every=10 --eval.every=5 --eval.sets='heldout, other=" + scored + "' --out " + dir;
   const pid_t run = start_train(args + " --train.steps=100000", dir + ".txt");
   ASSERT_TRUE(wait_for([&] { return fs::exists(dir + "/checkpoints/step_0000000010.pt"); }, 60));
-  {
-    std::fstream file(scored, std::ios::in | std::ios::out | std::ios::binary);  // in place: not truncated
-    file << std::string(64, 'x');
-  }
-  int status = 0;
-  waitpid(run, &status, 0);
+  const auto stopped = rewrite_under_the_run(run, scored, dir);
+  const auto& [status, out, newest, kept] = stopped;
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << status;
-  const std::string out = run_command("cat " + dir + ".txt").out;
-  const auto newest = train::latest_checkpoint(dir);
-  ASSERT_TRUE(newest.has_value());
-  const int64_t kept = *train::checkpoint_step_of(fs::path(*newest).filename().string());
+  ASSERT_GE(kept, 10) << out;
   EXPECT_NE(out.find("lrkit train: evaluation set other's file '" + scored + "' changed while the run read it (" +
                      std::to_string(text.size()) + " bytes, sampled crc32:"),
             std::string::npos) << out;
-  EXPECT_NE(out.find(" now): the evaluations after " + *newest + " may have read the new bytes, so step " +
+  EXPECT_NE(out.find(" now): the evaluations after " + newest + " may have read the new bytes, so step " +
                      std::to_string(kept + 10) + " was not checkpointed; put the file back and continue with --resume "
                      "auto (--branch-from CHECKPOINT --out NEW_DIR evaluates on the new file)"),
             std::string::npos) << out;
   EXPECT_EQ(out.find("data file"), std::string::npos) << "the training file is unchanged\n" << out;
-  auto r = run_lrkit("train " + args + " --resume auto --train.steps=" + std::to_string(kept + 5));
-  EXPECT_EQ(r.code, 2) << r.out;
-  EXPECT_NE(r.out.find("the contents of eval.sets other ('" + scored + "')"), std::string::npos) << r.out;
-  lrkit::testing::write_text("eval_rewritten_under_run_set.txt", text);
-  r = run_lrkit("train " + args + " --resume auto --train.steps=" + std::to_string(kept + 5));
-  EXPECT_EQ(r.code, 0) << r.out;
-  EXPECT_NE(r.out.find("resumed from " + *newest), std::string::npos) << r.out;
+  expect_the_resume_refused_until_put_back(args, stopped, "eval.sets other ('" + scored + "')",
+                                           "eval_rewritten_under_run_set.txt", text);
 }
 
 TEST(RunDirectory, AnEarlierRunIsRefusedMovedAsideWithOverwriteAndAFinishedResumeIsANoOp) {
