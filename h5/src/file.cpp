@@ -7,6 +7,8 @@
 #include <fstream>
 #include <vector>
 
+#include "lrkit/common/output_file.hpp"
+
 namespace lrkit::h5 {
 
 namespace {
@@ -359,6 +361,7 @@ void Writer::close() {
 }
 
 void write_file_atomically(const std::string& path, const std::function<void(Writer&)>& fill) {
+  if (const auto problem = replaced_non_file_problem(path)) throw Error("cannot write '" + path + "': " + *problem);
   const std::string temporary = path + ".tmp";
   // An error names the file asked for, not the temporary one that is removed ("cannot create HDF5 file 'x.h5.tmp'").
   const auto named = [&](const std::string& message) {

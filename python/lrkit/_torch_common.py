@@ -197,10 +197,19 @@ def unfinished_path(path):
     return os.path.join(os.path.dirname(path) or ".", "." + os.path.basename(path) + ".unfinished")
 
 
+def require_replaceable(path, refusal="cannot write"):
+    """Files are written whole beside `path` and renamed over it: a device, pipe or socket there (os.devnull, as root,
+    or a link to it) would be replaced by a regular file. Refused with a ValueError, "<refusal> '<path>': ..."."""
+    if os.path.exists(path) and not os.path.isfile(path) and not os.path.isdir(path):
+        raise ValueError(f"{refusal} '{path}': it is not a regular file (a device or pipe), and writing the file whole "
+                         "and renaming it into place would replace it: name a file")
+
+
 def write_csv(path, header, rows):
     """A CSV file written whole or not at all (a kill while a loop saves its norms kept half a file). An OSError names
     `path`, and the unfinished file is removed: a folder given as the path left '.NAME.unfinished' beside it."""
     path = os.fspath(path)
+    require_replaceable(path)
     unfinished = unfinished_path(path)
     try:
         if os.path.isdir(path):

@@ -36,7 +36,7 @@ import time
 
 import torch
 
-from ._torch_common import distributed, scalar_tensor, unfinished_path, whole_number
+from ._torch_common import distributed, require_replaceable, scalar_tensor, unfinished_path, whole_number
 from ._worker_callbacks import handed_to_worker
 from .logs import _text, open_hdf5
 
@@ -192,6 +192,7 @@ def _open_rank_log(path, world, exact_pairwise, flush_every, start_step):
     path = os.fspath(path)
     if not path.endswith((".h5", ".jsonl", ".json")):
         raise ValueError(f"DispersionHook log '{path}' must end in .jsonl (JSON lines) or .h5 (HDF5)")
+    require_replaceable(path, "DispersionHook: cannot write log")  # before a resume reads it: a pipe waits for a writer
     try:
         if os.path.isdir(path):  # checked first: the unfinished file beside it would be left behind
             raise IsADirectoryError(21, "Is a directory")

@@ -164,6 +164,8 @@ def read_log(path):
         raise FileNotFoundError(f"'{path}' is a folder without a run log (log.h5): give a run directory or its log")
     if not os.path.exists(path):
         raise FileNotFoundError(f"run log '{path}' does not exist")
+    if not os.path.isfile(path):  # HDF5 would wait on a pipe for a writer
+        raise ValueError(f"'{path}' is not a regular file (a device or pipe may never end)")
     try:
         handle, open_for_writing = open_hdf5(path)
     except OSError as e:

@@ -1,5 +1,6 @@
 // Runs the real `lrkit` binary: outputs, exit codes and one-line errors.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <string>
@@ -179,6 +180,26 @@ TEST(ScheduleCommand, BadInputExitsTwoWithOneClearLine) {
       EXPECT_EQ(lines(r.out), 1) << args << "\n" << r.out;
     }
   }
+}
+
+// --out names a pipe (a consumer waiting on it) or a link to /dev/null: the table was written beside it and renamed
+// over it, replacing the pipe (the consumer waited on) or, run as root, the system's /dev/null.
+TEST(ScheduleCommand, AnOutputThatIsAPipeOrADeviceIsRefusedAndLeftAsItWas) {
+  const auto dir = lrkit::testing::scratch_dir() / "schedule_special_out";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string pipe = (dir / "rates.csv").string();
+  ASSERT_EQ(::mkfifo(pipe.c_str(), 0600), 0);
+  std::filesystem::create_symlink("/dev/null", dir / "rates.h5");
+  for (const std::string& path : {pipe, (dir / "rates.h5").string()}) {
+    const auto r = run("schedule 'cosine(1)' --steps 10 --out " + path);
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_EQ(r.out, "lrkit schedule: cannot write '" + path + "': it is not a regular file (a device or pipe), and "
+                     "writing the file whole and renaming it into place would replace it: name a file\n");
+  }
+  EXPECT_TRUE(std::filesystem::is_fifo(pipe));
+  EXPECT_TRUE(std::filesystem::is_symlink(dir / "rates.h5"));
+  EXPECT_TRUE(std::filesystem::is_character_file("/dev/null"));
 }
 
 TEST(ScheduleCommand, HelpAndListSucceed) {

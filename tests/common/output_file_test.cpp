@@ -3,6 +3,7 @@
 #include "lrkit/common/output_file.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <string>
@@ -24,6 +25,28 @@ TEST(OutputFile, NamesTheDirectoryThatIsMissingOrIsAFile) {
   EXPECT_EQ(output_file_problem(dir.string()), "it is a directory");
   EXPECT_EQ(output_file_problem((dir / "absent" / "x.csv").string()), "directory '" + (dir / "absent").string() + "' does not exist");
   EXPECT_EQ(output_file_problem(file + "/x.csv"), "'" + file + "' is not a directory");
+}
+
+// An output is written beside its path and renamed over it: a device or pipe there would be replaced by a file
+// (/dev/null, for a run as root).
+TEST(OutputFile, ADeviceOrPipeOrALinkToOneIsNotReplaced) {
+  const fs::path dir = lrkit::testing::scratch_dir() / "output_file_special";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string pipe = (dir / "pipe.csv").string();
+  ASSERT_EQ(::mkfifo(pipe.c_str(), 0600), 0);
+  fs::create_symlink("/dev/null", dir / "null.h5");
+  const std::string refused = "it is not a regular file (a device or pipe), and writing the file whole and renaming it "
+                              "into place would replace it: name a file";
+  for (const std::string& path : {pipe, (dir / "null.h5").string(), std::string("/dev/null")}) {
+    EXPECT_EQ(output_file_problem(path), refused) << path;
+    EXPECT_EQ(replaced_non_file_problem(path), refused) << path;
+  }
+  const auto file = lrkit::testing::write_text("output_file_special/plain.csv", "x");
+  fs::create_symlink(file, dir / "link.csv");
+  EXPECT_EQ(replaced_non_file_problem((dir / "link.csv").string()), std::nullopt) << "a link to a file";
+  EXPECT_EQ(replaced_non_file_problem((dir / "new.csv").string()), std::nullopt);
+  EXPECT_EQ(replaced_non_file_problem(dir.string()), std::nullopt) << "a directory: output_file_problem's own words";
 }
 
 }  // namespace

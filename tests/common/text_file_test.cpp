@@ -2,6 +2,7 @@
 #include "lrkit/common/text_file.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <string>
@@ -41,6 +42,19 @@ TEST(TextFile, FailuresNameTheFile) {
   }
   EXPECT_TRUE(fs::is_directory(taken / "inside")) << "the directory is untouched";
   EXPECT_FALSE(fs::exists(taken.string() + ".tmp"));
+  // A pipe where the file should go was replaced by a regular file (and /dev/null, for a run as root).
+  const fs::path pipe = lrkit::testing::scratch_dir() / "text_file" / "pipe";
+  fs::remove(pipe);
+  ASSERT_EQ(::mkfifo(pipe.c_str(), 0600), 0);
+  try {
+    write_text_atomically(pipe, "text");
+    FAIL() << "writing over a pipe must throw";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("cannot write '" + pipe.string() + "': it is not a regular file", 0), 0u)
+        << e.what();
+  }
+  EXPECT_TRUE(fs::is_fifo(pipe)) << "the pipe is untouched";
+  EXPECT_FALSE(fs::exists(pipe.string() + ".tmp"));
 }
 
 }  // namespace

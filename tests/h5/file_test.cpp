@@ -1,6 +1,7 @@
 #include "lrkit/h5/file.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -172,6 +173,18 @@ TEST(H5File, AFileWrittenAtomicallyIsWholeOrTheOldOneStays) {
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()).rfind("cannot create HDF5 file '" + nowhere + "'", 0), 0u) << e.what();
   }
+  // A pipe at the path was replaced by the file (and /dev/null, for a run as root): refused, left as it was.
+  const auto pipe = scratch("pipe.h5");
+  std::filesystem::remove(pipe);
+  ASSERT_EQ(::mkfifo(pipe.c_str(), 0600), 0);
+  try {
+    write_file_atomically(pipe, [](Writer& w) { w.write_series("/a", std::vector<double>{1}); });
+    FAIL() << "wrote over a pipe";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("cannot write '" + pipe + "': it is not a regular file", 0), 0u) << e.what();
+  }
+  EXPECT_TRUE(std::filesystem::is_fifo(pipe));
+  EXPECT_FALSE(std::filesystem::exists(pipe + ".tmp"));
 }
 
 TEST(H5Handle, MovesOwnershipAndClosesOnce) {

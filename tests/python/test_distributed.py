@@ -363,12 +363,19 @@ for settings in (dict(sync_every=2.5), dict(seed=-1), dict(seed=2**70), dict(aut
     except (TypeError, ValueError) as error:
         print(type(error).__name__, error)
 os.makedirs(sys.argv[1] + ".folder/ranks.h5")
+pipes = [sys.argv[1] + ".pipe/ranks" + ending for ending in (".jsonl", ".h5")]
+os.makedirs(sys.argv[1] + ".pipe")
+for pipe in pipes:
+    os.mkfifo(pipe)
 for make in (lambda: lt.DispersionHook(flush_every=0), lambda: lt.DispersionHook(log=sys.argv[1] + ".missing/ranks.h5"),
-             lambda: lt.DispersionHook(log=sys.argv[1] + ".folder/ranks.h5")):
+             lambda: lt.DispersionHook(log=sys.argv[1] + ".folder/ranks.h5"),
+             lambda: lt.DispersionHook(log=pipes[0], start_step=3), lambda: lt.DispersionHook(log=pipes[1])):
     try:
         make()
     except (OSError, ValueError) as error:
         print(type(error).__name__, str(error).replace(sys.argv[1], "STORE"))
+import stat
+print("pipes left as they were:", all(stat.S_ISFIFO(os.stat(pipe).st_mode) for pipe in pipes))
 """
 
 
@@ -389,6 +396,12 @@ def test_bad_hdet_and_hook_settings_are_named_in_their_words():
         "ValueError DispersionHook: flush_every must be >= 1 (got 0)",
         "FileNotFoundError [Errno 2] DispersionHook: cannot write log 'STORE.missing/ranks.h5': No such file or directory",
         "IsADirectoryError [Errno 21] DispersionHook: cannot write log 'STORE.folder/ranks.h5': Is a directory",
+        # A resume read the pipe and waited for a writer; a fresh log replaced it with a file.
+        "ValueError DispersionHook: cannot write log 'STORE.pipe/ranks.jsonl': it is not a regular file (a device or "
+        "pipe), and writing the file whole and renaming it into place would replace it: name a file",
+        "ValueError DispersionHook: cannot write log 'STORE.pipe/ranks.h5': it is not a regular file (a device or "
+        "pipe), and writing the file whole and renaming it into place would replace it: name a file",
+        "pipes left as they were: True",
     ]
 
 

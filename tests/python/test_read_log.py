@@ -2,6 +2,7 @@
 import os
 import struct
 import subprocess
+import threading
 import zlib
 
 import pytest
@@ -37,6 +38,13 @@ def test_a_run_log_as_arrays_frames_and_config(lrkit_binary, tmp_path):
     (tmp_path / "junk.h5").write_text("not hdf5")
     with pytest.raises(ValueError, match="not a readable HDF5"):
         lrkit.read_log(tmp_path / "junk.h5")
+    pipe = tmp_path / "pipe.h5"  # HDF5 waited on it for a writer; should that come back, a writer comes after 10 s
+    os.mkfifo(pipe)
+    writer = threading.Timer(10, lambda: os.close(os.open(pipe, os.O_WRONLY | os.O_NONBLOCK)))
+    writer.start()
+    with pytest.raises(ValueError, match=r"^'.*pipe\.h5' is not a regular file \(a device or pipe may never end\)$"):
+        lrkit.read_log(pipe)
+    writer.cancel()
     (tmp_path / "cut.h5").write_bytes(b"\x89HDF\r\n\x1a\n" + bytes(500))  # the signature, then a damaged superblock
     with pytest.raises(ValueError, match="not a readable HDF5"):
         lrkit.read_log(tmp_path / "cut.h5")

@@ -3,6 +3,7 @@ import copy
 import json
 import math
 import os
+import stat
 
 import numpy as np
 import pytest
@@ -256,7 +257,16 @@ def test_a_save_that_cannot_be_written_names_its_file_and_leaves_nothing(tmp_pat
         recorder.save(tmp_path / "folder")
     with pytest.raises(FileNotFoundError, match=f"cannot write '{tmp_path / 'missing' / 'norms.csv'}'"):
         recorder.save(tmp_path / "missing" / "norms.csv")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["folder"]
+    # A pipe, or a link to one (a link to os.devnull, as root, replaced /dev/null with the CSV): refused, left as it was.
+    os.mkfifo(tmp_path / "pipe")
+    os.symlink(tmp_path / "pipe", tmp_path / "link")
+    for name in ("pipe", "link"):
+        with pytest.raises(ValueError, match=f"^cannot write '{tmp_path / name}': it is not a regular file \\(a device or "
+                                             "pipe\\), and writing the file whole and renaming it into place would "
+                                             "replace it: name a file$"):
+            recorder.save(tmp_path / name)
+    assert stat.S_ISFIFO(os.stat(tmp_path / "pipe").st_mode) and os.path.islink(tmp_path / "link")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["folder", "link", "pipe"]
     assert list((tmp_path / "folder").iterdir()) == []
 
 

@@ -1,7 +1,14 @@
 // What a run's data files hold (file_contents.hpp). The expected texts are Python's: zlib.crc32 over the size as
 // 8 little-endian bytes, then the file (up to 256 KiB) or its 64 blocks of 4096 bytes at i * (size - 4096) // 63.
 #include <gtest/gtest.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <future>
 #include <string>
 #include <utility>
 #include <vector>
@@ -51,6 +58,22 @@ TEST(FileContents, AFileThatCannotBeReadHasNone) {
   EXPECT_EQ(file_contents((lrkit::testing::scratch_dir() / "contents_missing.txt").string()), std::nullopt);
   EXPECT_EQ(file_contents(lrkit::testing::scratch_dir().string()), std::nullopt) << "a directory";
   EXPECT_EQ(file_contents("/dev/null"), std::nullopt) << "a device";
+}
+
+// Opened for reading, a named pipe waits for a writer. The resume's and the sweep's checks refuse a data file that is
+// no regular file before they compare contents, but this function must not hang on their order.
+TEST(FileContents, ANamedPipeHasNoneAtOnce) {
+  const std::string fifo = (lrkit::testing::scratch_dir() / "contents_fifo").string();
+  ::unlink(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+  auto read = std::async(std::launch::async, [&] { return file_contents(fifo); });
+  if (read.wait_for(std::chrono::seconds(5)) != std::future_status::ready) {
+    const int writer = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);  // lets the waiting open return
+    read.wait();
+    ::close(writer);
+    FAIL() << "file_contents waited for a writer of the named pipe";
+  }
+  EXPECT_EQ(read.get(), std::nullopt);
 }
 
 TEST(FileContents, TheFilesOfARunAreNamedAsItsSettingsNameThem) {

@@ -43,7 +43,9 @@ bool read_at(int fd, uint8_t* out, int64_t size, int64_t offset) {
 }  // namespace
 
 std::optional<std::string> file_contents(const std::string& path) {
-  const Descriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  // O_NONBLOCK: a named pipe opened for reading would wait for a writer; opened at once, fstat tells it is no file.
+  // On a regular file the flag changes nothing.
+  const Descriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)};
   if (file.fd < 0) return std::nullopt;
   return descriptor_contents(file.fd);
 }

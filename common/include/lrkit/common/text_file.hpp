@@ -12,10 +12,14 @@
 #include <stdexcept>
 #include <string>
 
+#include "lrkit/common/output_file.hpp"
+
 namespace lrkit {
 
 // Creates the parent directory if needed; throws std::runtime_error naming the file and the reason.
 inline void write_text_atomically(const std::filesystem::path& path, const std::string& text) {
+  if (const auto problem = replaced_non_file_problem(path.string()))
+    throw std::runtime_error("cannot write '" + path.string() + "': " + *problem);
   std::error_code ec;
   if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
   if (ec) throw std::runtime_error("cannot create directory '" + path.parent_path().string() + "': " + ec.message());
