@@ -174,9 +174,9 @@ int repair_log(const std::string& log) {
   // lrkit train's run directory lock below refuses while a run writes the log; a DispersionHook loop holds LOG.lock.
   if (const auto writer = live_log_writer(log))
     throw UsageError("'" + log + "' is being written by " + *writer + "; repair it once that has ended");
-  std::optional<RunDirectoryLock> lock;  // refuses while a run writes it
+  std::optional<DirectoryLock> lock;  // refuses while a run writes it
   if (const uint64_t missing = h5::bytes_short_of_allocated_end(log); missing > 0) {
-    lock.emplace(run_directory_of(log));
+    lock.emplace(run_directory_of(log), DirectoryOwner::kTrain);
     h5::extend_to_allocated_end(log);
     std::cout << log << ": extended by the " << missing << " bytes a refused write left out, so HDF5 opens it\n";
   }
@@ -186,7 +186,7 @@ int repair_log(const std::string& log) {
     if (!lock) std::cout << log << ": no writer's mark and no torn rows; nothing to repair\n";
     return kExitOk;
   }
-  if (!lock) lock.emplace(run_directory_of(log));
+  if (!lock) lock.emplace(run_directory_of(log), DirectoryOwner::kTrain);
   if (marked) h5::clear_writer_mark(log);
   if (!keep.empty()) h5::truncate_rows(log, keep);
   if (marked) std::cout << log << ": cleared the mark its killed writer left; any HDF5 tool opens it now\n";

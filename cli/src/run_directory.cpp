@@ -40,27 +40,31 @@ bool lock_waiting_out_probes(int fd) {
 }
 }  // namespace
 
-RunDirectoryLock::RunDirectoryLock(const std::string& dir) {
+DirectoryLock::DirectoryLock(const std::string& dir, DirectoryOwner owner) {
+  const bool train = owner == DirectoryOwner::kTrain;
+  const std::string what = train ? "run directory '" + dir + "'" : "sweep directory '" + dir + "'";
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec) throw UsageError("cannot create run directory '" + dir + "': " + ec.message());
-  const std::string path = lock_path(dir);
-  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT, 0644);  // inherited by the workers on purpose
+  if (ec) throw UsageError("cannot create " + what + ": " + ec.message());
+  const std::string path = train ? lock_path(dir) : (fs::path(dir) / "lrkit_sweep.lock").string();
+  // A run's lock is inherited by its workers on purpose; a sweep's is its own (its runs hold their directories').
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | (train ? 0 : O_CLOEXEC), 0644);
   if (fd_ < 0) throw UsageError("cannot open '" + path + "': " + std::strerror(errno));
   if (!lock_waiting_out_probes(fd_)) {
     std::string holder;
     std::ifstream(path) >> holder;
     ::close(fd_);
     fd_ = -1;
-    throw UsageError("run directory '" + dir + "' is in use by another lrkit train" +
-                     (holder.empty() ? std::string() : " (pid " + holder + ")") + "; wait for it or choose another --out");
+    throw UsageError(what + " is in use by another " + (train ? "lrkit train" : "lrkit sweep") +
+                     (holder.empty() ? std::string() : " (pid " + holder + ")") + "; wait for it or choose another " +
+                     (train ? "--out" : "sweep.out"));
   }
   const std::string pid = std::to_string(::getpid()) + "\n";
   if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size()))
     throw UsageError("cannot write '" + path + "': " + std::strerror(errno));
 }
 
-RunDirectoryLock::~RunDirectoryLock() { release(); }
+DirectoryLock::~DirectoryLock() { release(); }
 
 std::optional<std::string> lock_holder(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -85,7 +89,7 @@ std::optional<std::string> live_log_writer(const std::string& log) {
   return std::nullopt;
 }
 
-void RunDirectoryLock::release() {
+void DirectoryLock::release() {
   if (fd_ >= 0) ::close(fd_);  // closing the last descriptor releases the lock
   fd_ = -1;
 }
@@ -117,7 +121,7 @@ bool holds_checkpoints(const std::string& dir) {
 }
 
 std::string move_run_directory_aside(const std::string& run_directory) {
-  RunDirectoryLock(run_directory).release();  // refuses a directory that a running lrkit train owns
+  DirectoryLock(run_directory, DirectoryOwner::kTrain).release();  // refuses a directory that a running lrkit train owns
   const std::string dir = without_trailing_separators(run_directory).string();
   // Two overwrites within one second (a script's retries) share a stamp: the second takes DIR.old-<time>-2.
   const std::string stamped = dir + ".old-" + utc_stamp();
@@ -159,7 +163,7 @@ std::optional<std::string> nonfinite_final_evaluation(const train::TrainConfig& 
 }
 
 RunDirectoryOwner::RunDirectoryOwner(const train::TrainConfig& c)
-    : dir_(c.out), lock_(c.out), earlier_run_(c.resume.empty() && holds_a_run(c.out)) {
+    : dir_(c.out), lock_(c.out, DirectoryOwner::kTrain), earlier_run_(c.resume.empty() && holds_a_run(c.out)) {
   if (!earlier_run_) return;
   if (!c.overwrite)
     throw UsageError("run directory '" + dir_ + "' holds an earlier run (log.h5 or checkpoints); continue it with "
@@ -181,7 +185,7 @@ void RunDirectoryOwner::clear_earlier_run(std::ostream& out) {
   lock_.release();  // the old directory's lock goes with it
   const std::string aside = move_run_directory_aside(dir_);
   out << "moved the earlier run in " << dir_ << " to " << aside << std::endl;
-  lock_ = RunDirectoryLock(dir_);
+  lock_ = DirectoryLock(dir_, DirectoryOwner::kTrain);
   earlier_run_ = false;
 }
 

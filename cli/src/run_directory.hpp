@@ -17,19 +17,24 @@
 
 namespace lrkit::cli {
 
-class RunDirectoryLock {
+// What owns a directory: `lrkit train` its run directory (DIR/lrkit.lock, inherited by the job's workers), or `lrkit
+// sweep` its sweep.out (DIR/lrkit_sweep.lock, the sweep process's own: two sweeps of one directory each failed the
+// runs the other trained, and wrote their summaries over each other).
+enum class DirectoryOwner { kTrain, kSweep };
+
+class DirectoryLock {
  public:
-  // Creates the directory when needed; throws UsageError when another process holds it.
-  explicit RunDirectoryLock(const std::string& dir);
-  ~RunDirectoryLock();
+  // Creates the directory when needed; throws UsageError naming the holder when another process holds it.
+  DirectoryLock(const std::string& dir, DirectoryOwner owner);
+  ~DirectoryLock();
   void release();
-  RunDirectoryLock(RunDirectoryLock&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
-  RunDirectoryLock& operator=(RunDirectoryLock&& other) noexcept {
+  DirectoryLock(DirectoryLock&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
+  DirectoryLock& operator=(DirectoryLock&& other) noexcept {
     std::swap(fd_, other.fd_);
     return *this;
   }
-  RunDirectoryLock(const RunDirectoryLock&) = delete;
-  RunDirectoryLock& operator=(const RunDirectoryLock&) = delete;
+  DirectoryLock(const DirectoryLock&) = delete;
+  DirectoryLock& operator=(const DirectoryLock&) = delete;
 
  private:
   int fd_ = -1;
@@ -47,7 +52,7 @@ class RunDirectoryOwner {
 
  private:
   std::string dir_;
-  RunDirectoryLock lock_;
+  DirectoryLock lock_;
   bool earlier_run_;
 };
 

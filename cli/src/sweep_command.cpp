@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "command.hpp"
+#include "run_directory.hpp"
 #include "sweep_runner.hpp"
 #include "lrkit/cli/sweep_plan.hpp"
 #include "lrkit/common/ini_lines.hpp"
@@ -301,6 +302,7 @@ int run_sweep_command(const std::vector<std::string>& args) {
                 << " steps, separate runs " << plan.separate_steps[k] << "\n";
     return kExitOk;
   }
+  const DirectoryLock lock(sweep.out, DirectoryOwner::kSweep);  // until the summary is written
   const auto states = run_sweep(plan, sweep.out, sweep.jobs, std::cout);
   // +inf where the run diverged before the result's step: it ranks last, and a mean over seeds with it is +inf too.
   std::vector<double> losses;

@@ -450,11 +450,18 @@ TEST(SweepCommand, SigtermStopsEveryRunAndTheNextCallResumes) {
   const auto config = lrkit::testing::write_text("sweep_interrupted.cfg", "[sweep]\ntrain_config = " + tiny_config() + "\nout = " + out +
                                                                                 "\nbudgets = 2000\n[schedules]\nc = cosine(peak=1e-2)\n"
                                                                                 "[checkpoint]\nevery = 50\n[train]\nlog_every = 1000\n");
-  // Wait until the run has written a checkpoint, then SIGTERM the sweep.
+  // Wait until the run has written a checkpoint; a second sweep of the same directory then is refused at once (it
+  // failed the run the first one trained, and wrote its summary over the first's). Then SIGTERM the sweep.
   const std::string dir = out + "/runs/c_B2000_s1234";
-  auto r = lrkit::testing::run_command(std::string(LRKIT_BINARY) + " sweep --config " + config + " 2>&1 & pid=$!; " +
+  const std::string sweep = std::string(LRKIT_BINARY) + " sweep --config " + config;
+  auto r = lrkit::testing::run_command(sweep + " 2>&1 & pid=$!; " +
                                        "for i in $(seq 600); do ls " + dir + "/checkpoints/*.pt >/dev/null 2>&1 && break; sleep 0.05; done; " +
+                                       sweep + " > " + out + ".second.txt 2>&1; echo \"second exit $?\"; " +
                                        "kill -TERM $pid; wait $pid; echo \"exit $?\"; sleep 0.2; pgrep -f '[o]ut=" + dir + "' >/dev/null && echo 'left running'; true");
+  EXPECT_NE(r.out.find("second exit 2"), std::string::npos) << r.out;
+  const std::string second = lrkit::read_text(out + ".second.txt");
+  EXPECT_EQ(second.rfind("lrkit sweep: sweep directory '" + out + "' is in use by another lrkit sweep (pid ", 0), 0u) << second;
+  EXPECT_EQ(second.substr(second.find(')')), "); wait for it or choose another sweep.out\n") << second;
   EXPECT_NE(r.out.find("exit 1"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("interrupted; 1 running run(s) stopped"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("left running"), std::string::npos) << r.out;
