@@ -374,4 +374,4 @@ def sweep_learning_rates(path, budget=None):
 
 
 def _text(value):
-    return value.decode() if isinstance(value, bytes) else str(value)
+    return value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else str(value)  # as lrkit.read_log

@@ -133,7 +133,9 @@ class RunLog:
 
 
 def _text(value):
-    return value.decode("utf-8") if isinstance(value, bytes) else value
+    """An attribute's text. Bytes that are not UTF-8 (a file named in Latin-1, in data.path or a command line) come
+    back as Python gives such file names (os.fsdecode): `open()` takes the str and reaches the same file."""
+    return value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else value
 
 
 def open_hdf5(path):

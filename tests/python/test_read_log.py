@@ -104,6 +104,21 @@ def test_strings_in_run_logs_and_sweep_summaries_read_as_str(lrkit_binary, tmp_p
     assert log.attrs["schedule_spec"] == "cosine(peak=0.01)" and log.config["train.steps"] == "4"
 
 
+def test_a_run_on_a_file_whose_name_is_not_utf8_reads_back_its_name_as_python_gives_it(lrkit_binary, tmp_path):
+    # read_log raised UnicodeDecodeError on every such log (its /config and /sessions hold the name's bytes).
+    corpus = tmp_path / os.fsdecode(b"caf\xe9.txt")  # Latin-1
+    corpus.write_text("In the beginning was the word, and the word was with God. " * 400)
+    subprocess.run([lrkit_binary, "train", f"--data.path={corpus}", "--model.layers=1", "--model.width=16",
+                    "--model.heads=2", "--model.context=16", "--train.steps=4", "--train.batch=4", "--eval.every=0",
+                    "--eval.batches=1", "--train.threads=1", f"--out={tmp_path / 'run'}"], check=True, capture_output=True)
+    log = lrkit.read_log(tmp_path / "run")
+    assert log.config["data.path"] == str(corpus)
+    assert str(corpus) in log.sessions[0]["command_line"]
+    with open(log.config["data.path"], "rb") as f:
+        assert f.read(16) == b"In the beginning"
+    assert list(log.files) == ["data.path"] and len(log.frame("train")) == 4
+
+
 def _write_as_killed(path, rows):
     """A SWMR log as a SIGKILLed writer leaves it: flushed, never closed (the mark stays)."""
     import h5py
