@@ -15,6 +15,7 @@
 
 #include "command.hpp"
 #include "lrkit/common/numbers.hpp"
+#include "lrkit/common/output_file.hpp"
 #include "lrkit/h5/file.hpp"
 #include "lrkit/train/checkpoint.hpp"
 #include "lrkit/train/run_files.hpp"
@@ -78,14 +79,14 @@ std::optional<std::string> lock_holder(const std::string& path) {
 }
 
 std::string run_directory_of(const std::string& log) {
-  const fs::path parent = fs::path(log).parent_path();
+  const fs::path parent = through_links(log).parent_path();
   return parent.empty() ? "." : parent.string();
 }
 
 std::optional<std::string> live_log_writer(const std::string& log) {
   const auto described = [](const std::string& who, const std::string& pid) { return who + (pid.empty() ? "" : " (pid " + pid + ")"); };
   if (const auto pid = lock_holder(lock_path(run_directory_of(log)))) return described("lrkit train", *pid);
-  if (const auto pid = lock_holder(log + ".lock")) return described("a DispersionHook loop", *pid);
+  if (const auto pid = lock_holder(through_links(log).string() + ".lock")) return described("a DispersionHook loop", *pid);
   return std::nullopt;
 }
 

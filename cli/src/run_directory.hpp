@@ -56,7 +56,8 @@ class RunDirectoryOwner {
   bool earlier_run_;
 };
 
-// The run directory a log lies in: its checkpoints and its lock ("." for a bare file name).
+// The run directory a log lies in: its checkpoints and its lock ("." for a bare file name). A link at `log` is
+// followed: a run's log is read by a link kept elsewhere ("latest.h5"), and its run directory is the log's.
 std::string run_directory_of(const std::string& log);
 
 // The pid of the process that holds lock file `path` (flock) now ("" when the file names none), or nothing when
@@ -64,7 +65,7 @@ std::string run_directory_of(const std::string& log);
 std::optional<std::string> lock_holder(const std::string& path);
 
 // Who writes run log `log` now, or nothing: "lrkit train (pid P)", which holds its run directory's lock, or
-// "a DispersionHook loop (pid P)", which holds LOG.lock (lrkit.torch).
+// "a DispersionHook loop (pid P)", which holds LOG.lock (lrkit.torch); through a link, both beside the log it names.
 std::optional<std::string> live_log_writer(const std::string& log);
 
 // True when `dir` holds a checkpoint (a run's trained state).

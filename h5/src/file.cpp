@@ -362,7 +362,8 @@ void Writer::close() {
 
 void write_file_atomically(const std::string& path, const std::function<void(Writer&)>& fill) {
   if (const auto problem = replaced_non_file_problem(path)) throw Error("cannot write '" + path + "': " + *problem);
-  const std::string temporary = path + ".tmp";
+  const std::string target = through_links(path).string();  // through a link: the link stays
+  const std::string temporary = target + ".tmp";
   // An error names the file asked for, not the temporary one that is removed ("cannot create HDF5 file 'x.h5.tmp'").
   const auto named = [&](const std::string& message) {
     std::string out = message;
@@ -390,7 +391,7 @@ void write_file_atomically(const std::string& path, const std::function<void(Wri
     throw;
   }
   std::error_code error;
-  std::filesystem::rename(temporary, path, error);
+  std::filesystem::rename(temporary, target, error);
   if (error) {
     std::error_code ignored;
     std::filesystem::remove(temporary, ignored);

@@ -3,6 +3,7 @@ the schedule a loop runs, the parameter groups' rate ratios, checkpoint
 compatibility, the process group's presence and files replaced whole, each
 done one way."""
 import csv
+import errno
 import math
 import numbers
 import operator
@@ -199,18 +200,35 @@ def unfinished_path(path):
 
 def require_replaceable(path, refusal="cannot write"):
     """Files are written whole beside `path` and renamed over it: a device, pipe or socket there (os.devnull, as root,
-    or a link to it) would be replaced by a regular file. Refused with a ValueError, "<refusal> '<path>': ..."."""
+    or a link to it) would be replaced by a regular file; nothing can be written through a loop of links. Refused with
+    a ValueError, "<refusal> '<path>': ..."."""
+    if os.path.islink(path) and not os.path.exists(path):
+        try:
+            os.stat(path)
+        except OSError as error:
+            if error.errno == errno.ELOOP:
+                raise ValueError(f"{refusal} '{path}': it is a link in a loop of links") from None
     if os.path.exists(path) and not os.path.isfile(path) and not os.path.isdir(path):
         raise ValueError(f"{refusal} '{path}': it is not a regular file (a device or pipe), and writing the file whole "
                          "and renaming it into place would replace it: name a file")
 
 
+def through_links(path):
+    """Where `path` leads: the file a link there names (through a chain of links; for a dangling link, the file to
+    create), else `path`. Files are written beside it and renamed over it: beside the link, the rename would put a
+    file in the link's place and leave the file it names as it was, where a shell's `>` writes through the link.
+    Call after require_replaceable, which refuses a loop of links."""
+    return os.path.realpath(path) if os.path.islink(path) else path
+
+
 def write_csv(path, header, rows):
     """A CSV file written whole or not at all (a kill while a loop saves its norms kept half a file). An OSError names
-    `path`, and the unfinished file is removed: a folder given as the path left '.NAME.unfinished' beside it."""
+    `path`, and the unfinished file is removed: a folder given as the path left '.NAME.unfinished' beside it. A link at
+    `path` stays, and the file it names gets the rows."""
     path = os.fspath(path)
     require_replaceable(path)
-    unfinished = unfinished_path(path)
+    target = through_links(path)
+    unfinished = unfinished_path(target)
     try:
         if os.path.isdir(path):
             raise IsADirectoryError(21, "Is a directory")
@@ -218,7 +236,7 @@ def write_csv(path, header, rows):
             writer = csv.writer(f)
             writer.writerow(header)
             writer.writerows(rows)
-        os.replace(unfinished, path)
+        os.replace(unfinished, target)
     except OSError as error:
         if os.path.exists(unfinished):
             os.remove(unfinished)

@@ -36,7 +36,8 @@ import time
 
 import torch
 
-from ._torch_common import distributed, require_replaceable, scalar_tensor, unfinished_path, whole_number
+from ._torch_common import (distributed, require_replaceable, scalar_tensor, through_links, unfinished_path,
+                            whole_number)
 from ._worker_callbacks import handed_to_worker
 from .logs import _text, open_hdf5
 
@@ -196,9 +197,10 @@ def _open_rank_log(path, world, exact_pairwise, flush_every, start_step):
     try:
         if os.path.isdir(path):  # checked first: the unfinished file beside it would be left behind
             raise IsADirectoryError(21, "Is a directory")
+        target = through_links(path)  # a link stays a link; its file is the log (and its lock is that file's)
         if path.endswith(".h5"):
-            return _Hdf5RankLog(path, world, exact_pairwise, flush_every, start_step)
-        return _JsonRankLog(path, start_step)
+            return _Hdf5RankLog(target, world, exact_pairwise, flush_every, start_step)
+        return _JsonRankLog(target, start_step)
     except OSError as error:  # the log's own name, not the lock's or the unfinished file's
         raise OSError(error.errno, f"DispersionHook: cannot write log '{path}': {error.strerror or error}") from None
 

@@ -85,12 +85,20 @@ TEST(RunDirectory, TheLogOfARunStillTrainingChecksOkSoFar) {
   const pid_t writer = start_train("--config " + tiny_config() + " --train.steps=100000 --log.flush_every=1 --out " + dir,
                                    dir + ".writer.txt");
   ASSERT_TRUE(wait_for([&] { return fs::exists(dir + "/log.h5") && fs::file_size(dir + "/lrkit.lock") > 0; }));
+  // A link to the log kept elsewhere ("latest.h5"): its run directory is the log's. Through the link, the check
+  // called the live mark a killed writer's, and `log repair` took a lock beside the link and cut the live log.
+  const std::string link = dir + ".latest.h5";
+  fs::create_symlink(fs::path(dir).filename() / "log.h5", link);
   for (int i = 0; i < 5; ++i) {
-    const auto r = run_lrkit("log check " + dir);
+    const auto r = run_lrkit("log check " + (i % 2 == 0 ? dir : link));
     EXPECT_EQ(r.code, 0) << r.out;
     EXPECT_NE(r.out.find(" steps so far: lrkit train (pid " + std::to_string(writer) + ") is writing it)"),
               std::string::npos) << r.out;
   }
+  const auto repair = run_lrkit("log repair " + link);
+  EXPECT_EQ(repair.code, 2) << repair.out;
+  EXPECT_NE(repair.out.find("'" + link + "' is being written by lrkit train (pid " + std::to_string(writer) + ")"),
+            std::string::npos) << repair.out;
   kill(writer, SIGTERM);
   int status = 0;
   waitpid(writer, &status, 0);

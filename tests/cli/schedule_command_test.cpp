@@ -202,6 +202,26 @@ TEST(ScheduleCommand, AnOutputThatIsAPipeOrADeviceIsRefusedAndLeftAsItWas) {
   EXPECT_TRUE(std::filesystem::is_character_file("/dev/null"));
 }
 
+// A table kept on another disk by a link: the link stays, and the file it names holds the new table.
+TEST(ScheduleCommand, AnOutputNamedByALinkIsWrittenToTheFileItNames) {
+  const auto dir = lrkit::testing::scratch_dir() / "schedule_linked_out";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir / "disk");
+  for (const std::string name : {"rates.csv", "rates.h5"}) {
+    std::filesystem::create_symlink("disk/" + name, dir / name);
+    const auto r = run("schedule 'linear(peak=2)' --steps 2 --out " + (dir / name).string());
+    EXPECT_EQ(r.code, 0) << r.out;
+    EXPECT_TRUE(std::filesystem::is_symlink(dir / name)) << name;
+    ASSERT_TRUE(std::filesystem::is_regular_file(dir / "disk" / name)) << name;
+  }
+  EXPECT_EQ(lrkit::read_text(dir / "disk" / "rates.csv"), "step,lr\n0,2\n1,1\n2,0\n");
+  EXPECT_EQ(lrkit::h5::read_series((dir / "disk" / "rates.h5").string(), "/schedule/lr"), (std::vector<double>{2, 1, 0}));
+  std::filesystem::create_symlink("loop.csv", dir / "loop.csv");
+  const auto r = run("schedule 'cosine(1)' --steps 10 --out " + (dir / "loop.csv").string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.out, "lrkit schedule: cannot write '" + (dir / "loop.csv").string() + "': it is a link in a loop of links\n");
+}
+
 TEST(ScheduleCommand, HelpAndListSucceed) {
   auto r = run("schedule --help");
   EXPECT_EQ(r.code, 0);

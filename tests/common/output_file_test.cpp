@@ -49,5 +49,26 @@ TEST(OutputFile, ADeviceOrPipeOrALinkToOneIsNotReplaced) {
   EXPECT_EQ(replaced_non_file_problem(dir.string()), std::nullopt) << "a directory: output_file_problem's own words";
 }
 
+// A write lands on the file a link names, through a chain of links, relative ones resolved from the link's folder.
+TEST(OutputFile, AWriteThroughLinksLandsOnTheFileTheyName) {
+  const fs::path dir = lrkit::testing::scratch_dir() / "output_file_links";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "disk");
+  const auto file = lrkit::testing::write_text("output_file_links/disk/log.csv", "x");
+  fs::create_symlink("disk/log.csv", dir / "relative.csv");
+  fs::create_symlink(dir / "relative.csv", dir / "chain.csv");
+  fs::create_symlink("disk/new.csv", dir / "dangling.csv");
+  EXPECT_EQ(through_links(dir / "relative.csv"), dir / "disk/log.csv");
+  EXPECT_EQ(through_links(dir / "chain.csv"), dir / "disk/log.csv");
+  EXPECT_EQ(through_links(dir / "dangling.csv"), dir / "disk/new.csv") << "the file a dangling link names is created";
+  EXPECT_EQ(through_links(file), fs::path(file));
+  EXPECT_EQ(through_links(dir / "absent.csv"), dir / "absent.csv");
+  fs::create_symlink("loop_b.csv", dir / "loop_a.csv");
+  fs::create_symlink("loop_a.csv", dir / "loop_b.csv");
+  EXPECT_EQ(replaced_non_file_problem((dir / "loop_a.csv").string()), "it is a link in a loop of links");
+  EXPECT_EQ(output_file_problem((dir / "loop_a.csv").string()), "it is a link in a loop of links");
+  EXPECT_EQ(replaced_non_file_problem((dir / "dangling.csv").string()), std::nullopt);
+}
+
 }  // namespace
 }  // namespace lrkit

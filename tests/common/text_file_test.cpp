@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "test_files.hpp"
 
@@ -21,6 +23,37 @@ TEST(TextFile, WritesCreateTheDirectoryAndReplaceTheFileWhole) {
   write_text_atomically(path, "");
   EXPECT_EQ(read_text(path), "");
   EXPECT_FALSE(fs::exists(path.string() + ".tmp")) << "the temporary is renamed, not left behind";
+}
+
+// A link at the path stays a link, and the file it names gets the text: the rename goes beside that file (on its
+// disk), not over the link.
+TEST(TextFile, AWriteThroughALinkReplacesTheFileItNamesAndKeepsTheLink) {
+  const fs::path dir = lrkit::testing::scratch_dir() / "text_file_link";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "disk");
+  write_text_atomically(dir / "disk" / "schedule.csv", "old");
+  fs::create_symlink("disk/schedule.csv", dir / "schedule.csv");
+  write_text_atomically(dir / "schedule.csv", "new");
+  EXPECT_TRUE(fs::is_symlink(dir / "schedule.csv"));
+  EXPECT_EQ(fs::read_symlink(dir / "schedule.csv"), "disk/schedule.csv");
+  EXPECT_EQ(read_text(dir / "disk" / "schedule.csv"), "new");
+  fs::create_symlink("disk/fresh.csv", dir / "fresh.csv");
+  write_text_atomically(dir / "fresh.csv", "made");
+  EXPECT_TRUE(fs::is_symlink(dir / "fresh.csv"));
+  EXPECT_EQ(read_text(dir / "disk" / "fresh.csv"), "made") << "a dangling link: the file it names is created";
+  std::vector<std::string> left;
+  for (const auto& entry : fs::directory_iterator(dir / "disk")) left.push_back(entry.path().filename().string());
+  std::sort(left.begin(), left.end());
+  EXPECT_EQ(left, (std::vector<std::string>{"fresh.csv", "schedule.csv"})) << "no temporary left";
+  fs::create_symlink("loop_b", dir / "loop_a");
+  fs::create_symlink("loop_a", dir / "loop_b");
+  try {
+    write_text_atomically(dir / "loop_a", "text");
+    FAIL() << "wrote through a loop of links";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()), "cannot write '" + (dir / "loop_a").string() + "': it is a link in a loop of links");
+  }
+  EXPECT_TRUE(fs::is_symlink(dir / "loop_a"));
 }
 
 TEST(TextFile, FailuresNameTheFile) {

@@ -185,6 +185,15 @@ TEST(H5File, AFileWrittenAtomicallyIsWholeOrTheOldOneStays) {
   }
   EXPECT_TRUE(std::filesystem::is_fifo(pipe));
   EXPECT_FALSE(std::filesystem::exists(pipe + ".tmp"));
+  // A link at the path: the file it names is replaced, and the link stays.
+  const auto link = scratch("atomic_link.h5");
+  std::filesystem::remove(link);
+  std::filesystem::create_symlink("atomic.h5", link);
+  write_file_atomically(link, [](Writer& w) { w.write_series("/a", std::vector<double>{4}); });
+  EXPECT_TRUE(std::filesystem::is_symlink(link));
+  EXPECT_EQ(read_series(path, "/a"), (std::vector<double>{4}));
+  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
+  EXPECT_FALSE(std::filesystem::exists(link + ".tmp"));
 }
 
 TEST(H5Handle, MovesOwnershipAndClosesOnce) {

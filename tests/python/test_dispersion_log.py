@@ -78,6 +78,22 @@ def test_a_resumed_loop_goes_on_without_repeating_steps(tmp_path, name):
     assert not [p for p in os.listdir(tmp_path) if "unfinished" in p]
 
 
+@pytest.mark.parametrize("name", ["ranks.jsonl", "ranks.h5"])
+def test_a_log_named_by_a_link_is_written_and_resumed_in_the_file_it_names(tmp_path, name):
+    # The log was written beside the link and renamed over it: the link became a file, and the file it named (on
+    # another disk, say) was left as it was.
+    (tmp_path / "disk").mkdir()
+    link = tmp_path / name
+    os.symlink(os.path.join("disk", name), link)  # dangling: the first loop creates the file
+    loop(link, 0, 6)
+    loop(link, 3, 8)
+    assert os.readlink(link) == os.path.join("disk", name)
+    assert logged(tmp_path / "disk" / name) == [(s, s) for s in range(8)]
+    locks = [name + ".lock"] if name.endswith(".h5") else []  # the HDF5 log's writer holds one, beside the file
+    assert sorted(os.listdir(tmp_path / "disk")) == [name] + locks, "no unfinished file left"
+    assert sorted(os.listdir(tmp_path)) == ["disk", name]
+
+
 def test_a_log_a_live_loop_writes_is_checked_so_far_and_not_repaired(tmp_path):
     # The hook's log is marked open while its loop runs: `lrkit log check` called that a killed writer's mark and
     # advised `lrkit log repair`, which cut the live file. The hook holds LOG.lock with its pid while it writes.

@@ -270,6 +270,32 @@ def test_a_save_that_cannot_be_written_names_its_file_and_leaves_nothing(tmp_pat
     assert list((tmp_path / "folder").iterdir()) == []
 
 
+def test_a_save_named_by_a_link_writes_the_file_it_names_and_the_link_stays(tmp_path):
+    # The CSV was written beside the link and renamed over it: the link became a file, the file it named kept the
+    # old norms.
+    model, _ = model_and_optimizer()
+    recorder = lt.GradNormRecorder(model.parameters())
+    model(torch.ones(1, 4)).sum().backward()
+    recorder.record()
+    (tmp_path / "disk").mkdir()
+    (tmp_path / "disk" / "norms.csv").write_text("old\n")
+    os.symlink(os.path.join("disk", "norms.csv"), tmp_path / "norms.csv")
+    os.symlink(tmp_path / "norms.csv", tmp_path / "chain.csv")
+    os.symlink(os.path.join("disk", "new.csv"), tmp_path / "new.csv")
+    for name in ("norms.csv", "chain.csv", "new.csv"):
+        recorder.save(tmp_path / name)
+        assert os.path.islink(tmp_path / name)
+    for name in ("norms.csv", "new.csv"):
+        lines = (tmp_path / "disk" / name).read_text().splitlines()
+        assert lines[0] == "step,grad_norm,grad_norm_l1" and lines[1].startswith("0,") and len(lines) == 2, lines
+    assert sorted(os.listdir(tmp_path / "disk")) == ["new.csv", "norms.csv"]
+    os.symlink("loop_b.csv", tmp_path / "loop_a.csv")
+    os.symlink("loop_a.csv", tmp_path / "loop_b.csv")
+    with pytest.raises(ValueError, match=f"^cannot write '{tmp_path / 'loop_a.csv'}': it is a link in a loop of links$"):
+        recorder.save(tmp_path / "loop_a.csv")
+    assert os.path.islink(tmp_path / "loop_a.csv")
+
+
 def test_a_loop_longer_than_its_schedule_is_warned_once(recwarn):
     model, optimizer = model_and_optimizer()
     train(model, optimizer, lt.LRScheduler(optimizer, "cosine(peak=1e-2)", 12), 12)

@@ -12,13 +12,33 @@ namespace lrkit {
 
 // lrkit writes an output whole beside its path and renames it over the path (a kill leaves the old file or the new
 // one): a device, pipe or socket there (/dev/null, as root, or a link to it) would be replaced by a regular file.
+// A loop of links is refused too: nothing can be written through it.
 inline std::optional<std::string> replaced_non_file_problem(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::file_status status = fs::status(path, ec);  // through links: a link to /dev/null is refused too
+  if (ec == std::errc::too_many_symbolic_link_levels) return "it is a link in a loop of links";
   if (ec || !fs::exists(status) || fs::is_regular_file(status) || fs::is_directory(status)) return std::nullopt;
   return "it is not a regular file (a device or pipe), and writing the file whole and renaming it into place would "
          "replace it: name a file";
+}
+
+// Where `path` leads: the file a link there names (through a chain of links; for a dangling link, the file to
+// create), else `path` itself. An output is written whole beside this and renamed over it: beside the link, the
+// rename would put a file in the link's place and leave the file it names as it was, where a shell's `>` writes
+// through the link (a log kept on another disk by a link). Call after replaced_non_file_problem, which refuses a
+// loop of links.
+inline std::filesystem::path through_links(const std::filesystem::path& path) {
+  namespace fs = std::filesystem;
+  fs::path at = path;
+  for (int hops = 0; hops < 40; ++hops) {  // the kernel's own limit on links followed
+    std::error_code ec;
+    if (!fs::is_symlink(fs::symlink_status(at, ec))) return at;
+    const fs::path target = fs::read_symlink(at, ec);
+    if (ec) return at;
+    at = target.is_absolute() ? target : at.parent_path() / target;
+  }
+  return at;
 }
 
 // The path names a directory or a device or pipe, or its directory is missing or is a file; nothing when it can be

@@ -16,14 +16,16 @@
 
 namespace lrkit {
 
-// Creates the parent directory if needed; throws std::runtime_error naming the file and the reason.
+// Creates the parent directory if needed; a link at `path` stays, and the file it names is written (output_file.hpp's
+// through_links). Throws std::runtime_error naming the file and the reason.
 inline void write_text_atomically(const std::filesystem::path& path, const std::string& text) {
   if (const auto problem = replaced_non_file_problem(path.string()))
     throw std::runtime_error("cannot write '" + path.string() + "': " + *problem);
   std::error_code ec;
   if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
   if (ec) throw std::runtime_error("cannot create directory '" + path.parent_path().string() + "': " + ec.message());
-  const std::filesystem::path temporary = path.string() + ".tmp";
+  const std::filesystem::path target = through_links(path);  // through a link: the link stays
+  const std::filesystem::path temporary = target.string() + ".tmp";
   {
     errno = 0;  // the reason below is this write's, not an earlier call's
     std::ofstream out(temporary, std::ios::trunc | std::ios::binary);
@@ -35,7 +37,7 @@ inline void write_text_atomically(const std::filesystem::path& path, const std::
       throw std::runtime_error("cannot write '" + path.string() + "': " + reason);
     }
   }
-  std::filesystem::rename(temporary, path, ec);
+  std::filesystem::rename(temporary, target, ec);
   if (ec) {
     std::filesystem::remove(temporary, ec);
     throw std::runtime_error("cannot write '" + path.string() + "': " + ec.message());

@@ -104,7 +104,8 @@ class Writer {
 
 // Writes `path` whole or not at all: `fill` writes into a Writer on PATH.tmp, which is closed and renamed over
 // `path`. On any failure (a full disk, an exception of `fill`) the temporary file is removed and `path` stays as it
-// was, so a reader of `path` never finds half a file.
+// was, so a reader of `path` never finds half a file. A link at `path` stays: the file it names is the one written
+// (lrkit/common/output_file.hpp's through_links).
 void write_file_atomically(const std::string& path, const std::function<void(Writer&)>& fill);
 
 }  // namespace lrkit::h5
