@@ -16,7 +16,7 @@ namespace lrkit::python {
 void bind_diagnose(py::module_& m) {
   m.def(
       "_diagnose",
-      [](const std::vector<std::string>& logs, const std::string& columns, std::optional<int64_t> window,
+      [](const py::list& logs, const py::str& columns, std::optional<int64_t> window,
          std::optional<double> jump_z, std::optional<double> shift_z, std::optional<double> spike_z,
          std::optional<double> grad_spike_z, std::optional<double> outlier_z, std::optional<int64_t> skip) {
         diagnostics::ReportOptions options;  // its defaults stand where Python gave None
@@ -29,14 +29,20 @@ void bind_diagnose(py::module_& m) {
         if (outlier_z) options.outlier_z = *outlier_z;
         try {
           diagnostics::ReadOptions read;
-          if (!columns.empty()) read.columns = diagnostics::parse_column_mapping(columns);
-          std::vector<std::string> paths;
-          for (const auto& log : logs) paths.push_back(run_log_argument(log));
+          if (const std::string given = text_from_python(columns); !given.empty())
+            read.columns = diagnostics::parse_column_mapping(given);
+          std::vector<std::string> paths;  // os.fspath's: str, or bytes as given
+          for (const auto& log : logs)
+            paths.push_back(run_log_argument(py::isinstance<py::bytes>(log) ? log.cast<std::string>() : text_from_python(log)));
           const auto log = diagnostics::read_rank_logs(paths, read);
           const auto report = diagnostics::analyze(log, options);
-          return py::make_tuple(diagnostics::format_json(report), diagnostics::format_text(report), log.warnings);
+          py::list warnings;
+          for (const auto& warning : log.warnings) warnings.append(text_to_python(warning));
+          // Paths in the report come back as the str that named them.
+          return py::make_tuple(text_to_python(diagnostics::format_json(report)),
+                                text_to_python(diagnostics::format_text(report)), warnings);
         } catch (const diagnostics::RankLogError& e) {
-          throw py::value_error(e.what());
+          raise_with_text(PyExc_ValueError, e.what());
         }
       },
       py::arg("logs"), py::arg("columns"), py::arg("window"), py::arg("jump_z"), py::arg("shift_z"), py::arg("spike_z"),

@@ -5,6 +5,7 @@
 PYBIND11_MODULE(_lrkit, m) {
   m.doc() = "lrkit's C++ core: schedules (spec grammar, every family, refinement), the HDET controller, sample reweighting, the spike detector and the dispersion report";
   m.attr("__version__") = LRKIT_VERSION;
+  lrkit::python::translate_errors_naming_files();
   lrkit::python::bind_schedules(m);
   lrkit::python::bind_controllers(m);
   lrkit::python::bind_reweighting(m);

@@ -121,10 +121,11 @@ void bind_schedules(py::module_& m) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const schedules::SpecError& e) {
-      py::object error = py::reinterpret_borrow<py::object>(spec_error)(e.what());  // an instance, to carry attributes
+      // An instance, to carry attributes; a file name in the spec comes back as the str that named it.
+      py::object error = py::reinterpret_borrow<py::object>(spec_error)(text_to_python(e.what()));
       error.attr("position") = e.position();
-      error.attr("token") = e.token();
-      error.attr("rule") = e.rule();
+      error.attr("token") = text_to_python(e.token());
+      error.attr("rule") = text_to_python(e.rule());
       PyErr_SetObject(spec_error.ptr(), error.ptr());
     }
   });
@@ -138,7 +139,7 @@ void bind_schedules(py::module_& m) {
              if (!py::isinstance<py::str>(spec_given))
                throw py::type_error("Schedule: spec must be a string such as 'cosine(peak=1e-3)' (got " +
                                     std::string(py::str(py::type::of(spec_given).attr("__name__"))) + ")");
-             const auto spec = spec_given.cast<std::string>();
+             const auto spec = text_from_python(spec_given);
              const auto total_steps = whole_number_or_none(total_steps_given, "total_steps");
              if (total_steps && *total_steps < 1)
                throw py::value_error("total_steps must be >= 1 (got " + std::to_string(*total_steps) + ")");
@@ -149,7 +150,8 @@ void bind_schedules(py::module_& m) {
            "the learning rate of update `step` (0-based, a whole number); past the end, the end value")
       .def("values", &values, py::arg("steps"), "the rates of an array of steps, as a float64 array of the same shape")
       .def("at", &Schedule::at, py::arg("t"), "the value in continuous time t")
-      .def_property_readonly("spec", &Schedule::to_spec, "the canonical spec; Schedule(spec, total_steps) rebuilds it")
+      .def_property_readonly("spec", [](const Schedule& s) { return text_to_python(s.to_spec()); },
+                             "the canonical spec; Schedule(spec, total_steps) rebuilds it")
       .def_property_readonly("total_steps", &total_or_none, "T, or None for a schedule without an end")
       .def_property_readonly("phases", [](const Schedule& s) { return phase_list(s.phases()); })
       .def_property_readonly("checkpoints", &Schedule::checkpoints, "steps where a budgeted run keeps a decayed checkpoint (WSD-S)")
@@ -161,18 +163,22 @@ void bind_schedules(py::module_& m) {
       // Pickled as (canonical spec, total_steps), the pair that rebuilds it bit for bit, so a Schedule and the
       // schedulers that hold one survive copy.deepcopy, torch.save of whole objects and multiprocessing.
       // A refined(norms=FILE) schedule reads FILE again when unpickled.
-      .def(py::pickle([](const Schedule& s) { return py::make_tuple(s.to_spec(), total_or_none(s)); },
+      .def(py::pickle([](const Schedule& s) { return py::make_tuple(text_to_python(s.to_spec()), total_or_none(s)); },
                       [](const py::tuple& state) {
                         if (state.size() != 2)
                           throw py::value_error("Schedule: a pickled state is (spec, total_steps); got " +
                                                 std::to_string(state.size()) + " items");
-                        return schedules::parse_schedule(state[0].cast<std::string>(),
+                        if (!py::isinstance<py::str>(state[0]))
+                          throw py::type_error("Schedule: a pickled state's spec is a string (got " +
+                                               std::string(py::str(py::type::of(state[0]).attr("__name__"))) + ")");
+                        return schedules::parse_schedule(text_from_python(state[0]),
                                                          state[1].cast<std::optional<int64_t>>());
                       }))
       .def("__copy__", [](const py::object& self) { return self; })  // immutable: a copy is the same schedule
       .def("__deepcopy__", [](const py::object& self, const py::dict&) { return self; }, py::arg("memo"))
       .def("__repr__", [](const Schedule& s) {
-        return "Schedule('" + s.to_spec() + "'" + (s.bounded() ? ", total_steps=" + std::to_string(s.total()) : "") + ")";
+        return text_to_python("Schedule('" + s.to_spec() + "'" +
+                              (s.bounded() ? ", total_steps=" + std::to_string(s.total()) : "") + ")");
       });
 
   py::class_<schedules::DecayBranch>(m, "DecayBranch", "one budget of a sweep with decay branches (decay_branches)")
@@ -195,16 +201,19 @@ void bind_schedules(py::module_& m) {
         std::string text = "DecayBranches(main='" + plan.main.to_spec() + "', branches=[";
         for (size_t i = 0; i < plan.branches.size(); ++i)
           text += (i ? ", " : "") + std::to_string(plan.branches[i].budget) + "@" + std::to_string(plan.branches[i].fork);
-        return text + "], steps=" + std::to_string(plan.steps()) + ")";
+        return text_to_python(text + "], steps=" + std::to_string(plan.steps()) + ")");
       });
   m.def("decay_branches",
-        [](const std::string& spec, const py::object& budgets_given) {
+        [](const py::object& spec, const py::object& budgets_given) {
+          if (!py::isinstance<py::str>(spec))
+            throw py::type_error("decay_branches: spec must be a string such as 'wsd(peak=1e-3, decay=20%)' (got " +
+                                 std::string(py::str(py::type::of(spec).attr("__name__"))) + ")");
           if (!py::isinstance<py::iterable>(budgets_given) || py::isinstance<py::str>(budgets_given))
             throw py::type_error("budgets must be a sequence of step counts, e.g. [500, 1000, 2000] (got " +
                                  std::string(py::repr(budgets_given)) + ")");
           std::vector<int64_t> budgets;
           for (const auto& budget : budgets_given) budgets.push_back(whole_number(budget, "budget"));
-          return schedules::decay_branches(spec, budgets);
+          return schedules::decay_branches(text_from_python(spec), budgets);
         },
         py::arg("spec"), py::arg("budgets"),
         "The plan of a budget sweep with decay branches (WSD): one main run under `spec` stretched past every budget,\n"
@@ -225,7 +234,14 @@ void bind_schedules(py::module_& m) {
     return out;
   }, "every schedule family of the spec grammar: name, keys (positional order), description");
 
-  m.def("spec_word", &schedules::format_word, py::arg("text"),
+  m.def("spec_word",
+        [](const py::object& text) {
+          if (!py::isinstance<py::str>(text))
+            throw py::type_error("spec_word: text must be a string (got " +
+                                 std::string(py::str(py::type::of(text).attr("__name__"))) + ")");
+          return text_to_python(schedules::format_word(text_from_python(text)));
+        },
+        py::arg("text"),
         "text as a spec value: itself where it reads back as one word, else a quoted string "
         "(f'table(file={lrkit.spec_word(path)})' for a path with spaces, commas or brackets)");
 

@@ -1,6 +1,7 @@
 """lrkit.diagnose: the report `lrkit diagnose` gives, from Python (the same C++ code), on per-rank logs whose
 anomalies are planted, and its errors."""
 import json
+import os
 import random
 import subprocess
 
@@ -71,3 +72,19 @@ def test_bad_input_is_named(tmp_path):
     broken.write_text('{"step": 0, "rank": 0, "loss": 1.0, "grad_norm": 1.0}\n{"step": 1, "rank": 0\n{}\n')
     with pytest.raises(ValueError, match="broken.jsonl.*line 2"):
         lrkit.diagnose(broken)
+
+
+def test_a_log_whose_name_is_not_utf8_is_read_and_named_as_python_gives_it(tmp_path):
+    # Its str (os.fsdecode's, with a surrogate) was refused as an argument ("incompatible function arguments"); its
+    # bytes were too.
+    name = os.fsdecode(b"r\xe9sultats.jsonl")  # Latin-1
+    log = write_jsonl(tmp_path / name, per_rank_rows())
+    report = lrkit.diagnose(log)
+    assert report["verdict"].startswith("silent inconsistency: ")
+    assert report.text.startswith(f"lrkit diagnose: {log} (JSON lines)\n"), report.text[:200]
+    assert dict(lrkit.diagnose(os.fsencode(log))) == dict(report)
+    broken = tmp_path / os.fsdecode(b"cass\xe9.jsonl")
+    broken.write_text('{"step": 0, "rank": 0, "loss": 1.0, "grad_norm": 1.0}\n{"step": 1, "rank": 0\n')
+    with pytest.raises(ValueError) as raised:  # the message, not a UnicodeDecodeError about it
+        lrkit.diagnose(broken)
+    assert str(broken) in str(raised.value) and "line 2" in str(raised.value), str(raised.value)

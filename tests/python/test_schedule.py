@@ -1,5 +1,6 @@
 """lrkit.Schedule is the C++ schedule: the same values as `lrkit schedule`, bit for bit."""
 import copy
+import os
 import pickle
 
 import numpy as np
@@ -146,3 +147,29 @@ def test_steps_are_ints_or_exactly_whole_floats():
         schedule(2**70)
     with pytest.raises(ValueError, match=r"^Schedule.check_rates: steps must be a whole number \(got 0.5\)$"):
         schedule.check_rates(steps=0.5)
+
+
+def test_a_file_name_that_is_not_utf8_goes_into_a_spec_and_comes_back_as_python_gives_it(tmp_path):
+    # Python names such a file with a surrogate (os.fsdecode, os.listdir); Schedule refused the spec ("Unable to cast
+    # Python instance to C++ type") and spec_word the name ("incompatible function arguments").
+    table = tmp_path / os.fsdecode(b"caf\xe9 rates.csv")  # Latin-1, and a space: spec_word quotes it
+    table.write_text("step,lr\n0,1.0\n1,0.5\n2,0.25\n")
+    word = lrkit.spec_word(str(table))
+    assert word == f'"{table}"'
+    s = lrkit.Schedule(f"table(file={word})")
+    assert [s(t) for t in range(3)] == [1.0, 0.5, 0.25]
+    assert str(table) in s.spec and str(table) in repr(s)
+    assert lrkit.Schedule(s.spec, s.total_steps).spec == s.spec
+    again = pickle.loads(pickle.dumps(s))
+    assert again.spec == s.spec and [again(t) for t in range(3)] == [1.0, 0.5, 0.25]
+    missing = tmp_path / os.fsdecode(b"absent\xe9.csv")
+    with pytest.raises(lrkit.SpecError) as raised:  # the message, not a UnicodeDecodeError about it
+        lrkit.Schedule(f"table(file={lrkit.spec_word(str(missing))})")
+    assert raised.value.token == str(missing) and str(missing) in raised.value.rule, raised.value.rule
+    with pytest.raises(ValueError) as raised:  # a message naming the file (pybind11 gave it as an empty ValueError)
+        lrkit.decay_branches(f"table(file={word})", [2])
+    assert str(table) in str(raised.value) and "has a length of its own" in str(raised.value), str(raised.value)
+    with pytest.raises(TypeError, match=r"^decay_branches: spec must be a string .* \(got bytes\)$"):
+        lrkit.decay_branches(b"wsd(peak=1)", [2])
+    with pytest.raises(TypeError, match=r"^spec_word: text must be a string \(got int\)$"):
+        lrkit.spec_word(3)
