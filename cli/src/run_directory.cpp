@@ -45,7 +45,8 @@ DirectoryLock::DirectoryLock(const std::string& dir, DirectoryOwner owner) {
   const bool train = owner == DirectoryOwner::kTrain;
   const std::string what = train ? "run directory '" + dir + "'" : "sweep directory '" + dir + "'";
   std::error_code ec;
-  fs::create_directories(dir, ec);
+  // A link made before the directory it names ("runs/a -> /scratch/a", which --overwrite leaves too): that directory.
+  fs::create_directories(through_links(dir), ec);
   if (ec) throw UsageError("cannot create " + what + ": " + ec.message());
   const std::string path = train ? lock_path(dir) : (fs::path(dir) / "lrkit_sweep.lock").string();
   // A run's lock is inherited by its workers on purpose; a sweep's is its own (its runs hold their directories').
@@ -123,7 +124,9 @@ bool holds_checkpoints(const std::string& dir) {
 
 std::string move_run_directory_aside(const std::string& run_directory) {
   DirectoryLock(run_directory, DirectoryOwner::kTrain).release();  // refuses a directory that a running lrkit train owns
-  const std::string dir = without_trailing_separators(run_directory).string();
+  // A link to the run directory ("runs/a -> /scratch/a") stays, and the directory it names goes aside on its own
+  // disk: moving the link aside put the next run beside the link, on another disk.
+  const std::string dir = through_links(without_trailing_separators(run_directory)).string();
   // Two overwrites within one second (a script's retries) share a stamp: the second takes DIR.old-<time>-2.
   const std::string stamped = dir + ".old-" + utc_stamp();
   for (int n = 1;; ++n) {
@@ -175,7 +178,7 @@ RunDirectoryOwner::RunDirectoryOwner(const train::TrainConfig& c)
   if (named.filename() == "." || named.filename() == "..")
     throw UsageError("--overwrite cannot move the run directory '" + dir_ + "' aside while it is named '" +
                      named.filename().string() + "': name it by its own name in --out");
-  const fs::path parent = fs::absolute(named).parent_path();
+  const fs::path parent = fs::absolute(through_links(named)).parent_path();
   if (::access(parent.c_str(), W_OK | X_OK) != 0)
     throw UsageError("--overwrite cannot move the earlier run in '" + dir_ + "' aside: its parent directory '" +
                      parent.string() + "' is not writable (" + std::strerror(errno) + ")");

@@ -1,5 +1,5 @@
 // `lrkit train` owns its run directory: one writer at a time, an earlier run is
-// never mixed into a new one, a finished run resumes to a no-op, and a stop
+// never mixed into a new one (nor moved off the disk a link names), a finished run resumes to a no-op, and a stop
 // signal, to a run or to the --nproc launcher alone, ends every worker after its
 // step with a checkpoint of it.
 #include <gtest/gtest.h>
@@ -314,6 +314,37 @@ TEST(RunDirectory, AnOverwriteWhoseAsideNameIsTakenPicksTheNextOne) {
       lrkit::testing::remove_tree(entry.path());
     }
   EXPECT_EQ(logs, 1);
+}
+
+// --out named by a link to a directory on another disk ("runs/a -> ../scratch/a"): a link made before its directory
+// was refused ("cannot create run directory: File exists"), and --overwrite moved the link aside and wrote the next
+// run beside it, off the disk it named. The directory goes aside on its own disk; the link stays and names the new run.
+TEST(RunDirectory, ARunDirectoryNamedByALinkIsMadeAndMovedAsideWhereTheLinkLeads) {
+  const auto root = fs::path(out_dir("linked_out"));
+  fs::create_directories(root / "runs");
+  fs::create_directories(root / "scratch");
+  const std::string link = (root / "runs" / "a").string();
+  fs::create_symlink("../scratch/a", link);
+  auto r = run_lrkit("train --config " + tiny_config() + " --out " + link);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(fs::exists(root / "scratch" / "a" / "log.h5"));
+  r = run_lrkit("train --config " + tiny_config() + " --train.seed=7 --overwrite --out " + link);
+  EXPECT_EQ(r.code, 0) << r.out;
+  const std::string aside_prefix = (fs::canonical(root) / "scratch" / "a.old-").string();
+  EXPECT_NE(r.out.find("moved the earlier run in " + link + " to " + aside_prefix), std::string::npos) << r.out;
+  EXPECT_TRUE(fs::is_symlink(link));
+  EXPECT_EQ(fs::read_symlink(link), "../scratch/a");
+  std::vector<std::string> entries;
+  for (const auto& entry : fs::directory_iterator(root / "scratch")) entries.push_back(entry.path().filename().string());
+  std::sort(entries.begin(), entries.end());
+  ASSERT_EQ(entries.size(), 2u);
+  EXPECT_EQ(entries[0], "a");
+  EXPECT_EQ(entries[1].rfind("a.old-", 0), 0u) << entries[1];
+  EXPECT_TRUE(fs::exists(root / "scratch" / entries[1] / "log.h5"));
+  EXPECT_EQ(h5::read_series(link + "/log.h5", "/train/step").size(), 12u);
+  std::vector<std::string> beside_the_link;
+  for (const auto& entry : fs::directory_iterator(root / "runs")) beside_the_link.push_back(entry.path().filename().string());
+  EXPECT_EQ(beside_the_link, std::vector<std::string>{"a"});
 }
 
 TEST(RunDirectory, AResumeFromAMissingOrDamagedCheckpointLeavesNoRunDirectory) {

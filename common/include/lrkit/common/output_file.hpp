@@ -24,7 +24,7 @@ inline std::optional<std::string> replaced_non_file_problem(const std::string& p
 }
 
 // Where `path` leads: the file a link there names (through a chain of links; for a dangling link, the file to
-// create), else `path` itself. An output is written whole beside this and renamed over it: beside the link, the
+// create), in a folder as the kernel resolves it; else `path` itself. An output is written whole beside this and renamed over it: beside the link, the
 // rename would put a file in the link's place and leave the file it names as it was, where a shell's `>` writes
 // through the link (a log kept on another disk by a link). Call after replaced_non_file_problem, which refuses a
 // loop of links.
@@ -33,12 +33,15 @@ inline std::filesystem::path through_links(const std::filesystem::path& path) {
   fs::path at = path;
   for (int hops = 0; hops < 40; ++hops) {  // the kernel's own limit on links followed
     std::error_code ec;
-    if (!fs::is_symlink(fs::symlink_status(at, ec))) return at;
-    const fs::path target = fs::read_symlink(at, ec);
-    if (ec) return at;
+    const fs::path target = fs::is_symlink(fs::symlink_status(at, ec)) ? fs::read_symlink(at, ec) : fs::path();
+    if (target.empty() || ec) break;
     at = target.is_absolute() ? target : at.parent_path() / target;
   }
-  return at;
+  if (at == path) return at;
+  // Its folder as the kernel finds it: "runs/../scratch/a" read as "scratch/a" would be wrong where runs is a link.
+  std::error_code ec;
+  const fs::path folder = fs::weakly_canonical(at.has_parent_path() ? at.parent_path() : fs::path("."), ec);
+  return ec ? at : folder / at.filename();
 }
 
 // The path names a directory or a device or pipe, or its directory is missing or is a file; nothing when it can be
