@@ -13,6 +13,7 @@
 #include <iostream>
 #include <string>
 #include <system_error>
+#include <vector>
 
 namespace lrkit::testing {
 
@@ -66,6 +67,20 @@ inline std::string write_text(const std::string& name, const std::string& conten
   const auto path = scratch_dir() / name;
   std::ofstream(path) << content;
   return path.string();
+}
+
+// The files a write of `path` made to rename over it and left (".NAME.PID-N.tmp", reserve_temporary_beside in
+// lrkit/common/output_file.hpp): none once the write returned or failed.
+inline std::vector<std::string> temporaries_beside(const std::filesystem::path& path) {
+  std::vector<std::string> found;
+  const std::string prefix = "." + path.filename().string() + ".";
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(path.has_parent_path() ? path.parent_path() : ".", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(prefix, 0) == 0 && name.size() >= prefix.size() + 4 && name.compare(name.size() - 4, 4, ".tmp") == 0)
+      found.push_back(name);
+  }
+  return found;
 }
 
 }  // namespace lrkit::testing

@@ -363,7 +363,9 @@ void Writer::close() {
 void write_file_atomically(const std::string& path, const std::function<void(Writer&)>& fill) {
   if (const auto problem = replaced_non_file_problem(path)) throw Error("cannot write '" + path + "': " + *problem);
   const std::string target = through_links(path).string();  // through a link: the link stays
-  const std::string temporary = target + ".tmp";
+  std::error_code reserved;
+  const std::string temporary = reserve_temporary_beside(target, reserved).string();
+  if (reserved) throw Error("cannot create HDF5 file '" + path + "': " + reserved.message());
   // An error names the file asked for, not the temporary one that is removed ("cannot create HDF5 file 'x.h5.tmp'").
   const auto named = [&](const std::string& message) {
     std::string out = message;

@@ -8,6 +8,7 @@ import math
 import numbers
 import operator
 import os
+import secrets
 import warnings
 from collections.abc import Mapping
 
@@ -191,11 +192,26 @@ def check_same_schedule(state_dict, schedule, who):
                          f"this one runs '{schedule.spec}' (total_steps={schedule.total_steps})")
 
 
-def unfinished_path(path):
-    """Where a file's next version is written before it is renamed over the file: a kill in between leaves the old
-    version whole."""
-    path = os.fspath(path)
-    return os.path.join(os.path.dirname(path) or ".", "." + os.path.basename(path) + ".unfinished")
+def reserve_unfinished(path):
+    """A new empty file beside `path` to write its next version in before it is renamed over `path` (a kill in between
+    leaves the old version whole): a name of its own, '.NAME.PID-HEX.unfinished', so that two writers of one file (the
+    ranks of a loop that each save it) never write into one, where a reader found half of one version with half of
+    the other and one writer's rename failed. Made with O_EXCL and the mode any new file gets (the umask's)."""
+    folder, name = os.path.split(os.fspath(path))
+    while True:
+        unfinished = os.path.join(folder or ".", f".{name}.{os.getpid()}-{secrets.token_hex(4)}.unfinished")
+        try:
+            os.close(os.open(unfinished, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666))
+            return unfinished
+        except FileExistsError:
+            continue
+
+
+def remove_unfinished(unfinished):
+    try:
+        os.remove(unfinished)
+    except FileNotFoundError:
+        pass
 
 
 def require_replaceable(path, refusal="cannot write"):
@@ -223,21 +239,24 @@ def through_links(path):
 
 def write_csv(path, header, rows):
     """A CSV file written whole or not at all (a kill while a loop saves its norms kept half a file). An OSError names
-    `path`, and the unfinished file is removed: a folder given as the path left '.NAME.unfinished' beside it. A link at
+    `path`, and the unfinished file is removed (a folder given as the path left one beside it). A link at
     `path` stays, and the file it names gets the rows."""
     path = os.fspath(path)
     require_replaceable(path)
     target = through_links(path)
-    unfinished = unfinished_path(target)
+    unfinished = None
     try:
         if os.path.isdir(path):
             raise IsADirectoryError(21, "Is a directory")
+        unfinished = reserve_unfinished(target)
         with open(unfinished, "w", newline="") as f:
             writer = csv.writer(f)
             writer.writerow(header)
             writer.writerows(rows)
         os.replace(unfinished, target)
-    except OSError as error:
-        if os.path.exists(unfinished):
-            os.remove(unfinished)
-        raise type(error)(error.errno, f"cannot write '{path}': {error.strerror or error}") from None
+    except BaseException as error:
+        if unfinished:  # no file of this writer's stays, an interrupt's (Ctrl-C) included
+            remove_unfinished(unfinished)
+        if isinstance(error, OSError):
+            raise type(error)(error.errno, f"cannot write '{path}': {error.strerror or error}") from None
+        raise

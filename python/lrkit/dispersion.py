@@ -36,8 +36,8 @@ import time
 
 import torch
 
-from ._torch_common import (distributed, require_replaceable, scalar_tensor, through_links, unfinished_path,
-                            whole_number)
+from ._torch_common import (distributed, remove_unfinished, require_replaceable, reserve_unfinished, scalar_tensor,
+                            through_links, whole_number)
 from ._worker_callbacks import handed_to_worker
 from .logs import _text, open_hdf5
 
@@ -217,10 +217,14 @@ class _JsonRankLog:
                         continue  # a blank line, or the row a kill cut off
                     if isinstance(row, dict) and isinstance(row.get("step"), (int, float)) and row["step"] < start_step:
                         kept.append(line if line.endswith("\n") else line + "\n")
-        unfinished = unfinished_path(path)
-        with open(unfinished, "w") as new:
-            new.writelines(kept)
-        os.replace(unfinished, path)
+        unfinished = reserve_unfinished(path)
+        try:
+            with open(unfinished, "w") as new:
+                new.writelines(kept)
+            os.replace(unfinished, path)
+        except BaseException:
+            remove_unfinished(unfinished)
+            raise
         self.file = open(path, "a")
 
     def write(self, m):
@@ -268,18 +272,33 @@ class _Hdf5RankLog:
         import h5py
 
         self._lock = _hold_writer_lock(path)
-
         scalars = ["/train/step", "/train/loss", "/train/grad_norm", "/diagnostics/loss_std",
                    "/diagnostics/grad_norm_std", "/diagnostics/inner_pairwise"]
         if exact_pairwise:
             scalars.append("/diagnostics/cos_pairwise")
         matrices = ["/ranks/loss", "/ranks/grad_norm", "/ranks/cos_to_mean"]
-        kept, sessions = (_h5_rows_before(path, start_step, scalars + matrices, world)
-                          if start_step > 0 and os.path.exists(path) else ({}, []))
-        self.rows = len(kept.get("/train/step", []))
-        unfinished = unfinished_path(path)
-        self.file = h5py.File(unfinished, "w", libver="latest")
         self.flush_every = flush_every
+        self.file = unfinished = None
+        try:
+            kept, sessions = (_h5_rows_before(path, start_step, scalars + matrices, world)
+                              if start_step > 0 and os.path.exists(path) else ({}, []))
+            self.rows = len(kept.get("/train/step", []))
+            unfinished = reserve_unfinished(path)
+            self.file = h5py.File(unfinished, "w", libver="latest")
+            self._fill(kept, sessions, scalars, matrices, world, start_step)
+            os.replace(unfinished, path)  # the open file goes with its new name
+        except BaseException:  # nothing of this loop's stays: no file beside the log, no lock held
+            if self.file is not None:
+                self.file.close()
+            if unfinished:
+                remove_unfinished(unfinished)
+            os.close(self._lock)
+            raise
+        self.file.swmr_mode = True  # readable while training runs
+        self.pending = []
+
+    def _fill(self, kept, sessions, scalars, matrices, world, start_step):
+        """The kept rows and every session, flushed: the file renamed over the log is whole."""
         self.series = {}
         for name in scalars + matrices:
             width = (world,) if name in matrices else ()
@@ -299,9 +318,6 @@ class _Hdf5RankLog:
             for name, value in attributes.items():
                 group.attrs[name] = value
         self.file.flush()
-        os.replace(unfinished, path)  # the open file goes with its new name
-        self.file.swmr_mode = True  # readable while training runs
-        self.pending = []
 
     def write(self, m):
         self.pending.append(m)

@@ -144,7 +144,7 @@ TEST(ScheduleCommand, ATableTheDiskRefusesExitsOneAndLeavesTheOldFile) {
     ASSERT_NE(at, std::string::npos) << r.out;
     EXPECT_NE(r.out.find("File too large\n", at), std::string::npos) << r.out;
     EXPECT_EQ(lrkit::read_text(path), "the old table\n");
-    EXPECT_FALSE(std::filesystem::exists(path + ".tmp")) << name;
+    EXPECT_EQ(lrkit::testing::temporaries_beside(path), std::vector<std::string>{}) << name;
   }
 }
 

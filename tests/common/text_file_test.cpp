@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -22,7 +24,7 @@ TEST(TextFile, WritesCreateTheDirectoryAndReplaceTheFileWhole) {
   EXPECT_EQ(read_text(path), std::string("first\0line\n", 11)) << "bytes as given, NUL included";
   write_text_atomically(path, "");
   EXPECT_EQ(read_text(path), "");
-  EXPECT_FALSE(fs::exists(path.string() + ".tmp")) << "the temporary is renamed, not left behind";
+  EXPECT_EQ(lrkit::testing::temporaries_beside(path), std::vector<std::string>{}) << "the temporary is renamed, not left behind";
 }
 
 // A link at the path stays a link, and the file it names gets the text: the rename goes beside that file (on its
@@ -56,6 +58,49 @@ TEST(TextFile, AWriteThroughALinkReplacesTheFileItNamesAndKeepsTheLink) {
   EXPECT_TRUE(fs::is_symlink(dir / "loop_a"));
 }
 
+// Two writers of one output (the ranks of a job that each save it): both wrote into PATH.tmp, so a reader found half
+// of one version with half of the other, and a writer's rename failed ("No such file or directory").
+TEST(TextFile, TwoWritersOfOneFileNeverMixTheirVersions) {
+  const fs::path path = lrkit::testing::scratch_dir() / "text_file_shared" / "norms.csv";
+  const std::string longer(300000, 'a'), shorter(100000, 'b');
+  write_text_atomically(path, longer);
+  std::vector<pid_t> writers;
+  for (const std::string* text : {&longer, &shorter}) {
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      int failures = 0;
+      for (int i = 0; i < 300; ++i) {
+        try {
+          write_text_atomically(path, *text);
+        } catch (const std::runtime_error&) {
+          ++failures;
+        }
+      }
+      ::_exit(failures == 0 ? 0 : 1);
+    }
+    writers.push_back(child);
+  }
+  int reads = 0, mixed = 0, running = 2;
+  std::vector<int> statuses;
+  while (running > 0) {
+    const std::string seen = read_text(path);
+    ++reads;
+    mixed += seen != longer && seen != shorter;
+    for (pid_t& writer : writers) {
+      int status = 0;
+      if (writer > 0 && ::waitpid(writer, &status, WNOHANG) == writer) {
+        statuses.push_back(status);
+        writer = -1;
+        --running;
+      }
+    }
+  }
+  EXPECT_EQ(mixed, 0) << "of " << reads << " reads";
+  for (const int status : statuses) EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "a writer failed";
+  EXPECT_EQ(lrkit::testing::temporaries_beside(path), std::vector<std::string>{});
+}
+
 TEST(TextFile, FailuresNameTheFile) {
   const fs::path missing = lrkit::testing::scratch_dir() / "text_file" / "missing.txt";
   try {
@@ -74,7 +119,7 @@ TEST(TextFile, FailuresNameTheFile) {
     EXPECT_NE(std::string(e.what()).find("cannot write '" + taken.string() + "'"), std::string::npos) << e.what();
   }
   EXPECT_TRUE(fs::is_directory(taken / "inside")) << "the directory is untouched";
-  EXPECT_FALSE(fs::exists(taken.string() + ".tmp"));
+  EXPECT_EQ(lrkit::testing::temporaries_beside(taken), std::vector<std::string>{});
   // A pipe where the file should go was replaced by a regular file (and /dev/null, for a run as root).
   const fs::path pipe = lrkit::testing::scratch_dir() / "text_file" / "pipe";
   fs::remove(pipe);
@@ -87,7 +132,7 @@ TEST(TextFile, FailuresNameTheFile) {
         << e.what();
   }
   EXPECT_TRUE(fs::is_fifo(pipe)) << "the pipe is untouched";
-  EXPECT_FALSE(fs::exists(pipe.string() + ".tmp"));
+  EXPECT_EQ(lrkit::testing::temporaries_beside(pipe), std::vector<std::string>{});
 }
 
 }  // namespace

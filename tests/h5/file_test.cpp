@@ -148,7 +148,7 @@ TEST(H5File, AFileWrittenAtomicallyIsWholeOrTheOldOneStays) {
                }),
                std::runtime_error);
   EXPECT_EQ(read_series(path, "/a"), (std::vector<double>{1, 2}));
-  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
+  EXPECT_EQ(lrkit::testing::temporaries_beside(path), std::vector<std::string>{});
   // A disk that refuses the write (a file size limit, in a child): the reason, the old file, no temporary.
   const auto run = lrkit::testing::under_file_size_limit(32 * 1024, [&] {
     try {
@@ -165,7 +165,7 @@ TEST(H5File, AFileWrittenAtomicallyIsWholeOrTheOldOneStays) {
   EXPECT_EQ(message.find(".tmp"), std::string::npos) << message;
   EXPECT_NE(message.find(": File too large"), std::string::npos) << message;
   EXPECT_EQ(read_series(path, "/a"), (std::vector<double>{1, 2}));
-  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
+  EXPECT_EQ(lrkit::testing::temporaries_beside(path), std::vector<std::string>{});
   const auto nowhere = scratch("no_such_folder/table.h5");
   try {
     write_file_atomically(nowhere, [](Writer& w) { w.write_series("/a", std::vector<double>{1}); });
@@ -184,7 +184,7 @@ TEST(H5File, AFileWrittenAtomicallyIsWholeOrTheOldOneStays) {
     EXPECT_EQ(std::string(e.what()).rfind("cannot write '" + pipe + "': it is not a regular file", 0), 0u) << e.what();
   }
   EXPECT_TRUE(std::filesystem::is_fifo(pipe));
-  EXPECT_FALSE(std::filesystem::exists(pipe + ".tmp"));
+  EXPECT_EQ(lrkit::testing::temporaries_beside(pipe), std::vector<std::string>{});
   // A link at the path: the file it names is replaced, and the link stays.
   const auto link = scratch("atomic_link.h5");
   std::filesystem::remove(link);
@@ -192,8 +192,8 @@ TEST(H5File, AFileWrittenAtomicallyIsWholeOrTheOldOneStays) {
   write_file_atomically(link, [](Writer& w) { w.write_series("/a", std::vector<double>{4}); });
   EXPECT_TRUE(std::filesystem::is_symlink(link));
   EXPECT_EQ(read_series(path, "/a"), (std::vector<double>{4}));
-  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
-  EXPECT_FALSE(std::filesystem::exists(link + ".tmp"));
+  EXPECT_EQ(lrkit::testing::temporaries_beside(path), std::vector<std::string>{});
+  EXPECT_EQ(lrkit::testing::temporaries_beside(link), std::vector<std::string>{});
 }
 
 TEST(H5Handle, MovesOwnershipAndClosesOnce) {

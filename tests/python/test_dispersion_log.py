@@ -167,6 +167,15 @@ def test_a_log_of_other_settings_is_not_continued(tmp_path):
     assert done.returncode != 0 and "cannot go on at step 1: it has no /train/loss" in done.stderr, done.stderr[-2000:]
     with h5py.File(log, "r") as f:
         assert list(f) == ["train"] and f["/train/step"][()].tolist() == [0.0, 1.0]  # untouched
+    # In a loop that goes on after the refusal, the log's lock was still held: a second try was refused as a second
+    # writer.
+    from lrkit.dispersion import _hold_writer_lock, _open_rank_log
+
+    for _ in range(2):
+        with pytest.raises(ValueError, match="it has no /train/loss"):
+            _open_rank_log(str(log), 1, False, 3, 1)
+    os.close(_hold_writer_lock(str(log)))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ranks.h5", "ranks.h5.lock"], "no unfinished file left"
 
 
 def test_start_step_must_be_a_whole_number():

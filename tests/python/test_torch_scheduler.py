@@ -296,6 +296,41 @@ def test_a_save_named_by_a_link_writes_the_file_it_names_and_the_link_stays(tmp_
     assert os.path.islink(tmp_path / "loop_a.csv")
 
 
+SAVES_NORMS = """
+import sys, torch, lrkit.torch as lt
+model = torch.nn.Linear(4, 1)
+recorder = lt.GradNormRecorder(model.parameters())
+for _ in range(int(sys.argv[2])):
+    model.zero_grad()
+    model(torch.ones(1, 4)).sum().backward()
+    recorder.record()
+for _ in range(150):
+    recorder.save(sys.argv[1])
+"""
+
+
+def test_two_loops_saving_one_file_never_mix_their_versions(tmp_path):
+    # The ranks of a loop that each save the norms: both wrote into '.NAME.unfinished', so a reader found half of one
+    # version with half of the other, and one rank's save failed ("No such file or directory").
+    import subprocess
+    import sys
+
+    path = tmp_path / "norms.csv"
+    savers = [subprocess.Popen([sys.executable, "-c", SAVES_NORMS, str(path), str(records)], stderr=subprocess.PIPE,
+                               text=True, env=dict(os.environ, OMP_NUM_THREADS="1")) for records in (3000, 1000)]
+    versions = set()
+    while any(saver.poll() is None for saver in savers):
+        try:
+            lines = path.read_text().splitlines()
+        except FileNotFoundError:
+            continue
+        versions.add(len(lines) - 1)
+    errors = [saver.stderr.read() for saver in savers]
+    assert [saver.returncode for saver in savers] == [0, 0], errors
+    assert versions <= {3000, 1000}, f"rows of a mixed or half version: {sorted(versions - {3000, 1000})}"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["norms.csv"], "no unfinished file left"
+
+
 def test_a_loop_longer_than_its_schedule_is_warned_once(recwarn):
     model, optimizer = model_and_optimizer()
     train(model, optimizer, lt.LRScheduler(optimizer, "cosine(peak=1e-2)", 12), 12)

@@ -43,7 +43,7 @@ TEST_P(StepProfilerOnDevice, TracesTheWindowWithPhasesOperatorsAndKernels) {
   const std::string path = profile_trace_path(c.out, 0);
   ASSERT_TRUE(std::filesystem::exists(path)) << progress.str();
   EXPECT_NE(progress.str().find("of updates 3..4 in " + path), std::string::npos) << progress.str();
-  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
+  EXPECT_EQ(lrkit::testing::temporaries_beside(path), std::vector<std::string>{});
 
   const std::string trace = lrkit::read_text(path);
   ASSERT_EQ(trace.rfind("{\"lrkit\":{\"format\":\"lrkit-trace 1\"", 0), 0u) << trace.substr(0, 200);

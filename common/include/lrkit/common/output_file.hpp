@@ -4,9 +4,15 @@
 // that names one, without saying which part is wrong).
 #pragma once
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <system_error>
 
 namespace lrkit {
 
@@ -42,6 +48,31 @@ inline std::filesystem::path through_links(const std::filesystem::path& path) {
   std::error_code ec;
   const fs::path folder = fs::weakly_canonical(at.has_parent_path() ? at.parent_path() : fs::path("."), ec);
   return ec ? at : folder / at.filename();
+}
+
+// A new empty file beside `target` to write its next version in before it is renamed over `target`: a name of its
+// own, ".NAME.PID-N.tmp", so that two writers of one output (the ranks of a job that each save it, two scripts) never
+// write into one file, where a reader found half of one version with half of the other and one writer's rename
+// failed. Made with O_EXCL and the mode any new file gets (the umask's). Sets `ec` where it cannot be made.
+inline std::filesystem::path reserve_temporary_beside(const std::filesystem::path& target, std::error_code& ec) {
+  static std::atomic<unsigned> made{0};
+  const std::filesystem::path folder = target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
+  for (int attempt = 0; attempt < 1000; ++attempt) {  // names of a dead process's kill, or of a pid on another machine
+    const std::filesystem::path temporary =
+        folder / ("." + target.filename().string() + "." + std::to_string(::getpid()) + "-" + std::to_string(made++) + ".tmp");
+    const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd >= 0) {
+      ::close(fd);
+      ec.clear();
+      return temporary;
+    }
+    if (errno != EEXIST) {
+      ec = std::error_code(errno, std::generic_category());
+      return {};
+    }
+  }
+  ec = std::make_error_code(std::errc::file_exists);
+  return {};
 }
 
 // The path names a directory or a device or pipe, or its directory is missing or is a file; nothing when it can be

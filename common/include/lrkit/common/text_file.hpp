@@ -25,7 +25,8 @@ inline void write_text_atomically(const std::filesystem::path& path, const std::
   if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
   if (ec) throw std::runtime_error("cannot create directory '" + path.parent_path().string() + "': " + ec.message());
   const std::filesystem::path target = through_links(path);  // through a link: the link stays
-  const std::filesystem::path temporary = target.string() + ".tmp";
+  const std::filesystem::path temporary = reserve_temporary_beside(target, ec);
+  if (ec) throw std::runtime_error("cannot write '" + path.string() + "': " + ec.message());
   {
     errno = 0;  // the reason below is this write's, not an earlier call's
     std::ofstream out(temporary, std::ios::trunc | std::ios::binary);

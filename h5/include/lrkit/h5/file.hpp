@@ -102,10 +102,10 @@ class Writer {
   Handle file_;
 };
 
-// Writes `path` whole or not at all: `fill` writes into a Writer on PATH.tmp, which is closed and renamed over
-// `path`. On any failure (a full disk, an exception of `fill`) the temporary file is removed and `path` stays as it
-// was, so a reader of `path` never finds half a file. A link at `path` stays: the file it names is the one written
-// (lrkit/common/output_file.hpp's through_links).
+// Writes `path` whole or not at all: `fill` writes into a Writer on a file of its own beside it (".NAME.PID-N.tmp",
+// lrkit/common/output_file.hpp's reserve_temporary_beside), which is closed and renamed over `path`. On any failure
+// (a full disk, an exception of `fill`) the temporary file is removed and `path` stays as it was, so a reader of
+// `path` never finds half a file. A link at `path` stays: the file it names is the one written (through_links).
 void write_file_atomically(const std::string& path, const std::function<void(Writer&)>& fill);
 
 }  // namespace lrkit::h5
