@@ -186,7 +186,7 @@ TEST(ScheduleCommand, BadInputExitsTwoWithOneClearLine) {
 // over it, replacing the pipe (the consumer waited on) or, run as root, the system's /dev/null.
 TEST(ScheduleCommand, AnOutputThatIsAPipeOrADeviceIsRefusedAndLeftAsItWas) {
   const auto dir = lrkit::testing::scratch_dir() / "schedule_special_out";
-  std::filesystem::remove_all(dir);
+  lrkit::testing::remove_tree(dir);
   std::filesystem::create_directories(dir);
   const std::string pipe = (dir / "rates.csv").string();
   ASSERT_EQ(::mkfifo(pipe.c_str(), 0600), 0);
@@ -205,7 +205,7 @@ TEST(ScheduleCommand, AnOutputThatIsAPipeOrADeviceIsRefusedAndLeftAsItWas) {
 // A table kept on another disk by a link: the link stays, and the file it names holds the new table.
 TEST(ScheduleCommand, AnOutputNamedByALinkIsWrittenToTheFileItNames) {
   const auto dir = lrkit::testing::scratch_dir() / "schedule_linked_out";
-  std::filesystem::remove_all(dir);
+  lrkit::testing::remove_tree(dir);
   std::filesystem::create_directories(dir / "disk");
   for (const std::string name : {"rates.csv", "rates.h5"}) {
     std::filesystem::create_symlink("disk/" + name, dir / name);

@@ -31,7 +31,7 @@ TEST(OutputFile, NamesTheDirectoryThatIsMissingOrIsAFile) {
 // (/dev/null, for a run as root).
 TEST(OutputFile, ADeviceOrPipeOrALinkToOneIsNotReplaced) {
   const fs::path dir = lrkit::testing::scratch_dir() / "output_file_special";
-  fs::remove_all(dir);
+  lrkit::testing::remove_tree(dir);
   fs::create_directories(dir);
   const std::string pipe = (dir / "pipe.csv").string();
   ASSERT_EQ(::mkfifo(pipe.c_str(), 0600), 0);
@@ -52,7 +52,7 @@ TEST(OutputFile, ADeviceOrPipeOrALinkToOneIsNotReplaced) {
 // A write lands on the file a link names, through a chain of links, relative ones resolved from the link's folder.
 TEST(OutputFile, AWriteThroughLinksLandsOnTheFileTheyName) {
   const fs::path dir = lrkit::testing::scratch_dir() / "output_file_links";
-  fs::remove_all(dir);
+  lrkit::testing::remove_tree(dir);
   fs::create_directories(dir / "disk");
   const auto file = lrkit::testing::write_text("output_file_links/disk/log.csv", "x");
   fs::create_symlink("disk/log.csv", dir / "relative.csv");

@@ -31,7 +31,7 @@ TEST(TextFile, WritesCreateTheDirectoryAndReplaceTheFileWhole) {
 // disk), not over the link.
 TEST(TextFile, AWriteThroughALinkReplacesTheFileItNamesAndKeepsTheLink) {
   const fs::path dir = lrkit::testing::scratch_dir() / "text_file_link";
-  fs::remove_all(dir);
+  lrkit::testing::remove_tree(dir);
   fs::create_directories(dir / "disk");
   write_text_atomically(dir / "disk" / "schedule.csv", "old");
   fs::create_symlink("disk/schedule.csv", dir / "schedule.csv");

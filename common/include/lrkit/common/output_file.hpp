@@ -5,10 +5,13 @@
 #pragma once
 
 #include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -35,19 +38,24 @@ inline std::optional<std::string> replaced_non_file_problem(const std::string& p
 // through the link (a log kept on another disk by a link). Call after replaced_non_file_problem, which refuses a
 // loop of links.
 inline std::filesystem::path through_links(const std::filesystem::path& path) {
-  namespace fs = std::filesystem;
-  fs::path at = path;
+  // POSIX calls, not std::filesystem's: the LibTorch 2.x wheels export a copy of libstdc++'s filesystem that a
+  // binary linked to them calls instead (pytorch/pytorch#133437), and some of it crashes (bench/GPU_NOTES.md).
+  std::filesystem::path at = path;
+  char target[PATH_MAX + 1];
   for (int hops = 0; hops < 40; ++hops) {  // the kernel's own limit on links followed
-    std::error_code ec;
-    const fs::path target = fs::is_symlink(fs::symlink_status(at, ec)) ? fs::read_symlink(at, ec) : fs::path();
-    if (target.empty() || ec) break;
-    at = target.is_absolute() ? target : at.parent_path() / target;
+    struct stat info {};
+    if (::lstat(at.c_str(), &info) != 0 || !S_ISLNK(info.st_mode)) break;
+    const ssize_t size = ::readlink(at.c_str(), target, PATH_MAX);
+    if (size <= 0) break;
+    const std::filesystem::path next(std::string(target, static_cast<size_t>(size)));
+    at = next.is_absolute() ? next : at.parent_path() / next;
   }
   if (at == path) return at;
   // Its folder as the kernel finds it: "runs/../scratch/a" read as "scratch/a" would be wrong where runs is a link.
-  std::error_code ec;
-  const fs::path folder = fs::weakly_canonical(at.has_parent_path() ? at.parent_path() : fs::path("."), ec);
-  return ec ? at : folder / at.filename();
+  const std::string folder = at.has_parent_path() ? at.parent_path().string() : ".";
+  char resolved[PATH_MAX + 1];
+  if (::realpath(folder.c_str(), resolved) == nullptr) return at;  // a folder to be made: the write names it
+  return std::filesystem::path(resolved) / at.filename();
 }
 
 // A new empty file beside `target` to write its next version in before it is renamed over `target`: a name of its
