@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "bindings.hpp"
+#include "lrkit/common/message_text.hpp"
 #include "lrkit/common/numbers.hpp"
 #include "lrkit/schedules/decay_branches.hpp"
 #include "lrkit/schedules/factory.hpp"
@@ -123,7 +124,8 @@ void bind_schedules(py::module_& m) {
     } catch (const schedules::SpecError& e) {
       // An instance, to carry attributes; a file name in the spec comes back as the str that named it.
       py::object error = py::reinterpret_borrow<py::object>(spec_error)(text_to_python(e.what()));
-      error.attr("position") = e.position();
+      // The index into the str the spec was given as, the message's position: characters, not bytes.
+      error.attr("position") = characters_before(e.spec(), e.position());
       error.attr("token") = text_to_python(e.token());
       error.attr("rule") = text_to_python(e.rule());
       PyErr_SetObject(spec_error.ptr(), error.ptr());

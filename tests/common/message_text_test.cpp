@@ -19,6 +19,25 @@ TEST(MessageText, EscapesControlCharactersAndBytesThatAreNoUtf8AndIsCut) {
   EXPECT_EQ(text_for_message("caf\xc3\xa9s", 4), "caf...") << "the limit does not cut a character in two";
 }
 
+// What no strict decoder (Python's among them) reads as UTF-8 is escaped too: an overlong form, an encoded
+// surrogate, a code point past U+10FFFF.
+TEST(MessageText, EscapesTheFormsThatAreNoUtf8ThoughTheyLookLikeIt) {
+  EXPECT_EQ(text_for_message("\xe0\x80\xaf"), "\\xe0\\x80\\xaf") << "an overlong '/'";
+  EXPECT_EQ(text_for_message("\xed\xa0\x80"), "\\xed\\xa0\\x80") << "the surrogate U+D800";
+  EXPECT_EQ(text_for_message("\xf4\x90\x80\x80"), "\\xf4\\x90\\x80\\x80") << "U+110000";
+  EXPECT_EQ(text_for_message("\xed\x9f\xbf \xf4\x8f\xbf\xbf"), "\xed\x9f\xbf \xf4\x8f\xbf\xbf") << "U+D7FF, U+10FFFF";
+}
+
+// An error's position as the reader counts it on the screen, and as Python indexes the str of those bytes.
+TEST(MessageText, CharactersBeforeCountsAUtf8SequenceOnceAndEachOtherByteOnce) {
+  EXPECT_EQ(characters_before("abc", 2), 2u);
+  EXPECT_EQ(characters_before("caf\xc3\xa9!", 5), 4u) << "after a two-byte \u00e9";
+  EXPECT_EQ(characters_before("caf\xe9!", 4), 4u) << "a Latin-1 byte: one surrogate to Python";
+  EXPECT_EQ(characters_before("\xe2\x82" "A", 2), 2u) << "a cut sequence: one per byte";
+  EXPECT_EQ(characters_before("\xf0\x9f\x99\x82x", 4), 1u);
+  EXPECT_EQ(characters_before("ab", 10), 2u) << "an end past the text";
+}
+
 TEST(ListForMessage, NamesTheFirstItemsThenCountsTheRest) {
   EXPECT_EQ(list_for_message({}), "");
   EXPECT_EQ(list_for_message({"1"}), "1");

@@ -173,3 +173,15 @@ def test_a_file_name_that_is_not_utf8_goes_into_a_spec_and_comes_back_as_python_
         lrkit.decay_branches(b"wsd(peak=1)", [2])
     with pytest.raises(TypeError, match=r"^spec_word: text must be a string \(got int\)$"):
         lrkit.spec_word(3)
+
+
+def test_a_spec_errors_position_indexes_the_str_the_spec_was_given_as():
+    # The position counted the spec's bytes: after a "caf\u00e9" it pointed one character past the token, in the
+    # message and in .position.
+    for name in ("caf\u00e9.csv", os.fsdecode(b"caf\xe9.csv")):  # UTF-8, Latin-1
+        spec = f"table(file={name}, colour=x)"
+        with pytest.raises(lrkit.SpecError) as raised:
+            lrkit.Schedule(spec)
+        e = raised.value
+        assert e.position == 21 and spec[e.position:e.position + len(e.token)] == e.token == "colour"
+        assert " at position 21 ('colour')" in str(e), str(e)

@@ -149,6 +149,17 @@ TEST(SpecErrors, MessageQuotesTheWholeSpecOnOneLine) {
   EXPECT_STREQ(e.what(), "invalid schedule spec \"uba(peak=1e-3, phi=-1)\" at position 19 ('-1'): 'phi' must be > 0 (got -1)");
 }
 
+// The message counted bytes: after a "caf\u00e9" it pointed one character past the token. position() stays the byte
+// offset into the spec, for code that cuts the spec there.
+TEST(SpecErrors, TheMessageCountsThePositionInCharacters) {
+  const std::string spec = "table(file=caf\xc3\xa9.csv, colour=x)";
+  const auto e = error_of(spec);
+  EXPECT_NE(std::string(e.what()).find("\" at position 21 ('colour')"), std::string::npos) << e.what();
+  EXPECT_EQ(e.position(), 22u);
+  EXPECT_EQ(spec.substr(e.position(), 6), "colour");
+  EXPECT_EQ(e.spec(), spec);
+}
+
 // A generated spec of thousands of characters was printed whole in every error (100 kB for a bracket run).
 TEST(SpecErrors, ALongSpecIsQuotedAroundTheErrorAndControlBytesAreEscaped) {
   std::string spec = "join(constant(1e-3), linear(1e-3, 0), at=[";

@@ -3,6 +3,7 @@
 // nor buries the message.
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,7 +17,21 @@ inline size_t utf8_sequence_length(std::string_view text, size_t i) {
   if (n == 0 || i + n > text.size()) return 0;
   for (size_t k = 1; k < n; ++k)
     if ((static_cast<unsigned char>(text[i + k]) & 0xc0) != 0x80) return 0;
+  // Where the second byte's range is narrower: no overlong form, no surrogate, nothing past U+10FFFF (as Python and
+  // every strict decoder read UTF-8).
+  const auto second = n > 1 ? static_cast<unsigned char>(text[i + 1]) : 0;
+  if ((c == 0xe0 && second < 0xa0) || (c == 0xed && second > 0x9f) || (c == 0xf0 && second < 0x90) ||
+      (c == 0xf4 && second > 0x8f))
+    return 0;
   return n;
+}
+
+// The characters in text[0, end): a UTF-8 sequence is one, and so is each byte that is no UTF-8 (as Python reads a
+// file name's bytes, one surrogate each). An error's position in these is where a reader finds it on the screen.
+inline size_t characters_before(std::string_view text, size_t end) {
+  size_t characters = 0;
+  for (size_t i = 0; i < end && i < text.size(); ++characters) i += std::max<size_t>(utf8_sequence_length(text, i), 1);
+  return characters;
 }
 
 // A file's text as an error message quotes it: at most `limit` bytes (then "..."), control characters and bytes

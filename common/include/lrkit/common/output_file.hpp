@@ -33,10 +33,10 @@ inline std::optional<std::string> replaced_non_file_problem(const std::string& p
 }
 
 // Where `path` leads: the file a link there names (through a chain of links; for a dangling link, the file to
-// create), in a folder as the kernel resolves it; else `path` itself. An output is written whole beside this and renamed over it: beside the link, the
-// rename would put a file in the link's place and leave the file it names as it was, where a shell's `>` writes
-// through the link (a log kept on another disk by a link). Call after replaced_non_file_problem, which refuses a
-// loop of links.
+// create), in its folder as the kernel resolves it; else `path` itself. An output is written whole beside this and
+// renamed over it: beside the link, the rename would put a file in the link's place and leave the file it names as
+// it was, where a shell's `>` writes through the link (a log kept on another disk by a link). Call after
+// replaced_non_file_problem, which refuses a loop of links.
 inline std::filesystem::path through_links(const std::filesystem::path& path) {
   // POSIX calls, not std::filesystem's: the LibTorch 2.x wheels export a copy of libstdc++'s filesystem that a
   // binary linked to them calls instead (pytorch/pytorch#133437), and some of it crashes (bench/GPU_NOTES.md).

@@ -1,6 +1,6 @@
 // The one error type for invalid schedule specs and parameters: it names the
-// spec, the position (0-based character offset), the offending token and the
-// rule that was broken, in a single line.
+// spec, the position (position(): a 0-based byte offset into spec(); the message
+// counts characters), the offending token and the rule that was broken, in a single line.
 #pragma once
 
 #include <cstddef>
@@ -13,11 +13,13 @@ class SpecError : public std::invalid_argument {
  public:
   SpecError(const std::string& spec, size_t position, const std::string& token, const std::string& rule);
 
+  const std::string& spec() const { return spec_; }
   size_t position() const { return position_; }
   const std::string& token() const { return token_; }
   const std::string& rule() const { return rule_; }
 
  private:
+  std::string spec_;
   size_t position_;
   std::string token_;
   std::string rule_;
