@@ -207,25 +207,30 @@ def _open_rank_log(path, world, exact_pairwise, flush_every, start_step):
 
 class _JsonRankLog:
     def __init__(self, path, start_step):
-        kept = []
-        if start_step > 0 and os.path.exists(path):
-            with open(path) as old:
-                for line in old:
-                    try:
-                        row = json.loads(line)
-                    except ValueError:
-                        continue  # a blank line, or the row a kill cut off
-                    if isinstance(row, dict) and isinstance(row.get("step"), (int, float)) and row["step"] < start_step:
-                        kept.append(line if line.endswith("\n") else line + "\n")
-        unfinished = reserve_unfinished(path)
+        self._lock = _hold_writer_lock(path)  # two loops appending to one log mixed their rows
+        unfinished = None
         try:
+            kept = []
+            if start_step > 0 and os.path.exists(path):
+                with open(path) as old:
+                    for line in old:
+                        try:
+                            row = json.loads(line)
+                        except ValueError:
+                            continue  # a blank line, or the row a kill cut off
+                        step = row.get("step") if isinstance(row, dict) else None
+                        if isinstance(step, (int, float)) and step < start_step:
+                            kept.append(line if line.endswith("\n") else line + "\n")
+            unfinished = reserve_unfinished(path)
             with open(unfinished, "w") as new:
                 new.writelines(kept)
             os.replace(unfinished, path)
-        except BaseException:
-            remove_unfinished(unfinished)
+            self.file = open(path, "a")
+        except BaseException:  # nothing of this loop's stays: no file beside the log, no lock held
+            if unfinished:
+                remove_unfinished(unfinished)
+            os.close(self._lock)
             raise
-        self.file = open(path, "a")
 
     def write(self, m):
         for r in range(len(m["loss"])):
@@ -236,6 +241,7 @@ class _JsonRankLog:
 
     def close(self):
         self.file.close()
+        os.close(self._lock)  # releases LOG.lock; the file stays
 
 
 def _hold_writer_lock(path):

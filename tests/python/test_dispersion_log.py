@@ -89,8 +89,8 @@ def test_a_log_named_by_a_link_is_written_and_resumed_in_the_file_it_names(tmp_p
     loop(link, 3, 8)
     assert os.readlink(link) == os.path.join("disk", name)
     assert logged(tmp_path / "disk" / name) == [(s, s) for s in range(8)]
-    locks = [name + ".lock"] if name.endswith(".h5") else []  # the HDF5 log's writer holds one, beside the file
-    assert sorted(os.listdir(tmp_path / "disk")) == [name] + locks, "no unfinished file left"
+    # The lock beside the file, not the link: a second loop given the file's own name is refused too.
+    assert sorted(os.listdir(tmp_path / "disk")) == [name, name + ".lock"], "no unfinished file left"
     assert sorted(os.listdir(tmp_path)) == ["disk", name]
 
 
@@ -154,6 +154,20 @@ def test_a_log_check_probing_the_lock_does_not_refuse_a_starting_loop(tmp_path):
         assert time.monotonic() - start < 10
     finally:
         os.close(held)
+
+
+@pytest.mark.parametrize("name", ["ranks.jsonl", "ranks.h5"])
+def test_a_second_loop_on_a_log_being_written_is_refused(tmp_path, name):
+    # A JSON-lines log took no lock: two loops given one log appended their rows into it, each (step, rank) twice.
+    from lrkit.dispersion import _open_rank_log
+
+    log = str(tmp_path / name)
+    first = _open_rank_log(log, 1, False, 3, 0)
+    with pytest.raises(RuntimeError, match=f"log '.*{name}' is being written by another process \\(pid {os.getpid()}\\)"):
+        _open_rank_log(log, 1, False, 3, 0)
+    first.close()
+    _open_rank_log(log, 1, False, 3, 0).close()  # once the first has closed it
+    assert sorted(os.listdir(tmp_path)) == [name, name + ".lock"], "no unfinished file left"
 
 
 def test_a_log_of_other_settings_is_not_continued(tmp_path):
