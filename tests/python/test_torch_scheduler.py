@@ -246,12 +246,17 @@ def test_bad_input_is_a_clear_python_exception():
         lt.refine(None, 1e-3, 10)
 
 
-def test_a_save_that_cannot_be_written_names_its_file_and_leaves_nothing(tmp_path):
-    # A folder given as the path left '.NAME.unfinished' beside it, and the error named that file.
+def recorder_with_one_norm():
     model, _ = model_and_optimizer()
     recorder = lt.GradNormRecorder(model.parameters())
     model(torch.ones(1, 4)).sum().backward()
     recorder.record()
+    return recorder
+
+
+def test_a_save_that_cannot_be_written_names_its_file_and_leaves_nothing(tmp_path):
+    # A folder given as the path left '.NAME.unfinished' beside it, and the error named that file.
+    recorder = recorder_with_one_norm()
     (tmp_path / "folder").mkdir()
     with pytest.raises(IsADirectoryError, match=f"cannot write '{tmp_path / 'folder'}': Is a directory"):
         recorder.save(tmp_path / "folder")
@@ -273,10 +278,7 @@ def test_a_save_that_cannot_be_written_names_its_file_and_leaves_nothing(tmp_pat
 def test_a_save_named_by_a_link_writes_the_file_it_names_and_the_link_stays(tmp_path):
     # The CSV was written beside the link and renamed over it: the link became a file, the file it named kept the
     # old norms.
-    model, _ = model_and_optimizer()
-    recorder = lt.GradNormRecorder(model.parameters())
-    model(torch.ones(1, 4)).sum().backward()
-    recorder.record()
+    recorder = recorder_with_one_norm()
     (tmp_path / "disk").mkdir()
     (tmp_path / "disk" / "norms.csv").write_text("old\n")
     os.symlink(os.path.join("disk", "norms.csv"), tmp_path / "norms.csv")
