@@ -47,8 +47,22 @@ def diagnose(*logs, columns=None, window=None, jump_z=None, shift_z=None, spike_
         report, text, read_warnings = _diagnose(paths, columns or "", window, jump_z, shift_z, spike_z, grad_spike_z,
                                                 outlier_z, skip)
     except ValueError as error:
-        # The command's option names, as this function takes them: "option --jump-z" is jump_z here.
-        raise ValueError(re.sub(r"option --([a-z-]+)", lambda m: m.group(1).replace("-", "_"), str(error))) from None
+        raise ValueError(_in_python_words(str(error))) from None
     for warning in read_warnings:
         warnings.warn(warning, stacklevel=2)
     return Diagnosis(json.loads(report), text)
+
+
+_OPTIONS = "columns|window|skip|jump-z|shift-z|spike-z|grad-spike-z|outlier-z"
+
+
+def _in_python_words(message):
+    """The command's message with its options as this function takes them: "option --jump-z" is jump_z here,
+    "--skip 5" skip=5 and "--columns grad_norm=NAME" columns='grad_norm=NAME'. Only these options' names change, so
+    a file name with a "--" in it is quoted as it is."""
+    def keyword(match):
+        return match.group(1).replace("-", "_")
+
+    message = re.sub(r"(?<![\w-])--columns ([^\s)]+)", r"columns='\1'", message)
+    message = re.sub(rf"(?<![\w-])--({_OPTIONS}) (-?\d+)", lambda m: f"{keyword(m)}={m.group(2)}", message)
+    return re.sub(rf"(?<![\w-])(?:option )?--({_OPTIONS})\b", keyword, message)

@@ -68,6 +68,16 @@ def test_bad_input_is_named(tmp_path):
         lrkit.diagnose(log, jump_z=-1)
     with pytest.raises(ValueError, match="unknown field"):
         lrkit.diagnose(log, columns={"lost": "loss"})
+    # The command's option names stood in these: "--columns: ...", "--skip 500 leaves", "map ... with --columns".
+    with pytest.raises(ValueError, match=r"^columns: 'lossx' is not FIELD=NAME \(e\.g\. loss=train/loss\)$"):
+        lrkit.diagnose(log, columns="lossx")
+    with pytest.raises(ValueError, match=r"ranks\.jsonl \(JSON lines\): skip=500 leaves none of its 40 steps$"):
+        lrkit.diagnose(log, skip=500)
+    renamed = tmp_path / "run--renamed.csv"  # a "--" in a file name stays as it is
+    renamed.write_text("step,rank,loss,g\n" + "".join(f"{s},{r},{l},{g}\n" for s, r, l, g in per_rank_rows(ranks=2)))
+    with pytest.raises(ValueError, match=r"run--renamed\.csv \(CSV\) header: no column 'grad_norm' .*map other names "
+                                         r"with columns='grad_norm=NAME'\)$"):
+        lrkit.diagnose(renamed)
     broken = tmp_path / "broken.jsonl"
     broken.write_text('{"step": 0, "rank": 0, "loss": 1.0, "grad_norm": 1.0}\n{"step": 1, "rank": 0\n{}\n')
     with pytest.raises(ValueError, match="broken.jsonl.*line 2"):
