@@ -58,11 +58,12 @@ _OPTIONS = "columns|window|skip|jump-z|shift-z|spike-z|grad-spike-z|outlier-z"
 
 def _in_python_words(message):
     """The command's message with its options as this function takes them: "option --jump-z" is jump_z here,
-    "--skip 5" skip=5 and "--columns grad_norm=NAME" columns='grad_norm=NAME'. Only these options' names change, so
-    a file name with a "--" in it is quoted as it is."""
+    "--skip 5" skip=5 and "--columns grad_norm=NAME" columns='grad_norm=NAME'. Only where they stand as options (at the
+    start, or after a space or a bracket): a path such as 'runs/--skip/ranks.csv' is quoted as it is."""
     def keyword(match):
         return match.group(1).replace("-", "_")
 
-    message = re.sub(r"(?<![\w-])--columns ([^\s)]+)", r"columns='\1'", message)
-    message = re.sub(rf"(?<![\w-])--({_OPTIONS}) (-?\d+)", lambda m: f"{keyword(m)}={m.group(2)}", message)
-    return re.sub(rf"(?<![\w-])(?:option )?--({_OPTIONS})\b", keyword, message)
+    option = r"(?<![^\s(])(?:option )?--"
+    message = re.sub(option + r"columns ([^\s)=]+=[^\s)]*)", r"columns='\1'", message)
+    message = re.sub(option + rf"({_OPTIONS}) (-?\d+)", lambda m: f"{keyword(m)}={m.group(2)}", message)
+    return re.sub(option + rf"({_OPTIONS})\b", keyword, message)

@@ -73,9 +73,10 @@ def test_bad_input_is_named(tmp_path):
         lrkit.diagnose(log, columns="lossx")
     with pytest.raises(ValueError, match=r"ranks\.jsonl \(JSON lines\): skip=500 leaves none of its 40 steps$"):
         lrkit.diagnose(log, skip=500)
-    renamed = tmp_path / "run--renamed.csv"  # a "--" in a file name stays as it is
+    (tmp_path / "--skip").mkdir()
+    renamed = tmp_path / "--skip" / "run--renamed.csv"  # a "--" in a file name stays as it is
     renamed.write_text("step,rank,loss,g\n" + "".join(f"{s},{r},{l},{g}\n" for s, r, l, g in per_rank_rows(ranks=2)))
-    with pytest.raises(ValueError, match=r"run--renamed\.csv \(CSV\) header: no column 'grad_norm' .*map other names "
+    with pytest.raises(ValueError, match=r"/--skip/run--renamed\.csv \(CSV\) header: no column 'grad_norm' .*map other names "
                                          r"with columns='grad_norm=NAME'\)$"):
         lrkit.diagnose(renamed)
     broken = tmp_path / "broken.jsonl"
