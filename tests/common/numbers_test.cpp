@@ -40,7 +40,7 @@ TEST(ParseNumber, TheWholeTextAndFiniteOnly) {
 }
 
 // The text's numbers as strtod, Python and printf("%+g") write them: from_chars alone refuses "+1e-3".
-TEST(CharsToDouble, AcceptsTheSignedNumbersThatStrtodAndPythonWrite) {
+TEST(CharsToDouble, SignedNumbersAndInfinity) {
   const auto read = [](const std::string& text) -> std::optional<double> {
     double out = -1;
     const auto [end, ec] = chars_to_double(text.data(), text.data() + text.size(), out);
