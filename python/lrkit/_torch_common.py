@@ -2,6 +2,7 @@
 the schedule a loop runs, the parameter groups' rate ratios, checkpoint
 compatibility, the process group's presence and files replaced whole, each
 done one way."""
+import contextlib
 import csv
 import errno
 import math
@@ -192,11 +193,9 @@ def check_same_schedule(state_dict, schedule, who):
                          f"this one runs '{schedule.spec}' (total_steps={schedule.total_steps})")
 
 
-def reserve_unfinished(path):
-    """A new empty file beside `path` to write its next version in before it is renamed over `path` (a kill in between
-    leaves the old version whole): a name of its own, '.NAME.PID-HEX.unfinished', so that two writers of one file (the
-    ranks of a loop that each save it) never write into one, where a reader found half of one version with half of
-    the other and one writer's rename failed. Made with O_EXCL and the mode any new file gets (the umask's)."""
+def _reserve_unfinished(path):
+    """A new empty file beside `path`, '.NAME.PID-HEX.unfinished': a name of its own, made with O_EXCL and the mode any
+    new file gets (the umask's)."""
     folder, name = os.path.split(os.fspath(path))
     while True:
         unfinished = os.path.join(folder or ".", f".{name}.{os.getpid()}-{secrets.token_hex(4)}.unfinished")
@@ -207,11 +206,22 @@ def reserve_unfinished(path):
             continue
 
 
-def remove_unfinished(unfinished):
+@contextlib.contextmanager
+def written_whole(path):
+    """Yields a file beside `path` to write its next version in, renamed over `path` when the block ends: a kill in
+    between leaves the old version whole. The file is this writer's own, so two writers of one file (the ranks of a
+    loop that each save it) never write into one, where a reader found half of one version with half of the other
+    and one writer's rename failed. On any exception, Ctrl-C included, it is removed and `path` stays as it was."""
+    unfinished = _reserve_unfinished(path)
     try:
-        os.remove(unfinished)
-    except FileNotFoundError:
-        pass
+        yield unfinished
+        os.replace(unfinished, path)
+    except BaseException:
+        try:
+            os.remove(unfinished)
+        except FileNotFoundError:
+            pass
+        raise
 
 
 def require_replaceable(path, refusal="cannot write"):
@@ -243,20 +253,12 @@ def write_csv(path, header, rows):
     `path` stays, and the file it names gets the rows."""
     path = os.fspath(path)
     require_replaceable(path)
-    target = through_links(path)
-    unfinished = None
     try:
         if os.path.isdir(path):
             raise IsADirectoryError(21, "Is a directory")
-        unfinished = reserve_unfinished(target)
-        with open(unfinished, "w", newline="") as f:
+        with written_whole(through_links(path)) as unfinished, open(unfinished, "w", newline="") as f:
             writer = csv.writer(f)
             writer.writerow(header)
             writer.writerows(rows)
-        os.replace(unfinished, target)
-    except BaseException as error:
-        if unfinished:  # no file of this writer's stays, an interrupt's (Ctrl-C) included
-            remove_unfinished(unfinished)
-        if isinstance(error, OSError):
-            raise type(error)(error.errno, f"cannot write '{path}': {error.strerror or error}") from None
-        raise
+    except OSError as error:
+        raise type(error)(error.errno, f"cannot write '{path}': {error.strerror or error}") from None

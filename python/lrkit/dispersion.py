@@ -36,8 +36,8 @@ import time
 
 import torch
 
-from ._torch_common import (distributed, remove_unfinished, require_replaceable, reserve_unfinished, scalar_tensor,
-                            through_links, whole_number)
+from ._torch_common import (distributed, require_replaceable, scalar_tensor, through_links, whole_number,
+                            written_whole)
 from ._worker_callbacks import handed_to_worker
 from .logs import _text, open_hdf5
 
@@ -208,7 +208,6 @@ def _open_rank_log(path, world, exact_pairwise, flush_every, start_step):
 class _JsonRankLog:
     def __init__(self, path, start_step):
         self._lock = _hold_writer_lock(path)  # two loops appending to one log mixed their rows
-        unfinished = None
         try:
             kept = []
             if start_step > 0 and os.path.exists(path):
@@ -221,14 +220,10 @@ class _JsonRankLog:
                         step = row.get("step") if isinstance(row, dict) else None
                         if isinstance(step, (int, float)) and step < start_step:
                             kept.append(line if line.endswith("\n") else line + "\n")
-            unfinished = reserve_unfinished(path)
-            with open(unfinished, "w") as new:
+            with written_whole(path) as unfinished, open(unfinished, "w") as new:
                 new.writelines(kept)
-            os.replace(unfinished, path)
             self.file = open(path, "a")
-        except BaseException:  # nothing of this loop's stays: no file beside the log, no lock held
-            if unfinished:
-                remove_unfinished(unfinished)
+        except BaseException:  # no lock held (written_whole leaves no file beside the log)
             os.close(self._lock)
             raise
 
@@ -284,20 +279,17 @@ class _Hdf5RankLog:
             scalars.append("/diagnostics/cos_pairwise")
         matrices = ["/ranks/loss", "/ranks/grad_norm", "/ranks/cos_to_mean"]
         self.flush_every = flush_every
-        self.file = unfinished = None
+        self.file = None
         try:
             kept, sessions = (_h5_rows_before(path, start_step, scalars + matrices, world)
                               if start_step > 0 and os.path.exists(path) else ({}, []))
             self.rows = len(kept.get("/train/step", []))
-            unfinished = reserve_unfinished(path)
-            self.file = h5py.File(unfinished, "w", libver="latest")
-            self._fill(kept, sessions, scalars, matrices, world, start_step)
-            os.replace(unfinished, path)  # the open file goes with its new name
-        except BaseException:  # nothing of this loop's stays: no file beside the log, no lock held
+            with written_whole(path) as unfinished:  # the open file goes with its new name
+                self.file = h5py.File(unfinished, "w", libver="latest")
+                self._fill(kept, sessions, scalars, matrices, world, start_step)
+        except BaseException:  # no file open, no lock held (written_whole leaves no file beside the log)
             if self.file is not None:
                 self.file.close()
-            if unfinished:
-                remove_unfinished(unfinished)
             os.close(self._lock)
             raise
         self.file.swmr_mode = True  # readable while training runs
