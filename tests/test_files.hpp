@@ -69,16 +69,17 @@ inline std::string write_text(const std::string& name, const std::string& conten
   return path.string();
 }
 
-// The files a write of `path` made to rename over it and left (".NAME.PID-N.tmp", reserve_temporary_beside in
-// lrkit/common/output_file.hpp): none once the write returned or failed.
+// The files a write of `path` made to rename over it and left (".NAME.PID-N.tmp", NAME cut where the whole would be
+// too long; reserve_temporary_beside in lrkit/common/output_file.hpp): none once the write returned or failed.
 inline std::vector<std::string> temporaries_beside(const std::filesystem::path& path) {
   std::vector<std::string> found;
-  const std::string prefix = "." + path.filename().string() + ".";
+  const std::string target = path.filename().string();
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(path.has_parent_path() ? path.parent_path() : ".", ec)) {
     const std::string name = entry.path().filename().string();
-    if (name.rfind(prefix, 0) == 0 && name.size() >= prefix.size() + 4 && name.compare(name.size() - 4, 4, ".tmp") == 0)
-      found.push_back(name);
+    if (name.size() < 6 || name[0] != '.' || name.compare(name.size() - 4, 4, ".tmp") != 0) continue;
+    const std::string without_mark = name.substr(0, name.rfind('.', name.size() - 5));  // ".NAME" of ".NAME.PID-N.tmp"
+    if (without_mark.size() > 1 && target.rfind(without_mark.substr(1), 0) == 0) found.push_back(name);
   }
   return found;
 }

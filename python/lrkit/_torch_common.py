@@ -193,12 +193,29 @@ def check_same_schedule(state_dict, schedule, who):
                          f"this one runs '{schedule.spec}' (total_steps={schedule.total_steps})")
 
 
+def _name_cut_to(name, room):
+    """`name` cut to at most `room` bytes as the file system stores it, at a character's start where it is UTF-8."""
+    stored = os.fsencode(name)
+    if len(stored) <= room:
+        return name
+    end = room
+    while end > 0 and stored[end] & 0xC0 == 0x80:
+        end -= 1
+    return os.fsdecode(stored[:end])
+
+
 def _reserve_unfinished(path):
     """A new empty file beside `path`, '.NAME.PID-HEX.unfinished': a name of its own, made with O_EXCL and the mode any
-    new file gets (the umask's)."""
+    new file gets (the umask's). NAME is cut where the whole would pass the file system's longest name, so that a
+    `path` as long as the file system takes can be written."""
     folder, name = os.path.split(os.fspath(path))
+    try:
+        longest = os.pathconf(folder or ".", "PC_NAME_MAX")
+    except (OSError, ValueError):
+        longest = 255
     while True:
-        unfinished = os.path.join(folder or ".", f".{name}.{os.getpid()}-{secrets.token_hex(4)}.unfinished")
+        mark = f".{os.getpid()}-{secrets.token_hex(4)}.unfinished"
+        unfinished = os.path.join(folder or ".", "." + _name_cut_to(name, max(longest - len(mark) - 1, 0)) + mark)
         try:
             os.close(os.open(unfinished, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666))
             return unfinished

@@ -70,5 +70,16 @@ TEST(OutputFile, AWriteThroughLinksLandsOnTheFileTheyName) {
   EXPECT_EQ(replaced_non_file_problem((dir / "dangling.csv").string()), std::nullopt);
 }
 
+// A temporary's name is cut to fit the file system's longest name, at a character's start: half a character would
+// show as garbage in a listing of a kill's leftovers.
+TEST(OutputFile, ANameIsCutAtACharactersStart) {
+  EXPECT_EQ(name_cut_to("log.csv", 7), "log.csv");
+  EXPECT_EQ(name_cut_to("log.csv", 3), "log");
+  EXPECT_EQ(name_cut_to("caf\xc3\xa9.csv", 4), "caf") << "the cut falls inside the two bytes of an accented e";
+  EXPECT_EQ(name_cut_to("caf\xc3\xa9.csv", 5), "caf\xc3\xa9");
+  EXPECT_EQ(name_cut_to("\xe2\x82\xac", 2), "") << "a three-byte euro sign";
+  EXPECT_EQ(longest_name_in(lrkit::testing::scratch_dir()), 255u) << "Linux's file systems";
+}
+
 }  // namespace
 }  // namespace lrkit

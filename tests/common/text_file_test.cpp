@@ -101,6 +101,22 @@ TEST(TextFile, TwoWritersOfOneFileNeverMixTheirVersions) {
   EXPECT_EQ(lrkit::testing::temporaries_beside(path), std::vector<std::string>{});
 }
 
+// A name as long as the file system takes (255 bytes): its temporary's name, longer by its mark, went past that, and
+// the write failed with "File name too long" from 236 bytes on.
+TEST(TextFile, ANameAsLongAsTheFileSystemTakesIsWritten) {
+  const fs::path dir = lrkit::testing::scratch_dir() / "text_file_long";
+  fs::create_directories(dir);
+  std::string accented;
+  for (int i = 0; i < 127; ++i) accented += "\xc3\xa9";  // "é": a cut inside one would leave half a character
+  for (const std::string& name : {std::string(255, 'n'), accented + "s", std::string(236, 'n')}) {
+    const fs::path path = dir / name;
+    write_text_atomically(path, "first");
+    write_text_atomically(path, "second");
+    EXPECT_EQ(read_text(path), "second") << name.size() << " bytes";
+    EXPECT_EQ(lrkit::testing::temporaries_beside(path), std::vector<std::string>{}) << name.size() << " bytes";
+  }
+}
+
 TEST(TextFile, FailuresNameTheFile) {
   const fs::path missing = lrkit::testing::scratch_dir() / "text_file" / "missing.txt";
   try {

@@ -194,6 +194,11 @@ TEST(H5File, AFileWrittenAtomicallyIsWholeOrTheOldOneStays) {
   EXPECT_EQ(read_series(path, "/a"), (std::vector<double>{4}));
   EXPECT_EQ(lrkit::testing::temporaries_beside(path), std::vector<std::string>{});
   EXPECT_EQ(lrkit::testing::temporaries_beside(link), std::vector<std::string>{});
+  // A name as long as the file system takes: the temporary's name is cut to fit ("File name too long" before).
+  const auto longest = scratch(std::string(252, 'n') + ".h5");
+  write_file_atomically(longest, [](Writer& w) { w.write_series("/a", std::vector<double>{5}); });
+  EXPECT_EQ(read_series(longest, "/a"), (std::vector<double>{5}));
+  EXPECT_EQ(lrkit::testing::temporaries_beside(longest), std::vector<std::string>{});
 }
 
 TEST(H5Handle, MovesOwnershipAndClosesOnce) {

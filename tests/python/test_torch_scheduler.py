@@ -12,6 +12,7 @@ torch = pytest.importorskip("torch", reason="PyTorch is not installed for this P
 import lrkit  # noqa: E402
 import lrkit.torch as lt  # noqa: E402
 from conftest import DEVICES, run_torchrun  # noqa: E402
+from lrkit._torch_common import _name_cut_to  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -296,6 +297,18 @@ def test_a_save_named_by_a_link_writes_the_file_it_names_and_the_link_stays(tmp_
     with pytest.raises(ValueError, match=f"^cannot write '{tmp_path / 'loop_a.csv'}': it is a link in a loop of links$"):
         recorder.save(tmp_path / "loop_a.csv")
     assert os.path.islink(tmp_path / "loop_a.csv")
+
+
+def test_a_save_named_as_long_as_the_file_system_takes_is_written(tmp_path):
+    # The unfinished file's name, longer by its mark, went past the file system's 255 bytes: "File name too long".
+    recorder = recorder_with_one_norm()
+    for name in ("n" * 251 + ".csv", "\u00e9" * 125 + ".csv", os.fsdecode(b"\xff" * 251) + ".csv"):
+        recorder.save(tmp_path / name)
+        recorder.save(tmp_path / name)
+        assert (tmp_path / name).read_text().splitlines()[0] == "step,grad_norm,grad_norm_l1"
+    assert len(list(tmp_path.iterdir())) == 3, "no unfinished file left"
+    assert _name_cut_to("caf\u00e9.csv", 4) == "caf", "not half of the two bytes of an accented e"
+    assert _name_cut_to("caf\u00e9.csv", 5) == "caf\u00e9"
 
 
 SAVES_NORMS = """

@@ -58,16 +58,34 @@ inline std::filesystem::path through_links(const std::filesystem::path& path) {
   return std::filesystem::path(resolved) / at.filename();
 }
 
+// `name` cut to at most `room` bytes, at a character's start where it is UTF-8 (a cut name shows whole characters).
+inline std::string name_cut_to(const std::string& name, size_t room) {
+  if (name.size() <= room) return name;
+  size_t end = room;
+  while (end > 0 && (static_cast<unsigned char>(name[end]) & 0xC0) == 0x80) --end;
+  return name.substr(0, end);
+}
+
+// The longest file name `folder`'s file system takes (255 on Linux's).
+inline size_t longest_name_in(const std::filesystem::path& folder) {
+  const long longest = ::pathconf(folder.c_str(), _PC_NAME_MAX);
+  return longest > 0 ? static_cast<size_t>(longest) : 255;
+}
+
 // A new empty file beside `target` to write its next version in before it is renamed over `target`: a name of its
 // own, ".NAME.PID-N.tmp", so that two writers of one output (the ranks of a job that each save it, two scripts) never
 // write into one file, where a reader found half of one version with half of the other and one writer's rename
-// failed. Made with O_EXCL and the mode any new file gets (the umask's). Sets `ec` where it cannot be made.
+// failed. NAME is cut where the whole would pass the file system's longest name: a target's name as long as the
+// file system takes can be written. Made with O_EXCL and the mode any new file gets (the umask's). Sets `ec` where
+// it cannot be made.
 inline std::filesystem::path reserve_temporary_beside(const std::filesystem::path& target, std::error_code& ec) {
   static std::atomic<unsigned> made{0};
   const std::filesystem::path folder = target.has_parent_path() ? target.parent_path() : std::filesystem::path(".");
+  const size_t longest = longest_name_in(folder);
   for (int attempt = 0; attempt < 1000; ++attempt) {  // names of a dead process's kill, or of a pid on another machine
-    const std::filesystem::path temporary =
-        folder / ("." + target.filename().string() + "." + std::to_string(::getpid()) + "-" + std::to_string(made++) + ".tmp");
+    const std::string mark = "." + std::to_string(::getpid()) + "-" + std::to_string(made++) + ".tmp";
+    const size_t room = longest > mark.size() + 1 ? longest - mark.size() - 1 : 0;
+    const std::filesystem::path temporary = folder / ("." + name_cut_to(target.filename().string(), room) + mark);
     const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd >= 0) {
       ::close(fd);
