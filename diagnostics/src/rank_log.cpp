@@ -34,11 +34,25 @@ std::string out_of_range(const std::string& field, double value) {
   return "";
 }
 
-// The resumes of a run log's sessions (/sessions/0, 1, ... in the order they ran) whose rows the log holds:
-// each session's rows last until a later one starts at or before them. A session whose step does not read is left
-// out with a warning (a damaged attribute should not cost the report).
+// The resumes among a log's sessions, given in the order they ran (the first started the rows the log begins with),
+// whose rows the log holds: each session's rows last until a later one starts at or before them (a resume from an
+// earlier checkpoint rewrote them), and a resume killed before its first row started none.
+std::vector<Resume> resumes_with_rows(const std::vector<Resume>& sessions, const std::vector<double>& steps) {
+  std::vector<Resume> in_effect;
+  for (const Resume& session : sessions) {
+    while (!in_effect.empty() && in_effect.back().step >= session.step) in_effect.pop_back();
+    in_effect.push_back(session);
+  }
+  std::vector<Resume> resumes;
+  for (size_t k = 1; k < in_effect.size(); ++k)
+    if (!steps.empty() && in_effect[k].step <= steps.back()) resumes.push_back(in_effect[k]);
+  return resumes;
+}
+
+// A run log's sessions (/sessions/0, 1, ...). A session whose step does not read is left out with a warning (a
+// damaged attribute should not cost the report).
 void read_resumes(const std::string& path, RankLog& log) {
-  std::vector<Resume> in_effect;  // by step: the first started the rows the log begins with
+  std::vector<Resume> started;
   const auto sessions = h5::read_numbered_attributes(path, "/sessions");
   log.records_sessions = !sessions.empty();
   for (size_t i = 0; i < sessions.size(); ++i) {
@@ -50,13 +64,10 @@ void read_resumes(const std::string& path, RankLog& log) {
       continue;
     }
     const auto changed = attributes.find("changed");
-    while (!in_effect.empty() && in_effect.back().step >= static_cast<double>(*step)) in_effect.pop_back();
-    in_effect.push_back({static_cast<double>(*step), changed == attributes.end() ? std::nullopt
-                                                                                 : std::optional<std::string>(changed->second)});
+    started.push_back({static_cast<double>(*step), changed == attributes.end() ? std::nullopt
+                                                                               : std::optional<std::string>(changed->second)});
   }
-  // A resume killed before its first flush started no row the log holds.
-  for (size_t k = 1; k < in_effect.size(); ++k)
-    if (!log.steps.empty() && in_effect[k].step <= log.steps.back()) log.resumes.push_back(in_effect[k]);
+  log.resumes = resumes_with_rows(started, log.steps);
 }
 
 // A log its writer still holds, or left marked when killed, may end inside a
@@ -176,6 +187,10 @@ struct Row {
 struct TextRows {
   std::vector<Row> rows;
   std::vector<std::string> warnings;
+  // A DispersionHook's JSON lines mark the rows of the first step of each session ("session": "fresh" or "resume"):
+  // whether any row was marked, and the resumes' steps in the order the rows were read.
+  bool records_sessions = false;
+  std::vector<Resume> resumed;
 };
 
 // Calls parse(line, number) for each non-blank line from `number` on. A last line without its line end that does
@@ -219,6 +234,7 @@ RankLog assemble(const std::vector<std::string>& sources, const TextRows& text) 
   log.source = source;
   log.ranks = ranks;
   log.warnings = text.warnings;
+  log.records_sessions = text.records_sessions;
   std::vector<std::string> skipped;
   for (const auto& [step, by_rank] : grid) {
     if (static_cast<int64_t>(by_rank.size()) != ranks) {
@@ -242,6 +258,11 @@ RankLog assemble(const std::vector<std::string>& sources, const TextRows& text) 
     for (size_t i = 0; i < skipped.size() && i < 5; ++i) listed += (i ? ", " : "") + skipped[i];
     if (skipped.size() > 5) listed += ", ...";
     log.warnings.push_back(source + ": skipped " + std::to_string(skipped.size()) + " step(s) missing a rank's row: " + listed);
+  }
+  if (text.records_sessions) {  // the log's first row starts its first session: a resume there resumed no row it holds
+    std::vector<Resume> sessions{{log.steps.front(), std::nullopt}};
+    sessions.insert(sessions.end(), text.resumed.begin(), text.resumed.end());
+    log.resumes = resumes_with_rows(sessions, log.steps);
   }
   return log;
 }
@@ -407,6 +428,13 @@ void read_json_lines(const std::string& source, std::istream& in, const Names& n
     if (find("cos_to_mean") != object.not_found()) {
       r.cos_to_mean = value("cos_to_mean");
       r.has_cos = true;
+    }
+    // The hook's mark (the loop's settings are not the hook's to know: no "changed"); a field "session" of the
+    // user's own, with other values, is not one.
+    if (const auto session = object.find("session"); session != object.not_found()) {
+      const std::string& kind = session->second.data();
+      out.records_sessions = out.records_sessions || kind == "fresh" || kind == "resume";
+      if (kind == "resume") out.resumed.push_back({r.step, std::nullopt});
     }
     r.file = file;
     r.line = number;

@@ -57,7 +57,7 @@ std::vector<FlaggedWindow> group_flags(const Series& s, const std::vector<double
   for (size_t t = 0; t < z.size(); ++t) {
     const double signed_z = s.low_is_bad ? -z[t] : z[t];
     if (std::isnan(signed_z) || signed_z <= threshold) continue;
-    if (windows.empty() || t - last_flag > gap) windows.push_back({s.name, steps[t], steps[t], steps[t], z[t], 0, test});
+    if (windows.empty() || t - last_flag > gap) windows.push_back({s.name, steps[t], steps[t], steps[t], z[t], 0, test, std::nullopt});
     auto& w = windows.back();
     w.last_step = steps[t];
     w.flagged_steps += 1;

@@ -16,7 +16,8 @@ float64 across buckets). cos(g_k, g_bar) and the mean pairwise inner product
 (N^2 ||g_bar||^2 - sum_k ||g_k||^2) / (N (N - 1)) are exact. With
 exact_pairwise=True the mean pairwise cosine C is exact too, for one extra
 all-reduce of the normalized gradient per step. The log is the per-rank JSON
-lines `lrkit diagnose` reads (step, rank, loss, grad_norm, cos_to_mean), or,
+lines `lrkit diagnose` reads (step, rank, loss, grad_norm, cos_to_mean; the
+rows of a session's first step add "session": "fresh" or "resume"), or,
 for a path ending in .h5, an HDF5 file in the run-log layout (/train/step,
 /train/loss, /train/grad_norm, /ranks/{loss,grad_norm,cos_to_mean},
 /diagnostics/...), written in SWMR mode and flushed every `flush_every` steps.
@@ -24,9 +25,10 @@ for a path ending in .h5, an HDF5 file in the run-log layout (/train/step,
 A new hook starts a new log. A loop resumed from a checkpoint of step S passes
 start_step=S: the log then keeps its rows of the steps before S (the rows a
 killed run wrote past its checkpoint are dropped, so no step appears twice) and
-goes on from there. An HDF5 log records each session, as lrkit train's does
-(/sessions/<i>: kind, step, started_utc, command_line), so `lrkit diagnose`
-lists the resumes and says where a flagged window starts at one.
+goes on from there. Each log records where each session started, so `lrkit
+diagnose` lists the resumes and says where a flagged window starts at one: an
+HDF5 log as lrkit train's does (/sessions/<i>: kind, step, started_utc,
+command_line), JSON lines by the "session" field above.
 """
 import json
 import math
@@ -226,12 +228,19 @@ class _JsonRankLog:
         except BaseException:  # no lock held (written_whole leaves no file beside the log)
             os.close(self._lock)
             raise
+        # The rows of this session's first step say it started there, as the HDF5 log's /sessions do: `lrkit
+        # diagnose` lists the resumes and says where a flagged window starts at one. A field on the rows, not a line
+        # of its own, so that every line stays a row (a count of lines, pandas' read_json(lines=True)).
+        self._session = "resume" if start_step > 0 else "fresh"
 
     def write(self, m):
         for r in range(len(m["loss"])):
             row = {"step": m["step"], "rank": r, "loss": m["loss"][r], "grad_norm": m["grad_norm"][r],
                    "cos_to_mean": m["cos_to_mean"][r]}
+            if self._session:
+                row["session"] = self._session
             self.file.write(json.dumps(row) + "\n")
+        self._session = None
         self.file.flush()
 
     def close(self):

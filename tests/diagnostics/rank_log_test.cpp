@@ -224,6 +224,56 @@ TEST(RankLog, ARunLogsResumesAreThoseWhoseRowsItHolds) {
   EXPECT_NE(log.warnings[0].find("/sessions/4 has no whole step (attribute 'step')"), std::string::npos) << log.warnings[0];
 }
 
+// A DispersionHook's JSON lines mark the rows of each session's first step. Before, a JSON-lines log recorded no
+// session: the report listed no resume and never said a flagged window started at one.
+TEST(RankLog, AHooksJsonLinesResumesAreTheMarkedRowsItHolds) {
+  const auto rows = [](int from, int to, const std::string& session) {
+    std::string text;
+    for (int s = from; s < to; ++s)
+      for (int rank = 0; rank < 2; ++rank)
+        text += "{\"step\": " + std::to_string(s) + ", \"rank\": " + std::to_string(rank) +
+                ", \"loss\": 2.0, \"grad_norm\": 1.0, \"cos_to_mean\": 0.9" +
+                (s == from && !session.empty() ? ", \"session\": \"" + session + "\"" : std::string()) + "}\n";
+    return text;
+  };
+  // Fresh at 0, resumed at 20 and at 60; the marks of a resume at 40 (then killed) were cut with its rows, as the
+  // hook's resume at 20 does.
+  const auto log = read_rank_log(write_text("hook_sessions.jsonl", rows(0, 20, "fresh") + rows(20, 60, "resume") +
+                                                                       rows(60, 90, "resume")));
+  EXPECT_TRUE(log.records_sessions);
+  ASSERT_EQ(log.resumes.size(), 2u);
+  EXPECT_EQ(log.resumes[0].step, 20);
+  EXPECT_EQ(log.resumes[1].step, 60);
+  EXPECT_EQ(log.resumes[1].changed, std::nullopt) << "the loop's settings are not the hook's to know";
+  EXPECT_EQ(log.size(), 90u) << "a marked row is a row";
+  // Rows in another order (per-rank files, a merge): a later resume at or before a mark rewrote the rows after it.
+  const auto rewound = read_rank_log(write_text("hook_rewound.jsonl", rows(0, 20, "fresh") + rows(40, 50, "resume") +
+                                                                          rows(20, 40, "resume")));
+  ASSERT_EQ(rewound.resumes.size(), 1u);
+  EXPECT_EQ(rewound.resumes[0].step, 20);
+  // A log whose first row is a resume's (a resumed loop given a new log) holds no row from before it.
+  const auto started_resumed = read_rank_log(write_text("hook_first_resume.jsonl", rows(30, 40, "resume")));
+  EXPECT_TRUE(started_resumed.records_sessions);
+  EXPECT_TRUE(started_resumed.resumes.empty());
+  // A field "session" of a user's own, and a log without marks, record no session.
+  for (const std::string session : {"", "a3f9"}) {
+    const auto plain = read_rank_log(write_text("plain_sessions.jsonl", rows(0, 10, session) + rows(10, 20, session)));
+    EXPECT_FALSE(plain.records_sessions) << session;
+    EXPECT_TRUE(plain.resumes.empty()) << session;
+  }
+  // One file per rank: every rank's file holds the marks.
+  const auto rank_file = [](int rank) {
+    std::string text;
+    for (int s = 0; s < 30; ++s)
+      text += "{\"step\": " + std::to_string(s) + ", \"loss\": 2.0, \"grad_norm\": 1.0" +
+              (s == 0 ? std::string(", \"session\": \"fresh\"") : s == 15 ? ", \"session\": \"resume\"" : "") + "}\n";
+    return write_text("hook_rank" + std::to_string(rank) + ".jsonl", text);
+  };
+  const auto joined = read_rank_logs({rank_file(0), rank_file(1)});
+  ASSERT_EQ(joined.resumes.size(), 1u);
+  EXPECT_EQ(joined.resumes[0].step, 15);
+}
+
 TEST(RankLog, RunLogsMustHaveTheRankDatasetsWithMatchingLengths) {
   const auto dir = lrkit::testing::scratch_dir();
   const auto good = (dir / "good_log.h5").string();

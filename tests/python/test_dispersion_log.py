@@ -35,6 +35,12 @@ def logged(log):
     return [(int(s), int(l)) for s, l in zip(arrays["/train/step"], arrays["/ranks/loss"][:, 0])]
 
 
+def sessions_marked(log):
+    """(step, rank, session) of each JSON line that marks where a session started."""
+    rows = [json.loads(line) for line in open(log)]
+    return [(row["step"], row["rank"], row["session"]) for row in rows if "session" in row]
+
+
 @pytest.mark.parametrize("name", ["ranks.jsonl", "ranks.h5"])
 def test_a_resumed_loop_goes_on_without_repeating_steps(tmp_path, name):
     log = tmp_path / name
@@ -62,9 +68,11 @@ def test_a_resumed_loop_goes_on_without_repeating_steps(tmp_path, name):
         if name.endswith(".h5"):
             check = cli("log", "check")
             assert check.returncode == 0 and "ok (12 steps)" in check.stdout, check.stdout + check.stderr
-            # The HDF5 log records each session of the loop; the report lists the resume (the loop's settings are
-            # not the hook's to know).
-            assert "resumes: \n  step 6: its settings are not logged\n" in report.stdout, report.stdout
+        # Both logs record each session of the loop; the report lists the resume (the loop's settings are not the
+        # hook's to know). A JSON-lines log recorded none before.
+        assert "resumes: \n  step 6: its settings are not logged\n" in report.stdout, report.stdout
+    if name.endswith(".jsonl"):
+        assert sessions_marked(log) == [(0, 0, "fresh"), (6, 0, "resume")]
     if name.endswith(".h5"):
         import lrkit
 
@@ -73,6 +81,8 @@ def test_a_resumed_loop_goes_on_without_repeating_steps(tmp_path, name):
         assert "hook_log_worker.py" in sessions[1]["command_line"] and "changed" not in sessions[1]
     loop(log, 0, 4)  # a new loop, a new log
     assert logged(log) == [(s, s) for s in range(4)]
+    if name.endswith(".jsonl"):
+        assert sessions_marked(log) == [(0, 0, "fresh")]
     if name.endswith(".h5"):
         assert [s["kind"] for s in lrkit.read_log(log).sessions] == ["fresh"]
     assert not [p for p in os.listdir(tmp_path) if "unfinished" in p]

@@ -53,6 +53,8 @@ def test_hook_equals_brute_force_and_hdet_alpha_zero_is_the_plain_loop(tmp_path,
     if log_name.endswith(".jsonl"):
         lines = [json.loads(line) for line in open(tmp_path / log_name)]
         assert len(lines) == 8 * workers and {line["rank"] for line in lines} == set(range(workers))
+        assert [(line["step"], line["rank"]) for line in lines if line.get("session") == "fresh"] == \
+            [(0, r) for r in range(workers)] and all("session" not in line for line in lines[workers:])
         assert open(tmp_path / ("lazy_" + log_name)).read() == open(tmp_path / log_name).read()
         assert results[0]["lazy_rows_written"] == [0, 0, 3, 3, 3, 6, 6, 6]
     else:

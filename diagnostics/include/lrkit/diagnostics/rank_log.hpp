@@ -38,9 +38,10 @@ struct RankLog {
   // spike; NaN in rows written before it existed); empty when not logged.
   std::vector<double> skipped;
   std::vector<std::string> warnings;     // what the reader skipped (a step missing a rank's row)
-  // A run log that records its sessions (/sessions/<i>; lrkit train's and a DispersionHook's): its resumes whose rows
-  // it holds, by step. A resume
-  // from an earlier checkpoint rewrote the rows of the sessions that started at or after its step: they are left out.
+  // A log that records its sessions (lrkit train's and a DispersionHook's HDF5 log: /sessions/<i>; a DispersionHook's
+  // JSON lines: "session" on the rows of each session's first step): its resumes whose rows it holds, by step. A
+  // resume from an earlier checkpoint rewrote the rows of the sessions that started at or after its step: they are
+  // left out.
   bool records_sessions = false;
   std::vector<Resume> resumes;
 
