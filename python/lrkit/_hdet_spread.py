@@ -8,7 +8,7 @@ smoothing) has a base the loop gives and reads back with hdet.value(name)."""
 import re
 
 from ._lrkit import Hdet
-from ._torch_common import is_finite_number, is_number
+from ._torch_common import is_finite_number, is_number, shown
 
 _SETTINGS = ("alpha", "base", "lower", "upper")
 
@@ -25,7 +25,7 @@ class SpreadValue:
         setting = dict(alpha=setting) if is_number(setting) else setting
         if not isinstance(setting, dict) or "alpha" not in setting:
             raise ValueError(f"HDET spread['{name}'] must be its alpha (a number) or a dict with alpha and optionally "
-                             f"base, lower, upper (got {setting!r})")
+                             f"base, lower, upper (got {shown(setting)})")
         unknown = sorted(set(setting) - set(_SETTINGS))
         if unknown:
             raise ValueError(f"HDET spread['{name}']: unknown setting(s) {unknown}; the settings are {list(_SETTINGS)}")
@@ -84,5 +84,5 @@ def _number_in_every_group(name, optimizer):
 
 def _finite_number(value, what):
     if not is_finite_number(value):
-        raise ValueError(f"{what} must be a finite number (got {value!r})")
+        raise ValueError(f"{what} must be a finite number (got {shown(value)})")
     return float(value)

@@ -42,6 +42,13 @@ def is_number(value):
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
+def shown(value):
+    """`value` as an error shows what the caller gave: its repr where that is short and on one line, else its type
+    (an optimizer's or a tensor's repr runs over many lines)."""
+    text = repr(value)
+    return text if len(text) <= 60 and "\n" not in text else f"an object of type {type(value).__name__}"
+
+
 def is_finite_number(value):
     return is_number(value) and math.isfinite(value)
 
@@ -87,7 +94,7 @@ def whole_number(value, what):
     except TypeError:
         number = -1
     if number < 0:
-        raise ValueError(f"{what} must be a whole number >= 0 (got {value!r})")
+        raise ValueError(f"{what} must be a whole number >= 0 (got {shown(value)})")
     return number
 
 

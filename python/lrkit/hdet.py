@@ -29,7 +29,7 @@ from ._hdet_spread import SpreadValue, in_api_words
 from ._lrkit import Hdet, HdetConfig, HdetState
 from ._torch_common import (check_same_schedule, collective_device, distributed, group_ratios, is_number, loop_schedule,
                             require_a_ratio_per_group, require_optimizer, saved_ratios, saved_state, scalar_tensor,
-                            set_rate, warn_past_end, whole_number)
+                            set_rate, shown, warn_past_end, whole_number)
 
 __all__ = ["HDET"]
 
@@ -219,10 +219,10 @@ def _setting(key, value):
         return number
     if key in ("auto_lr", "standardize"):
         if not isinstance(value, bool):
-            raise TypeError(f"HDET {key} must be True or False (got {value!r})")
+            raise TypeError(f"HDET {key} must be True or False (got {shown(value)})")
         return value
     if not is_number(value):
-        raise TypeError(f"HDET {key} must be a number (got {value!r})")
+        raise TypeError(f"HDET {key} must be a number (got {shown(value)})")
     return float(value)
 
 

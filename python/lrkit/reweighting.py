@@ -17,7 +17,7 @@ import math
 import torch
 
 from ._lrkit import relative_weight_histogram, reweight_strategy, sample_weights, weight_stats
-from ._torch_common import collective_device, is_finite_number, optional_distributed, saved_state, whole_number
+from ._torch_common import collective_device, is_finite_number, optional_distributed, saved_state, shown, whole_number
 
 __all__ = ["SampleReweighting"]
 
@@ -42,14 +42,14 @@ class SampleReweighting:
 
     def __init__(self, strategy="linupper", strength=0.4, warmup=0, *, process_group=None, averaged_gradients=True):
         if not isinstance(strategy, str):
-            raise TypeError(f"SampleReweighting: strategy must be a name such as 'linupper' (got {strategy!r})")
+            raise TypeError(f"SampleReweighting: strategy must be a name such as 'linupper' (got {shown(strategy)})")
         try:
             self.strategy = reweight_strategy(strategy)
         except ValueError as error:  # the C++ message names the trainer's key; say it in this API's words
             choices = str(error).split(" must be ", 1)[-1].split(" (got")[0]
-            raise ValueError(f"SampleReweighting: strategy must be {choices} (got {strategy!r})") from None
+            raise ValueError(f"SampleReweighting: strategy must be {choices} (got {shown(strategy)})") from None
         if not (is_finite_number(strength) and strength > 0):
-            raise ValueError(f"SampleReweighting: strength must be a finite number > 0 (got {strength!r})")
+            raise ValueError(f"SampleReweighting: strength must be a finite number > 0 (got {shown(strength)})")
         self.strength = float(strength)
         self.warmup = whole_number(warmup, "SampleReweighting: warmup")
         self.group = process_group

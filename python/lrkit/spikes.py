@@ -17,7 +17,8 @@ import numbers
 import torch
 
 from ._lrkit import SpikeDetector
-from ._torch_common import collective_device, is_finite_number, optional_distributed, saved_state, scalar_tensor, whole_number
+from ._torch_common import (collective_device, is_finite_number, optional_distributed, saved_state, scalar_tensor, shown,
+                            whole_number)
 
 __all__ = ["SpikeGuard"]
 
@@ -39,9 +40,9 @@ class SpikeGuard:
         thresholds = {"loss_z": loss_z, "grad_z": grad_z}
         for name, value in thresholds.items():
             if not (is_finite_number(value) and value >= 0):
-                raise ValueError(f"SpikeGuard: {name} must be a finite number >= 0 (0: never skip; got {value!r})")
+                raise ValueError(f"SpikeGuard: {name} must be a finite number >= 0 (0: never skip; got {shown(value)})")
         if isinstance(window, bool) or not isinstance(window, numbers.Integral) or window < 2:
-            raise ValueError(f"SpikeGuard: window must be a whole number >= 2 (got {window!r})")
+            raise ValueError(f"SpikeGuard: window must be a whole number >= 2 (got {shown(window)})")
         self.settings = {"loss_z": float(loss_z), "grad_z": float(grad_z), "window": int(window)}
         self._loss = SpikeDetector(float(loss_z), int(window))
         self._grad_norm = SpikeDetector(float(grad_z), int(window))

@@ -24,7 +24,7 @@ from torch.optim import lr_scheduler as _lr_scheduler
 from ._lrkit import DecayBranch, Schedule, spec_word
 from ._torch_common import (check_same_schedule, collective_device, distributed, group_ratios, is_number,
                             keep_initial_rates, loop_schedule, require_a_ratio_per_group, require_optimizer,
-                            saved_ratios, saved_state, set_rate, warn_past_end, whole_number, write_csv)
+                            saved_ratios, saved_state, set_rate, shown, warn_past_end, whole_number, write_csv)
 
 _SchedulerBase = getattr(_lr_scheduler, "LRScheduler", None) or _lr_scheduler._LRScheduler
 
@@ -106,7 +106,7 @@ def refine(log_or_norms, peak, total_steps, norm="l1", tau=0.1, save_norms_to=No
     ``norm``: "l1" (Adam-type, the gradient's l1 norms) or "l2" (SGD-type).
     """
     if norm not in ("l1", "l2"):
-        raise ValueError(f"norm must be 'l1' or 'l2' (got {norm!r})")
+        raise ValueError(f"norm must be 'l1' or 'l2' (got {shown(norm)})")
     if isinstance(log_or_norms, (str, os.PathLike)):
         path = os.fspath(log_or_norms)
         if not os.path.exists(path):
@@ -119,7 +119,7 @@ def refine(log_or_norms, peak, total_steps, norm="l1", tau=0.1, save_norms_to=No
                             f"{type(log_or_norms).__name__})") from None
         for i, v in enumerate(norms):
             if not is_number(v) and not (torch.is_tensor(v) and v.numel() == 1):
-                raise TypeError(f"refine: norm {i} is {v!r}, not a number")
+                raise TypeError(f"refine: norm {i} is {shown(v)}, not a number")
         norms = [float(v) for v in norms]
         if not norms:
             raise ValueError("refine: no gradient norms given")
@@ -191,7 +191,7 @@ class GradNormRecorder:
         self.parameters = _parameter_list(parameters)
         self.flush_every = whole_number(flush_every, "GradNormRecorder: flush_every")
         if self.flush_every < 1:
-            raise ValueError(f"GradNormRecorder: flush_every must be >= 1 (got {flush_every!r})")
+            raise ValueError(f"GradNormRecorder: flush_every must be >= 1 (got {shown(flush_every)})")
         self.shard_group = shard_group
         if shard_group is not None:
             distributed()  # a shard group needs its process group now, not at the first record

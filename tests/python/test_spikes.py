@@ -85,6 +85,11 @@ def test_a_nonfinite_loss_is_skipped_unscored():
     (dict(loss_z=True), r"loss_z must be a finite number >= 0 \(0: never skip; got True\)"),
     (dict(window=1), r"window must be a whole number >= 2 \(got 1\)"),
     (dict(window=2.5), r"window must be a whole number >= 2 \(got 2.5\)"),
+    # The optimizer in the threshold's place (a guard that skips updates, made like a scheduler): its repr ran over
+    # eleven lines of the message.
+    (dict(loss_z=torch.optim.AdamW(torch.nn.Linear(2, 1).parameters())),
+     r"^SpikeGuard: loss_z must be a finite number >= 0 \(0: never skip; got an object of type AdamW\)$"),
+    (dict(window=torch.arange(100)), r"window must be a whole number >= 2 \(got an object of type Tensor\)$"),
 ])
 def test_bad_settings_are_named(kwargs, message):
     with pytest.raises(ValueError, match=message):
