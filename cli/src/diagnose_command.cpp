@@ -91,7 +91,8 @@ int run_diagnose_command(const std::vector<std::string>& args) {
                  "Per-rank CSV / JSON lines: one row per (step, rank) with step, rank, loss, grad_norm\n"
                  "and optionally cos_to_mean (see the README for a PyTorch DDP snippet); or one file per\n"
                  "rank (several paths or a quoted glob, ranks in natural order) without the rank field.\n"
-                 "A step missing some rank's row is skipped with a warning.\n\n"
+                 "In JSON lines, \"session\": \"resume\" on the rows of a resume's first step marks it\n"
+                 "(a DispersionHook writes it). A step missing some rank's row is skipped with a warning.\n\n"
               << visible;
     return kExitOk;
   }
