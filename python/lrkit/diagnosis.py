@@ -47,7 +47,7 @@ def diagnose(*logs, columns=None, window=None, jump_z=None, shift_z=None, spike_
         report, text, read_warnings = _diagnose(paths, columns or "", window, jump_z, shift_z, spike_z, grad_spike_z,
                                                 outlier_z, skip)
     except ValueError as error:
-        raise ValueError(_in_python_words(str(error))) from None
+        raise ValueError(_in_python_words(str(error), paths)) from None
     for warning in read_warnings:
         warnings.warn(warning, stacklevel=2)
     return Diagnosis(json.loads(report), text)
@@ -56,14 +56,21 @@ def diagnose(*logs, columns=None, window=None, jump_z=None, shift_z=None, spike_
 _OPTIONS = "columns|window|skip|jump-z|shift-z|spike-z|grad-spike-z|outlier-z"
 
 
-def _in_python_words(message):
+def _in_python_words(message, paths=()):
     """The command's message with its options as this function takes them: "option --jump-z" is jump_z here,
     "--skip 5" skip=5 and "--columns grad_norm=NAME" columns='grad_norm=NAME'. Only where they stand as options (at the
-    start, or after a space or a bracket): a path such as 'runs/--skip/ranks.csv' is quoted as it is."""
+    start, or after a space or a bracket), and never inside the `paths` given (a folder 'run --skip 5' was named as
+    'run skip=5', which does not exist): a path such as 'runs/--skip/ranks.csv' is quoted as it is."""
     def keyword(match):
         return match.group(1).replace("-", "_")
 
+    # Set aside while the options are rewritten: each path that holds an option's "--" (longest first: a run
+    # directory's log.h5 holds its path), and no other, since only those could be rewritten.
+    kept = sorted({path for path in paths if "--" in path}, key=len, reverse=True)
+    for index, path in enumerate(kept):
+        message = message.replace(path, f"\0{index}\0")
     option = r"(?<![^\s(])(?:option )?--"
     message = re.sub(option + r"columns ([^\s)=]+=[^\s)]*)", r"columns='\1'", message)
     message = re.sub(option + rf"({_OPTIONS}) (-?\d+)", lambda m: f"{keyword(m)}={m.group(2)}", message)
-    return re.sub(option + rf"({_OPTIONS})\b", keyword, message)
+    message = re.sub(option + rf"({_OPTIONS})\b", keyword, message)
+    return re.sub("\0(\\d+)\0", lambda m: kept[int(m.group(1))], message)

@@ -3,6 +3,7 @@ anomalies are planted, and its errors."""
 import json
 import os
 import random
+import re
 import subprocess
 
 import pytest
@@ -79,6 +80,13 @@ def test_bad_input_is_named(tmp_path):
     with pytest.raises(ValueError, match=r"/--skip/run--renamed\.csv \(CSV\) header: no column 'grad_norm' .*map other names "
                                          r"with columns='grad_norm=NAME'\)$"):
         lrkit.diagnose(renamed)
+    # A folder named like an option and its value, after a space: the message named 'run skip=5', which does not
+    # exist. The option after the path is still said in this function's words.
+    (tmp_path / "run --skip 5").mkdir()
+    spaced = write_jsonl(tmp_path / "run --skip 5" / "ranks.jsonl", per_rank_rows(ranks=2, steps=40))
+    with pytest.raises(ValueError, match=f"^{re.escape(str(spaced))} \\(JSON lines\\): skip=500 leaves none of its 40 "
+                                         "steps$"):
+        lrkit.diagnose(spaced, skip=500)
     broken = tmp_path / "broken.jsonl"
     broken.write_text('{"step": 0, "rank": 0, "loss": 1.0, "grad_norm": 1.0}\n{"step": 1, "rank": 0\n{}\n')
     with pytest.raises(ValueError, match="broken.jsonl.*line 2"):
