@@ -361,43 +361,29 @@ void Writer::close() {
 }
 
 void write_file_atomically(const std::string& path, const std::function<void(Writer&)>& fill) {
-  if (const auto problem = replaced_non_file_problem(path)) throw Error("cannot write '" + path + "': " + *problem);
-  const std::string target = through_links(path).string();  // through a link: the link stays
-  std::error_code reserved;
-  const std::string temporary = reserve_temporary_beside(target, reserved).string();
-  if (reserved) throw Error("cannot create HDF5 file '" + path + "': " + reserved.message());
-  // An error names the file asked for, not the temporary one that is removed ("cannot create HDF5 file 'x.h5.tmp'").
-  const auto named = [&](const std::string& message) {
-    std::string out = message;
-    const std::string quoted = "'" + temporary + "'";
-    for (auto at = out.find(quoted); at != std::string::npos; at = out.find(quoted, at + path.size() + 2))
-      out.replace(at, quoted.size(), "'" + path + "'");
-    return out;
-  };
-  const auto remove_temporary = [&] {
-    std::error_code ignored;
-    std::filesystem::remove(temporary, ignored);
-  };
   try {
-    Writer writer(temporary);
-    fill(writer);
-    writer.close();
-  } catch (const WriteError& e) {
-    remove_temporary();
-    throw WriteError(named(e.what()));
-  } catch (const Error& e) {
-    remove_temporary();
-    throw Error(named(e.what()));
-  } catch (...) {
-    remove_temporary();
-    throw;
-  }
-  std::error_code error;
-  std::filesystem::rename(temporary, target, error);
-  if (error) {
-    std::error_code ignored;
-    std::filesystem::remove(temporary, ignored);
-    throw WriteError("cannot write '" + path + "': " + error.message());
+    write_whole(path, [&](const std::filesystem::path& temporary) {
+      // An error names the file asked for, not the temporary one that is removed ("cannot write '.x.h5.7-0.tmp'").
+      const auto named = [&](const std::string& message) {
+        std::string out = message;
+        const std::string quoted = "'" + temporary.string() + "'";
+        for (auto at = out.find(quoted); at != std::string::npos; at = out.find(quoted, at + path.size() + 2))
+          out.replace(at, quoted.size(), "'" + path + "'");
+        return out;
+      };
+      try {
+        Writer writer(temporary.string());
+        fill(writer);
+        writer.close();
+      } catch (const WriteError& e) {
+        throw WriteError(named(e.what()));
+      } catch (const Error& e) {
+        throw Error(named(e.what()));
+      }
+    });
+  } catch (const WholeWriteError& e) {  // a path refused is bad input; a rename that failed, a failed write
+    if (e.refused()) throw Error(e.what());
+    throw WriteError(e.what());
   }
 }
 

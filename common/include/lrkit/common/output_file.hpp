@@ -11,9 +11,12 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <system_error>
 
@@ -99,6 +102,43 @@ inline std::filesystem::path reserve_temporary_beside(const std::filesystem::pat
   }
   ec = std::make_error_code(std::errc::file_exists);
   return {};
+}
+
+// A whole write that failed, "cannot write 'PATH': REASON": before its file was written (`refused`: a pipe at the
+// path, a folder that does not exist, one that takes no new file) or when the written file could not be put in place.
+class WholeWriteError : public std::runtime_error {
+ public:
+  WholeWriteError(const std::string& path, const std::string& reason, bool refused)
+      : std::runtime_error("cannot write '" + path + "': " + reason), refused_(refused) {}
+  bool refused() const { return refused_; }
+
+ private:
+  bool refused_;
+};
+
+// Writes the file `path` leads to whole, so that a kill or a failure leaves its old version or its new one, never
+// half of one: `write(temporary)` fills a file of its own beside it (reserve_temporary_beside), which is renamed over
+// it. A link at `path` stays and the file it names is written (through_links). The temporary is removed on any
+// failure; what `write` throws goes on as it is, and the rest throws WholeWriteError. POSIX calls, for the reason
+// through_links gives.
+template <typename Write>
+void write_whole(const std::string& path, Write&& write) {
+  if (const auto problem = replaced_non_file_problem(path)) throw WholeWriteError(path, *problem, true);
+  const std::filesystem::path target = through_links(path);
+  std::error_code reserved;
+  const std::filesystem::path temporary = reserve_temporary_beside(target, reserved);
+  if (reserved) throw WholeWriteError(path, reserved.message(), true);
+  try {
+    write(temporary);
+  } catch (...) {
+    ::unlink(temporary.c_str());
+    throw;
+  }
+  if (::rename(temporary.c_str(), target.c_str()) != 0) {
+    const int reason = errno;
+    ::unlink(temporary.c_str());
+    throw WholeWriteError(path, std::strerror(reason), false);
+  }
 }
 
 // The path names a directory or a device or pipe, or its directory is missing or is a file; nothing when it can be

@@ -17,32 +17,21 @@
 namespace lrkit {
 
 // Creates the parent directory if needed; a link at `path` stays, and the file it names is written (output_file.hpp's
-// through_links). Throws std::runtime_error naming the file and the reason.
+// write_whole). Throws std::runtime_error naming the file and the reason.
 inline void write_text_atomically(const std::filesystem::path& path, const std::string& text) {
-  if (const auto problem = replaced_non_file_problem(path.string()))
-    throw std::runtime_error("cannot write '" + path.string() + "': " + *problem);
-  std::error_code ec;
-  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
-  if (ec) throw std::runtime_error("cannot create directory '" + path.parent_path().string() + "': " + ec.message());
-  const std::filesystem::path target = through_links(path);  // through a link: the link stays
-  const std::filesystem::path temporary = reserve_temporary_beside(target, ec);
-  if (ec) throw std::runtime_error("cannot write '" + path.string() + "': " + ec.message());
-  {
+  if (path.has_parent_path()) {
+    std::error_code ec;
+    std::filesystem::create_directories(path.parent_path(), ec);
+    if (ec) throw std::runtime_error("cannot create directory '" + path.parent_path().string() + "': " + ec.message());
+  }
+  write_whole(path.string(), [&](const std::filesystem::path& temporary) {
     errno = 0;  // the reason below is this write's, not an earlier call's
     std::ofstream out(temporary, std::ios::trunc | std::ios::binary);
     out << text;
     out.flush();
-    if (!out) {
-      const std::string reason = errno != 0 ? std::strerror(errno) : "write failed";
-      std::filesystem::remove(temporary, ec);
-      throw std::runtime_error("cannot write '" + path.string() + "': " + reason);
-    }
-  }
-  std::filesystem::rename(temporary, target, ec);
-  if (ec) {
-    std::filesystem::remove(temporary, ec);
-    throw std::runtime_error("cannot write '" + path.string() + "': " + ec.message());
-  }
+    if (!out)
+      throw std::runtime_error("cannot write '" + path.string() + "': " + (errno != 0 ? std::strerror(errno) : "write failed"));
+  });
 }
 
 // The whole file; throws std::runtime_error naming it when it cannot be read.
