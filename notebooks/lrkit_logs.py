@@ -185,6 +185,13 @@ def smooth(x, width=SMOOTH):
     return (sums[1:] - sums[start]) / (np.arange(1, len(x) + 1) - start)
 
 
+def logs_cos_matrix(path):
+    """Whether the log holds pairwise cosine matrices (lrkit train's diagnostics.matrix_every)."""
+    with open_log(path) as log:
+        steps = read(log, "/diagnostics/cos_matrix_step")
+        return steps is not None and len(steps) > 0
+
+
 def cos_matrix_heatmap(path, index=-1):
     """The pairwise cosine matrix (from gradient sketches) logged at one step."""
     with open_log(path) as log:

@@ -29,4 +29,20 @@ for notebook in "$here"/*.ipynb; do
   [ "$figures" -gt 0 ] || { echo "notebook $(basename "$notebook") kept no figures" >&2; exit 1; }
   echo "  $figures figure(s) kept"
 done
+# The diagnostics notebook takes a per-rank log too: the run's per-rank scalars as JSON lines, as a DispersionHook
+# or another trainer's export writes them (no pairwise matrices, no skipped updates).
+"$python" - "$out/run/log.h5" "$out/ranks.jsonl" <<'EOF'
+import json, sys
+import h5py
+with h5py.File(sys.argv[1], "r") as f, open(sys.argv[2], "w") as out:
+    step, loss, norm = f["/train/step"][()], f["/ranks/loss"][()], f["/ranks/grad_norm"][()]
+    for t, s in enumerate(step):
+        for k in range(loss.shape[1]):
+            out.write(json.dumps({"step": int(s), "rank": k, "loss": float(loss[t, k]), "grad_norm": float(norm[t, k])}) + "\n")
+EOF
+echo "executing diagnostics.ipynb on a per-rank JSON-lines log"
+(cd "$here" && LRKIT_RUN="$out/ranks.jsonl" "$python" -m nbconvert --to notebook --execute --ExecutePreprocessor.timeout=300 \
+   --output per_rank_diagnostics --output-dir "$out/executed" diagnostics.ipynb >/dev/null 2>"$out/per_rank_diagnostics.log") ||
+  { cat "$out/per_rank_diagnostics.log" >&2; echo "notebook diagnostics.ipynb failed on a per-rank log" >&2; exit 1; }
+grep -q '"image/png"' "$out/executed/per_rank_diagnostics.ipynb" || { echo "diagnostics.ipynb kept no figure of a per-rank log" >&2; exit 1; }
 echo "all notebooks executed: $out/executed"

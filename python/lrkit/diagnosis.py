@@ -41,16 +41,21 @@ def diagnose(*logs, columns=None, window=None, jump_z=None, shift_z=None, spike_
     for path in paths:
         if not os.path.exists(path):
             raise FileNotFoundError(f"log '{path}' does not exist")
-    if isinstance(columns, dict):
-        columns = ",".join(f"{field}={name}" for field, name in columns.items())
     try:
-        report, text, read_warnings = _diagnose(paths, columns or "", window, jump_z, shift_z, spike_z, grad_spike_z,
-                                                outlier_z, skip)
+        report, text, read_warnings = _diagnose(paths, column_mapping(columns), window, jump_z, shift_z, spike_z,
+                                                grad_spike_z, outlier_z, skip)
     except ValueError as error:
         raise ValueError(_in_python_words(str(error), paths)) from None
     for warning in read_warnings:
         warnings.warn(warning, stacklevel=2)
     return Diagnosis(json.loads(report), text)
+
+
+def column_mapping(columns):
+    """`columns` as the reader takes it: {"loss": "train/loss"} or "loss=train/loss,step=global_step" (None: none)."""
+    if isinstance(columns, dict):
+        return ",".join(f"{field}={name}" for field, name in columns.items())
+    return columns or ""
 
 
 _OPTIONS = "columns|window|skip|jump-z|shift-z|spike-z|grad-spike-z|outlier-z"

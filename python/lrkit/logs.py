@@ -1,7 +1,9 @@
 """Run logs (``DIR/log.h5``) as NumPy arrays and pandas DataFrames.
 
 A log that is still being written, and one whose writer was killed, open too
-(read-only in SWMR mode; ``RunLog.open_for_writing`` says so).
+(read-only in SWMR mode; ``RunLog.open_for_writing`` says so). Per-rank CSV and
+JSON-lines logs (a DispersionHook's ``ranks.jsonl``, another trainer's export)
+read into the same layout, as `lrkit diagnose` reads them.
 """
 import os
 import warnings
@@ -154,12 +156,62 @@ def open_hdf5(path):
         raise OSError(str(e)) from None
 
 
-def read_log(path):
+def read_log(*paths, columns=None):
     """Reads a run log, or a run directory's (its log.h5, as `lrkit train --out DIR` writes it); raises
-    FileNotFoundError or ValueError naming the file."""
+    FileNotFoundError or ValueError naming the file.
+
+    A per-rank log, as `lrkit diagnose` reads it (a CSV or JSON-lines file with the fields step, rank, loss, grad_norm
+    and optionally cos_to_mean, or one such file per rank, ranks in the order given; `columns` maps other names as
+    lrkit.diagnose's does), reads into a run log's layout: /train/step, /ranks/{loss,grad_norm,cos_to_mean}
+    [step, rank], /train/loss (the mean over ranks, the loss of the global batch where ranks take equal batches)
+    and /diagnostics/{loss_std,loss_cv,loss_range,loss_outlier_rank,grad_norm_std,grad_norm_cv} as lrkit train logs
+    them. Its ``.sessions`` are empty (lrkit.diagnose's report lists the resumes a DispersionHook's JSON lines mark).
+    A step that lacks some rank's row is left out with a warning."""
+    if not paths:
+        raise TypeError("read_log() needs a log: a run log, a run directory, or per-rank CSV / JSON-lines files")
+    if len(paths) > 1 or _is_rank_log(os.fspath(paths[0])):
+        return _read_rank_logs([os.fspath(path) for path in paths], columns)
+    if columns is not None:
+        raise ValueError(f"read_log: columns name the fields of a CSV / JSON-lines log; '{os.fspath(paths[0])}' is "
+                         "read as an HDF5 run log")
+    return _read_run_log(os.fspath(paths[0]))
+
+
+_HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
+
+
+def _is_rank_log(path):
+    """A CSV / JSON-lines per-rank log by its name, as `lrkit diagnose` tells them (an HDF5 file so named is HDF5)."""
+    if not path.endswith((".csv", ".jsonl", ".json")) or not os.path.isfile(path):
+        return False
+    with open(path, "rb") as f:
+        return f.read(8) != _HDF5_SIGNATURE
+
+
+def _read_rank_logs(paths, columns):
+    from ._lrkit import _read_rank_logs as read
+    from .diagnosis import _in_python_words, column_mapping
+
+    for path in paths:
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"log '{path}' does not exist")
+    try:
+        read_back = read(paths, column_mapping(columns))
+    except ValueError as error:
+        raise ValueError(_in_python_words(str(error), paths)) from None
+    for warning in read_back["warnings"]:
+        warnings.warn(warning, stacklevel=3)
+    arrays = {"/train/step": read_back["step"], "/train/loss": read_back["loss"].mean(axis=1),
+              "/ranks/loss": read_back["loss"], "/ranks/grad_norm": read_back["grad_norm"]}
+    if read_back["cos_to_mean"] is not None:
+        arrays["/ranks/cos_to_mean"] = read_back["cos_to_mean"]
+    arrays.update({"/diagnostics/" + name: values for name, values in read_back["dispersion"].items()})
+    return RunLog(paths[0] if len(paths) == 1 else ", ".join(paths), arrays, {}, {})
+
+
+def _read_run_log(path):
     import h5py
 
-    path = os.fspath(path)
     if os.path.isdir(path) and os.path.exists(os.path.join(path, "log.h5")):
         path = os.path.join(path, "log.h5")
     if os.path.isdir(path):  # HDF5's own words for a folder span lines and name errno 21

@@ -171,3 +171,73 @@ def test_a_killed_writers_torn_flush_frames_the_rows_every_series_has(tmp_path):
     with pytest.raises(ValueError, match=r"different lengths \[2, 3\]"):
         log.frame("train")
     assert log.frame("diagnostics")["loss_std"].tolist() == [0.1, 0.2]  # its event stays in .arrays
+
+
+def _two_rank_run(lrkit_binary, tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("In the beginning was the word, and the word was with God. " * 400)
+    subprocess.run([lrkit_binary, "train", f"--data.path={corpus}", "--nproc=2", "--model.layers=1", "--model.width=16",
+                    "--model.heads=2", "--model.context=16", "--train.steps=10", "--train.batch=4", "--eval.every=0",
+                    "--eval.batches=1", "--train.threads=1", "--schedule.spec=cosine(peak=1e-2)",
+                    f"--out={tmp_path / 'run'}"], check=True, capture_output=True)
+    return lrkit.read_log(tmp_path / "run")
+
+
+def test_a_per_rank_log_reads_into_a_run_logs_layout_with_the_trainers_dispersion(lrkit_binary, tmp_path):
+    # The diagnostics notebook, given a DispersionHook's ranks.jsonl as it says it may be, failed: "not a readable
+    # HDF5 run log". The same per-rank scalars, exported as another trainer would, read back as the trainer logged them.
+    import json
+
+    import numpy as np
+
+    run = _two_rank_run(lrkit_binary, tmp_path).arrays
+    step, loss, norm, cos = (run[name] for name in ("/train/step", "/ranks/loss", "/ranks/grad_norm", "/ranks/cos_to_mean"))
+    exported = tmp_path / "ranks.jsonl"
+    exported.write_text("".join(json.dumps({"step": int(s), "rank": k, "loss": float(loss[t, k]),
+                                            "grad_norm": float(norm[t, k]), "cos_to_mean": float(cos[t, k])}) + "\n"
+                                for t, s in enumerate(step) for k in range(2)))
+    log = lrkit.read_log(exported)
+    assert log.path == str(exported) and log.sessions == [] and not log.open_for_writing
+    assert log.arrays["/train/step"].tolist() == step.tolist()
+    for name in ("/ranks/loss", "/ranks/grad_norm", "/ranks/cos_to_mean"):
+        assert np.array_equal(log.arrays[name], run[name]), name
+    for name in ("loss_std", "loss_cv", "loss_range", "grad_norm_std", "grad_norm_cv"):
+        np.testing.assert_allclose(log.arrays["/diagnostics/" + name], run["/diagnostics/" + name], rtol=1e-12,
+                                   err_msg=name)
+    assert log.arrays["/diagnostics/loss_outlier_rank"].tolist() == run["/diagnostics/loss_outlier_rank"].tolist()
+    np.testing.assert_allclose(log.arrays["/train/loss"], run["/train/loss"], rtol=1e-6)  # equal batches per rank
+    assert log.frame("ranks").columns.tolist() == [f"{n}_{k}" for n in ("loss", "grad_norm", "cos_to_mean") for k in (0, 1)]
+    # One CSV per rank with a trainer's own column names: the same arrays.
+    files = [tmp_path / f"rank{k}.csv" for k in (0, 1)]
+    for k, path in enumerate(files):
+        path.write_text("global_step,train/loss,gn\n" + "".join(f"{int(s)},{float(loss[t, k])!r},{float(norm[t, k])!r}\n"
+                                                               for t, s in enumerate(step)))
+    per_rank = lrkit.read_log(*files, columns={"step": "global_step", "loss": "train/loss", "grad_norm": "gn"})
+    assert np.array_equal(per_rank.arrays["/ranks/loss"], loss) and "/ranks/cos_to_mean" not in per_rank.arrays
+    assert per_rank.path == f"{files[0]}, {files[1]}"
+    assert np.array_equal(per_rank.arrays["/diagnostics/loss_std"], log.arrays["/diagnostics/loss_std"])
+
+
+def test_a_per_rank_logs_gaps_and_faults_are_named(lrkit_binary, tmp_path):
+    log = tmp_path / "ranks.csv"
+    log.write_text("step,rank,loss,grad_norm\n0,0,2.0,1.0\n0,1,2.1,1.1\n0,2,2.6,1.0\n1,0,2.1,1.0\n1,1,2.0,1.0\n"
+                   "2,0,1.0,0.9\n2,1,2.0,1.3\n2,2,2.1,1.3\n")
+    with pytest.warns(UserWarning, match=r"skipped 1 step\(s\) missing a rank's row: step 1 \(no row for rank 2\)"):
+        read = lrkit.read_log(log)
+    assert read.arrays["/train/step"].tolist() == [0, 2]
+    assert read.arrays["/diagnostics/loss_range"].tolist() == pytest.approx([0.6, 1.1])
+    assert read.arrays["/diagnostics/loss_outlier_rank"].tolist() == [2, 0]
+    log.write_text("step,rank,loss,grad_norm\n0,0,2.0,1.0\n0,1,2.2,-1\n")
+    with pytest.raises(ValueError, match=r"ranks\.csv \(CSV\) line 3 column grad_norm: '-1' is not a gradient norm"):
+        lrkit.read_log(log)
+    with pytest.raises(ValueError, match=r"^columns: unknown field 'lr' \(fields: step, rank, loss, grad_norm, "):
+        lrkit.read_log(log, columns="lr=learning_rate")
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        lrkit.read_log(log, tmp_path / "rank1.csv")
+    _two_rank_run(lrkit_binary, tmp_path)
+    with pytest.raises(ValueError, match=r"is an HDF5 run log: it holds every rank already; give it alone"):
+        lrkit.read_log(tmp_path / "run" / "log.h5", log)
+    with pytest.raises(ValueError, match=r"columns name the fields of a CSV / JSON-lines log; '.*run' is read as an HDF5"):
+        lrkit.read_log(tmp_path / "run", columns={"loss": "train/loss"})
+    with pytest.raises(TypeError, match="needs a log"):
+        lrkit.read_log()
