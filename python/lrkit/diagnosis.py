@@ -53,9 +53,15 @@ def diagnose(*logs, columns=None, window=None, jump_z=None, shift_z=None, spike_
 
 def column_mapping(columns):
     """`columns` as the reader takes it: {"loss": "train/loss"} or "loss=train/loss,step=global_step" (None: none)."""
-    if isinstance(columns, dict):
-        return ",".join(f"{field}={name}" for field, name in columns.items())
-    return columns or ""
+    if columns is None or isinstance(columns, str):
+        return columns or ""
+    if not isinstance(columns, dict):
+        raise TypeError("columns must be a dict of fields to the file's names, {'loss': 'train/loss'}, or a str "
+                        f"'loss=train/loss,step=global_step' (got an object of type {type(columns).__name__})")
+    for field, name in columns.items():
+        if not isinstance(field, str) or not isinstance(name, str):
+            raise TypeError(f"columns: a field and the file's name for it are str (got {field!r:.40}: {name!r:.40})")
+    return ",".join(f"{field}={name}" for field, name in columns.items())
 
 
 _OPTIONS = "columns|window|skip|jump-z|shift-z|spike-z|grad-spike-z|outlier-z"

@@ -69,6 +69,10 @@ def test_bad_input_is_named(tmp_path):
         lrkit.diagnose(log, jump_z=-1)
     with pytest.raises(ValueError, match="unknown field"):
         lrkit.diagnose(log, columns={"lost": "loss"})
+    with pytest.raises(TypeError, match=r"^columns must be a dict .* \(got an object of type list\)$"):
+        lrkit.diagnose(log, columns=["loss=train/loss"])
+    with pytest.raises(TypeError, match=r"^columns: a field and the file's name for it are str \(got 'loss': 3\)$"):
+        lrkit.diagnose(log, columns={"loss": 3})
     # The command's option names stood in these: "--columns: ...", "--skip 500 leaves", "map ... with --columns".
     with pytest.raises(ValueError, match=r"^columns: 'lossx' is not FIELD=NAME \(e\.g\. loss=train/loss\)$"):
         lrkit.diagnose(log, columns="lossx")
