@@ -289,6 +289,44 @@ TEST(RunDirectory, AnEarlierRunIsRefusedMovedAsideWithOverwriteAndAFinishedResum
   EXPECT_EQ(h5::read_series(dir + "/log.h5", "/train/step").size(), 12u);
 }
 
+// --overwrite moves the earlier run aside after the job's rendezvous, where a refusal reaches rank 0 alone: a parent
+// it cannot write is refused before anything starts, in words that say so. Root writes any directory, so as root the
+// run is made by user nobody (setpriv); another user meets a parent made read-only.
+TEST(RunDirectory, AnOverwriteUnderAParentItCannotWriteIsRefusedBeforeAnythingStarts) {
+  const bool root = ::geteuid() == 0;
+  const std::string as_user = root ? "setpriv --reuid=65534 --regid=65534 --clear-groups " : "";
+  const auto parent = fs::path(out_dir("unwritable_parent"));
+  const std::string dir = (parent / "run").string();
+  fs::create_directories(parent);
+  ASSERT_EQ(run_lrkit("train --config " + tiny_config() + " --out " + dir).code, 0);
+  if (root) {
+    const auto chmod_to = [](const fs::path& p, fs::perms perms) { fs::permissions(p, perms, fs::perm_options::add); };
+    for (const fs::path& reached : {scratch_dir(), parent})
+      chmod_to(reached, fs::perms::others_read | fs::perms::others_exec);
+    for (const fs::path& read : {fs::path(tiny_config()), scratch_dir() / "dp_corpus.txt"}) chmod_to(read, fs::perms::others_read);
+    ASSERT_EQ(run_command("chown -R 65534:65534 " + dir).code, 0);
+    const auto probe = run_command(as_user + LRKIT_BINARY + " schedule 'constant(1)' -n 1 && cat " + tiny_config());
+    if (probe.code != 0) GTEST_SKIP() << "user nobody cannot run lrkit here (setpriv missing, or the build unreadable): " << probe.out;
+  } else {
+    fs::permissions(parent, fs::perms::owner_read | fs::perms::owner_exec);
+  }
+  const auto refused = run_command(as_user + LRKIT_BINARY + " train --config " + tiny_config() + " --overwrite --out " + dir);
+  EXPECT_EQ(refused.code, 2) << refused.out;
+  EXPECT_EQ(refused.out, "lrkit train: --overwrite cannot move the earlier run in '" + dir + "' aside: its parent directory '" +
+                             parent.string() + "' is not writable (Permission denied)\n");
+  EXPECT_EQ(std::distance(fs::directory_iterator(parent), fs::directory_iterator()), 1) << "nothing moved aside";
+  EXPECT_EQ(h5::read_series(dir + "/log.h5", "/train/step").size(), 12u);
+  // The same run under a parent it can write moves the earlier run aside: the refusal above was the parent's.
+  if (root) {
+    ASSERT_EQ(run_command("chown 65534:65534 " + parent.string()).code, 0);
+  } else {
+    fs::permissions(parent, fs::perms::owner_all);
+  }
+  const auto moved = run_command(as_user + LRKIT_BINARY + " train --config " + tiny_config() + " --overwrite --out " + dir);
+  EXPECT_EQ(moved.code, 0) << moved.out;
+  EXPECT_NE(moved.out.find("moved the earlier run in " + dir + " to " + dir + ".old-"), std::string::npos) << moved.out;
+}
+
 // A second --overwrite within one second found DIR.old-<time> taken and failed ("Directory not empty"). Here the
 // names of the next 30 seconds are all taken (each a non-empty directory), so the run must pick DIR.old-<time>-2.
 TEST(RunDirectory, AnOverwriteWhoseAsideNameIsTakenPicksTheNextOne) {
