@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -300,15 +301,15 @@ TEST(RunDirectory, AnOverwriteUnderAParentItCannotWriteIsRefusedBeforeAnythingSt
   fs::create_directories(parent);
   ASSERT_EQ(run_lrkit("train --config " + tiny_config() + " --out " + dir).code, 0);
   if (root) {
-    const auto chmod_to = [](const fs::path& p, fs::perms perms) { fs::permissions(p, perms, fs::perm_options::add); };
-    for (const fs::path& reached : {scratch_dir(), parent})
-      chmod_to(reached, fs::perms::others_read | fs::perms::others_exec);
-    for (const fs::path& read : {fs::path(tiny_config()), scratch_dir() / "dp_corpus.txt"}) chmod_to(read, fs::perms::others_read);
+    // chmod(2), not std::filesystem's: LibTorch 2.x wheels export a copy of the latter (bench/GPU_NOTES.md).
+    for (const fs::path& reached : {scratch_dir(), parent}) ASSERT_EQ(::chmod(reached.c_str(), 0755), 0);
+    for (const fs::path& read : {fs::path(tiny_config()), scratch_dir() / "dp_corpus.txt"})
+      ASSERT_EQ(::chmod(read.c_str(), 0644), 0);
     ASSERT_EQ(run_command("chown -R 65534:65534 " + dir).code, 0);
     const auto probe = run_command(as_user + LRKIT_BINARY + " schedule 'constant(1)' -n 1 && cat " + tiny_config());
     if (probe.code != 0) GTEST_SKIP() << "user nobody cannot run lrkit here (setpriv missing, or the build unreadable): " << probe.out;
   } else {
-    fs::permissions(parent, fs::perms::owner_read | fs::perms::owner_exec);
+    ASSERT_EQ(::chmod(parent.c_str(), 0500), 0);
   }
   const auto refused = run_command(as_user + LRKIT_BINARY + " train --config " + tiny_config() + " --overwrite --out " + dir);
   EXPECT_EQ(refused.code, 2) << refused.out;
@@ -320,7 +321,7 @@ TEST(RunDirectory, AnOverwriteUnderAParentItCannotWriteIsRefusedBeforeAnythingSt
   if (root) {
     ASSERT_EQ(run_command("chown 65534:65534 " + parent.string()).code, 0);
   } else {
-    fs::permissions(parent, fs::perms::owner_all);
+    ASSERT_EQ(::chmod(parent.c_str(), 0700), 0);
   }
   const auto moved = run_command(as_user + LRKIT_BINARY + " train --config " + tiny_config() + " --overwrite --out " + dir);
   EXPECT_EQ(moved.code, 0) << moved.out;
