@@ -1,17 +1,11 @@
 // `lrkit diagnose FILE...`: the silent-inconsistency report for an lrkit run
 // log, a per-rank CSV / JSON-lines log from another trainer, or one such file
 // per rank (several paths or a quoted glob).
-#include <glob.h>
-
 #include <boost/program_options.hpp>
 
-#include <algorithm>
-#include <cctype>
-#include <filesystem>
 #include <iostream>
 
 #include "command.hpp"
-#include "lrkit/common/run_log_file.hpp"
 #include "lrkit/diagnostics/rank_log.hpp"
 #include "lrkit/diagnostics/report.hpp"
 #include "lrkit/train/whole_number_option.hpp"
@@ -19,42 +13,6 @@
 namespace po = boost::program_options;
 
 namespace lrkit::cli {
-
-namespace {
-
-bool has_glob_characters(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
-
-// The files a pattern names, in natural order (rank10 after rank9).
-std::vector<std::string> expand(const std::string& pattern) {
-  glob_t found{};
-  const int rc = ::glob(pattern.c_str(), 0, nullptr, &found);
-  std::vector<std::string> paths(found.gl_pathv, found.gl_pathv + found.gl_pathc);
-  ::globfree(&found);
-  if (rc != 0 || paths.empty()) throw UsageError("no file matches '" + pattern + "'");
-  const auto natural_less = [](const std::string& a, const std::string& b) {
-    size_t i = 0, j = 0;
-    while (i < a.size() && j < b.size()) {
-      if (std::isdigit(static_cast<unsigned char>(a[i])) && std::isdigit(static_cast<unsigned char>(b[j]))) {
-        size_t ie = i, je = j;
-        while (ie < a.size() && std::isdigit(static_cast<unsigned char>(a[ie]))) ++ie;
-        while (je < b.size() && std::isdigit(static_cast<unsigned char>(b[je]))) ++je;
-        const auto x = std::stoull(a.substr(i, std::min<size_t>(ie - i, 18))), y = std::stoull(b.substr(j, std::min<size_t>(je - j, 18)));
-        if (x != y) return x < y;
-        i = ie;
-        j = je;
-      } else {
-        if (a[i] != b[j]) return a[i] < b[j];
-        ++i;
-        ++j;
-      }
-    }
-    return a.size() - i < b.size() - j;
-  };
-  std::sort(paths.begin(), paths.end(), natural_less);
-  return paths;
-}
-
-}  // namespace
 
 int run_diagnose_command(const std::vector<std::string>& args) {
   diagnostics::ReportOptions options;
@@ -100,15 +58,7 @@ int run_diagnose_command(const std::vector<std::string>& args) {
   try {
     diagnostics::ReadOptions read;
     if (vm.count("columns")) read.columns = diagnostics::parse_column_mapping(columns);
-    std::vector<std::string> paths;
-    for (const auto& input : inputs) {
-      // A path that exists is itself, whatever characters it holds ("runs/a[1]" was read as a pattern).
-      std::error_code no_such_path;
-      const bool pattern = has_glob_characters(input) && !std::filesystem::exists(input, no_such_path);
-      const auto expanded = pattern ? expand(input) : std::vector<std::string>{run_log_argument(input)};
-      paths.insert(paths.end(), expanded.begin(), expanded.end());
-    }
-    const auto log = diagnostics::read_rank_logs(paths, read);
+    const auto log = diagnostics::read_rank_logs(diagnostics::rank_log_paths(inputs), read);
     for (const auto& warning : log.warnings) std::cerr << "lrkit diagnose: warning: " << warning << "\n";
     const auto report = diagnostics::analyze(log, options);
     std::cout << (vm.count("json") ? diagnostics::format_json(report) : diagnostics::format_text(report));

@@ -6,6 +6,7 @@ code), for a notebook or a pip-installed lrkit, which has no command line.
     >>> report["verdict"], [w["first_step"] for w in report["windows"]]
     >>> print(report)  # the text `lrkit diagnose out/run` prints
 """
+import glob
 import json
 import os
 import re
@@ -31,16 +32,15 @@ class Diagnosis(dict):
 def diagnose(*logs, columns=None, window=None, jump_z=None, shift_z=None, spike_z=None, grad_spike_z=None,
              outlier_z=None, skip=None):
     """The report on one log (a run log, a run directory, a per-rank CSV or JSON-lines file) or on one file per rank
-    (several paths, ranks in the order given). `columns` names the fields in the file ({"loss": "train/loss"} or
+    (several paths, ranks in the order given, or a glob such as "logs/rank*.csv", ranks in natural order: rank10
+    after rank9). `columns` names the fields in the file ({"loss": "train/loss"} or
     "loss=train/loss,step=global_step"); the thresholds are the command's options (None: its defaults). A step
-    missing some rank's row is skipped with a warning. Raises FileNotFoundError for a missing path and ValueError
-    naming the file, line or option for anything else wrong."""
+    missing some rank's row is skipped with a warning. Raises FileNotFoundError for a missing path or a glob that
+    matches nothing, and ValueError naming the file, line or option for anything else wrong."""
     if not logs:
         raise TypeError("diagnose() needs a log: a run log, a run directory, or per-rank CSV / JSON-lines files")
     paths = [os.fspath(log) for log in logs]
-    for path in paths:
-        if not os.path.exists(path):
-            raise FileNotFoundError(f"log '{path}' does not exist")
+    require_logs(paths)
     try:
         report, text, read_warnings = _diagnose(paths, column_mapping(columns), window, jump_z, shift_z, spike_z,
                                                 grad_spike_z, outlier_z, skip)
@@ -49,6 +49,21 @@ def diagnose(*logs, columns=None, window=None, jump_z=None, shift_z=None, spike_
     for warning in read_warnings:
         warnings.warn(warning, stacklevel=2)
     return Diagnosis(json.loads(report), text)
+
+
+def is_pattern(path):
+    """A glob the C++ reader expands (lrkit diagnose's rule): glob characters, and no file of that very name."""
+    return any(c in os.fsdecode(path) for c in "*?[") and not os.path.exists(path)
+
+
+def require_logs(paths):
+    """Raises FileNotFoundError for a path that does not exist or a glob that matches nothing."""
+    for path in paths:
+        if is_pattern(path):
+            if not glob.glob(path):
+                raise FileNotFoundError(f"no file matches '{os.fsdecode(path)}'")
+        elif not os.path.exists(path):
+            raise FileNotFoundError(f"log '{os.fsdecode(path)}' does not exist")
 
 
 def column_mapping(columns):

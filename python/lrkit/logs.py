@@ -161,15 +161,18 @@ def read_log(*paths, columns=None):
     FileNotFoundError or ValueError naming the file.
 
     A per-rank log, as `lrkit diagnose` reads it (a CSV or JSON-lines file with the fields step, rank, loss, grad_norm
-    and optionally cos_to_mean, or one such file per rank, ranks in the order given; `columns` maps other names as
-    lrkit.diagnose's does), reads into a run log's layout: /train/step, /ranks/{loss,grad_norm,cos_to_mean}
+    and optionally cos_to_mean, or one such file per rank: several paths, ranks in the order given, or a glob such as
+    "logs/rank*.csv", ranks in natural order; `columns` maps other names as lrkit.diagnose's does), reads into a run
+    log's layout: /train/step, /ranks/{loss,grad_norm,cos_to_mean}
     [step, rank], /train/loss (the mean over ranks, the loss of the global batch where ranks take equal batches)
     and /diagnostics/{loss_std,loss_cv,loss_range,loss_outlier_rank,grad_norm_std,grad_norm_cv} as lrkit train logs
     them. Its ``.sessions`` are empty (lrkit.diagnose's report lists the resumes a DispersionHook's JSON lines mark).
     A step that lacks some rank's row is left out with a warning."""
     if not paths:
         raise TypeError("read_log() needs a log: a run log, a run directory, or per-rank CSV / JSON-lines files")
-    if len(paths) > 1 or _is_rank_log(os.fspath(paths[0])):
+    from .diagnosis import is_pattern
+
+    if len(paths) > 1 or is_pattern(os.fspath(paths[0])) or _is_rank_log(os.fspath(paths[0])):
         return _read_rank_logs([os.fspath(path) for path in paths], columns)
     if columns is not None:
         raise ValueError(f"read_log: columns name the fields of a CSV / JSON-lines log; '{os.fspath(paths[0])}' is "
@@ -190,11 +193,9 @@ def _is_rank_log(path):
 
 def _read_rank_logs(paths, columns):
     from ._lrkit import _read_rank_logs as read
-    from .diagnosis import _in_python_words, column_mapping
+    from .diagnosis import _in_python_words, column_mapping, require_logs
 
-    for path in paths:
-        if not os.path.exists(path):
-            raise FileNotFoundError(f"log '{path}' does not exist")
+    require_logs(paths)
     try:
         read_back = read(paths, column_mapping(columns))
     except ValueError as error:

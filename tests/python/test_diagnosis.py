@@ -54,6 +54,9 @@ def test_columns_one_file_per_rank_and_a_missing_row(tmp_path):
     per_rank = [write_jsonl(tmp_path / f"rank{r}.jsonl", [(s, l, g) for s, rank, l, g in rows if rank == r],
                             ("step", "loss", "grad_norm")) for r in range(2)]
     assert lrkit.diagnose(*per_rank)["windows"] == plain["windows"]
+    assert lrkit.diagnose(tmp_path / "rank*.jsonl")["windows"] == plain["windows"]  # a glob, as the command takes one
+    with pytest.raises(FileNotFoundError, match=r"^no file matches '.*worker\*\.jsonl'$"):
+        lrkit.diagnose(tmp_path / "worker*.jsonl")
     gapped = write_jsonl(tmp_path / "gapped.jsonl", [row for row in rows if row[:2] != (7, 1)])
     with pytest.warns(UserWarning, match="step 7"):
         assert lrkit.diagnose(gapped, skip=0)["steps"] == 399

@@ -216,6 +216,12 @@ def test_a_per_rank_log_reads_into_a_run_logs_layout_with_the_trainers_dispersio
     assert np.array_equal(per_rank.arrays["/ranks/loss"], loss) and "/ranks/cos_to_mean" not in per_rank.arrays
     assert per_rank.path == f"{files[0]}, {files[1]}"
     assert np.array_equal(per_rank.arrays["/diagnostics/loss_std"], log.arrays["/diagnostics/loss_std"])
+    # Eleven ranks by a glob: rank10's rows are the last rank's (plain sorting read them as rank 2's).
+    for k in range(11):
+        (tmp_path / f"rank{k}.csv").write_text(f"step,loss,grad_norm\n0,{k},1\n")
+    assert lrkit.read_log(tmp_path / "rank*.csv").arrays["/ranks/loss"][0].tolist() == list(range(11))
+    with pytest.raises(FileNotFoundError, match=r"^no file matches '.*worker\*\.csv'$"):
+        lrkit.read_log(tmp_path / "worker*.csv")
 
 
 def test_a_per_rank_logs_gaps_and_faults_are_named(lrkit_binary, tmp_path):

@@ -72,4 +72,9 @@ RankLog read_rank_log(const std::string& path, const ReadOptions& options = Read
 // column needed); steps are joined across the files as in one file.
 RankLog read_rank_logs(const std::vector<std::string>& paths, const ReadOptions& options = ReadOptions());
 
+// The logs that `inputs` name: a path that exists is itself (a run directory: its log.h5), any other that holds glob
+// characters (*?[) the files it matches, in natural order (rank10 after rank9). Throws RankLogError naming a pattern
+// that matches nothing.
+std::vector<std::string> rank_log_paths(const std::vector<std::string>& inputs);
+
 }  // namespace lrkit::diagnostics
