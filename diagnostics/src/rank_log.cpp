@@ -371,7 +371,10 @@ std::string quote_non_finite_words(const std::string& line) {
     }
     if (c == '"') in_string = true;
     bool quoted = false;
+    // Each word is tried only where it can start: comparing all three at every character was a fifth of the time
+    // `lrkit diagnose` took on a large JSON-lines log.
     for (const char* word : {"NaN", "Infinity", "-Infinity"}) {
+      if (c != word[0]) continue;
       const size_t n = std::char_traits<char>::length(word);
       if (line.compare(i, n, word) != 0) continue;  // also when fewer than n characters are left
       if (i + n == line.size() || std::string(",}] \t\r").find(line[i + n]) != std::string::npos) {
