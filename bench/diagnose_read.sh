@@ -7,6 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lrkit_binary.sh
+source bench/medians.sh
 steps=${1:-100000}
 ranks=${2:-8}
 rounds=${3:-3}
@@ -43,16 +44,14 @@ for ((round = 1; round <= rounds; round++)); do
     done
   done
 done
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
-median() { tr ' ' '\n' <<<"$1" | sed '/^$/d' | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 echo "$((steps * ranks)) rows ($ranks ranks x $steps steps), medians of $rounds rounds:"
 for b in "${!builds[@]}"; do
-  j=$(median "${times[$b,jsonl]}")
-  c=$(median "${times[$b,csv]}")
+  j=$(median ${times[$b,jsonl]})
+  c=$(median ${times[$b,csv]})
   echo "build $b (${builds[$b]}): JSON lines $j s, CSV $c s, JSON lines / CSV $(ratio "$j" "$c")"
 done
 if [ "${#builds[@]}" -eq 2 ]; then
   for format in jsonl csv; do
-    echo "$format: this build / baseline $(ratio "$(median "${times[0,$format]}")" "$(median "${times[1,$format]}")")"
+    echo "$format: this build / baseline $(ratio "$(median ${times[0,$format]})" "$(median ${times[1,$format]})")"
   done
 fi
