@@ -19,15 +19,18 @@ export LRKIT="$lrkit" LRKIT_SCHEDULES="$out/schedules" LRKIT_RUN="$out/run/log.h
 # No MPLBACKEND: the kernel's inline backend is headless already and keeps each figure in the
 # executed notebook (a forced Agg backend drew them nowhere).
 unset MPLBACKEND
-for notebook in "$here"/*.ipynb; do
-  echo "executing $(basename "$notebook")"
+# execute NOTEBOOK NAME: runs it into $out/executed/NAME.ipynb; fails on a failed cell or a notebook that kept no figure.
+execute() {
+  echo "executing $(basename "$1") as $2"
   (cd "$here" && "$python" -m nbconvert --to notebook --execute --ExecutePreprocessor.timeout=300 \
-     --output-dir "$out/executed" "$notebook" >/dev/null 2>"$out/$(basename "$notebook").log") ||
-    { cat "$out/$(basename "$notebook").log" >&2; echo "notebook $(basename "$notebook") failed" >&2; exit 1; }
-  executed="$out/executed/$(basename "$notebook")"
-  figures=$(grep -c '"image/png"' "$executed" || true)
-  [ "$figures" -gt 0 ] || { echo "notebook $(basename "$notebook") kept no figures" >&2; exit 1; }
+     --output "$2" --output-dir "$out/executed" "$1" >/dev/null 2>"$out/$2.log") ||
+    { cat "$out/$2.log" >&2; echo "notebook $2 failed" >&2; exit 1; }
+  figures=$(grep -c '"image/png"' "$out/executed/$2.ipynb" || true)
+  [ "$figures" -gt 0 ] || { echo "notebook $2 kept no figures" >&2; exit 1; }
   echo "  $figures figure(s) kept"
+}
+for notebook in "$here"/*.ipynb; do
+  execute "$notebook" "$(basename "$notebook" .ipynb)"
 done
 # The diagnostics notebook takes a per-rank log too: the run's per-rank scalars as JSON lines, as a DispersionHook
 # or another trainer's export writes them (no pairwise matrices, no skipped updates).
@@ -40,9 +43,5 @@ with h5py.File(sys.argv[1], "r") as f, open(sys.argv[2], "w") as out:
         for k in range(loss.shape[1]):
             out.write(json.dumps({"step": int(s), "rank": k, "loss": float(loss[t, k]), "grad_norm": float(norm[t, k])}) + "\n")
 EOF
-echo "executing diagnostics.ipynb on a per-rank JSON-lines log"
-(cd "$here" && LRKIT_RUN="$out/ranks.jsonl" "$python" -m nbconvert --to notebook --execute --ExecutePreprocessor.timeout=300 \
-   --output per_rank_diagnostics --output-dir "$out/executed" diagnostics.ipynb >/dev/null 2>"$out/per_rank_diagnostics.log") ||
-  { cat "$out/per_rank_diagnostics.log" >&2; echo "notebook diagnostics.ipynb failed on a per-rank log" >&2; exit 1; }
-grep -q '"image/png"' "$out/executed/per_rank_diagnostics.ipynb" || { echo "diagnostics.ipynb kept no figure of a per-rank log" >&2; exit 1; }
+LRKIT_RUN="$out/ranks.jsonl" execute "$here/diagnostics.ipynb" per_rank_diagnostics
 echo "all notebooks executed: $out/executed"
