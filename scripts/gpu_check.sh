@@ -7,7 +7,7 @@
 # usage: scripts/gpu_check.sh [build] [test] [bench] [profile] [torch]   (no stage: build test)
 #   build    configure build/ with -DLRKIT_WITH_CUDA=ON (plus $LRKIT_CMAKE_ARGS; the Python package
 #            for the Python with torch, with its pybind11) and build everything
-#   test     the gpu-labelled tests (the CUDA twins), the Python package's CUDA and NCCL twins, then every other test
+#   test     the gpu-labelled tests (the CUDA twins), the Python package's tests (pytest-xdist), then every other test
 #   bench    bench/gpu_vs_pytorch.sh $STEPS $ROUNDS (default 60 3) at the GPT-2-small shape, PROFILE=0
 #   profile  the same script's traced steps and their breakdown only (PROFILE=only: no timed rounds again)
 #   torch    lrkit.torch on cuda: bench/grad_norm_recorder_overhead.sh, and bench/ddp_overhead.sh's HDET and
@@ -52,7 +52,9 @@ stage_build() {
 }
 
 ctest_counts() {  # ctest output file -> "N passed, N failed, N skipped of N"
-  awk '/tests passed, .* failed out of/ {total = $NF; failed = $(NF - 5)}
+  # "99% tests passed, 2 tests failed out of 509"; CMake 4's ctest says "100% tests passed out of 25"
+  awk '/tests passed.* out of [0-9]+$/ {total = $NF; failed = 0
+                                        if (match($0, /[0-9]+ tests failed/)) failed = substr($0, RSTART, RLENGTH) + 0}
        /\*\*\*Skipped/ {skipped++}
        END {printf "%d passed, %d failed, %d skipped of %d", total - failed - skipped, failed, skipped, total}' "$1"
 }
@@ -75,14 +77,15 @@ note_python_package() {
   note "python_package's pytest: $(grep -h -E '^[0-9]+ (passed|failed)' build/Testing/Temporary/LastTest.log 2>/dev/null | tail -1)"
 }
 
-# The Python package's tests on the GPU (pytest -k "cuda or nccl", 14 of them), before the rest of the suite: the
-# whole package's tests take the longest of all there, and a lease's call may end before them.
-python_twins() {
+# The Python package's tests, its CUDA and NCCL twins among them, with pytest-xdist where the Python has it: one
+# after another (ctest's python_package) they outlasted a lease's call there. A crashed test is named, and the
+# others still run.
+python_package() {
   local python parallel=()
-  python=$(python_with torch) || { echo "no python3 with torch" > "$logs/pytest_twins.txt"; return 1; }
-  "$python" -c "import xdist" 2>/dev/null && parallel=(-n 8)
-  PYTHONPATH=build/python LRKIT=$PWD/build/bin/lrkit bash tests/python/run_pytest.sh "$python" -k "cuda or nccl" \
-    "${parallel[@]}" > "$logs/pytest_twins.txt" 2>&1
+  python=$(python_with torch) || { echo "no python3 with torch" > "$logs/pytest.txt"; return 1; }
+  "$python" -c "import xdist" 2>/dev/null && parallel=(-n "$(nproc)")
+  PYTHONPATH=build/python LRKIT=$PWD/build/bin/lrkit bash tests/python/run_pytest.sh "$python" -rA \
+    "${parallel[@]}" > "$logs/pytest.txt" 2>&1
 }
 
 stage_test() {
@@ -113,12 +116,14 @@ stage_test() {
   fi
   note "gpu-labelled tests: $(ctest_counts "$logs/ctest_gpu.txt") ($((SECONDS - start)) s)"
   start=$SECONDS
-  python_twins || status=1
-  note "the Python package's CUDA and NCCL twins: $(tail -1 "$logs/pytest_twins.txt") ($((SECONDS - start)) s)"
+  python_package || status=1
+  note "the Python package: $(tail -1 "$logs/pytest.txt") ($((SECONDS - start)) s); its CUDA and NCCL twins:" \
+    "$(grep -c -E '^PASSED .*(cuda|nccl)' "$logs/pytest.txt") passed," \
+    "$(grep -c -E '^(FAILED|ERROR) .*(cuda|nccl)' "$logs/pytest.txt") failed"
   start=$SECONDS
-  (cd build && ctest -LE gpu -E cli_fuzz -j "$(nproc)" --timeout 600 --output-on-failure) > "$logs/ctest_rest.txt" 2>&1 || status=1
-  note "other tests (no fuzz): $(ctest_counts "$logs/ctest_rest.txt") ($((SECONDS - start)) s)"
-  note_python_package
+  (cd build && ctest -LE gpu -E '^(cli_fuzz|python_package)$' -j "$(nproc)" --timeout 600 --output-on-failure) \
+    > "$logs/ctest_rest.txt" 2>&1 || status=1
+  note "other tests (no fuzz; the Python package above): $(ctest_counts "$logs/ctest_rest.txt") ($((SECONDS - start)) s)"
   grep -h -E '\(Failed\)|\(Timeout\)|\(SEGFAULT\)|Not Run' "$logs/ctest_gpu.txt" "$logs/ctest_rest.txt" | head -20 || true
   return $status
 }

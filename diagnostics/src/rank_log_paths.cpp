@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <cctype>
-#include <filesystem>
 
+#include "lrkit/common/file_status.hpp"
 #include "lrkit/common/run_log_file.hpp"
 #include "lrkit/diagnostics/rank_log.hpp"
 
@@ -53,8 +53,7 @@ std::vector<std::string> rank_log_paths(const std::vector<std::string>& inputs) 
   std::vector<std::string> paths;
   for (const auto& input : inputs) {
     // A path that exists is itself, whatever characters it holds ("runs/a[1]" was read as a pattern).
-    std::error_code no_such_path;
-    const bool pattern = has_glob_characters(input) && !std::filesystem::exists(input, no_such_path);
+    const bool pattern = has_glob_characters(input) && !path_exists(input);
     const auto named = pattern ? matches(input) : std::vector<std::string>{run_log_argument(input)};
     paths.insert(paths.end(), named.begin(), named.end());
   }

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <iterator>
 #include <fstream>
 #include <vector>
 
+#include "lrkit/common/file_status.hpp"
 #include "lrkit/common/output_file.hpp"
 
 namespace lrkit::h5 {
@@ -104,18 +106,17 @@ uint64_t bytes_short_of_allocated_end(const std::string& path) {
   if (!std::equal(std::begin(kSignature), std::end(kSignature), reinterpret_cast<const char*>(head))) return 0;
   if ((head[8] != 2 && head[8] != 3) || head[9] != 8) return 0;
   const uint64_t allocated_end = little_endian(head + 12) + little_endian(head + kEndOfFileAddressAt);
-  std::error_code error;
-  const auto size = std::filesystem::file_size(path, error);
-  if (error || allocated_end <= size) return 0;
-  return allocated_end - size;
+  const auto size = file_size_of(path);
+  if (!size || allocated_end <= *size) return 0;
+  return allocated_end - *size;
 }
 
 void extend_to_allocated_end(const std::string& path) {
   const uint64_t missing = bytes_short_of_allocated_end(path);
   if (missing == 0) return;
-  std::error_code error;
-  std::filesystem::resize_file(path, std::filesystem::file_size(path) + missing, error);
-  if (error) throw Error("cannot extend '" + path + "' to its allocated end: " + error.message());
+  const auto size = file_size_of(path);
+  if (!size || ::truncate(path.c_str(), static_cast<off_t>(*size + missing)) != 0)
+    throw Error("cannot extend '" + path + "' to its allocated end: " + std::strerror(errno));
 }
 
 bool has_dataset(const std::string& path, const std::string& dataset) {

@@ -135,8 +135,7 @@ Series read_text(const std::string& path, const std::string& values_dataset, con
 
 Series read_series_file(const std::string& name, const std::string& values_name, const std::string& steps_name) {
   const std::string path = run_log_argument(name);
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
+  if (is_directory_path(path))
     throw SeriesFileError("'" + path + "' is a directory without a run log (log.h5): name a run directory, a log or a table");
   if (const auto problem = input_file_problem(path)) throw SeriesFileError(*problem);
   const bool hdf5 = h5::is_hdf5_file(path);

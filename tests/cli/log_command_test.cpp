@@ -127,8 +127,8 @@ TEST(LogCommand, ALogThatCrashesTheHdf5LibraryIsReportedNotACrash) {
     EXPECT_EQ(lrkit::testing::count_lines(r.out), 1) << action << "\n" << r.out;
     if (r.out.find("crashed the HDF5 library") != std::string::npos) {
       EXPECT_EQ(r.code, 1) << action << "\n" << r.out;
-    } else {
-      EXPECT_EQ(r.code, 2) << action << "\n" << r.out;
+    } else {  // check counts a log it cannot read as one more problem (exit 1); repair cannot act on it (exit 2)
+      EXPECT_EQ(r.code, std::string(action) == "check" ? 1 : 2) << action << "\n" << r.out;
       EXPECT_NE(r.out.find("cannot list the datasets of '" + log.string() + "' (damaged file?)"), std::string::npos)
           << action << ": neither the crash's report nor HDF5's error\n" << r.out;
       std::cout << "HDF5 returned an error on this machine, no crash: the crash's report went untested\n";

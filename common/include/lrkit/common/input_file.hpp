@@ -5,13 +5,14 @@
 
 #include <sys/stat.h>
 
-#include <filesystem>
 #include <fstream>
 #include <istream>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+
+#include "lrkit/common/file_status.hpp"
 
 namespace lrkit {
 
@@ -21,10 +22,9 @@ inline std::optional<std::string> input_file_problem(const std::string& path) {
   if (::stat(path.c_str(), &info) != 0) {
     std::string problem = "'" + path + "' does not exist or cannot be reached";
     // A config file's relative path is read from where lrkit runs, not from the file's folder.
-    std::error_code no_directory;
-    const auto here = std::filesystem::current_path(no_directory);
-    if (!path.empty() && path.front() != '/' && !no_directory)
-      problem += " (relative to the working directory '" + here.string() + "')";
+    const auto here = working_directory();
+    if (!path.empty() && path.front() != '/' && here)
+      problem += " (relative to the working directory '" + *here + "')";
     return problem;
   }
   if (S_ISDIR(info.st_mode)) return "'" + path + "' is a directory, not a file";

@@ -20,17 +20,17 @@
 #include <string>
 #include <system_error>
 
+#include "lrkit/common/file_status.hpp"
+
 namespace lrkit {
 
 // lrkit writes an output whole beside its path and renames it over the path (a kill leaves the old file or the new
 // one): a device, pipe or socket there (/dev/null, as root, or a link to it) would be replaced by a regular file.
 // A loop of links is refused too: nothing can be written through it.
 inline std::optional<std::string> replaced_non_file_problem(const std::string& path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::file_status status = fs::status(path, ec);  // through links: a link to /dev/null is refused too
-  if (ec == std::errc::too_many_symbolic_link_levels) return "it is a link in a loop of links";
-  if (ec || !fs::exists(status) || fs::is_regular_file(status) || fs::is_directory(status)) return std::nullopt;
+  const PathKind kind = path_kind(path);  // through links: a link to /dev/null is refused too
+  if (kind == PathKind::kLinkLoop) return "it is a link in a loop of links";
+  if (kind != PathKind::kOther) return std::nullopt;
   return "it is not a regular file (a device or pipe), and writing the file whole and renaming it into place would "
          "replace it: name a file";
 }
@@ -41,8 +41,7 @@ inline std::optional<std::string> replaced_non_file_problem(const std::string& p
 // it was, where a shell's `>` writes through the link (a log kept on another disk by a link). Call after
 // replaced_non_file_problem, which refuses a loop of links.
 inline std::filesystem::path through_links(const std::filesystem::path& path) {
-  // POSIX calls, not std::filesystem's: the LibTorch 2.x wheels export a copy of libstdc++'s filesystem that a
-  // binary linked to them calls instead (pytorch/pytorch#133437), and some of it crashes (bench/GPU_NOTES.md).
+  // lstat, readlink and realpath, not std::filesystem's calls (file_status.hpp says why).
   std::filesystem::path at = path;
   char target[PATH_MAX + 1];
   for (int hops = 0; hops < 40; ++hops) {  // the kernel's own limit on links followed
@@ -144,14 +143,11 @@ void write_whole(const std::string& path, Write&& write) {
 // The path names a directory or a device or pipe, or its directory is missing or is a file; nothing when it can be
 // tried (permissions and full disks show when the write fails).
 inline std::optional<std::string> output_file_problem(const std::string& path) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::path parent = fs::path(path).parent_path();
-  if (fs::is_directory(path, ec)) return "it is a directory";
+  const std::string parent = std::filesystem::path(path).parent_path().string();
+  if (is_directory_path(path)) return "it is a directory";
   if (auto problem = replaced_non_file_problem(path)) return problem;
-  if (!parent.empty() && !fs::is_directory(parent, ec))
-    return fs::exists(parent, ec) ? "'" + parent.string() + "' is not a directory"
-                                  : "directory '" + parent.string() + "' does not exist";
+  if (!parent.empty() && !is_directory_path(parent))
+    return path_exists(parent) ? "'" + parent + "' is not a directory" : "directory '" + parent + "' does not exist";
   return std::nullopt;
 }
 

@@ -5,7 +5,8 @@
 
 #include <filesystem>
 #include <string>
-#include <system_error>
+
+#include "lrkit/common/file_status.hpp"
 
 namespace lrkit {
 
@@ -15,10 +16,9 @@ inline std::string run_log_path(const std::string& run_dir) { return (std::files
 // A run directory holding a log stands for its log; any other path is returned as given, for the reader's own
 // checks (a missing file, or a directory without a log, is the reader's to name).
 inline std::string run_log_argument(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
+  if (is_directory_path(path)) {
     auto log = run_log_path(path);
-    if (std::filesystem::exists(log, ec)) return log;
+    if (path_exists(log)) return log;
   }
   return path;
 }

@@ -20,9 +20,8 @@ namespace lrkit {
 // write_whole). Throws std::runtime_error naming the file and the reason.
 inline void write_text_atomically(const std::filesystem::path& path, const std::string& text) {
   if (path.has_parent_path()) {
-    std::error_code ec;
-    std::filesystem::create_directories(path.parent_path(), ec);
-    if (ec) throw std::runtime_error("cannot create directory '" + path.parent_path().string() + "': " + ec.message());
+    if (const auto problem = make_directories(path.parent_path().string()))
+      throw std::runtime_error("cannot create directory '" + path.parent_path().string() + "': " + *problem);
   }
   write_whole(path.string(), [&](const std::filesystem::path& temporary) {
     errno = 0;  // the reason below is this write's, not an earlier call's
