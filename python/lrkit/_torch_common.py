@@ -10,6 +10,7 @@ import numbers
 import operator
 import os
 import secrets
+import sys
 import warnings
 from collections.abc import Mapping
 
@@ -116,6 +117,19 @@ def loop_schedule(spec, total_steps):
     return schedule
 
 
+_LIBRARY_FOLDERS = tuple(os.path.dirname(module.__file__) + os.sep for module in (torch, sys.modules[__package__]))
+
+
+def stacklevel_of_caller():
+    """warnings.warn's stacklevel, for the function that calls this, of the first frame outside torch and lrkit: the
+    line of the user's loop, however many frames torch puts between it and a scheduler (2.11's step() has one more
+    than 1.13's)."""
+    level, frame = 1, sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_LIBRARY_FOLDERS):
+        level, frame = level + 1, frame.f_back
+    return level
+
+
 def warn_past_end(scheduler, step):
     """Warns once per scheduler when the next update, `step`, lies past the end of its schedule: a loop longer than
     total_steps otherwise trains on at the end value (often 0) without a word (PyTorch's OneCycleLR raises there)."""
@@ -125,7 +139,7 @@ def warn_past_end(scheduler, step):
     scheduler._warned_past_end = True
     warnings.warn(f"{type(scheduler).__name__}: the loop has taken more than the {total} updates of its schedule "
                   f"'{scheduler.schedule.spec}'; the rate stays at its end value {scheduler.schedule(total)!r} "
-                  "(give the loop's number of updates as total_steps)", stacklevel=4)
+                  "(give the loop's number of updates as total_steps)", stacklevel=stacklevel_of_caller())
 
 
 def group_ratios(optimizer):

@@ -213,6 +213,8 @@ def _read_rank_logs(paths, columns):
 def _read_run_log(path):
     import h5py
 
+    from ._lrkit import _bytes_short_of_allocated_end
+
     if os.path.isdir(path) and os.path.exists(os.path.join(path, "log.h5")):
         path = os.path.join(path, "log.h5")
     if os.path.isdir(path):  # HDF5's own words for a folder span lines and name errno 21
@@ -221,11 +223,17 @@ def _read_run_log(path):
         raise FileNotFoundError(f"run log '{path}' does not exist")
     if not os.path.isfile(path):  # HDF5 would wait on a pipe for a writer
         raise ValueError(f"'{path}' is not a regular file (a device or pipe may never end)")
+    repair = f"; if a full disk cut it short, `lrkit log repair {path}` extends it"
+    # A write a full disk refused leaves the file short of the end HDF5 had allocated. HDF5 1.10 refuses it as
+    # truncated; 1.14's SWMR reader opens it and reads what is there, so the check is made here for both.
+    missing = _bytes_short_of_allocated_end(path)
+    if missing:
+        raise ValueError(f"'{path}' is not a readable HDF5 run log (truncated file: it ends {missing} bytes before the "
+                         f"end HDF5 had allocated){repair}")
     try:
         handle, open_for_writing = open_hdf5(path)
     except OSError as e:
-        # A write a full disk refused leaves the file short of the end HDF5 had allocated.
-        fix = f"; if a full disk cut it short, `lrkit log repair {path}` extends it" if "truncated file" in str(e) else ""
+        fix = repair if "truncated file" in str(e) else ""
         raise ValueError(f"'{path}' is not a readable HDF5 run log ({e}){fix}") from None
     arrays, group_attrs = {}, {}
     with handle as f:

@@ -12,6 +12,7 @@ void bind_controllers(pybind11::module_& m);
 void bind_reweighting(pybind11::module_& m);
 void bind_spikes(pybind11::module_& m);
 void bind_diagnose(pybind11::module_& m);
+void bind_run_logs(pybind11::module_& m);
 
 // Text that may hold file names, between Python and C++ (file_system_text.cpp). A file name whose bytes are not UTF-8
 // (Latin-1, say) is a str with surrogates in Python (os.fsdecode, os.listdir, sys.argv), which pybind11's own
