@@ -172,12 +172,15 @@ def read_log(*paths, columns=None):
         raise TypeError("read_log() needs a log: a run log, a run directory, or per-rank CSV / JSON-lines files")
     from .diagnosis import is_pattern
 
-    if len(paths) > 1 or is_pattern(os.fspath(paths[0])) or _is_rank_log(os.fspath(paths[0])):
-        return _read_rank_logs([os.fspath(path) for path in paths], columns)
+    # A bytes path reads as the str os.fsdecode gives (a name that is not UTF-8 keeps its bytes as surrogates), so
+    # that the checks below and the messages see one kind of name.
+    names = [os.fsdecode(os.fspath(path)) for path in paths]
+    if len(names) > 1 or is_pattern(names[0]) or _is_rank_log(names[0]):
+        return _read_rank_logs(names, columns)
     if columns is not None:
-        raise ValueError(f"read_log: columns name the fields of a CSV / JSON-lines log; '{os.fspath(paths[0])}' is "
-                         "read as an HDF5 run log")
-    return _read_run_log(os.fspath(paths[0]))
+        raise ValueError(f"read_log: columns name the fields of a CSV / JSON-lines log; '{names[0]}' is read as an "
+                         "HDF5 run log")
+    return _read_run_log(names[0])
 
 
 _HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"

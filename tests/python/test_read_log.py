@@ -113,6 +113,10 @@ def test_a_run_on_a_file_whose_name_is_not_utf8_reads_back_its_name_as_python_gi
                     "--eval.batches=1", "--train.threads=1", f"--out={tmp_path / 'run'}"], check=True, capture_output=True)
     log = lrkit.read_log(tmp_path / "run")
     assert log.config["data.path"] == str(corpus)
+    as_bytes = lrkit.read_log(os.fsencode(tmp_path / "run"))  # a bytes path, as os.listdir(bytes) gives names
+    assert as_bytes.path == log.path and as_bytes.config == log.config
+    with pytest.raises(FileNotFoundError, match=r"^run log '.*caf\udce9\.h5' does not exist$"):
+        lrkit.read_log(os.fsencode(tmp_path) + b"/caf\xe9.h5")
     assert str(corpus) in log.sessions[0]["command_line"]
     with open(log.config["data.path"], "rb") as f:
         assert f.read(16) == b"In the beginning"
