@@ -11,10 +11,7 @@ namespace lrkit::python {
 void bind_run_logs(py::module_& m) {
   m.def(
       "_bytes_short_of_allocated_end",
-      [](const py::object& path) {  // os.fspath's: str, or bytes as given
-        return h5::bytes_short_of_allocated_end(py::isinstance<py::bytes>(path) ? path.cast<std::string>()
-                                                                                : text_from_python(path));
-      },
+      [](const py::str& path) { return h5::bytes_short_of_allocated_end(text_from_python(path)); },
       py::arg("path"),
       "how many bytes a run log ends before the end its superblock records as allocated (0: none)");
 }
