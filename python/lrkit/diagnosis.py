@@ -39,7 +39,7 @@ def diagnose(*logs, columns=None, window=None, jump_z=None, shift_z=None, spike_
     matches nothing, and ValueError naming the file, line or option for anything else wrong."""
     if not logs:
         raise TypeError("diagnose() needs a log: a run log, a run directory, or per-rank CSV / JSON-lines files")
-    paths = [os.fspath(log) for log in logs]
+    paths = file_names(logs)
     require_logs(paths)
     try:
         report, text, read_warnings = _diagnose(paths, column_mapping(columns), window, jump_z, shift_z, spike_z,
@@ -51,9 +51,15 @@ def diagnose(*logs, columns=None, window=None, jump_z=None, shift_z=None, spike_
     return Diagnosis(json.loads(report), text)
 
 
+def file_names(paths):
+    """The paths as str, bytes ones as os.fsdecode gives them (a name that is not UTF-8 keeps its bytes as surrogates,
+    which the C++ reader takes back): the checks, the reader and the messages then see one kind of name."""
+    return [os.fsdecode(os.fspath(path)) for path in paths]
+
+
 def is_pattern(path):
     """A glob the C++ reader expands (lrkit diagnose's rule): glob characters, and no file of that very name."""
-    return any(c in os.fsdecode(path) for c in "*?[") and not os.path.exists(path)
+    return any(c in path for c in "*?[") and not os.path.exists(path)
 
 
 def require_logs(paths):
@@ -61,9 +67,9 @@ def require_logs(paths):
     for path in paths:
         if is_pattern(path):
             if not glob.glob(path):
-                raise FileNotFoundError(f"no file matches '{os.fsdecode(path)}'")
+                raise FileNotFoundError(f"no file matches '{path}'")
         elif not os.path.exists(path):
-            raise FileNotFoundError(f"log '{os.fsdecode(path)}' does not exist")
+            raise FileNotFoundError(f"log '{path}' does not exist")
 
 
 def column_mapping(columns):

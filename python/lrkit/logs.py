@@ -170,11 +170,9 @@ def read_log(*paths, columns=None):
     A step that lacks some rank's row is left out with a warning."""
     if not paths:
         raise TypeError("read_log() needs a log: a run log, a run directory, or per-rank CSV / JSON-lines files")
-    from .diagnosis import is_pattern
+    from .diagnosis import file_names, is_pattern
 
-    # A bytes path reads as the str os.fsdecode gives (a name that is not UTF-8 keeps its bytes as surrogates), so
-    # that the checks below and the messages see one kind of name.
-    names = [os.fsdecode(os.fspath(path)) for path in paths]
+    names = file_names(paths)
     if len(names) > 1 or is_pattern(names[0]) or _is_rank_log(names[0]):
         return _read_rank_logs(names, columns)
     if columns is not None:

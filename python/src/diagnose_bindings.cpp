@@ -16,16 +16,15 @@ namespace py = pybind11;
 namespace lrkit::python {
 namespace {
 
-// The logs given (os.fspath's: str, or bytes as given; a glob's matches) read as `lrkit diagnose` reads them;
-// RankLogError -> ValueError.
+// The logs given (str, as lrkit.diagnose and read_log give them; a glob's matches) read as `lrkit diagnose` reads
+// them; RankLogError -> ValueError.
 diagnostics::RankLog read_logs(const py::list& logs, const py::str& columns) {
   try {
     diagnostics::ReadOptions read;
     if (const std::string given = text_from_python(columns); !given.empty())
       read.columns = diagnostics::parse_column_mapping(given);
     std::vector<std::string> inputs;
-    for (const auto& log : logs)
-      inputs.push_back(py::isinstance<py::bytes>(log) ? log.cast<std::string>() : text_from_python(log));
+    for (const auto& log : logs) inputs.push_back(text_from_python(log));
     return diagnostics::read_rank_logs(diagnostics::rank_log_paths(inputs), read);
   } catch (const diagnostics::RankLogError& e) {
     raise_with_text(PyExc_ValueError, e.what());

@@ -111,6 +111,8 @@ def test_a_log_whose_name_is_not_utf8_is_read_and_named_as_python_gives_it(tmp_p
     assert dict(lrkit.diagnose(os.fsencode(log))) == dict(report)
     broken = tmp_path / os.fsdecode(b"cass\xe9.jsonl")
     broken.write_text('{"step": 0, "rank": 0, "loss": 1.0, "grad_norm": 1.0}\n{"step": 1, "rank": 0\n')
+    with pytest.raises(ValueError, match="line 2"):  # given as bytes: was a TypeError from the message's rewording
+        lrkit.diagnose(os.fsencode(broken))
     with pytest.raises(ValueError) as raised:  # the message, not a UnicodeDecodeError about it
         lrkit.diagnose(broken)
     assert str(broken) in str(raised.value) and "line 2" in str(raised.value), str(raised.value)
