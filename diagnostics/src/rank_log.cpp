@@ -1,19 +1,18 @@
 #include "lrkit/diagnostics/rank_log.hpp"
 
-#include <boost/property_tree/json_parser.hpp>
-#include <boost/property_tree/ptree.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <string_view>
 
 #include "lrkit/common/csv_line.hpp"
 #include "lrkit/common/message_text.hpp"
 #include "lrkit/common/numbers.hpp"
 #include "lrkit/common/input_file.hpp"
 #include "lrkit/h5/file.hpp"
+#include "json_line.hpp"
 
 namespace lrkit::diagnostics {
 
@@ -23,14 +22,17 @@ bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+enum Field : size_t { kStep, kRank, kLoss, kGradNorm, kCosToMean };
+const char* const kFields[] = {"step", "rank", "loss", "grad_norm", "cos_to_mean"};
+
 // A gradient norm is >= 0 and a cosine within [-1, 1], up to rounding. A finite value outside says the column holds
 // another quantity (one mapped by mistake), whose report would be garbage: the problem in words, or "". NaN and Inf,
 // a diverged rank's, are what the report looks for and are read as they are.
-std::string out_of_range(const std::string& field, double value) {
+std::string out_of_range(Field field, double value) {
   constexpr double kCosineRounding = 1e-3;  // a cosine computed in float32 or bfloat16 strays past 1
   if (!std::isfinite(value)) return "";
-  if (field == "grad_norm" && value < 0) return "is not a gradient norm (a norm is >= 0)";
-  if (field == "cos_to_mean" && std::fabs(value) > 1 + kCosineRounding) return "is not a cosine (in [-1, 1])";
+  if (field == kGradNorm && value < 0) return "is not a gradient norm (a norm is >= 0)";
+  if (field == kCosToMean && std::fabs(value) > 1 + kCosineRounding) return "is not a cosine (in [-1, 1])";
   return "";
 }
 
@@ -134,14 +136,14 @@ RankLog read_run_log(const std::string& path) {
         throw RankLogError("'" + path + "': /train/step does not increase at row " + std::to_string(t) + " (" +
                            format_number(log.steps[t]) + " after " + format_number(log.steps[t - 1]) +
                            "); `lrkit log check` says what else is wrong with the file");
-    const auto check_range = [&](const std::string& name, const std::string& field, const std::vector<double>& values) {
+    const auto check_range = [&](const std::string& name, Field field, const std::vector<double>& values) {
       for (size_t i = 0; i < values.size(); ++i)
         if (const std::string problem = out_of_range(field, values[i]); !problem.empty())
           throw RankLogError("'" + path + "': " + name + " at step " + format_number(log.steps[i / log.ranks]) + ", rank " +
                              std::to_string(i % log.ranks) + " is " + format_number(values[i]) + ", which " + problem);
     };
-    check_range("/ranks/grad_norm", "grad_norm", log.grad_norm);
-    check_range("/ranks/cos_to_mean", "cos_to_mean", log.cos_to_mean);
+    check_range("/ranks/grad_norm", kGradNorm, log.grad_norm);
+    check_range("/ranks/cos_to_mean", kCosToMean, log.cos_to_mean);
     auto check_length = [&](const std::string& name, size_t rows) {
       if (rows != log.steps.size())
         throw RankLogError("'" + path + "': " + name + " has " + std::to_string(rows) + " rows but /train/step has " +
@@ -162,16 +164,18 @@ RankLog read_run_log(const std::string& path) {
   return log;
 }
 
-const char* const kFields[] = {"step", "rank", "loss", "grad_norm", "cos_to_mean"};
-
 // The file's name for each field.
 struct Names {
-  std::map<std::string, std::string> of;
+  std::string of[5];
   explicit Names(const ReadOptions& o) {
-    for (const char* field : kFields) of[field] = field;
-    for (const auto& [field, name] : o.columns) of[field] = name;
+    for (size_t f = 0; f < 5; ++f) {
+      const auto mapped = o.columns.find(kFields[f]);
+      of[f] = mapped == o.columns.end() ? kFields[f] : mapped->second;
+    }
   }
-  const std::string& operator[](const std::string& field) const { return of.at(field); }
+  const std::string& operator[](Field f) const { return of[f]; }
+  // " (mapped from loss)" where the file's name is not the field's own, for a message naming a missing one.
+  std::string mapped_from(Field f) const { return of[f] != kFields[f] ? std::string(" (mapped from ") + kFields[f] + ")" : ""; }
 };
 
 struct Row {
@@ -211,23 +215,32 @@ void for_each_row_line(std::istream& in, size_t number, TextRows& out, const Par
   }
 }
 
-// Rows of every (step, rank) pair into the [step, rank] layout. A step without
-// a row for every rank is skipped with a warning; a pair given twice is an error.
+// Rows of every (step, rank) pair into the [step, rank] layout. A step without a row for every rank is skipped with
+// a warning; a pair given twice is an error, named at its second row. The rows are ordered by sorting their indices
+// (a tree of steps and ranks, before, made two allocations a row).
 RankLog assemble(const std::vector<std::string>& sources, const TextRows& text) {
   const std::vector<Row>& rows = text.rows;
   std::string source = sources.front();
   if (sources.size() > 1) source += " and " + std::to_string(sources.size() - 1) + " more file(s), one per rank";
   if (rows.empty()) throw RankLogError(source + ": no rows");
   const auto where = [&](const Row& r) { return sources[r.file] + " line " + std::to_string(r.line); };
-  std::map<double, std::map<int64_t, size_t>> grid;
   int64_t ranks = 0;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const auto& r = rows[i];
+  for (const Row& r : rows) {
     if (r.rank < 0 || r.rank > 65535) throw RankLogError(where(r) + ": rank " + std::to_string(r.rank) + " is out of range");
-    if (!grid[r.step].emplace(r.rank, i).second)
-      throw RankLogError(where(r) + ": step " + std::to_string(static_cast<long long>(r.step)) + " rank " +
-                         std::to_string(r.rank) + " appears twice");
     ranks = std::max(ranks, r.rank + 1);
+  }
+  std::vector<size_t> order(rows.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  const auto key = [&](size_t i) { return std::make_pair(rows[i].step, rows[i].rank); };
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return key(a) < key(b); });
+  // A pair given twice: the row that repeats it first in the files' order (each pair's rows stay in that order).
+  size_t repeated = rows.size();
+  for (size_t k = 1; k < order.size(); ++k)
+    if (key(order[k]) == key(order[k - 1])) repeated = std::min(repeated, order[k]);
+  if (repeated < rows.size()) {
+    const Row& r = rows[repeated];
+    throw RankLogError(where(r) + ": step " + std::to_string(static_cast<long long>(r.step)) + " rank " +
+                       std::to_string(r.rank) + " appears twice");
   }
   const bool has_cos = rows.front().has_cos;
   RankLog log;
@@ -235,17 +248,27 @@ RankLog assemble(const std::vector<std::string>& sources, const TextRows& text) 
   log.ranks = ranks;
   log.warnings = text.warnings;
   log.records_sessions = text.records_sessions;
+  const size_t per_step = static_cast<size_t>(ranks);
+  log.steps.reserve(rows.size() / per_step);
+  log.loss.reserve(rows.size());
+  log.grad_norm.reserve(rows.size());
+  if (has_cos) log.cos_to_mean.reserve(rows.size());
   std::vector<std::string> skipped;
-  for (const auto& [step, by_rank] : grid) {
-    if (static_cast<int64_t>(by_rank.size()) != ranks) {
+  size_t skipped_count = 0;
+  for (size_t begin = 0, end = 0; begin < order.size(); begin = end) {  // [begin, end): one step's rows, by rank
+    end = begin + 1;
+    while (end < order.size() && rows[order[end]].step == rows[order[begin]].step) ++end;
+    const double step = rows[order[begin]].step;
+    if (end - begin != per_step) {
       int64_t missing = 0;
-      while (by_rank.count(missing)) ++missing;
-      skipped.push_back("step " + std::to_string(static_cast<long long>(step)) + " (no row for rank " + std::to_string(missing) + ")");
+      while (begin + static_cast<size_t>(missing) < end && rows[order[begin + missing]].rank == missing) ++missing;
+      if (++skipped_count <= 5)
+        skipped.push_back("step " + std::to_string(static_cast<long long>(step)) + " (no row for rank " + std::to_string(missing) + ")");
       continue;
     }
     log.steps.push_back(step);
-    for (const auto& [rank, index] : by_rank) {
-      const auto& r = rows[index];
+    for (size_t k = begin; k < end; ++k) {
+      const Row& r = rows[order[k]];
       if (r.has_cos != has_cos) throw RankLogError(where(r) + ": cos_to_mean must be given on every row or none");
       log.loss.push_back(r.loss);
       log.grad_norm.push_back(r.grad_norm);
@@ -253,11 +276,11 @@ RankLog assemble(const std::vector<std::string>& sources, const TextRows& text) 
     }
   }
   if (log.steps.empty()) throw RankLogError(source + ": no step has a row for every one of its " + std::to_string(ranks) + " ranks");
-  if (!skipped.empty()) {
+  if (skipped_count > 0) {
     std::string listed;
-    for (size_t i = 0; i < skipped.size() && i < 5; ++i) listed += (i ? ", " : "") + skipped[i];
-    if (skipped.size() > 5) listed += ", ...";
-    log.warnings.push_back(source + ": skipped " + std::to_string(skipped.size()) + " step(s) missing a rank's row: " + listed);
+    for (size_t i = 0; i < skipped.size(); ++i) listed += (i ? ", " : "") + skipped[i];
+    if (skipped_count > skipped.size()) listed += ", ...";
+    log.warnings.push_back(source + ": skipped " + std::to_string(skipped_count) + " step(s) missing a rank's row: " + listed);
   }
   if (text.records_sessions) {  // the log's first row starts its first session: a resume there resumed no row it holds
     std::vector<Resume> sessions{{log.steps.front(), std::nullopt}};
@@ -267,37 +290,52 @@ RankLog assemble(const std::vector<std::string>& sources, const TextRows& text) 
   return log;
 }
 
-// NaN and Inf are accepted: a diverged rank is what the report looks for.
-double parse_number(const std::string& text, const std::string& where) {
-  size_t used = 0;
+bool is_space(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
+
+// The number `text` holds, blanks around it allowed; `where()` names it in an error. NaN and Inf are accepted: a
+// diverged rank is what the report looks for. from_chars (through chars_to_double, which also takes a leading '+')
+// reads it as the C locale writes it, whatever the process's locale, and throws nothing on the way.
+template <class Where>
+double parse_number(std::string_view text, const Where& where) {
+  size_t first = 0, last = text.size();
+  while (first < last && is_space(text[first])) ++first;
+  while (last > first && is_space(text[last - 1])) --last;
   double value = 0;
-  try {
-    value = std::stod(text, &used);
-  } catch (const std::out_of_range&) {
-    throw RankLogError(where + ": '" + text + "' is out of the range of a double");
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  while (used < text.size() && std::isspace(static_cast<unsigned char>(text[used]))) ++used;
-  if (text.empty() || used != text.size()) throw RankLogError(where + ": '" + text_for_message(text) + "' is not a number");
+  const auto read = chars_to_double(text.data() + first, text.data() + last, value);
+  if (first < last && read.ec == std::errc::result_out_of_range)
+    throw RankLogError(where() + ": '" + text_for_message(text) + "' is out of the range of a double");
+  if (first == last || read.ec != std::errc() || read.ptr != text.data() + last)
+    throw RankLogError(where() + ": '" + text_for_message(text) + "' is not a number");
   return value;
 }
 
 // A finite whole number in [low, high]; otherwise an error saying it is not `what`.
-double parse_whole(const std::string& text, const std::string& where, double low, double high, const std::string& what) {
+template <class Where>
+double parse_whole(std::string_view text, const Where& where, double low, double high, const char* what) {
   const double value = parse_number(text, where);
   if (!(value >= low && value <= high) || value != std::floor(value))
-    throw RankLogError(where + ": '" + text + "' is not " + what);
+    throw RankLogError(where() + ": '" + text_for_message(text) + "' is not " + what);
   return value;
 }
 
-int64_t parse_rank(const std::string& text, const std::string& where) {
+template <class Where>
+int64_t parse_rank(std::string_view text, const Where& where) {
   return static_cast<int64_t>(parse_whole(text, where, 0, 65535, "a rank (a whole number in [0, 65535])"));
 }
 
 // Steps order the rows and key the grid, so only a finite whole number is a step (NaN would break the ordering).
-double parse_step(const std::string& text, const std::string& where) {
+template <class Where>
+double parse_step(std::string_view text, const Where& where) {
   return parse_whole(text, where, -9007199254740992.0, 9007199254740992.0, "a step (a whole number)");
+}
+
+// A loss, gradient norm or cosine, checked against what the field can be (out_of_range).
+template <class Where>
+double parse_value(Field f, std::string_view text, const Where& where) {
+  const double value = parse_number(text, where);
+  if (const std::string problem = out_of_range(f, value); !problem.empty())
+    throw RankLogError(where() + ": '" + text_for_message(text) + "' " + problem);
+  return value;
 }
 
 // The rows of one CSV file; `fixed_rank` >= 0: a per-rank file (no rank column needed).
@@ -305,48 +343,45 @@ void read_csv(const std::string& source, std::istream& in, const Names& names, i
               TextRows& out) {
   std::string header_line;
   if (!std::getline(in, header_line))
-    throw RankLogError(source + ": empty file (expected a header with " + names["step"] + ", " +
-                       (fixed_rank < 0 ? names["rank"] + ", " : "") + names["loss"] + ", " + names["grad_norm"] + ")");
+    throw RankLogError(source + ": empty file (expected a header with " + names[kStep] + ", " +
+                       (fixed_rank < 0 ? names[kRank] + ", " : "") + names[kLoss] + ", " + names[kGradNorm] + ")");
   if (!header_line.empty() && header_line.back() == '\r') header_line.pop_back();
-  const auto fields_of = [&](const std::string& line, const std::string& where) {
+  std::vector<std::string> fields;  // one line's, reused
+  const auto split = [&](const std::string& line, const std::string& where) {
     try {
-      return split_csv_line(line, ',');
+      split_csv_line(line, ',', fields);
     } catch (const std::invalid_argument& e) {
       throw RankLogError(where + ": " + e.what());
     }
   };
-  const std::vector<std::string> header = fields_of(header_line, source + " header");
-  std::map<std::string, size_t> column;
-  for (size_t i = 0; i < header.size(); ++i) column[header[i]] = i;
-  for (const char* required : {"step", "rank", "loss", "grad_norm"}) {
-    if (fixed_rank >= 0 && std::string(required) == "rank") continue;
-    if (!column.count(names[required]))
-      throw RankLogError(source + " header: no column '" + names[required] + "'" +
-                         (names[required] != required ? std::string(" (mapped from ") + required + ")" : "") + " (have: " + text_for_message(header_line) +
-                         "; map other names with --columns " + required + "=NAME)");
+  split(header_line, source + " header");
+  const size_t width = fields.size();
+  constexpr size_t kAbsent = static_cast<size_t>(-1);
+  size_t column[5] = {kAbsent, kAbsent, kAbsent, kAbsent, kAbsent};  // a name's last column, where it repeats
+  for (size_t i = 0; i < width; ++i)
+    for (size_t f = 0; f < 5; ++f)
+      if (fields[i] == names[Field(f)]) column[f] = i;
+  for (const Field required : {kStep, kRank, kLoss, kGradNorm}) {
+    if (fixed_rank >= 0 && required == kRank) continue;
+    if (column[required] == kAbsent)
+      throw RankLogError(source + " header: no column '" + names[required] + "'" + names.mapped_from(required) + " (have: " +
+                         text_for_message(header_line) + "; map other names with --columns " + kFields[required] + "=NAME)");
   }
-  const bool has_cos = column.count(names["cos_to_mean"]) > 0;
+  const bool has_cos = column[kCosToMean] != kAbsent;
   for_each_row_line(in, 2, out, [&](const std::string& line, size_t number) {
-    const std::string where = source + " line " + std::to_string(number);
-    const std::vector<std::string> fields = fields_of(line, where);
-    if (fields.size() != header.size())
-      throw RankLogError(where + ": " + std::to_string(fields.size()) + " fields, the header has " +
-                         std::to_string(header.size()) +
-                         (fields.size() < header.size() ? " (truncated file?)" : " (an unquoted comma in a field?)"));
-    const auto text = [&](const char* f) -> const std::string& { return fields[column[names[f]]]; };
-    const auto value = [&](const char* f) {
-      const double read = parse_number(text(f), where + " column " + names[f]);
-      if (const std::string problem = out_of_range(f, read); !problem.empty())
-        throw RankLogError(where + " column " + names[f] + ": '" + text_for_message(text(f)) + "' " + problem);
-      return read;
-    };
+    const auto where = [&] { return source + " line " + std::to_string(number); };
+    split(line, where());
+    if (fields.size() != width)
+      throw RankLogError(where() + ": " + std::to_string(fields.size()) + " fields, the header has " + std::to_string(width) +
+                         (fields.size() < width ? " (truncated file?)" : " (an unquoted comma in a field?)"));
+    const auto in_column = [&](Field f) { return [&, f] { return where() + " column " + names[f]; }; };
     Row r;
-    r.step = parse_step(text("step"), where + " column " + names["step"]);
-    r.rank = fixed_rank >= 0 ? fixed_rank : parse_rank(text("rank"), where + " column " + names["rank"]);
-    r.loss = value("loss");
-    r.grad_norm = value("grad_norm");
+    r.step = parse_step(fields[column[kStep]], in_column(kStep));
+    r.rank = fixed_rank >= 0 ? fixed_rank : parse_rank(fields[column[kRank]], in_column(kRank));
+    r.loss = parse_value(kLoss, fields[column[kLoss]], in_column(kLoss));
+    r.grad_norm = parse_value(kGradNorm, fields[column[kGradNorm]], in_column(kGradNorm));
     if (has_cos) {
-      r.cos_to_mean = value("cos_to_mean");
+      r.cos_to_mean = parse_value(kCosToMean, fields[column[kCosToMean]], in_column(kCosToMean));
       r.has_cos = true;
     }
     r.file = file;
@@ -355,87 +390,45 @@ void read_csv(const std::string& source, std::istream& in, const Names& names, i
   });
 }
 
-// Python's json module writes the non-finite numbers a diverging worker has as the bare words NaN, Infinity and
-// -Infinity, which strict JSON (and Boost's parser) refuses; quoted, they parse, and parse_number reads them.
-std::string quote_non_finite_words(const std::string& line) {
-  std::string out;
-  out.reserve(line.size() + 8);
-  bool in_string = false;
-  for (size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (in_string) {
-      out += c;
-      if (c == '\\' && i + 1 < line.size()) out += line[++i];
-      else if (c == '"') in_string = false;
-      continue;
-    }
-    if (c == '"') in_string = true;
-    bool quoted = false;
-    // Each word is tried only where it can start: comparing all three at every character was a fifth of the time
-    // `lrkit diagnose` took on a large JSON-lines log.
-    for (const char* word : {"NaN", "Infinity", "-Infinity"}) {
-      if (c != word[0]) continue;
-      const size_t n = std::char_traits<char>::length(word);
-      if (line.compare(i, n, word) != 0) continue;  // also when fewer than n characters are left
-      if (i + n == line.size() || std::string(",}] \t\r").find(line[i + n]) != std::string::npos) {
-        out += '"' + std::string(word) + '"';
-        i += n - 1;
-        quoted = true;
-        break;
-      }
-    }
-    if (!quoted) out += c;
-  }
-  return out;
-}
-
 void read_json_lines(const std::string& source, std::istream& in, const Names& names, int64_t fixed_rank, size_t file,
                      TextRows& out) {
-  namespace pt = boost::property_tree;
+  JsonObjectLine object;  // reused: its members keep their storage from line to line
   for_each_row_line(in, 1, out, [&](const std::string& line, size_t number) {
-    const std::string where = source + " line " + std::to_string(number);
-    // Boost reads an array into a tree too, whose fields would then be reported missing one by one.
+    const auto where = [&] { return source + " line " + std::to_string(number); };
     const auto first = line.find_first_not_of(" \t");
     if (first == std::string::npos || line[first] != '{')
-      throw RankLogError(where + ": not a JSON object (a line must be one {...}; it starts with '" +
+      throw RankLogError(where() + ": not a JSON object (a line must be one {...}; it starts with '" +
                          text_for_message(line.substr(first, 1)) + "')");
-    pt::ptree object;
     try {
-      std::istringstream text(quote_non_finite_words(line));
-      pt::read_json(text, object);
-    } catch (const pt::json_parser_error& e) {
-      throw RankLogError(where + ": not a JSON object (" + e.message() + "; truncated file?)");
+      object.parse(line);
+    } catch (const JsonLineError& e) {
+      throw RankLogError(where() + ": not a JSON object (" + e.what() + "; truncated file?)");
     }
     // Names are looked up whole: "train/loss" is one key, not a path.
-    const auto find = [&](const char* f) { return object.find(names[f]); };
-    const auto text = [&](const char* f) {
-      const auto child = find(f);
-      if (child == object.not_found())
-        throw RankLogError(where + ": no field '" + names[f] + "'" +
-                           (names[f] != f ? std::string(" (mapped from ") + f + ")" : std::string()));
-      return child->second.data();
+    const auto text = [&](Field f) -> const std::string& {
+      const JsonMember* member = object.find(names[f]);
+      if (!member) throw RankLogError(where() + ": no field '" + names[f] + "'" + names.mapped_from(f));
+      return member->text;
     };
+    const auto in_field = [&](Field f) { return [&, f] { return where() + " field " + names[f]; }; };
     // null: a writer's missing or non-finite value, read as NaN (the report's NaN/Inf section then names it).
-    const auto value = [&](const char* f) {
+    const auto value = [&](Field f) {
       const std::string& field = text(f);
-      const double read = field == "null" ? std::nan("") : parse_number(field, where + " field " + names[f]);
-      if (const std::string problem = out_of_range(f, read); !problem.empty())
-        throw RankLogError(where + " field " + names[f] + ": '" + text_for_message(field) + "' " + problem);
-      return read;
+      return field == "null" ? std::nan("") : parse_value(f, field, in_field(f));
     };
     Row r;
-    r.step = parse_step(text("step"), where + " field " + names["step"]);
-    r.rank = fixed_rank >= 0 ? fixed_rank : parse_rank(text("rank"), where + " field " + names["rank"]);
-    r.loss = value("loss");
-    r.grad_norm = value("grad_norm");
-    if (find("cos_to_mean") != object.not_found()) {
-      r.cos_to_mean = value("cos_to_mean");
+    r.step = parse_step(text(kStep), in_field(kStep));
+    r.rank = fixed_rank >= 0 ? fixed_rank : parse_rank(text(kRank), in_field(kRank));
+    r.loss = value(kLoss);
+    r.grad_norm = value(kGradNorm);
+    if (object.find(names[kCosToMean])) {
+      r.cos_to_mean = value(kCosToMean);
       r.has_cos = true;
     }
     // The hook's mark (the loop's settings are not the hook's to know: no "changed"); a field "session" of the
     // user's own, with other values, is not one.
-    if (const auto session = object.find("session"); session != object.not_found()) {
-      const std::string& kind = session->second.data();
+    if (const JsonMember* session = object.find("session")) {
+      const std::string& kind = session->text;
       out.records_sessions = out.records_sessions || kind == "fresh" || kind == "resume";
       if (kind == "resume") out.resumed.push_back({r.step, std::nullopt});
     }

@@ -45,18 +45,47 @@ double sorted_median(const std::vector<double>& v) {
   return n % 2 == 1 ? v[mid] : (v[mid] + v[mid - 1]) / 2.0;
 }
 
-// mad(v, center) for sorted v: the deviations |v_i - center| come in ascending order by walking outward from
-// center, so the middle one is found without copying or partitioning them.
+// mad(v, center) for sorted v. The deviations |v_i - center| form two ascending runs, the values below center read
+// nearest first and those at or above it likewise: the middle one is the k-th smallest of two sorted runs, found
+// by a binary search over how many of it come from the first run (log n, where walking outward from center took n/2
+// steps and was the report's largest cost at a 500-step window). A center that is not finite (infinite values in
+// most of the window) makes deviations NaN, which order nothing: there the walk gives mad()'s answer.
 double sorted_mad(const std::vector<double>& v, double center) {
   const size_t n = v.size(), wanted = n / 2;  // the 0-based rank of the middle deviation
-  size_t right = static_cast<size_t>(std::lower_bound(v.begin(), v.end(), center) - v.begin()), left = right;
-  double previous = 0.0, current = 0.0;
-  for (size_t rank = 0; rank <= wanted; ++rank) {
-    previous = current;
-    const bool take_left = left > 0 && (right == n || center - v[left - 1] <= v[right] - center);
-    current = take_left ? std::fabs(v[--left] - center) : std::fabs(v[right++] - center);
+  if (n == 0) return kNaN;
+  const size_t split = static_cast<size_t>(std::lower_bound(v.begin(), v.end(), center) - v.begin());
+  if (!std::isfinite(center)) {
+    size_t right = split, left = split;
+    double previous = 0.0, current = 0.0;
+    for (size_t rank = 0; rank <= wanted; ++rank) {
+      previous = current;
+      const bool take_left = left > 0 && (right == n || center - v[left - 1] <= v[right] - center);
+      current = take_left ? std::fabs(v[--left] - center) : std::fabs(v[right++] - center);
+    }
+    return n % 2 == 1 ? current : (current + previous) / 2.0;
   }
-  return n % 2 == 1 ? current : (current + previous) / 2.0;
+  const size_t below_count = split, above_count = n - split;
+  const auto below = [&](size_t i) { return center - v[split - 1 - i]; };  // ascending in i
+  const auto above = [&](size_t j) { return v[split + j] - center; };      // ascending in j
+  const auto smallest = [&](size_t k) {  // the k-th smallest deviation (0-based)
+    // The k + 1 smallest are the first `taken` below and the first k + 1 - taken above, for the least `taken` whose
+    // next one below is no nearer than the last one above.
+    size_t low = k + 1 > above_count ? k + 1 - above_count : 0, high = std::min(k + 1, below_count);
+    while (low < high) {
+      const size_t taken = low + (high - low) / 2;
+      if (below(taken) < above(k - taken)) {
+        low = taken + 1;
+      } else {
+        high = taken;
+      }
+    }
+    const size_t from_above = k + 1 - low;
+    if (low == 0) return above(from_above - 1);
+    if (from_above == 0) return below(low - 1);
+    return std::max(below(low - 1), above(from_above - 1));
+  };
+  const double middle = smallest(wanted);
+  return n % 2 == 1 ? middle : (middle + smallest(wanted - 1)) / 2.0;
 }
 
 // A sliding window's non-NaN values, kept sorted as values enter and leave (a binary search and a move each), so

@@ -123,6 +123,52 @@ TEST(RankLog, AStepMissingARanksRowIsSkippedWithAWarning) {
       << log.warnings[0];
 }
 
+TEST(RankLog, ManyStepsMissingARanksRowAreCountedAndTheFirstFiveNamed) {
+  std::string text = "step,rank,loss,grad_norm\n";
+  for (int step = 0; step < 10; ++step) {
+    text += std::to_string(step) + ",1,1,1\n";
+    if (step % 5 == 0) text += std::to_string(step) + ",0,1,1\n";  // steps 0 and 5 whole; 8 others lack rank 0
+  }
+  const auto log = read_rank_log(write_text("gaps.csv", text));
+  EXPECT_EQ(log.steps, (std::vector<double>{0, 5}));
+  ASSERT_EQ(log.warnings.size(), 1u);
+  EXPECT_NE(log.warnings[0].find("skipped 8 step(s) missing a rank's row: step 1 (no row for rank 0), step 2 (no row for "
+                                 "rank 0), step 3 (no row for rank 0), step 4 (no row for rank 0), step 6 (no row for "
+                                 "rank 0), ..."),
+            std::string::npos)
+      << log.warnings[0];
+}
+
+// Rows come in any order; a pair given twice is named at the row that first repeats one, in the file's order.
+TEST(RankLog, RowsInAnyOrderAreGriddedAndTheFirstRepeatIsNamed) {
+  const auto log = read_rank_log(write_text("shuffled.csv", "step,rank,loss,grad_norm\n2,1,6,6\n0,1,2,2\n2,0,5,5\n"
+                                                            "1,1,4,4\n0,0,1,1\n1,0,3,3\n"));
+  EXPECT_EQ(log.steps, (std::vector<double>{0, 1, 2}));
+  EXPECT_EQ(log.loss, (std::vector<double>{1, 2, 3, 4, 5, 6}));
+  EXPECT_NE(error_of(write_text("repeats.csv", "step,rank,loss,grad_norm\n0,0,1,1\n1,0,1,1\n1,0,2,2\n0,0,2,2\n"))
+                .find("repeats.csv (CSV) line 4: step 1 rank 0 appears twice"),
+            std::string::npos);
+}
+
+// Where a JSON line stops being JSON, and a field that holds an object where a number belongs (before: "'' is not a
+// number").
+TEST(RankLog, AJsonLinesErrorSaysWhereAndANestedValueIsQuoted) {
+  const auto cut = error_of(write_text("cut.jsonl", "{\"step\": 0, \"rank\": 0, \"loss\": 1.e5, \"grad_norm\": 1}\n"));
+  EXPECT_NE(cut.find("cut.jsonl (JSON lines) line 1: not a JSON object (expected a digit after a number's '.' at "
+                     "character 34; truncated file?)"),
+            std::string::npos)
+      << cut;
+  const auto nested = error_of(write_text("nested.jsonl", "{\"step\": 0, \"rank\": 0, \"loss\": {\"mean\": 2}, \"grad_norm\": 1}\n"));
+  EXPECT_NE(nested.find("nested.jsonl (JSON lines) line 1 field loss: '{\"mean\": 2}' is not a number"), std::string::npos)
+      << nested;
+  // A quoted number reads as the number, as it did; an escaped name is found by its decoded text.
+  const auto quoted = read_rank_log(write_text("quoted.jsonl", "{\"step\": \"3\", \"rank\": 0, \"lo\\u0073s\": \"2.5\", "
+                                                               "\"grad_norm\": \" 1.5 \"}\n"));
+  EXPECT_EQ(quoted.steps, (std::vector<double>{3}));
+  EXPECT_EQ(quoted.loss, (std::vector<double>{2.5}));
+  EXPECT_EQ(quoted.grad_norm, (std::vector<double>{1.5}));
+}
+
 TEST(RankLog, ColumnsAreMappedAndOneFilePerRankIsJoined) {
   const auto mapping = parse_column_mapping("loss=train/loss,step=global_step,grad_norm=gn");
   EXPECT_EQ(mapping.at("loss"), "train/loss");

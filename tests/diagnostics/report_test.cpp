@@ -367,7 +367,7 @@ TEST(Robust, MedianMadAndTrailingZ) {
 }
 
 // The sliding sorted window gives exactly what a median and MAD of each step's copied window give: with NaNs,
-// ties, infinities, odd and even counts and every window from 1 to 40.
+// ties, infinities, odd and even counts, every window from 1 to 40 and a few long ones (the MAD's binary search).
 TEST(Robust, TrailingZEqualsTheMedianAndMadOfEachWindow) {
   std::mt19937_64 rng(9);
   std::uniform_int_distribution<int> kind(0, 19), small(0, 4);
@@ -377,7 +377,10 @@ TEST(Robust, TrailingZEqualsTheMedianAndMadOfEachWindow) {
     const int k = kind(rng);
     v = k == 0 ? NAN : k == 1 ? INFINITY : k < 6 ? static_cast<double>(small(rng)) : noise(rng);
   }
-  for (int64_t window = 1; window <= 40; ++window) {
+  std::vector<int64_t> windows;
+  for (int64_t window = 1; window <= 40; ++window) windows.push_back(window);
+  for (int64_t window : {101, 256, 257}) windows.push_back(window);
+  for (const int64_t window : windows) {
     const auto z = trailing_robust_z(x, window, window / 2, 1e-3);
     for (size_t t = 0; t < x.size(); ++t) {
       const auto begin = static_cast<size_t>(std::max<int64_t>(0, static_cast<int64_t>(t) - window));

@@ -1,0 +1,103 @@
+// One JSON-lines row read as an object: members, values as text, and every refusal with its position.
+#include "json_line.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace lrkit::diagnostics {
+namespace {
+
+std::string refusal_of(const std::string& line) {
+  JsonObjectLine object;
+  try {
+    object.parse(line);
+  } catch (const JsonLineError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(JsonObjectLine, ReadsEachMembersTextAndKind) {
+  JsonObjectLine object;
+  object.parse(R"( {"loss": 1.5e-3, "name": "x\"y\\z\/\n\u00e9\ud83d\ude00", "ok": true, "none": null, "l": NaN,)"
+               R"( "g": -Infinity, "nested": {"step": [1, {"i": 2}], "s": "}"}, "empty": [], "n": -0} )");
+  ASSERT_EQ(object.size(), 9u);
+  const auto text_of = [&](const char* name) { return object.find(name)->text; };
+  const auto kind_of = [&](const char* name) { return object.find(name)->kind; };
+  EXPECT_EQ(text_of("loss"), "1.5e-3");
+  EXPECT_EQ(kind_of("loss"), JsonMember::Kind::number);
+  EXPECT_EQ(text_of("name"), "x\"y\\z/\n\xC3\xA9\xF0\x9F\x98\x80") << "escapes decoded, a surrogate pair as one character";
+  EXPECT_EQ(kind_of("name"), JsonMember::Kind::string);
+  for (const auto& [name, text] : std::vector<std::pair<const char*, const char*>>{
+           {"ok", "true"}, {"none", "null"}, {"l", "NaN"}, {"g", "-Infinity"}}) {
+    EXPECT_EQ(text_of(name), text);
+    EXPECT_EQ(kind_of(name), JsonMember::Kind::word) << name;
+  }
+  EXPECT_EQ(text_of("nested"), R"({"step": [1, {"i": 2}], "s": "}"})");
+  EXPECT_EQ(kind_of("nested"), JsonMember::Kind::nested);
+  EXPECT_EQ(text_of("empty"), "[]");
+  EXPECT_EQ(text_of("n"), "-0");
+  EXPECT_EQ(object.find("step"), nullptr) << "a nested object's member is not the line's";
+  EXPECT_EQ(object.find("los"), nullptr);
+}
+
+TEST(JsonObjectLine, TheFirstOfTwoMembersOfOneNameIsFoundAndALineForgetsTheOneBefore) {
+  JsonObjectLine object;
+  object.parse(R"({"a": 1, "b": 2, "c": 3, "a": 4})");
+  EXPECT_EQ(object.find("a")->text, "1");
+  object.parse(R"({"b": "two"})");
+  ASSERT_EQ(object.size(), 1u);
+  EXPECT_EQ(object.find("b")->text, "two");
+  EXPECT_EQ(object.find("a"), nullptr);
+  EXPECT_EQ(object.find("c"), nullptr);
+  object.parse("{}");
+  EXPECT_EQ(object.size(), 0u);
+  object.parse(R"({"\u0061": 5})");
+  EXPECT_EQ(object.find("a")->text, "5") << "a name is compared decoded";
+}
+
+TEST(JsonObjectLine, ALoneSurrogateIsKeptAsItsOwnCode) {
+  JsonObjectLine object;
+  object.parse(R"({"note": "\ud800x", "low": "\udc00"})");
+  EXPECT_EQ(object.find("note")->text, "\xED\xA0\x80x");
+  EXPECT_EQ(object.find("low")->text, "\xED\xB0\x80");
+}
+
+TEST(JsonObjectLine, RefusesWhatIsNotOneObjectSayingWhereAndWhy) {
+  const std::string deep = std::string(R"({"a": )") + std::string(300, '[') + std::string(300, ']') + "}";
+  const std::pair<std::string, std::string> cases[] = {
+      {R"([1, 2])", "expected '{' at character 1"},
+      {R"({"a": 1)", "the line ends inside the object at character 8"},
+      {R"({"a": 1, "lo)", "the line ends inside a string at character 13"},
+      {R"({"a" 1})", "expected ':' after a member's name at character 6"},
+      {R"({a: 1})", "expected a member's name in double quotes at character 2"},
+      {R"({"a": 1,})", "expected a member's name in double quotes at character 9"},
+      {R"({"a": 01})", "expected ',' or '}' after a member at character 8"},
+      {R"({"a": 1.})", "expected a digit after a number's '.' at character 9"},
+      {R"({"a": 1e+})", "expected a digit in a number's exponent at character 10"},
+      {R"({"a": -})", "expected a digit in a number at character 8"},
+      {R"({"a": +1})", "expected a value (a number, a string, an object, an array, true, false or null) at character 7"},
+      {R"({"a": tru})", "expected a value"},
+      {R"({"a": NaNa})", "expected ',' or '}' after a member at character 10"},
+      {R"({"a": -Infin})", "expected a digit in a number at character 8"},
+      {R"({"a": "x\q"})", "'\\q' is not an escape of JSON at character 10"},
+      {R"({"a": "\u12G4"})", "expected four hex digits after '\\u' at character 12"},
+      {"{\"a\": \"tab\there\"}", "a control character inside a string (JSON writes it as an escape, \\u00XX) at character 11"},
+      {R"({"a": 1} x)", "text after the object at character 10"},
+      {R"({"a": [1, 2})", "expected ',' or ']' after an array's element at character 12"},
+      {R"({"a": {"b" 1}})", "expected ':' after a member's name at character 12"},
+      {R"({"a": })", "expected a value"},
+      {R"({"a": )", "the line ends where a value should be at character 7"},
+      {deep, "values nested deeper than 256 levels"},
+  };
+  for (const auto& [line, expected] : cases)
+    EXPECT_NE(refusal_of(line).find(expected), std::string::npos) << line << "\n" << refusal_of(line);
+  const std::string deep_enough = std::string(R"({"a": )") + std::string(200, '[') + std::string(200, ']') + "}";
+  EXPECT_EQ(refusal_of(deep_enough), "no error");
+}
+
+}  // namespace
+}  // namespace lrkit::diagnostics
