@@ -458,19 +458,27 @@ std::string read_text_rows(const std::string& path, const Names& names, int64_t 
 }  // namespace
 
 std::map<std::string, std::string> parse_column_mapping(const std::string& text) {
-  std::map<std::string, std::string> mapping;
-  std::istringstream entries(text);
+  std::vector<std::pair<std::string, std::string>> entries;
+  std::istringstream in(text);
   std::string entry;
-  while (std::getline(entries, entry, ',')) {
+  while (std::getline(in, entry, ',')) {
     const auto eq = entry.find('=');
-    const std::string field = entry.substr(0, eq);
     if (eq == std::string::npos || eq == 0 || eq + 1 == entry.size())
       throw RankLogError("--columns: '" + entry + "' is not FIELD=NAME (e.g. loss=train/loss)");
+    entries.emplace_back(entry.substr(0, eq), entry.substr(eq + 1));
+  }
+  if (entries.empty()) throw RankLogError("--columns is empty (e.g. --columns loss=train/loss,step=global_step)");
+  return column_mapping(entries);
+}
+
+std::map<std::string, std::string> column_mapping(const std::vector<std::pair<std::string, std::string>>& entries) {
+  std::map<std::string, std::string> mapping;
+  for (const auto& [field, name] : entries) {
     if (std::find(std::begin(kFields), std::end(kFields), field) == std::end(kFields))
       throw RankLogError("--columns: unknown field '" + field + "' (fields: step, rank, loss, grad_norm, cos_to_mean)");
-    if (!mapping.emplace(field, entry.substr(eq + 1)).second) throw RankLogError("--columns: '" + field + "' is mapped twice");
+    if (name.empty()) throw RankLogError("--columns: field '" + field + "' is mapped to an empty name");
+    if (!mapping.emplace(field, name).second) throw RankLogError("--columns: '" + field + "' is mapped twice");
   }
-  if (mapping.empty()) throw RankLogError("--columns is empty (e.g. --columns loss=train/loss,step=global_step)");
   return mapping;
 }
 

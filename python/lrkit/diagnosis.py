@@ -33,7 +33,7 @@ def diagnose(*logs, columns=None, window=None, jump_z=None, shift_z=None, spike_
              outlier_z=None, skip=None):
     """The report on one log (a run log, a run directory, a per-rank CSV or JSON-lines file) or on one file per rank
     (several paths, ranks in the order given, or a glob such as "logs/rank*.csv", ranks in natural order: rank10
-    after rank9). `columns` names the fields in the file ({"loss": "train/loss"} or
+    after rank9). `columns` names the fields in the file ({"loss": "train/loss"}, whose names may hold a comma, or
     "loss=train/loss,step=global_step"); the thresholds are the command's options (None: its defaults). A step
     missing some rank's row is skipped with a warning. Raises FileNotFoundError for a missing path or a glob that
     matches nothing, and ValueError naming the file, line or option for anything else wrong."""
@@ -73,7 +73,8 @@ def require_logs(paths):
 
 
 def column_mapping(columns):
-    """`columns` as the reader takes it: {"loss": "train/loss"} or "loss=train/loss,step=global_step" (None: none)."""
+    """`columns` as the reader takes it: {"loss": "train/loss"} as its (field, name) pairs (a name may hold a comma),
+    "loss=train/loss,step=global_step" as it is, None as "" (none)."""
     if columns is None or isinstance(columns, str):
         return columns or ""
     if not isinstance(columns, dict):
@@ -82,7 +83,7 @@ def column_mapping(columns):
     for field, name in columns.items():
         if not isinstance(field, str) or not isinstance(name, str):
             raise TypeError(f"columns: a field and the file's name for it are str (got {field!r:.40}: {name!r:.40})")
-    return ",".join(f"{field}={name}" for field, name in columns.items())
+    return list(columns.items())
 
 
 _OPTIONS = "columns|window|skip|jump-z|shift-z|spike-z|grad-spike-z|outlier-z"

@@ -4,7 +4,11 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <map>
 #include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "bindings.hpp"
 #include "lrkit/diagnostics/dispersion.hpp"
@@ -16,13 +20,27 @@ namespace py = pybind11;
 namespace lrkit::python {
 namespace {
 
+// lrkit.diagnosis.column_mapping's: a str as the command's --columns takes it, or a list of (field, name) str pairs
+// (a dict's items, whose names may hold a comma); "" or [] maps nothing.
+std::map<std::string, std::string> columns_from_python(const py::object& columns) {
+  if (py::isinstance<py::str>(columns)) {
+    const std::string given = text_from_python(columns);
+    return given.empty() ? std::map<std::string, std::string>() : diagnostics::parse_column_mapping(given);
+  }
+  std::vector<std::pair<std::string, std::string>> entries;
+  for (const auto& entry : columns.cast<py::list>()) {
+    const auto pair = entry.cast<py::tuple>();
+    entries.emplace_back(text_from_python(pair[0]), text_from_python(pair[1]));
+  }
+  return diagnostics::column_mapping(entries);
+}
+
 // The logs given (str, as lrkit.diagnose and read_log give them; a glob's matches) read as `lrkit diagnose` reads
 // them; RankLogError -> ValueError.
-diagnostics::RankLog read_logs(const py::list& logs, const py::str& columns) {
+diagnostics::RankLog read_logs(const py::list& logs, const py::object& columns) {
   try {
     diagnostics::ReadOptions read;
-    if (const std::string given = text_from_python(columns); !given.empty())
-      read.columns = diagnostics::parse_column_mapping(given);
+    read.columns = columns_from_python(columns);
     std::vector<std::string> inputs;
     for (const auto& log : logs) inputs.push_back(text_from_python(log));
     return diagnostics::read_rank_logs(diagnostics::rank_log_paths(inputs), read);
@@ -79,7 +97,7 @@ py::dict dispersion_of(const diagnostics::RankLog& log) {
 void bind_diagnose(py::module_& m) {
   m.def(
       "_diagnose",
-      [](const py::list& logs, const py::str& columns, std::optional<int64_t> window,
+      [](const py::list& logs, const py::object& columns, std::optional<int64_t> window,
          std::optional<double> jump_z, std::optional<double> shift_z, std::optional<double> spike_z,
          std::optional<double> grad_spike_z, std::optional<double> outlier_z, std::optional<int64_t> skip) {
         diagnostics::ReportOptions options;  // its defaults stand where Python gave None
@@ -105,7 +123,7 @@ void bind_diagnose(py::module_& m) {
       "(the report as JSON, as text, the reader's warnings); lrkit.diagnose wraps it");
   m.def(
       "_read_rank_logs",
-      [](const py::list& logs, const py::str& columns) {
+      [](const py::list& logs, const py::object& columns) {
         const auto log = read_logs(logs, columns);
         const size_t steps = log.size();
         std::vector<int64_t> step(log.steps.begin(), log.steps.end());  // whole numbers: the reader checks them

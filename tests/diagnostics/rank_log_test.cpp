@@ -184,6 +184,23 @@ TEST(RankLog, ColumnsAreMappedAndOneFilePerRankIsJoined) {
                                                                   "{\"step\": 1, \"loss\": 2.2, \"grad_norm\": 1.2}\n")});
   EXPECT_EQ(per_rank.ranks, 2);
   EXPECT_EQ(per_rank.loss, (std::vector<double>{2.4, 2.5, 2.3, 2.2}));
+  // Pairs (lrkit.diagnose's dict): a name may hold the comma the text form splits at; the same checks.
+  const auto pairs = column_mapping({{"loss", "loss, mean"}, {"step", "a=b"}});
+  EXPECT_EQ(pairs.at("loss"), "loss, mean");
+  EXPECT_EQ(pairs.at("step"), "a=b");
+  EXPECT_EQ(read_rank_log(write_text("comma.csv", "a=b,rank,\"loss, mean\",grad_norm\n0,0,2.4,1.4\n"), ReadOptions{pairs}).loss,
+            (std::vector<double>{2.4}));
+  for (const auto& [entries, expected] : std::vector<std::pair<std::vector<std::pair<std::string, std::string>>, std::string>>{
+           {{{"los", "x"}}, "--columns: unknown field 'los'"},
+           {{{"loss", ""}}, "--columns: field 'loss' is mapped to an empty name"},
+           {{{"loss", "a"}, {"loss", "b"}}, "--columns: 'loss' is mapped twice"}}) {
+    try {
+      column_mapping(entries);
+      ADD_FAILURE() << expected;
+    } catch (const RankLogError& e) {
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+    }
+  }
   for (const auto& [text, expected] : std::vector<std::pair<std::string, std::string>>{
            {"loss", "'loss' is not FIELD=NAME"},
            {"los=x", "unknown field 'los'"},

@@ -51,6 +51,11 @@ def test_columns_one_file_per_rank_and_a_missing_row(tmp_path):
     assert plain["windows"], plain.text
     assert lrkit.diagnose(renamed, columns={"step": "global_step", "loss": "train/loss"})["windows"] == plain["windows"]
     assert lrkit.diagnose(renamed, columns="step=global_step,loss=train/loss")["windows"] == plain["windows"]
+    # A dict's name may hold a comma (or "="), which the command's text form cannot: before, it was joined into that
+    # text and split at the comma ("columns: 'mean' is not FIELD=NAME").
+    comma = write_jsonl(tmp_path / "comma.jsonl", rows, ("step", "rank", "loss, mean=all", "grad_norm"))
+    assert lrkit.diagnose(comma, columns={"loss": "loss, mean=all"})["windows"] == plain["windows"]
+    assert lrkit.read_log(comma, columns={"loss": "loss, mean=all"}).arrays["/ranks/loss"].shape == (400, 2)
     per_rank = [write_jsonl(tmp_path / f"rank{r}.jsonl", [(s, l, g) for s, rank, l, g in rows if rank == r],
                             ("step", "loss", "grad_norm")) for r in range(2)]
     assert lrkit.diagnose(*per_rank)["windows"] == plain["windows"]
@@ -76,6 +81,8 @@ def test_bad_input_is_named(tmp_path):
         lrkit.diagnose(log, columns=["loss=train/loss"])
     with pytest.raises(TypeError, match=r"^columns: a field and the file's name for it are str \(got 'loss': 3\)$"):
         lrkit.diagnose(log, columns={"loss": 3})
+    with pytest.raises(ValueError, match=r"^columns: field 'loss' is mapped to an empty name$"):
+        lrkit.diagnose(log, columns={"loss": ""})
     # The command's option names stood in these: "--columns: ...", "--skip 500 leaves", "map ... with --columns".
     with pytest.raises(ValueError, match=r"^columns: 'lossx' is not FIELD=NAME \(e\.g\. loss=train/loss\)$"):
         lrkit.diagnose(log, columns="lossx")

@@ -9,6 +9,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace lrkit::diagnostics {
@@ -60,6 +61,10 @@ struct ReadOptions {
 // "loss=train/loss,step=global_step" -> ReadOptions::columns; throws
 // RankLogError naming an unknown field or a malformed entry.
 std::map<std::string, std::string> parse_column_mapping(const std::string& text);
+
+// Field and name pairs -> ReadOptions::columns, with parse_column_mapping's checks (an unknown field, one mapped
+// twice, an empty name): a name may hold what the text form cannot, a comma (lrkit.diagnose's dict).
+std::map<std::string, std::string> column_mapping(const std::vector<std::pair<std::string, std::string>>& entries);
 
 // Reads by content: HDF5 files by signature, else `.csv` or JSON lines
 // (`.jsonl`/`.json`). Throws RankLogError naming the file, line or dataset on
