@@ -20,7 +20,8 @@ int run_diagnose_command(const std::vector<std::string>& args) {
   std::string columns;
   po::options_description visible("options");
   visible.add_options()("help,h", "show this help")("json", "print the report as one JSON object")(
-      "columns", po::value(&columns), "CSV / JSON-lines names of the fields, e.g. loss=train/loss,step=global_step")(
+      "columns", po::value(&columns), "CSV / JSON-lines names of the fields, e.g. loss=train/loss,step=global_step (an entry in double quotes "
+      "may hold a comma)")(
       "window", train::whole_number(&options.window),
       "trailing window of the robust z-scores (steps; default: 50, for a long log 2 % of its steps, at most 500)")(
       "jump-z", po::value(&options.jump_z)->default_value(options.jump_z), "flag a dispersion jump / consistency drop beyond this robust z")(

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <fstream>
 #include <map>
-#include <sstream>
 #include <string_view>
 
 #include "lrkit/common/csv_line.hpp"
@@ -459,12 +458,19 @@ std::string read_text_rows(const std::string& path, const Names& names, int64_t 
 
 std::map<std::string, std::string> parse_column_mapping(const std::string& text) {
   std::vector<std::pair<std::string, std::string>> entries;
-  std::istringstream in(text);
-  std::string entry;
-  while (std::getline(in, entry, ',')) {
+  // Entries split as a CSV line's fields: one in double quotes may hold a comma ("loss=mean, all",step=it).
+  std::vector<std::string> split;
+  try {
+    split = text.empty() ? split : split_csv_line(text, ',');
+  } catch (const std::invalid_argument& e) {
+    throw RankLogError("--columns: " + std::string(e.what()));
+  }
+  for (const std::string& entry : split) {
     const auto eq = entry.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == entry.size())
-      throw RankLogError("--columns: '" + entry + "' is not FIELD=NAME (e.g. loss=train/loss)");
+      throw RankLogError("--columns: '" + entry + "' is not FIELD=NAME (e.g. loss=train/loss" +
+                         (split.size() > 1 ? "; an entry whose name holds a comma goes in double quotes: \"loss=a, b\")"
+                                           : ")"));
     entries.emplace_back(entry.substr(0, eq), entry.substr(eq + 1));
   }
   if (entries.empty()) throw RankLogError("--columns is empty (e.g. --columns loss=train/loss,step=global_step)");

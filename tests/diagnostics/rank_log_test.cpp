@@ -190,6 +190,10 @@ TEST(RankLog, ColumnsAreMappedAndOneFilePerRankIsJoined) {
   EXPECT_EQ(pairs.at("step"), "a=b");
   EXPECT_EQ(read_rank_log(write_text("comma.csv", "a=b,rank,\"loss, mean\",grad_norm\n0,0,2.4,1.4\n"), ReadOptions{pairs}).loss,
             (std::vector<double>{2.4}));
+  // The text form splits as a CSV line: blanks around an entry go (before, " step" was an unknown field), and an entry
+  // in double quotes holds a comma.
+  const auto quoted = parse_column_mapping("\"loss=loss, mean\", step=a=b");
+  EXPECT_EQ(quoted, pairs);
   for (const auto& [entries, expected] : std::vector<std::pair<std::vector<std::pair<std::string, std::string>>, std::string>>{
            {{{"los", "x"}}, "--columns: unknown field 'los'"},
            {{{"loss", ""}}, "--columns: field 'loss' is mapped to an empty name"},
@@ -204,7 +208,11 @@ TEST(RankLog, ColumnsAreMappedAndOneFilePerRankIsJoined) {
   for (const auto& [text, expected] : std::vector<std::pair<std::string, std::string>>{
            {"loss", "'loss' is not FIELD=NAME"},
            {"los=x", "unknown field 'los'"},
-           {"loss=a,loss=b", "'loss' is mapped twice"}}) {
+           {"loss=a,loss=b", "'loss' is mapped twice"},
+           {"\"loss=a,b", "--columns: the quote at character 1 is not closed on its line"},
+           {"loss=a, b", "--columns: 'b' is not FIELD=NAME (e.g. loss=train/loss; an entry whose name holds a comma goes "
+                         "in double quotes: \"loss=a, b\")"},
+           {"", "--columns is empty"}}) {
     try {
       parse_column_mapping(text);
       ADD_FAILURE() << text;

@@ -59,7 +59,9 @@ struct ReadOptions {
 };
 
 // "loss=train/loss,step=global_step" -> ReadOptions::columns; throws
-// RankLogError naming an unknown field or a malformed entry.
+// RankLogError naming an unknown field or a malformed entry. The entries split as
+// a CSV line's fields: blanks around one are dropped, and one in double quotes
+// may hold a comma ("loss=mean, all",step=it).
 std::map<std::string, std::string> parse_column_mapping(const std::string& text);
 
 // Field and name pairs -> ReadOptions::columns, with parse_column_mapping's checks (an unknown field, one mapped
