@@ -55,27 +55,10 @@ class Reader {
   // An object from its '{'; `member()` reads each member in turn, from its name's opening quote.
   template <class Member>
   void object(Member&& member) {
-    ++at_;  // the '{'
-    skip_blanks();
-    if (at('}')) {
-      ++at_;
-      return;
-    }
-    while (true) {
-      skip_blanks();
+    elements('}', "the object", "a member", [&] {
       if (!at('"')) fail(at_end() ? "the line ends inside the object" : "expected a member's name in double quotes");
       member();
-      skip_blanks();
-      if (at(',')) {
-        ++at_;
-        continue;
-      }
-      if (at('}')) {
-        ++at_;
-        return;
-      }
-      fail(at_end() ? "the line ends inside the object" : "expected ',' or '}' after a member");
-    }
+    });
   }
 
   // A member: its name into `name`, its value into `value` (both null: skipped).
@@ -131,25 +114,32 @@ class Reader {
 
  private:
   void array(int depth) {
-    ++at_;  // the '['
+    elements(']', "an array", "an array's element", [&] { value(nullptr, depth); });
+  }
+
+  // An object's or array's elements, from its opening bracket to `close`: `element()` reads each, separated by commas.
+  template <class Element>
+  void elements(char close, const char* inside, const char* element_name, Element&& element) {
+    ++at_;  // the opening bracket
     skip_blanks();
-    if (at(']')) {
+    if (at(close)) {
       ++at_;
       return;
     }
     while (true) {
       skip_blanks();
-      value(nullptr, depth);
+      element();
       skip_blanks();
       if (at(',')) {
         ++at_;
         continue;
       }
-      if (at(']')) {
+      if (at(close)) {
         ++at_;
         return;
       }
-      fail(at_end() ? "the line ends inside an array" : "expected ',' or ']' after an array's element");
+      fail(at_end() ? std::string("the line ends inside ") + inside
+                    : std::string("expected ',' or '") + close + "' after " + element_name);
     }
   }
 
