@@ -1,0 +1,26 @@
+// What the run-log reader (rank_log.cpp) and the text-log reader (text_rank_log.cpp) share.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "lrkit/diagnostics/rank_log.hpp"
+
+namespace lrkit::diagnostics {
+
+enum Field : size_t { kStep, kRank, kLoss, kGradNorm, kCosToMean };
+inline const char* const kFields[] = {"step", "rank", "loss", "grad_norm", "cos_to_mean"};
+
+// What is wrong with a finite value of a field that cannot hold it (a negative gradient norm, a cosine past 1): the
+// problem in words, or "".
+std::string out_of_range(Field field, double value);
+
+// The resumes among a log's sessions, given in the order they ran, whose rows the log holds (`steps`).
+std::vector<Resume> resumes_with_rows(const std::vector<Resume>& sessions, const std::vector<double>& steps);
+
+// Per-rank CSV / JSON-lines logs: one path holds every rank (a rank column or field, or a column per rank); several
+// are one file per rank, in rank order.
+RankLog read_text_rank_logs(const std::vector<std::string>& paths, const ReadOptions& options);
+
+}  // namespace lrkit::diagnostics
