@@ -1,6 +1,7 @@
 // `lrkit diagnose FILE...`: the silent-inconsistency report for an lrkit run
-// log, a per-rank CSV / JSON-lines log from another trainer, or one such file
-// per rank (several paths or a quoted glob).
+// log, a per-rank CSV / JSON-lines log from another trainer (a row per step and
+// rank, or a row per step with a column per rank), or one such file per rank
+// (several paths or a quoted glob).
 #include <boost/program_options.hpp>
 
 #include <iostream>
@@ -48,8 +49,11 @@ int run_diagnose_command(const std::vector<std::string>& args) {
     std::cout << "usage: lrkit diagnose RUN.h5 | RUN_DIR | RANKS.csv | RANKS.jsonl | 'rank*.csv' [--json] [options]\n\n"
                  "RUN_DIR: a run directory of lrkit train (its log.h5).\n"
                  "Per-rank CSV / JSON lines: one row per (step, rank) with step, rank, loss, grad_norm\n"
-                 "and optionally cos_to_mean (see the README for a PyTorch DDP snippet); or one file per\n"
-                 "rank (several paths or a quoted glob, ranks in natural order) without the rank field.\n"
+                 "and optionally cos_to_mean (see the README for a PyTorch DDP snippet); or one row per\n"
+                 "step with a column per rank and field and no rank field (step, loss_0, loss_1, ...,\n"
+                 "grad_norm_0, ...; with --columns 'loss=rank{rank}/loss,...' other names of that kind);\n"
+                 "or one file per rank (several paths or a quoted glob, ranks in natural order) without\n"
+                 "the rank field.\n"
                  "In JSON lines, \"session\": \"resume\" on the rows of a resume's first step marks it\n"
                  "(a DispersionHook writes it). A step missing some rank's row is skipped with a warning.\n\n"
               << visible;

@@ -194,9 +194,48 @@ double parse_value(Field f, std::string_view text, const Where& where) {
   return value;
 }
 
-// The rows of one CSV file; `fixed_rank` >= 0: a per-rank file (no rank column needed).
+constexpr size_t kAbsent = static_cast<size_t>(-1);
+
+// A field's name for rank k in a wide table (a row per step, a column per rank and field, as pandas writes a frame
+// and lrkit.read_log's frame("ranks") is one): NAME_k, or NAME with k in place of "{rank}" where a mapping holds it
+// (--columns 'loss=rank{rank}/loss', as a tracker's export names a per-rank key).
+std::string wide_name(const std::string& name, size_t rank) {
+  const auto at = name.find("{rank}");
+  if (at == std::string::npos) return name + "_" + std::to_string(rank);
+  return name.substr(0, at) + std::to_string(rank) + name.substr(at + 6);
+}
+
+// The wide names of the fields, made once per rank as the ranks come.
+class WideNames {
+ public:
+  explicit WideNames(const Names& names) : names_(names) {}
+  const std::string& of(Field f, size_t rank) {
+    while (made_[f].size() <= rank) made_[f].push_back(wide_name(names_[f], made_[f].size()));
+    return made_[f][rank];
+  }
+
+ private:
+  const Names& names_;
+  std::vector<std::string> made_[5];
+};
+
+// What a message about a row with a value per rank adds: "a table with a column per rank names them loss_0, ...".
+std::string wide_hint(WideNames& wide, const char* layout) {
+  return std::string(layout) + " per rank names them " + wide.of(kLoss, 0) + ", " + wide.of(kLoss, 1) + ", ... and " +
+         wide.of(kGradNorm, 0) + ", " + wide.of(kGradNorm, 1) + ", ...";
+}
+
+// The columns a CSV row is read from for one rank.
+struct RankColumns {
+  int64_t rank = -1;  // -1: the rank column's value
+  size_t loss = kAbsent, grad_norm = kAbsent, cos_to_mean = kAbsent;
+};
+
+// The rows of one CSV file: a row per step and rank (a rank column), a row per step with a column per rank and field
+// (no rank column; NAME_0, NAME_1, ...), or, with `fixed_rank` >= 0, one rank's file (no rank column needed).
 void read_csv(const std::string& source, std::istream& in, const Names& names, int64_t fixed_rank, size_t file,
               TextRows& out) {
+  WideNames wide_names(names);
   std::string header_line;
   if (!std::getline(in, header_line))
     throw RankLogError(source + ": empty file (expected a header with " + names[kStep] + ", " +
@@ -211,43 +250,76 @@ void read_csv(const std::string& source, std::istream& in, const Names& names, i
     }
   };
   split(header_line, source + " header");
-  const size_t width = fields.size();
-  constexpr size_t kAbsent = static_cast<size_t>(-1);
-  size_t column[5] = {kAbsent, kAbsent, kAbsent, kAbsent, kAbsent};  // a name's last column, where it repeats
-  for (size_t i = 0; i < width; ++i)
-    for (size_t f = 0; f < 5; ++f)
-      if (fields[i] == names[Field(f)]) column[f] = i;
-  for (const Field required : {kStep, kRank, kLoss, kGradNorm}) {
-    if (fixed_rank >= 0 && required == kRank) continue;
-    if (column[required] == kAbsent)
-      throw RankLogError(source + " header: no column '" + names[required] + "'" + names.mapped_from(required) + " (have: " +
-                         text_for_message(header_line) + "; map other names with --columns " + kFields[required] + "=NAME)");
+  const std::vector<std::string> header = fields;
+  const auto column_named = [&](const std::string& name) {  // a name's last column, where it repeats
+    size_t found = kAbsent;
+    for (size_t i = 0; i < header.size(); ++i)
+      if (header[i] == name) found = i;
+    return found;
+  };
+  const auto missing = [&](const std::string& name, Field f, const std::string& hint) {
+    return RankLogError(source + " header: no column '" + name + "'" + names.mapped_from(f) +
+                        " (have: " + text_for_message(header_line) + "; " + hint + ")");
+  };
+  const auto map_hint = [&](Field f) { return std::string("map other names with --columns ") + kFields[f] + "=NAME"; };
+  const size_t step_column = column_named(names[kStep]);
+  if (step_column == kAbsent) throw missing(names[kStep], kStep, map_hint(kStep));
+  const size_t rank_column = fixed_rank >= 0 ? kAbsent : column_named(names[kRank]);
+  const bool wide = fixed_rank < 0 && rank_column == kAbsent && column_named(wide_names.of(kLoss, 0)) != kAbsent;
+  std::vector<RankColumns> plan;
+  if (wide) {
+    for (size_t k = 0; column_named(wide_names.of(kLoss, k)) != kAbsent; ++k) {
+      const RankColumns c{static_cast<int64_t>(k), column_named(wide_names.of(kLoss, k)),
+                          column_named(wide_names.of(kGradNorm, k)), column_named(wide_names.of(kCosToMean, k))};
+      if (c.grad_norm == kAbsent) throw missing(wide_names.of(kGradNorm, k), kGradNorm, wide_hint(wide_names, "a table with a column"));
+      if (!plan.empty() && (c.cos_to_mean == kAbsent) != (plan.front().cos_to_mean == kAbsent)) {
+        const size_t lacking = c.cos_to_mean == kAbsent ? k : 0;
+        throw missing(wide_names.of(kCosToMean, lacking), kCosToMean, "cos_to_mean is given for every rank or none");
+      }
+      plan.push_back(c);
+    }
+  } else {
+    if (fixed_rank < 0 && rank_column == kAbsent) throw missing(names[kRank], kRank, map_hint(kRank) + "; " + wide_hint(wide_names, "a table with a column"));
+    plan.push_back({fixed_rank, column_named(names[kLoss]), column_named(names[kGradNorm]), column_named(names[kCosToMean])});
+    if (plan[0].loss == kAbsent) throw missing(names[kLoss], kLoss, map_hint(kLoss));
+    if (plan[0].grad_norm == kAbsent) throw missing(names[kGradNorm], kGradNorm, map_hint(kGradNorm));
   }
-  const bool has_cos = column[kCosToMean] != kAbsent;
+  const size_t width = header.size();
   for_each_row_line(in, 2, out, [&](const std::string& line, size_t number) {
     const auto where = [&] { return source + " line " + std::to_string(number); };
     split(line, where());
     if (fields.size() != width)
       throw RankLogError(where() + ": " + std::to_string(fields.size()) + " fields, the header has " + std::to_string(width) +
                          (fields.size() < width ? " (truncated file?)" : " (an unquoted comma in a field?)"));
-    const auto in_column = [&](Field f) { return [&, f] { return where() + " column " + names[f]; }; };
-    Row r;
-    r.step = parse_step(fields[column[kStep]], in_column(kStep));
-    r.rank = fixed_rank >= 0 ? fixed_rank : parse_rank(fields[column[kRank]], in_column(kRank));
-    r.loss = parse_value(kLoss, fields[column[kLoss]], in_column(kLoss));
-    r.grad_norm = parse_value(kGradNorm, fields[column[kGradNorm]], in_column(kGradNorm));
-    if (has_cos) {
-      r.cos_to_mean = parse_value(kCosToMean, fields[column[kCosToMean]], in_column(kCosToMean));
-      r.has_cos = true;
+    const auto in_column = [&](size_t column) { return [&, column] { return where() + " column " + header[column]; }; };
+    const double step = parse_step(fields[step_column], in_column(step_column));
+    for (const RankColumns& c : plan) {
+      // A rank whose cells are all empty (pandas's missing value) logged nothing at this step: no row, and the step
+      // is then skipped with a warning, as one missing a row of a long table is.
+      if (wide && fields[c.loss].empty() && fields[c.grad_norm].empty() &&
+          (c.cos_to_mean == kAbsent || fields[c.cos_to_mean].empty()))
+        continue;
+      Row r;
+      r.step = step;
+      r.rank = c.rank >= 0 ? c.rank : parse_rank(fields[rank_column], in_column(rank_column));
+      r.loss = parse_value(kLoss, fields[c.loss], in_column(c.loss));
+      r.grad_norm = parse_value(kGradNorm, fields[c.grad_norm], in_column(c.grad_norm));
+      if (c.cos_to_mean != kAbsent) {
+        r.cos_to_mean = parse_value(kCosToMean, fields[c.cos_to_mean], in_column(c.cos_to_mean));
+        r.has_cos = true;
+      }
+      r.file = file;
+      r.line = number;
+      out.rows.push_back(r);
     }
-    r.file = file;
-    r.line = number;
-    out.rows.push_back(r);
   });
 }
 
+// The rows of one JSON-lines file: an object per step and rank (a rank field), an object per step with a field per
+// rank and field (no rank field; NAME_0, NAME_1, ...), or, with `fixed_rank` >= 0, one rank's file.
 void read_json_lines(const std::string& source, std::istream& in, const Names& names, int64_t fixed_rank, size_t file,
                      TextRows& out) {
+  WideNames wide_names(names);
   JsonObjectLine object;  // reused: its members keep their storage from line to line
   for_each_row_line(in, 1, out, [&](const std::string& line, size_t number) {
     const auto where = [&] { return source + " line " + std::to_string(number); };
@@ -261,36 +333,52 @@ void read_json_lines(const std::string& source, std::istream& in, const Names& n
       throw RankLogError(where() + ": not a JSON object (" + e.what() + "; truncated file?)");
     }
     // Names are looked up whole: "train/loss" is one key, not a path.
-    const auto text = [&](Field f) -> const std::string& {
-      const JsonMember* member = object.find(names[f]);
-      if (!member) throw RankLogError(where() + ": no field '" + names[f] + "'" + names.mapped_from(f));
+    const auto text = [&](const std::string& name, Field f, const std::string& hint) -> const std::string& {
+      const JsonMember* member = object.find(name);
+      if (!member) throw RankLogError(where() + ": no field '" + name + "'" + names.mapped_from(f) + hint);
       return member->text;
     };
-    const auto in_field = [&](Field f) { return [&, f] { return where() + " field " + names[f]; }; };
+    const auto in_field = [&](const std::string& name) { return [&] { return where() + " field " + name; }; };
     // null: a writer's missing or non-finite value, read as NaN (the report's NaN/Inf section then names it).
-    const auto value = [&](Field f) {
-      const std::string& field = text(f);
-      return field == "null" ? std::nan("") : parse_value(f, field, in_field(f));
+    const auto value = [&](const std::string& name, Field f, const std::string& hint = "") {
+      const std::string& field = text(name, f, hint);
+      return field == "null" ? std::nan("") : parse_value(f, field, in_field(name));
     };
-    Row r;
-    r.step = parse_step(text(kStep), in_field(kStep));
-    r.rank = fixed_rank >= 0 ? fixed_rank : parse_rank(text(kRank), in_field(kRank));
-    r.loss = value(kLoss);
-    r.grad_norm = value(kGradNorm);
-    if (object.find(names[kCosToMean])) {
-      r.cos_to_mean = value(kCosToMean);
-      r.has_cos = true;
+    const double step = parse_step(text(names[kStep], kStep, ""), in_field(names[kStep]));
+    const bool wide = fixed_rank < 0 && !object.find(names[kRank]) && object.find(wide_names.of(kLoss, 0));
+    if (fixed_rank < 0 && !wide && !object.find(names[kRank]))
+      text(names[kRank], kRank, " (" + wide_hint(wide_names, "a row with a field") + ")");  // names what is missing
+    for (size_t k = 0; wide ? object.find(wide_names.of(kLoss, k)) != nullptr : k == 0; ++k) {
+      Row r;
+      r.step = step;
+      if (wide) {
+        r.rank = static_cast<int64_t>(k);
+        r.loss = value(wide_names.of(kLoss, k), kLoss);
+        r.grad_norm = value(wide_names.of(kGradNorm, k), kGradNorm, " (" + wide_hint(wide_names, "a row with a field") + ")");
+        if (object.find(wide_names.of(kCosToMean, k))) {
+          r.cos_to_mean = value(wide_names.of(kCosToMean, k), kCosToMean);
+          r.has_cos = true;
+        }
+      } else {
+        r.rank = fixed_rank >= 0 ? fixed_rank : parse_rank(text(names[kRank], kRank, ""), in_field(names[kRank]));
+        r.loss = value(names[kLoss], kLoss);
+        r.grad_norm = value(names[kGradNorm], kGradNorm);
+        if (object.find(names[kCosToMean])) {
+          r.cos_to_mean = value(names[kCosToMean], kCosToMean);
+          r.has_cos = true;
+        }
+      }
+      r.file = file;
+      r.line = number;
+      out.rows.push_back(r);
     }
     // The hook's mark (the loop's settings are not the hook's to know: no "changed"); a field "session" of the
     // user's own, with other values, is not one.
     if (const JsonMember* session = object.find("session")) {
       const std::string& kind = session->text;
       out.records_sessions = out.records_sessions || kind == "fresh" || kind == "resume";
-      if (kind == "resume") out.resumed.push_back({r.step, std::nullopt});
+      if (kind == "resume") out.resumed.push_back({step, std::nullopt});
     }
-    r.file = file;
-    r.line = number;
-    out.rows.push_back(r);
   });
 }
 

@@ -103,7 +103,7 @@ def _in_python_words(message, paths=()):
     for index, path in enumerate(kept):
         message = message.replace(path, f"\0{index}\0")
     option = r"(?<![^\s(])(?:option )?--"
-    message = re.sub(option + r"columns ([^\s)=]+=[^\s)]*)", r"columns='\1'", message)
+    message = re.sub(option + r"columns ([^\s)=]+=[^\s);]*)", r"columns='\1'", message)
     message = re.sub(option + rf"({_OPTIONS}) (-?\d+)", lambda m: f"{keyword(m)}={m.group(2)}", message)
     message = re.sub(option + rf"({_OPTIONS})\b", keyword, message)
     return re.sub("\0(\\d+)\0", lambda m: kept[int(m.group(1))], message)

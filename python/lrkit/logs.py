@@ -16,9 +16,12 @@ class RunLog:
 
     ``log.arrays["/train/loss"]`` is a NumPy array; ``log.frame("train")`` is a
     pandas DataFrame of the group's per-step series (matrices such as
-    ``/ranks/loss`` [step, rank] become columns ``loss_0``, ``loss_1``, ...; events
-    logged at some steps, NAME_step beside NAME as ``/diagnostics/cos_matrix``,
-    stay in ``arrays``); ``log.frame("eval/heldout")`` is an evaluation set's;
+    ``/ranks/loss`` [step, rank] become columns ``loss_0``, ``loss_1``, ...; a group
+    logged against /train/step, as /ranks and /diagnostics are, gets its column
+    ``step`` first, so that ``log.frame("ranks").to_csv(index=False)`` is a table
+    `lrkit diagnose` reads back; events logged at some steps, NAME_step beside NAME
+    as ``/diagnostics/cos_matrix``, stay in ``arrays``);
+    ``log.frame("eval/heldout")`` is an evaluation set's;
     ``log.config`` holds every effective configuration value (``/config``) as text,
     the newest session's; ``log.sessions`` lists every session (its start and each resume).
     """
@@ -124,6 +127,12 @@ class RunLog:
             raise ValueError(f"run log '{self.path}': the series under {prefix} have different lengths {lengths} "
                              "(lrkit log repair cuts the rows of a flush a kill cut short); read them from .arrays")
         columns = {}
+        if step not in series:  # logged against another group's step (/ranks, /diagnostics: /train/step): its rows' steps
+            rows = len(next(iter(series.values())))
+            if len(self.arrays[step]) < rows:
+                raise ValueError(f"run log '{self.path}': {step} has {len(self.arrays[step])} rows, the series under "
+                                 f"{prefix} {rows}; read them from .arrays")
+            columns["step"] = self.arrays[step][:rows]
         for name, values in series.items():
             column = name[len(prefix):]
             if values.ndim == 1:

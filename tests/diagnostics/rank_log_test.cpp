@@ -169,6 +169,63 @@ TEST(RankLog, AJsonLinesErrorSaysWhereAndANestedValueIsQuoted) {
   EXPECT_EQ(quoted.grad_norm, (std::vector<double>{1.5}));
 }
 
+// A table with a column per rank and field (pandas's frame, lrkit.read_log's frame("ranks") written out, a tracker's
+// export of per-rank keys) reads as the same rows one per step and rank give.
+TEST(RankLog, ATableWithAColumnPerRankReadsAsARowPerStepAndRank) {
+  const auto long_table = read_rank_log(write_text("long.csv", "step,rank,loss,grad_norm,cos_to_mean\n"
+                                                               "0,0,2.5,1.5,0.5\n0,1,2.25,1.25,0.75\n"
+                                                               "1,0,2,1,0.25\n1,1,1.75,0.75,-0.5\n"));
+  const auto wide_table = read_rank_log(write_text("wide.csv", ",step,loss_0,loss_1,grad_norm_0,grad_norm_1,cos_to_mean_0,"
+                                                               "cos_to_mean_1\n0,0,2.5,2.25,1.5,1.25,0.5,0.75\n"
+                                                               "1,1,2,1.75,1,0.75,0.25,-0.5\n"));
+  const auto wide_lines = read_rank_log(write_text(
+      "wide.jsonl", "{\"step\": 0, \"loss_0\": 2.5, \"loss_1\": 2.25, \"grad_norm_0\": 1.5, \"grad_norm_1\": 1.25, "
+                    "\"cos_to_mean_0\": 0.5, \"cos_to_mean_1\": 0.75}\n"
+                    "{\"step\": 1, \"loss_0\": 2, \"loss_1\": 1.75, \"grad_norm_0\": 1, \"grad_norm_1\": 0.75, "
+                    "\"cos_to_mean_0\": 0.25, \"cos_to_mean_1\": -0.5}\n"));
+  // A tracker's per-rank keys, mapped with "{rank}" where the rank's number stands.
+  const auto tracked = read_rank_log(write_text("tracked.csv", "it,rank0/loss,rank1/loss,rank0/gn,rank1/gn,rank0/cos,rank1/cos\n"
+                                                               "0,2.5,2.25,1.5,1.25,0.5,0.75\n1,2,1.75,1,0.75,0.25,-0.5\n"),
+                                     ReadOptions{parse_column_mapping("step=it,loss=rank{rank}/loss,grad_norm=rank{rank}/gn,"
+                                                                      "cos_to_mean=rank{rank}/cos")});
+  for (const RankLog* log : {&wide_table, &wide_lines, &tracked}) {
+    EXPECT_EQ(log->ranks, 2) << log->source;
+    EXPECT_EQ(log->steps, long_table.steps) << log->source;
+    EXPECT_EQ(log->loss, long_table.loss) << log->source;
+    EXPECT_EQ(log->grad_norm, long_table.grad_norm) << log->source;
+    EXPECT_EQ(log->cos_to_mean, long_table.cos_to_mean) << log->source;
+    EXPECT_TRUE(log->warnings.empty()) << log->source;
+  }
+  // A rank's empty cells (pandas's missing value) are no row: that step is skipped as a long table's would be.
+  const auto gap = read_rank_log(write_text("gap_wide.csv", "step,loss_0,loss_1,grad_norm_0,grad_norm_1\n0,1,2,1,2\n1,3,,3,\n"
+                                                            "2,5,6,5,6\n"));
+  EXPECT_EQ(gap.steps, (std::vector<double>{0, 2}));
+  ASSERT_EQ(gap.warnings.size(), 1u);
+  EXPECT_NE(gap.warnings[0].find("step 1 (no row for rank 1)"), std::string::npos) << gap.warnings[0];
+}
+
+TEST(RankLog, ATableWithAColumnPerRankNamesWhatItLacks) {
+  const std::pair<std::string, std::string> cases[] = {
+      {write_text("no_norm.csv", "step,loss_0,loss_1,grad_norm_0\n0,1,2,1\n"),
+       "no_norm.csv (CSV) header: no column 'grad_norm_1' (have: step,loss_0,loss_1,grad_norm_0; a table with a column "
+       "per rank names them loss_0, loss_1, ... and grad_norm_0, grad_norm_1, ...)"},
+      {write_text("one_cos.csv", "step,loss_0,loss_1,grad_norm_0,grad_norm_1,cos_to_mean_0\n0,1,2,1,2,0.5\n"),
+       "no column 'cos_to_mean_1' (have: step,loss_0,loss_1,grad_norm_0,grad_norm_1,cos_to_mean_0; cos_to_mean is given "
+       "for every rank or none)"},
+      {write_text("half_empty.csv", "step,loss_0,loss_1,grad_norm_0,grad_norm_1\n0,1,,1,2\n"),
+       "half_empty.csv (CSV) line 2 column loss_1: '' is not a number"},
+      {write_text("neither.csv", "step,loss,grad_norm\n0,1,1\n"),
+       "no column 'rank' (have: step,loss,grad_norm; map other names with --columns rank=NAME; a table with a column per "
+       "rank names them loss_0, loss_1, ... and grad_norm_0, grad_norm_1, ...)"},
+      {write_text("neither.jsonl", "{\"step\": 0, \"loss\": 1, \"grad_norm\": 1}\n"),
+       "neither.jsonl (JSON lines) line 1: no field 'rank' (a row with a field per rank names them loss_0, loss_1, ... "
+       "and grad_norm_0, grad_norm_1, ...)"},
+      {write_text("no_norm.jsonl", "{\"step\": 0, \"loss_0\": 1, \"grad_norm_0\": 1, \"loss_1\": 2}\n"),
+       "no_norm.jsonl (JSON lines) line 1: no field 'grad_norm_1' (a row with a field per rank"},
+  };
+  for (const auto& [path, expected] : cases) EXPECT_NE(error_of(path).find(expected), std::string::npos) << error_of(path);
+}
+
 TEST(RankLog, ColumnsAreMappedAndOneFilePerRankIsJoined) {
   const auto mapping = parse_column_mapping("loss=train/loss,step=global_step,grad_norm=gn");
   EXPECT_EQ(mapping.at("loss"), "train/loss");

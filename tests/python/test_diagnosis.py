@@ -67,6 +67,26 @@ def test_columns_one_file_per_rank_and_a_missing_row(tmp_path):
         assert lrkit.diagnose(gapped, skip=0)["steps"] == 399
 
 
+def test_a_table_with_a_column_per_rank_reads_as_the_rows_it_came_from(tmp_path):
+    """A per-rank log's frame("ranks") written out (a row per step, a column per rank and field, as pandas writes a
+    frame) is a log the report reads: the same report as the rows it came from, as CSV and as JSON lines."""
+    rows = per_rank_rows(ranks=4)
+    long = write_jsonl(tmp_path / "long.jsonl", rows)
+    frame = lrkit.read_log(long).frame("ranks")
+    assert frame.columns.tolist() == ["step"] + [f"{n}_{k}" for n in ("loss", "grad_norm") for k in range(4)]
+    frame.to_csv(tmp_path / "wide.csv", index=False)
+    with open(tmp_path / "wide.jsonl", "w") as f:
+        for record in frame.itertuples(index=False):
+            f.write(json.dumps({name: (int(v) if name == "step" else float(v))
+                                for name, v in zip(frame.columns, record)}) + "\n")
+    expected = lrkit.diagnose(long)
+    assert expected["windows"], expected.text
+    for wide in ("wide.csv", "wide.jsonl"):
+        report = lrkit.diagnose(tmp_path / wide)
+        assert report["verdict"] == expected["verdict"] and report["windows"] == expected["windows"], wide
+        assert (report["ranks"], report["steps"]) == (expected["ranks"], expected["steps"]), wide
+
+
 def test_bad_input_is_named(tmp_path):
     with pytest.raises(TypeError, match="needs a log"):
         lrkit.diagnose()
@@ -83,6 +103,11 @@ def test_bad_input_is_named(tmp_path):
         lrkit.diagnose(log, columns={"loss": 3})
     with pytest.raises(ValueError, match=r"^columns: field 'loss' is mapped to an empty name$"):
         lrkit.diagnose(log, columns={"loss": ""})
+    rankless = tmp_path / "rankless.csv"
+    rankless.write_text("step,loss,grad_norm\n0,1,1\n")
+    with pytest.raises(ValueError, match=r"no column 'rank' \(have: step,loss,grad_norm; map other names with "
+                                         r"columns='rank=NAME'; a table with a column per rank names them loss_0, "):
+        lrkit.diagnose(rankless)
     # The command's option names stood in these: "--columns: ...", "--skip 500 leaves", "map ... with --columns".
     with pytest.raises(ValueError, match=r"^columns: 'lossx' is not FIELD=NAME \(e\.g\. loss=train/loss\)$"):
         lrkit.diagnose(log, columns="lossx")

@@ -22,7 +22,9 @@ def test_a_run_log_as_arrays_frames_and_config(lrkit_binary, tmp_path):
     log = lrkit.read_log(tmp_path / "run" / "log.h5")
     train = log.frame("train")
     assert len(train) == 12 and list(train["step"]) == list(range(12))
-    assert log.frame("ranks").columns.tolist() == ["cos_to_mean_0", "grad_norm_0", "loss_0"]
+    # A group logged against /train/step carries the steps its rows are of.
+    assert log.frame("ranks").columns.tolist() == ["step", "cos_to_mean_0", "grad_norm_0", "loss_0"]
+    assert log.frame("ranks")["step"].tolist() == list(range(12))
     assert log.config["train.steps"] == "12" and log.config["schedule.spec"] == "cosine(peak=1e-2)"
     assert log.attrs["schedule_spec"] == "cosine(peak=1e-2)"
     s = lrkit.Schedule(log.config["schedule.spec"], int(log.config["train.steps"]))
@@ -156,9 +158,9 @@ def test_a_killed_writers_torn_flush_frames_the_rows_every_series_has(tmp_path):
         with pytest.warns(UserWarning, match="the 2 rows every series of /train/step has"):
             frame = log.frame(group)
         assert len(frame) == 2
-    assert frame.columns.tolist() == ["loss"]
+    assert frame.columns.tolist() == ["step", "loss"] and frame["step"].tolist() == [0, 1]
     with pytest.warns(UserWarning):
-        assert log.frame("diagnostics").columns.tolist() == ["loss_std"]  # its event stays in .arrays
+        assert log.frame("diagnostics").columns.tolist() == ["step", "loss_std"]  # its event stays in .arrays
 
     import h5py
     import numpy as np
@@ -210,7 +212,8 @@ def test_a_per_rank_log_reads_into_a_run_logs_layout_with_the_trainers_dispersio
                                    err_msg=name)
     assert log.arrays["/diagnostics/loss_outlier_rank"].tolist() == run["/diagnostics/loss_outlier_rank"].tolist()
     np.testing.assert_allclose(log.arrays["/train/loss"], run["/train/loss"], rtol=1e-6)  # equal batches per rank
-    assert log.frame("ranks").columns.tolist() == [f"{n}_{k}" for n in ("loss", "grad_norm", "cos_to_mean") for k in (0, 1)]
+    assert log.frame("ranks").columns.tolist() == ["step"] + [f"{n}_{k}" for n in ("loss", "grad_norm", "cos_to_mean")
+                                                              for k in (0, 1)]
     # One CSV per rank with a trainer's own column names: the same arrays.
     files = [tmp_path / f"rank{k}.csv" for k in (0, 1)]
     for k, path in enumerate(files):
