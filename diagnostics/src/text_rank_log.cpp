@@ -2,6 +2,7 @@
 // per rank, gridded into RankLog's [step, rank] layout.
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <fstream>
 #include <string_view>
 
@@ -205,7 +206,8 @@ std::string wide_name(const std::string& name, size_t rank) {
   return name.substr(0, at) + std::to_string(rank) + name.substr(at + 6);
 }
 
-// The wide names of the fields, made once per rank as the ranks come.
+// The wide names of the fields, made once per rank as the ranks come. A name given out stays valid as later ones are
+// made (a deque's elements do not move), so a message may make more while it holds one.
 class WideNames {
  public:
   explicit WideNames(const Names& names) : names_(names) {}
@@ -216,7 +218,7 @@ class WideNames {
 
  private:
   const Names& names_;
-  std::vector<std::string> made_[5];
+  std::deque<std::string> made_[5];
 };
 
 // What a message about a row with a value per rank adds: "a table with a column per rank names them loss_0, ...".
@@ -333,34 +335,37 @@ void read_json_lines(const std::string& source, std::istream& in, const Names& n
       throw RankLogError(where() + ": not a JSON object (" + e.what() + "; truncated file?)");
     }
     // Names are looked up whole: "train/loss" is one key, not a path.
-    const auto text = [&](const std::string& name, Field f, const std::string& hint) -> const std::string& {
+    // `per_rank`: a missing field's message says how a row with a field per rank names them.
+    const auto text = [&](const std::string& name, Field f, bool per_rank = false) -> const std::string& {
       const JsonMember* member = object.find(name);
-      if (!member) throw RankLogError(where() + ": no field '" + name + "'" + names.mapped_from(f) + hint);
+      if (!member)
+        throw RankLogError(where() + ": no field '" + name + "'" + names.mapped_from(f) +
+                           (per_rank ? " (" + wide_hint(wide_names, "a row with a field") + ")" : ""));
       return member->text;
     };
     const auto in_field = [&](const std::string& name) { return [&] { return where() + " field " + name; }; };
     // null: a writer's missing or non-finite value, read as NaN (the report's NaN/Inf section then names it).
-    const auto value = [&](const std::string& name, Field f, const std::string& hint = "") {
-      const std::string& field = text(name, f, hint);
+    const auto value = [&](const std::string& name, Field f, bool per_rank = false) {
+      const std::string& field = text(name, f, per_rank);
       return field == "null" ? std::nan("") : parse_value(f, field, in_field(name));
     };
-    const double step = parse_step(text(names[kStep], kStep, ""), in_field(names[kStep]));
+    const double step = parse_step(text(names[kStep], kStep), in_field(names[kStep]));
     const bool wide = fixed_rank < 0 && !object.find(names[kRank]) && object.find(wide_names.of(kLoss, 0));
     if (fixed_rank < 0 && !wide && !object.find(names[kRank]))
-      text(names[kRank], kRank, " (" + wide_hint(wide_names, "a row with a field") + ")");  // names what is missing
+      text(names[kRank], kRank, true);  // names what is missing
     for (size_t k = 0; wide ? object.find(wide_names.of(kLoss, k)) != nullptr : k == 0; ++k) {
       Row r;
       r.step = step;
       if (wide) {
         r.rank = static_cast<int64_t>(k);
         r.loss = value(wide_names.of(kLoss, k), kLoss);
-        r.grad_norm = value(wide_names.of(kGradNorm, k), kGradNorm, " (" + wide_hint(wide_names, "a row with a field") + ")");
+        r.grad_norm = value(wide_names.of(kGradNorm, k), kGradNorm, true);
         if (object.find(wide_names.of(kCosToMean, k))) {
           r.cos_to_mean = value(wide_names.of(kCosToMean, k), kCosToMean);
           r.has_cos = true;
         }
       } else {
-        r.rank = fixed_rank >= 0 ? fixed_rank : parse_rank(text(names[kRank], kRank, ""), in_field(names[kRank]));
+        r.rank = fixed_rank >= 0 ? fixed_rank : parse_rank(text(names[kRank], kRank), in_field(names[kRank]));
         r.loss = value(names[kLoss], kLoss);
         r.grad_norm = value(names[kGradNorm], kGradNorm);
         if (object.find(names[kCosToMean])) {
