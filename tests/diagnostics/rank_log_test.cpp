@@ -222,6 +222,13 @@ TEST(RankLog, ATableWithAColumnPerRankNamesWhatItLacks) {
        "and grad_norm_0, grad_norm_1, ...)"},
       {write_text("no_norm.jsonl", "{\"step\": 0, \"loss_0\": 1, \"grad_norm_0\": 1, \"loss_1\": 2}\n"),
        "no_norm.jsonl (JSON lines) line 1: no field 'grad_norm_1' (a row with a field per rank"},
+      // Rank 0's: the message makes the names of rank 1 while it holds rank 0's.
+      {write_text("one_rank.jsonl", "{\"step\": 0, \"loss_0\": 1}\n"),
+       "one_rank.jsonl (JSON lines) line 1: no field 'grad_norm_0' (a row with a field per rank names them loss_0, loss_1, "
+       "... and grad_norm_0, grad_norm_1, ...)"},
+      {write_text("one_rank.csv", "step,loss_0\n0,1\n"),
+       "one_rank.csv (CSV) header: no column 'grad_norm_0' (have: step,loss_0; a table with a column per rank names them "
+       "loss_0, loss_1, ... and grad_norm_0, grad_norm_1, ...)"},
   };
   for (const auto& [path, expected] : cases) EXPECT_NE(error_of(path).find(expected), std::string::npos) << error_of(path);
 }
