@@ -350,9 +350,9 @@ void read_json_lines(const std::string& source, std::istream& in, const Names& n
       return field == "null" ? std::nan("") : parse_value(f, field, in_field(name));
     };
     const double step = parse_step(text(names[kStep], kStep), in_field(names[kStep]));
-    const bool wide = fixed_rank < 0 && !object.find(names[kRank]) && object.find(wide_names.of(kLoss, 0));
-    if (fixed_rank < 0 && !wide && !object.find(names[kRank]))
-      text(names[kRank], kRank, true);  // names what is missing
+    const JsonMember* rank = fixed_rank < 0 ? object.find(names[kRank]) : nullptr;
+    const bool wide = fixed_rank < 0 && !rank && object.find(wide_names.of(kLoss, 0));
+    if (fixed_rank < 0 && !wide && !rank) text(names[kRank], kRank, true);  // names what is missing
     for (size_t k = 0; wide ? object.find(wide_names.of(kLoss, k)) != nullptr : k == 0; ++k) {
       Row r;
       r.step = step;
@@ -365,7 +365,7 @@ void read_json_lines(const std::string& source, std::istream& in, const Names& n
           r.has_cos = true;
         }
       } else {
-        r.rank = fixed_rank >= 0 ? fixed_rank : parse_rank(text(names[kRank], kRank), in_field(names[kRank]));
+        r.rank = fixed_rank >= 0 ? fixed_rank : parse_rank(rank->text, in_field(names[kRank]));
         r.loss = value(names[kLoss], kLoss);
         r.grad_norm = value(names[kGradNorm], kGradNorm);
         if (object.find(names[kCosToMean])) {
