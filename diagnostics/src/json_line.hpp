@@ -35,6 +35,7 @@ class JsonObjectLine {
   // The first member of that name: the object's own members, not those nested in them. Null where there is none.
   const JsonMember* find(std::string_view name) const;
   size_t size() const { return count_; }
+  const JsonMember& operator[](size_t i) const { return members_[i]; }  // the object's members in order, i < size()
 
  private:
   // Reused from line to line, so that a member's strings keep their storage.

@@ -197,27 +197,51 @@ double parse_value(Field f, std::string_view text, const Where& where) {
 
 constexpr size_t kAbsent = static_cast<size_t>(-1);
 
-// A field's name for rank k in a wide table (a row per step, a column per rank and field, as pandas writes a frame
-// and lrkit.read_log's frame("ranks") is one): NAME_k, or NAME with k in place of "{rank}" where a mapping holds it
+// A field's names in a wide table (a row per step, a column per rank and field, as pandas writes a frame and
+// lrkit.read_log's frame("ranks") is one): NAME_k, or NAME with k in place of "{rank}" where a mapping holds it
 // (--columns 'loss=rank{rank}/loss', as a tracker's export names a per-rank key).
-std::string wide_name(const std::string& name, size_t rank) {
-  const auto at = name.find("{rank}");
-  if (at == std::string::npos) return name + "_" + std::to_string(rank);
-  return name.substr(0, at) + std::to_string(rank) + name.substr(at + 6);
-}
-
-// The wide names of the fields, made once per rank as the ranks come. A name given out stays valid as later ones are
-// made (a deque's elements do not move), so a message may make more while it holds one.
-class WideNames {
+class WidePattern {
  public:
-  explicit WideNames(const Names& names) : names_(names) {}
-  const std::string& of(Field f, size_t rank) {
-    while (made_[f].size() <= rank) made_[f].push_back(wide_name(names_[f], made_[f].size()));
-    return made_[f][rank];
+  explicit WidePattern(const std::string& name) {
+    const auto at = name.find("{rank}");
+    prefix_ = at == std::string::npos ? name + "_" : name.substr(0, at);
+    suffix_ = at == std::string::npos ? "" : name.substr(at + 6);
+  }
+  std::string name(size_t rank) const { return prefix_ + std::to_string(rank) + suffix_; }
+  // The rank whose name `name` is (its number as to_string writes it, up to 65535), or -1.
+  int64_t rank_of(std::string_view name) const {
+    if (name.size() <= prefix_.size() + suffix_.size() || name.compare(0, prefix_.size(), prefix_) != 0 ||
+        name.compare(name.size() - suffix_.size(), suffix_.size(), suffix_) != 0)
+      return -1;
+    const std::string_view digits = name.substr(prefix_.size(), name.size() - prefix_.size() - suffix_.size());
+    if (digits.size() > 5 || (digits.size() > 1 && digits[0] == '0')) return -1;
+    int64_t rank = 0;
+    for (const char c : digits) {
+      if (c < '0' || c > '9') return -1;
+      rank = rank * 10 + (c - '0');
+    }
+    return rank <= 65535 ? rank : -1;
   }
 
  private:
-  const Names& names_;
+  std::string prefix_, suffix_;
+};
+
+// The fields' wide patterns, and their names made once per rank as the ranks come. A name given out stays valid as
+// later ones are made (a deque's elements do not move), so a message may make more while it holds one.
+class WideNames {
+ public:
+  explicit WideNames(const Names& names)
+      : patterns_{WidePattern(names[kStep]), WidePattern(names[kRank]), WidePattern(names[kLoss]),
+                  WidePattern(names[kGradNorm]), WidePattern(names[kCosToMean])} {}
+  const std::string& of(Field f, size_t rank) {
+    while (made_[f].size() <= rank) made_[f].push_back(patterns_[f].name(made_[f].size()));
+    return made_[f][rank];
+  }
+  int64_t rank_of(Field f, std::string_view name) const { return patterns_[f].rank_of(name); }
+
+ private:
+  WidePattern patterns_[5];
   std::deque<std::string> made_[5];
 };
 
@@ -267,12 +291,20 @@ void read_csv(const std::string& source, std::istream& in, const Names& names, i
   const size_t step_column = column_named(names[kStep]);
   if (step_column == kAbsent) throw missing(names[kStep], kStep, map_hint(kStep));
   const size_t rank_column = fixed_rank >= 0 ? kAbsent : column_named(names[kRank]);
-  const bool wide = fixed_rank < 0 && rank_column == kAbsent && column_named(wide_names.of(kLoss, 0)) != kAbsent;
+  std::vector<size_t> loss_columns;  // by rank, where the header is a wide table's
+  for (size_t i = 0; i < header.size(); ++i)
+    if (const int64_t k = wide_names.rank_of(kLoss, header[i]); k >= 0) {
+      if (loss_columns.size() <= static_cast<size_t>(k)) loss_columns.resize(static_cast<size_t>(k) + 1, kAbsent);
+      loss_columns[static_cast<size_t>(k)] = i;
+    }
+  const bool wide = fixed_rank < 0 && rank_column == kAbsent && !loss_columns.empty();
   std::vector<RankColumns> plan;
   if (wide) {
-    for (size_t k = 0; column_named(wide_names.of(kLoss, k)) != kAbsent; ++k) {
-      const RankColumns c{static_cast<int64_t>(k), column_named(wide_names.of(kLoss, k)),
-                          column_named(wide_names.of(kGradNorm, k)), column_named(wide_names.of(kCosToMean, k))};
+    for (size_t k = 0; k < loss_columns.size(); ++k) {
+      // A rank without columns amid the others (loss_0 and loss_2): every step would lack its row.
+      if (loss_columns[k] == kAbsent) throw missing(wide_names.of(kLoss, k), kLoss, wide_hint(wide_names, "a table with a column"));
+      const RankColumns c{static_cast<int64_t>(k), loss_columns[k], column_named(wide_names.of(kGradNorm, k)),
+                          column_named(wide_names.of(kCosToMean, k))};
       if (c.grad_norm == kAbsent) throw missing(wide_names.of(kGradNorm, k), kGradNorm, wide_hint(wide_names, "a table with a column"));
       if (!plan.empty() && (c.cos_to_mean == kAbsent) != (plan.front().cos_to_mean == kAbsent)) {
         const size_t lacking = c.cos_to_mean == kAbsent ? k : 0;
@@ -323,6 +355,8 @@ void read_json_lines(const std::string& source, std::istream& in, const Names& n
                      TextRows& out) {
   WideNames wide_names(names);
   JsonObjectLine object;  // reused: its members keep their storage from line to line
+  // The file's layout, told by its first row: a rank field (or a file of one rank), or a field per rank.
+  enum class Layout { unknown, per_rank_row, per_rank_field } layout = Layout::unknown;
   for_each_row_line(in, 1, out, [&](const std::string& line, size_t number) {
     const auto where = [&] { return source + " line " + std::to_string(number); };
     const auto first = line.find_first_not_of(" \t");
@@ -351,17 +385,28 @@ void read_json_lines(const std::string& source, std::istream& in, const Names& n
     };
     const double step = parse_step(text(names[kStep], kStep), in_field(names[kStep]));
     const JsonMember* rank = fixed_rank < 0 ? object.find(names[kRank]) : nullptr;
-    const bool wide = fixed_rank < 0 && !rank && object.find(wide_names.of(kLoss, 0));
+    if (layout == Layout::unknown) {
+      bool per_rank_field = false;
+      for (size_t i = 0; i < object.size() && fixed_rank < 0 && !rank && !per_rank_field; ++i)
+        per_rank_field = wide_names.rank_of(kLoss, object[i].name) >= 0;
+      layout = per_rank_field ? Layout::per_rank_field : Layout::per_rank_row;
+    }
+    const bool wide = layout == Layout::per_rank_field;
     if (fixed_rank < 0 && !wide && !rank) text(names[kRank], kRank, true);  // names what is missing
-    for (size_t k = 0; wide ? object.find(wide_names.of(kLoss, k)) != nullptr : k == 0; ++k) {
+    // A row with a field per rank holds the ranks whose loss it names, in any order; a rank it lacks has no row at
+    // this step (the step is then skipped with a warning, as a long table's would be).
+    for (size_t i = 0; wide ? i < object.size() : i == 0; ++i) {
       Row r;
       r.step = step;
       if (wide) {
-        r.rank = static_cast<int64_t>(k);
-        r.loss = value(wide_names.of(kLoss, k), kLoss);
-        r.grad_norm = value(wide_names.of(kGradNorm, k), kGradNorm, true);
-        if (object.find(wide_names.of(kCosToMean, k))) {
-          r.cos_to_mean = value(wide_names.of(kCosToMean, k), kCosToMean);
+        const int64_t k = wide_names.rank_of(kLoss, object[i].name);
+        if (k < 0) continue;
+        const auto rank_k = static_cast<size_t>(k);
+        r.rank = k;
+        r.loss = value(wide_names.of(kLoss, rank_k), kLoss);
+        r.grad_norm = value(wide_names.of(kGradNorm, rank_k), kGradNorm, true);
+        if (object.find(wide_names.of(kCosToMean, rank_k))) {
+          r.cos_to_mean = value(wide_names.of(kCosToMean, rank_k), kCosToMean);
           r.has_cos = true;
         }
       } else {

@@ -25,6 +25,8 @@ TEST(JsonObjectLine, ReadsEachMembersTextAndKind) {
   object.parse(R"( {"loss": 1.5e-3, "name": "x\"y\\z\/\n\u00e9\ud83d\ude00", "ok": true, "none": null, "l": NaN,)"
                R"( "g": -Infinity, "nested": {"step": [1, {"i": 2}], "s": "}"}, "empty": [], "n": -0} )");
   ASSERT_EQ(object.size(), 9u);
+  EXPECT_EQ(object[0].name, "loss");  // the members in order
+  EXPECT_EQ(object[8].name, "n");
   const auto text_of = [&](const char* name) { return object.find(name)->text; };
   const auto kind_of = [&](const char* name) { return object.find(name)->kind; };
   EXPECT_EQ(text_of("loss"), "1.5e-3");

@@ -202,6 +202,15 @@ TEST(RankLog, ATableWithAColumnPerRankReadsAsARowPerStepAndRank) {
   EXPECT_EQ(gap.steps, (std::vector<double>{0, 2}));
   ASSERT_EQ(gap.warnings.size(), 1u);
   EXPECT_NE(gap.warnings[0].find("step 1 (no row for rank 1)"), std::string::npos) << gap.warnings[0];
+  // In JSON lines a row names the ranks it has, in any order; one it lacks, rank 0 too, has no row at that step.
+  const auto gap_lines = read_rank_log(write_text(
+      "gap_wide.jsonl", "{\"step\": 0, \"loss_1\": 2, \"grad_norm_1\": 2, \"loss_0\": 1, \"grad_norm_0\": 1}\n"
+                        "{\"step\": 1, \"loss_1\": 4, \"grad_norm_1\": 4}\n"
+                        "{\"step\": 2, \"loss_0\": 5, \"grad_norm_0\": 5, \"loss_1\": 6, \"grad_norm_1\": 6}\n"));
+  EXPECT_EQ(gap_lines.steps, (std::vector<double>{0, 2}));
+  EXPECT_EQ(gap_lines.loss, (std::vector<double>{1, 2, 5, 6}));
+  ASSERT_EQ(gap_lines.warnings.size(), 1u);
+  EXPECT_NE(gap_lines.warnings[0].find("step 1 (no row for rank 0)"), std::string::npos) << gap_lines.warnings[0];
 }
 
 TEST(RankLog, ATableWithAColumnPerRankNamesWhatItLacks) {
@@ -212,6 +221,9 @@ TEST(RankLog, ATableWithAColumnPerRankNamesWhatItLacks) {
       {write_text("one_cos.csv", "step,loss_0,loss_1,grad_norm_0,grad_norm_1,cos_to_mean_0\n0,1,2,1,2,0.5\n"),
        "no column 'cos_to_mean_1' (have: step,loss_0,loss_1,grad_norm_0,grad_norm_1,cos_to_mean_0; cos_to_mean is given "
        "for every rank or none)"},
+      {write_text("rank_gap.csv", "step,loss_0,loss_2,grad_norm_0,grad_norm_2\n0,1,2,1,2\n"),
+       "rank_gap.csv (CSV) header: no column 'loss_1' (have: step,loss_0,loss_2,grad_norm_0,grad_norm_2; a table with a "
+       "column per rank names them"},
       {write_text("half_empty.csv", "step,loss_0,loss_1,grad_norm_0,grad_norm_1\n0,1,,1,2\n"),
        "half_empty.csv (CSV) line 2 column loss_1: '' is not a number"},
       {write_text("neither.csv", "step,loss,grad_norm\n0,1,1\n"),
