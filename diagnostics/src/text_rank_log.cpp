@@ -268,14 +268,14 @@ void read_csv(const std::string& source, std::istream& in, const Names& names, i
                        (fixed_rank < 0 ? names[kRank] + ", " : "") + names[kLoss] + ", " + names[kGradNorm] + ")");
   if (!header_line.empty() && header_line.back() == '\r') header_line.pop_back();
   std::vector<std::string> fields;  // one line's, reused
-  const auto split = [&](const std::string& line, const std::string& where) {
+  const auto split = [&](const std::string& line, const auto& where) {  // where(): made for an error alone
     try {
       split_csv_line(line, ',', fields);
     } catch (const std::invalid_argument& e) {
-      throw RankLogError(where + ": " + e.what());
+      throw RankLogError(where() + ": " + e.what());
     }
   };
-  split(header_line, source + " header");
+  split(header_line, [&] { return source + " header"; });
   const std::vector<std::string> header = fields;
   const auto column_named = [&](const std::string& name) {  // a name's last column, where it repeats
     size_t found = kAbsent;
@@ -302,10 +302,12 @@ void read_csv(const std::string& source, std::istream& in, const Names& names, i
   if (wide) {
     for (size_t k = 0; k < loss_columns.size(); ++k) {
       // A rank without columns amid the others (loss_0 and loss_2): every step would lack its row.
-      if (loss_columns[k] == kAbsent) throw missing(wide_names.of(kLoss, k), kLoss, wide_hint(wide_names, "a table with a column"));
+      if (loss_columns[k] == kAbsent)
+        throw missing(wide_names.of(kLoss, k), kLoss, wide_hint(wide_names, "a table with a column"));
       const RankColumns c{static_cast<int64_t>(k), loss_columns[k], column_named(wide_names.of(kGradNorm, k)),
                           column_named(wide_names.of(kCosToMean, k))};
-      if (c.grad_norm == kAbsent) throw missing(wide_names.of(kGradNorm, k), kGradNorm, wide_hint(wide_names, "a table with a column"));
+      if (c.grad_norm == kAbsent)
+        throw missing(wide_names.of(kGradNorm, k), kGradNorm, wide_hint(wide_names, "a table with a column"));
       if (!plan.empty() && (c.cos_to_mean == kAbsent) != (plan.front().cos_to_mean == kAbsent)) {
         const size_t lacking = c.cos_to_mean == kAbsent ? k : 0;
         throw missing(wide_names.of(kCosToMean, lacking), kCosToMean, "cos_to_mean is given for every rank or none");
@@ -313,15 +315,17 @@ void read_csv(const std::string& source, std::istream& in, const Names& names, i
       plan.push_back(c);
     }
   } else {
-    if (fixed_rank < 0 && rank_column == kAbsent) throw missing(names[kRank], kRank, map_hint(kRank) + "; " + wide_hint(wide_names, "a table with a column"));
-    plan.push_back({fixed_rank, column_named(names[kLoss]), column_named(names[kGradNorm]), column_named(names[kCosToMean])});
+    if (fixed_rank < 0 && rank_column == kAbsent)
+      throw missing(names[kRank], kRank, map_hint(kRank) + "; " + wide_hint(wide_names, "a table with a column"));
+    plan.push_back(
+        {fixed_rank, column_named(names[kLoss]), column_named(names[kGradNorm]), column_named(names[kCosToMean])});
     if (plan[0].loss == kAbsent) throw missing(names[kLoss], kLoss, map_hint(kLoss));
     if (plan[0].grad_norm == kAbsent) throw missing(names[kGradNorm], kGradNorm, map_hint(kGradNorm));
   }
   const size_t width = header.size();
   for_each_row_line(in, 2, out, [&](const std::string& line, size_t number) {
     const auto where = [&] { return source + " line " + std::to_string(number); };
-    split(line, where());
+    split(line, where);
     if (fields.size() != width)
       throw RankLogError(where() + ": " + std::to_string(fields.size()) + " fields, the header has " + std::to_string(width) +
                          (fields.size() < width ? " (truncated file?)" : " (an unquoted comma in a field?)"));
