@@ -127,7 +127,9 @@ class RunLog:
             raise ValueError(f"run log '{self.path}': the series under {prefix} have different lengths {lengths} "
                              "(lrkit log repair cuts the rows of a flush a kill cut short); read them from .arrays")
         columns = {}
-        if step not in series:  # logged against another group's step (/ranks, /diagnostics: /train/step): its rows' steps
+        # Logged against another group's step (/ranks, /diagnostics: /train/step): the steps of its rows, where the
+        # log has them.
+        if step not in series and step in self.arrays:
             rows = len(next(iter(series.values())))
             if len(self.arrays[step]) < rows:
                 raise ValueError(f"run log '{self.path}': {step} has {len(self.arrays[step])} rows, the series under "

@@ -177,6 +177,15 @@ def test_a_killed_writers_torn_flush_frames_the_rows_every_series_has(tmp_path):
     with pytest.raises(ValueError, match=r"different lengths \[2, 3\]"):
         log.frame("train")
     assert log.frame("diagnostics")["loss_std"].tolist() == [0.1, 0.2]  # its event stays in .arrays
+    # The step column a group borrows: absent (a log without /train/step) its frame has none; shorter, an error.
+    for name, steps in (("stepless.h5", None), ("short_step.h5", [0.0])):
+        with h5py.File(tmp_path / name, "w") as f:
+            f["/diagnostics/loss_std"] = np.array([0.1, 0.2])
+            if steps is not None:
+                f["/train/step"] = np.array(steps)
+    assert lrkit.read_log(tmp_path / "stepless.h5").frame("diagnostics").columns.tolist() == ["loss_std"]
+    with pytest.raises(ValueError, match=r"/train/step has 1 rows, the series under /diagnostics/ 2; read them from"):
+        lrkit.read_log(tmp_path / "short_step.h5").frame("diagnostics")
 
 
 def _two_rank_run(lrkit_binary, tmp_path):
