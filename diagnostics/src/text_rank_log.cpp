@@ -4,6 +4,7 @@
 #include <cmath>
 #include <deque>
 #include <fstream>
+#include <numeric>
 #include <string_view>
 
 #include "json_line.hpp"
@@ -87,7 +88,7 @@ RankLog assemble(const std::vector<std::string>& sources, const TextRows& text) 
     ranks = std::max(ranks, r.rank + 1);
   }
   std::vector<size_t> order(rows.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::iota(order.begin(), order.end(), size_t{0});
   const auto key = [&](size_t i) { return std::make_pair(rows[i].step, rows[i].rank); };
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return key(a) < key(b); });
   // A pair given twice: the row that repeats it first in the files' order (each pair's rows stay in that order).
@@ -374,20 +375,22 @@ void read_json_lines(const std::string& source, std::istream& in, const Names& n
     }
     // Names are looked up whole: "train/loss" is one key, not a path.
     // `per_rank`: a missing field's message says how a row with a field per rank names them.
-    const auto text = [&](const std::string& name, Field f, bool per_rank = false) -> const std::string& {
+    const auto member_named = [&](const std::string& name, Field f, bool per_rank = false) -> const JsonMember& {
       const JsonMember* member = object.find(name);
       if (!member)
         throw RankLogError(where() + ": no field '" + name + "'" + names.mapped_from(f) +
                            (per_rank ? " (" + wide_hint(wide_names, "a row with a field") + ")" : ""));
-      return member->text;
+      return *member;
     };
     const auto in_field = [&](const std::string& name) { return [&] { return where() + " field " + name; }; };
     // null: a writer's missing or non-finite value, read as NaN (the report's NaN/Inf section then names it).
-    const auto value = [&](const std::string& name, Field f, bool per_rank = false) {
-      const std::string& field = text(name, f, per_rank);
-      return field == "null" ? std::nan("") : parse_value(f, field, in_field(name));
+    const auto value_of = [&](const JsonMember& member, Field f) {
+      return member.text == "null" ? std::nan("") : parse_value(f, member.text, in_field(member.name));
     };
-    const double step = parse_step(text(names[kStep], kStep), in_field(names[kStep]));
+    const auto value = [&](const std::string& name, Field f, bool per_rank = false) {
+      return value_of(member_named(name, f, per_rank), f);
+    };
+    const double step = parse_step(member_named(names[kStep], kStep).text, in_field(names[kStep]));
     const JsonMember* rank = fixed_rank < 0 ? object.find(names[kRank]) : nullptr;
     if (layout == Layout::unknown) {
       bool per_rank_field = false;
@@ -396,7 +399,7 @@ void read_json_lines(const std::string& source, std::istream& in, const Names& n
       layout = per_rank_field ? Layout::per_rank_field : Layout::per_rank_row;
     }
     const bool wide = layout == Layout::per_rank_field;
-    if (fixed_rank < 0 && !wide && !rank) text(names[kRank], kRank, true);  // names what is missing
+    if (fixed_rank < 0 && !wide && !rank) member_named(names[kRank], kRank, true);  // names what is missing
     // A row with a field per rank holds the ranks whose loss it names, in any order; a rank it lacks has no row at
     // this step (the step is then skipped with a warning, as a long table's would be).
     for (size_t i = 0; wide ? i < object.size() : i == 0; ++i) {
@@ -407,18 +410,18 @@ void read_json_lines(const std::string& source, std::istream& in, const Names& n
         if (k < 0) continue;
         const auto rank_k = static_cast<size_t>(k);
         r.rank = k;
-        r.loss = value(wide_names.of(kLoss, rank_k), kLoss);
+        r.loss = value_of(object[i], kLoss);  // the member found: not looked up again by its name
         r.grad_norm = value(wide_names.of(kGradNorm, rank_k), kGradNorm, true);
-        if (object.find(wide_names.of(kCosToMean, rank_k))) {
-          r.cos_to_mean = value(wide_names.of(kCosToMean, rank_k), kCosToMean);
+        if (const JsonMember* cosine = object.find(wide_names.of(kCosToMean, rank_k))) {
+          r.cos_to_mean = value_of(*cosine, kCosToMean);
           r.has_cos = true;
         }
       } else {
         r.rank = fixed_rank >= 0 ? fixed_rank : parse_rank(rank->text, in_field(names[kRank]));
         r.loss = value(names[kLoss], kLoss);
         r.grad_norm = value(names[kGradNorm], kGradNorm);
-        if (object.find(names[kCosToMean])) {
-          r.cos_to_mean = value(names[kCosToMean], kCosToMean);
+        if (const JsonMember* cosine = object.find(names[kCosToMean])) {
+          r.cos_to_mean = value_of(*cosine, kCosToMean);
           r.has_cos = true;
         }
       }
