@@ -4,7 +4,7 @@
 # build had LibTorch (the config then finds the same LibTorch again).
 include(CMakePackageConfigHelpers)
 
-set(lrkit_installed common h5 schedules controllers reweight diagnostics)
+set(lrkit_installed common options h5 schedules controllers reweight diagnostics)
 if(LRKIT_HAVE_TORCH)
   list(APPEND lrkit_installed distributed train)
 endif()

@@ -40,9 +40,9 @@ stage_build() {
     grep -E '^FAILED: ' "$logs/build.txt" | head -20
     grep -E -A3 ' error: ' "$logs/build.txt" | head -100
     local trainer=no  # built now, not merely present: an earlier call's binary may be left over
-    cmake --build build --target lrkit > /dev/null 2>&1 && trainer=yes
+    cmake --build build --target lrkit > /dev/null 2>&1 && trainer=yes  # and lrkit-torch, which it runs for train
     note "build FAILED: $(grep -c '^FAILED: ' "$logs/build.txt") targets, $(grep -c ' error: ' "$logs/build.txt") errors" \
-      "(all in $logs/build.txt); the trainer build/bin/lrkit built: $trainer"
+      "(all in $logs/build.txt); the trainer build/bin/lrkit (and lrkit-torch) built: $trainer"
     if grep -q -E '^FAILED: .*add_layer_norm' "$logs/build.txt"; then
       note "lrkit's CUDA kernel failed: LRKIT_CMAKE_ARGS=\"\$LRKIT_CMAKE_ARGS -DLRKIT_CUDA_KERNELS=OFF\" builds without it"
     fi
@@ -172,7 +172,7 @@ for stage in "${stages[@]}"; do
   if ! "stage_$stage"; then
     status=1
     # Nothing runs without a trainer; a failed test still leaves the bench and the profile worth their minutes.
-    if [ "$stage" = build ] && [ ! -x build/bin/lrkit ]; then break; fi
+    if [ "$stage" = build ] && [ ! -x build/bin/lrkit-torch ]; then break; fi
   fi
 done
 echo

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "lrkit/train/option_typo.hpp"
+#include "lrkit/options/option_typo.hpp"
 
 namespace lrkit::cli {
 
@@ -52,7 +52,7 @@ inline UsageError option_error(const boost::program_options::error& e,
                                const boost::program_options::options_description& known, const std::string& command) {
   std::string message = e.what();
   if (const auto* unknown = dynamic_cast<const boost::program_options::unknown_option*>(&e))
-    message += train::did_you_mean_option(*unknown, known);
+    message += options::did_you_mean_option(*unknown, known);
   return UsageError(message + " (see lrkit " + command + " --help)");
 }
 
@@ -76,11 +76,34 @@ inline boost::program_options::variables_map parse_with_positional(const std::ve
   return vm;
 }
 
+// `lrkit`'s own commands (main.cpp)...
 int run_schedule_command(const std::vector<std::string>& args);
-int run_train_command(const std::vector<std::string>& args);
 int run_diagnose_command(const std::vector<std::string>& args);
 int run_refine_command(const std::vector<std::string>& args);
+// ... and lrkit-torch's (torch_main.cpp).
+int run_train_command(const std::vector<std::string>& args);
 int run_sweep_command(const std::vector<std::string>& args);
 int run_log_command(const std::vector<std::string>& args);
+
+struct Command {
+  const char* name;
+  int (*run)(const std::vector<std::string>&);
+};
+
+// Runs `command` on `args` and returns the process's exit code: the command's own, or that of the ExitCodeError it
+// throws (bad input 2, a diverged run 3, a stop signal 128 + N) after its message, or 1 after `describe(e)` of any
+// other exception.
+inline int run_reporting_errors(const Command& command, const std::vector<std::string>& args,
+                                std::string (*describe)(const std::exception&)) {
+  try {
+    return command.run(args);
+  } catch (const ExitCodeError& e) {
+    if (*e.what() != '\0') report_error(command.name, e.what());  // empty: another rank reported it
+    return e.code();
+  } catch (const std::exception& e) {
+    report_error(command.name, describe(e));
+    return kExitFailure;
+  }
+}
 
 }  // namespace lrkit::cli

@@ -9,7 +9,7 @@
 #include "command.hpp"
 #include "lrkit/diagnostics/rank_log.hpp"
 #include "lrkit/diagnostics/report.hpp"
-#include "lrkit/train/whole_number_option.hpp"
+#include "lrkit/options/whole_number_option.hpp"
 
 namespace po = boost::program_options;
 
@@ -23,7 +23,7 @@ int run_diagnose_command(const std::vector<std::string>& args) {
   visible.add_options()("help,h", "show this help")("json", "print the report as one JSON object")(
       "columns", po::value(&columns), "CSV / JSON-lines names of the fields, e.g. loss=train/loss,step=global_step (an entry in double quotes "
       "may hold a comma)")(
-      "window", train::whole_number(&options.window),
+      "window", options::whole_number(&options.window),
       "trailing window of the robust z-scores (steps; default: 50, for a long log 2 % of its steps, at most 500)")(
       "jump-z", po::value(&options.jump_z)->default_value(options.jump_z), "flag a dispersion jump / consistency drop beyond this robust z")(
       "shift-z", po::value(&options.shift_z)->default_value(options.shift_z),
@@ -33,7 +33,7 @@ int run_diagnose_command(const std::vector<std::string>& args) {
       "grad-spike-z", po::value(&options.grad_spike_z)->default_value(options.grad_spike_z),
       "flag a gradient-norm spike above this robust z (gradient norms are heavy-tailed)")(
       "outlier-z", po::value(&options.outlier_z)->default_value(options.outlier_z), "flag a rank whose extreme-count binomial z exceeds this")(
-      "skip", train::whole_number(&options.skip), "ignore the first N steps (default: the first 10 %, warmup transients)");
+      "skip", options::whole_number(&options.skip), "ignore the first N steps (default: the first 10 %, warmup transients)");
   po::options_description all;
   all.add(visible).add_options()("input", po::value(&inputs));
   po::positional_options_description positional;

@@ -1,5 +1,6 @@
 // lrkit: learning-rate schedules and training dynamics. Dispatches to one
-// sub-command per workflow and maps errors to exit codes (see command.hpp).
+// sub-command per workflow and maps errors to exit codes (see command.hpp);
+// train, sweep and log run in lrkit-torch (torch_commands.hpp).
 #include <exception>
 #include <iostream>
 #include <string>
@@ -7,8 +8,8 @@
 
 #include "command.hpp"
 #include "lrkit/common/closest_name.hpp"
-#include "libtorch_error.hpp"
 #include "lrkit/h5/handle.hpp"
+#include "torch_commands.hpp"
 
 namespace {
 
@@ -25,19 +26,17 @@ constexpr const char* kUsage =
     "\n"
     "Run 'lrkit <command> --help' for a command's options.\n";
 
-struct Command {
-  const char* name;
-  int (*run)(const std::vector<std::string>&);
-};
-
-const Command kCommands[] = {
+// No function: lrkit-torch runs the command (torch_commands.hpp).
+const lrkit::cli::Command kCommands[] = {
     {"schedule", lrkit::cli::run_schedule_command},
-    {"train", lrkit::cli::run_train_command},
+    {"train", nullptr},
     {"diagnose", lrkit::cli::run_diagnose_command},
     {"refine", lrkit::cli::run_refine_command},
-    {"sweep", lrkit::cli::run_sweep_command},
-    {"log", lrkit::cli::run_log_command},
+    {"sweep", nullptr},
+    {"log", nullptr},
 };
+
+std::string what_it_says(const std::exception& e) { return e.what(); }
 
 }  // namespace
 
@@ -57,20 +56,13 @@ int main(int argc, char** argv) {
     std::cout << "lrkit " << LRKIT_VERSION << "\n";
     return lrkit::cli::kExitOk;
   }
-  for (const Command& command : kCommands) {
+  for (const lrkit::cli::Command& command : kCommands) {
     if (name != command.name) continue;
-    try {
-      return command.run({all.begin() + 1, all.end()});
-    } catch (const lrkit::cli::ExitCodeError& e) {  // bad input (2), a diverged run (3), a stop signal (128 + signal)
-      if (*e.what() != '\0') lrkit::cli::report_error(name, e.what());  // empty: another rank reported it
-      return e.code();
-    } catch (const std::exception& e) {  // a c10::Error's what() carries a C++ backtrace: error_text leaves it out
-      lrkit::cli::report_error(name, lrkit::cli::error_text(e));
-      return lrkit::cli::kExitFailure;
-    }
+    if (!command.run) return lrkit::cli::run_in_torch_binary(argv);
+    return lrkit::cli::run_reporting_errors(command, {all.begin() + 1, all.end()}, what_it_says);
   }
   std::vector<std::string> names;
-  for (const Command& command : kCommands) names.emplace_back(command.name);
+  for (const lrkit::cli::Command& command : kCommands) names.emplace_back(command.name);
   const auto meant = lrkit::closest_name(name, names);
   std::cerr << "lrkit: unknown command '" << name << "'" << (meant ? "; did you mean '" + *meant + "'?" : "") << "\n" << kUsage;
   return lrkit::cli::kExitUsage;

@@ -16,7 +16,7 @@
 #include "lrkit/schedules/factory.hpp"
 #include "lrkit/schedules/spec.hpp"
 #include "lrkit/schedules/spec_error.hpp"
-#include "lrkit/train/whole_number_option.hpp"
+#include "lrkit/options/whole_number_option.hpp"
 
 namespace po = boost::program_options;
 
@@ -31,7 +31,7 @@ int run_refine_command(const std::vector<std::string>& args) {
       "peak", po::value(&peak), "peak learning rate of the refined schedule (required)")(
       "norm", po::value(&norm)->default_value(norm), "l1 (Adam-type optimizers, the default) or l2 (SGD)")(
       "tau", po::value(&tau)->default_value(tau, schedules::format_number(tau)), "median-filter width as a fraction of the run")(
-      "steps", train::whole_number(&steps), "length of the next run (0: the source run's length)");
+      "steps", options::whole_number(&steps), "length of the next run (0: the source run's length)");
   const auto vm = parse_with_positional(args, visible, run, "refine");
   run = run_log_argument(run);
   if (vm.count("help")) {

@@ -11,7 +11,7 @@
 #include "lrkit/schedules/spec.hpp"
 #include "lrkit/schedules/summary.hpp"
 #include "lrkit/schedules/usable_rates.hpp"
-#include "lrkit/train/whole_number_option.hpp"
+#include "lrkit/options/whole_number_option.hpp"
 
 namespace po = boost::program_options;
 
@@ -90,14 +90,14 @@ int run_schedule_command(const std::vector<std::string>& args) {
   options.add_options()
       ("help,h", "show this help")
       ("list", "list every schedule family and its keys")
-      ("steps,n", train::whole_number(&steps), "total number of updates T (default: the schedule's own, e.g. wsds)")
+      ("steps,n", options::whole_number(&steps), "total number of updates T (default: the schedule's own, e.g. wsds)")
       ("format,f", po::value<std::string>()->default_value("csv"), "table format: csv, tsv or json")
-      ("every", train::whole_number(&every), "print every K-th step (the last step is always printed)")
-      ("at", train::whole_number(&at), "print the learning rate at one step")
+      ("every", options::whole_number(&every), "print every K-th step (the last step is always printed)")
+      ("at", options::whole_number(&at), "print the learning rate at one step")
       ("summary", "print peak, warmup end, decay start, final value, checkpoints and phases")
       ("plot", "draw the curve in the terminal")
-      ("width", train::whole_number(&width), "plot width in characters")
-      ("height", train::whole_number(&height), "plot height in lines")
+      ("width", options::whole_number(&width), "plot width in characters")
+      ("height", options::whole_number(&height), "plot height in lines")
       ("out,o", po::value<std::string>(), "also write the full table to this file: .h5 (HDF5), .csv or .tsv")
       ("branches", po::value<std::string>(), "plan a sweep with decay branches at these budgets (e.g. 500,1000,2000)");
   std::string spec;

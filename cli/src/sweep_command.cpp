@@ -20,7 +20,7 @@
 #include "lrkit/train/run_files.hpp"
 #include "lrkit/train/stray_arguments.hpp"
 #include "lrkit/train/train_config.hpp"
-#include "lrkit/train/whole_number_option.hpp"
+#include "lrkit/options/whole_number_option.hpp"
 #include "lrkit/train/worker_threads.hpp"
 
 namespace fs = std::filesystem;
@@ -242,7 +242,7 @@ int run_sweep_command(const std::vector<std::string>& args) {
   std::string config_path;
   std::optional<int64_t> jobs;
   options.add_options()("help,h", "show this help")("config,c", po::value(&config_path), "sweep file (INI)")(
-      "jobs,j", train::whole_number(&jobs), "runs at a time (overrides sweep.jobs)")("dry-run", "print the planned runs and stop");
+      "jobs,j", options::whole_number(&jobs), "runs at a time (overrides sweep.jobs)")("dry-run", "print the planned runs and stop");
   po::variables_map vm;
   try {
     const auto parsed = po::command_line_parser(args).options(options).run();

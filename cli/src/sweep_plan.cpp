@@ -23,7 +23,7 @@
 #include "lrkit/schedules/usable_rates.hpp"
 #include "lrkit/train/run_files.hpp"
 #include "lrkit/train/train_config.hpp"
-#include "lrkit/train/whole_number_option.hpp"
+#include "lrkit/options/whole_number_option.hpp"
 
 namespace po = boost::program_options;
 
@@ -127,7 +127,7 @@ SweepConfig read_sweep_config(const std::string& path) {
   po::options_description keys;
   keys.add_options()("sweep.train_config", po::value(&c.train_config))("sweep.out", po::value(&c.out))(
       "sweep.budgets", po::value(&budgets))("sweep.peaks", po::value(&peaks))("sweep.seeds", po::value(&seeds))(
-      "sweep.metric", po::value(&c.metric))("sweep.jobs", train::whole_number(&c.jobs));
+      "sweep.metric", po::value(&c.metric))("sweep.jobs", options::whole_number(&c.jobs));
   po::variables_map vm;
   std::istringstream parse_from(ini_text_for_parsing(c.text));
   // An error about the `occurrence`-th line that sets `key`: the file and that line.

@@ -62,8 +62,9 @@ TEST(RunDirectory, ATrainStartingWhileLogCheckProbesTheLockWaitsTheProbeOut) {
   const auto opened_the_lock = [&] {
     if (waitpid(train, &status, WNOHANG) == train) return exited = true;
     std::error_code ec;
-    // Before its exec the child still holds the probe's descriptor, which would read as the train's.
-    if (fs::read_symlink("/proc/" + std::to_string(train) + "/exe", ec) != fs::canonical(LRKIT_BINARY)) return false;
+    // Before its execs (the shell's of lrkit, then lrkit's of lrkit-torch, keeping the pid) the child still holds the
+    // probe's descriptor, which would read as the train's.
+    if (fs::read_symlink("/proc/" + std::to_string(train) + "/exe", ec) != fs::canonical(LRKIT_TORCH_BINARY)) return false;
     for (const auto& fd : fs::directory_iterator("/proc/" + std::to_string(train) + "/fd", ec))
       if (fs::read_symlink(fd.path(), ec) == fs::path(lock)) return true;
     return false;

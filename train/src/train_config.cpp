@@ -19,9 +19,9 @@
 #include "lrkit/train/byte_corpus.hpp"
 #include "lrkit/train/gpt.hpp"
 #include "lrkit/train/named_paths.hpp"
-#include "lrkit/train/option_typo.hpp"
+#include "lrkit/options/option_typo.hpp"
 #include "lrkit/train/stray_arguments.hpp"
-#include "lrkit/train/whole_number_option.hpp"
+#include "lrkit/options/whole_number_option.hpp"
 
 namespace po = boost::program_options;
 
@@ -224,8 +224,8 @@ namespace {
 // Boost's "unrecognised option" with the key the typo most likely meant: --train.stepz, or [trian] steps in a file.
 std::string unknown_option_message(const po::unknown_option& e, const po::options_description& known, bool in_file) {
   const std::string what = text_for_message(e.what(), kQuotedLineLimit);
-  if (in_file) return what + ini_did_you_mean(unknown_option_name(e), long_option_names(known));
-  return what + did_you_mean_option(e, known);
+  if (in_file) return what + ini_did_you_mean(options::unknown_option_name(e), options::long_option_names(known));
+  return what + options::did_you_mean_option(e, known);
 }
 
 }  // namespace
@@ -243,7 +243,7 @@ bool parse_train_config(const std::vector<std::string>& args, TrainConfig& c, st
       "resume", po::value(&c.resume), "auto (newest checkpoint in the run directory) or a checkpoint file")(
       "init-from", po::value(&c.init_from), "start from this checkpoint's weights (new optimizer, step 0)")(
       "branch-from", po::value(&c.branch_from), "continue this checkpoint (weights, optimizer, step) under this run's schedule")(
-      "nproc", whole_number(&c.nproc), "start N local data-parallel workers (Gloo)")(
+      "nproc", options::whole_number(&c.nproc), "start N local data-parallel workers (Gloo)")(
       "overwrite", po::bool_switch(&c.overwrite), "move a run directory holding an earlier run aside (DIR.old-<time>) and start afresh");
   po::options_description all;
   all.add(command).add(keys);

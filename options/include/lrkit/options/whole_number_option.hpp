@@ -13,7 +13,7 @@
 
 #include "lrkit/common/numbers.hpp"
 
-namespace lrkit::train {
+namespace lrkit::options {
 
 struct WholeNumber {
   int64_t value = 0;
@@ -44,4 +44,4 @@ inline boost::program_options::typed_value<WholeNumber>* whole_number(std::optio
   return boost::program_options::value<WholeNumber>()->notifier([target](const WholeNumber& n) { *target = n.value; });
 }
 
-}  // namespace lrkit::train
+}  // namespace lrkit::options

@@ -1,11 +1,11 @@
-// train/whole_number_option.hpp: whole-number options read as config files' whole-number keys are.
-#include "lrkit/train/whole_number_option.hpp"
+// options/whole_number_option.hpp: whole-number options read as config files' whole-number keys are.
+#include "lrkit/options/whole_number_option.hpp"
 
 #include <gtest/gtest.h>
 
 #include <sstream>
 
-namespace lrkit::train {
+namespace lrkit::options {
 namespace {
 
 namespace po = boost::program_options;
@@ -58,4 +58,4 @@ TEST(WholeNumberOption, AnAbsentOptionKeepsItsDefaultAndShowsIt) {
 }
 
 }  // namespace
-}  // namespace lrkit::train
+}  // namespace lrkit::options

@@ -9,7 +9,7 @@
 
 #include "lrkit/common/closest_name.hpp"
 
-namespace lrkit::train {
+namespace lrkit::options {
 
 // The unknown option as a key: without its dashes and "=value" ("--train.stepz=5" -> "train.stepz").
 inline std::string unknown_option_name(const boost::program_options::unknown_option& e) {
@@ -33,4 +33,4 @@ inline std::string did_you_mean_option(const boost::program_options::unknown_opt
   return meant ? "; did you mean --" + *meant + "?" : "";
 }
 
-}  // namespace lrkit::train
+}  // namespace lrkit::options
