@@ -2,12 +2,24 @@
 # against it with find_package(lrkit) (configured with HINTS, the build's own
 # dependency locations), runs it and checks its output: the
 # schedule library always, the drop-in HDET scheduler of lrkit::distributed
-# when EXPECT_DISTRIBUTED (a build with LibTorch).
+# when EXPECT_DISTRIBUTED (a build with LibTorch). The installed `lrkit` runs a
+# schedule, and with LibTorch finds the installed lrkit-torch for train.
 file(REMOVE_RECURSE "${WORK_DIR}")
 execute_process(COMMAND ${CMAKE_COMMAND} --install "${LRKIT_BUILD_DIR}" --prefix "${WORK_DIR}/prefix"
                 RESULT_VARIABLE rc OUTPUT_QUIET)
 if(rc)
   message(FATAL_ERROR "install failed: ${rc}")
+endif()
+execute_process(COMMAND "${WORK_DIR}/prefix/bin/lrkit" schedule "linear(peak=1)" --steps 2 --format tsv
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(rc OR NOT out STREQUAL "step\tlr\n0\t1\n1\t0.5\n2\t0\n")
+  message(FATAL_ERROR "the installed lrkit schedule printed '${out}' (exit ${rc})\n${err}")
+endif()
+if(EXPECT_DISTRIBUTED)
+  execute_process(COMMAND "${WORK_DIR}/prefix/bin/lrkit" train --help RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(rc OR NOT out MATCHES "--train\\.steps")
+    message(FATAL_ERROR "the installed lrkit train --help (lrkit-torch) exited ${rc}: ${err}")
+  endif()
 endif()
 execute_process(COMMAND ${CMAKE_COMMAND} -C "${HINTS}" -S "${CONSUMER_SOURCE}" -B "${WORK_DIR}/build" -G "${GENERATOR}"
                         "-DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix"
