@@ -255,10 +255,19 @@ void JsonObjectLine::parse(std::string_view line) {
   if (!reader.at_end()) reader.fail("text after the object");
 }
 
-const JsonMember* JsonObjectLine::find(std::string_view name) const {
-  for (size_t i = 0; i < count_; ++i)
-    if (members_[i].name == name) return &members_[i];
-  return nullptr;
+const JsonMember* JsonObjectLine::find(std::string_view name, const JsonMember** repeat) const {
+  const JsonMember* found = nullptr;
+  if (repeat) *repeat = nullptr;
+  for (size_t i = 0; i < count_; ++i) {
+    if (members_[i].name != name) continue;
+    if (found) {
+      *repeat = &members_[i];
+      break;
+    }
+    found = &members_[i];
+    if (!repeat) break;
+  }
+  return found;
 }
 
 }  // namespace lrkit::diagnostics

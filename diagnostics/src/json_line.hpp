@@ -33,7 +33,8 @@ class JsonObjectLine {
   // Reads `line` (blanks around the object allowed). Throws JsonLineError where it is not one object.
   void parse(std::string_view line);
   // The first member of that name: the object's own members, not those nested in them. Null where there is none.
-  const JsonMember* find(std::string_view name) const;
+  // With `repeat`, the search goes on past it: *repeat is the next member of that name, null where there is none.
+  const JsonMember* find(std::string_view name, const JsonMember** repeat = nullptr) const;
   size_t size() const { return count_; }
   const JsonMember& operator[](size_t i) const { return members_[i]; }  // the object's members in order, i < size()
 

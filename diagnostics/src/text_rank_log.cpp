@@ -5,7 +5,9 @@
 #include <deque>
 #include <fstream>
 #include <numeric>
+#include <optional>
 #include <string_view>
+#include <utility>
 
 #include "json_line.hpp"
 #include "lrkit/common/csv_line.hpp"
@@ -252,6 +254,52 @@ std::string wide_hint(WideNames& wide, const char* layout) {
          wide.of(kGradNorm, 0) + ", " + wide.of(kGradNorm, 1) + ", ...";
 }
 
+// The members of a JSON row with a field per rank, sorted by rank and field in one pass over the object: looking each
+// rank's gradient norm and cosine up by name made a row of R ranks cost R^2 name comparisons.
+class WideRow {
+ public:
+  static constexpr Field kFields[3] = {kLoss, kGradNorm, kCosToMean};
+  struct Members {
+    const JsonMember* first[3] = {};   // by kFields' order; null: the row has no such field for the rank
+    const JsonMember* repeat[3] = {};  // a second member of the same name
+  };
+  void read(const JsonObjectLine& object, const WideNames& names) {
+    ++row_;
+    ranks_.clear();
+    for (size_t i = 0; i < object.size(); ++i)
+      for (size_t f = 0; f < 3; ++f) {
+        const int64_t k = names.rank_of(kFields[f], object[i].name);
+        if (k < 0) continue;
+        Members& m = of_rank(static_cast<size_t>(k));
+        if (m.first[f]) {
+          if (!m.repeat[f]) m.repeat[f] = &object[i];
+          continue;
+        }
+        m.first[f] = &object[i];
+        if (f == 0) ranks_.push_back(static_cast<size_t>(k));
+      }
+  }
+  const std::vector<size_t>& ranks() const { return ranks_; }  // those whose loss the row names, in its order
+  const Members& of(size_t rank) const { return members_[rank]; }
+
+ private:
+  Members& of_rank(size_t rank) {  // cleared once per row, as the row first names the rank
+    if (members_.size() <= rank) {
+      members_.resize(rank + 1);
+      row_of_.resize(rank + 1, 0);
+    }
+    if (row_of_[rank] != row_) {
+      members_[rank] = Members();
+      row_of_[rank] = row_;
+    }
+    return members_[rank];
+  }
+  std::vector<Members> members_;
+  std::vector<size_t> row_of_;
+  size_t row_ = 0;
+  std::vector<size_t> ranks_;
+};
+
 // The columns a CSV row is read from for one rank.
 struct RankColumns {
   int64_t rank = -1;  // -1: the rank column's value
@@ -278,10 +326,19 @@ void read_csv(const std::string& source, std::istream& in, const Names& names, i
   };
   split(header_line, [&] { return source + " header"; });
   const std::vector<std::string> header = fields;
-  const auto column_named = [&](const std::string& name) {  // a name's last column, where it repeats
+  // A column read twice is ambiguous (Python's csv.DictReader reads the last, pandas the first): refused.
+  const auto repeated = [&](const std::string& name, size_t first, size_t second) {
+    return RankLogError(source + " header: column '" + text_for_message(name) + "' appears twice (columns " +
+                        std::to_string(first + 1) + " and " + std::to_string(second + 1) +
+                        "), and which one to read is not clear: rename one");
+  };
+  const auto column_named = [&](const std::string& name) {
     size_t found = kAbsent;
-    for (size_t i = 0; i < header.size(); ++i)
-      if (header[i] == name) found = i;
+    for (size_t i = 0; i < header.size(); ++i) {
+      if (header[i] != name) continue;
+      if (found != kAbsent) throw repeated(name, found, i);
+      found = i;
+    }
     return found;
   };
   const auto missing = [&](const std::string& name, Field f, const std::string& hint) {
@@ -293,12 +350,16 @@ void read_csv(const std::string& source, std::istream& in, const Names& names, i
   if (step_column == kAbsent) throw missing(names[kStep], kStep, map_hint(kStep));
   const size_t rank_column = fixed_rank >= 0 ? kAbsent : column_named(names[kRank]);
   std::vector<size_t> loss_columns;  // by rank, where the header is a wide table's
+  std::optional<std::pair<size_t, size_t>> loss_repeat;  // refused where the table is wide
   for (size_t i = 0; i < header.size(); ++i)
     if (const int64_t k = wide_names.rank_of(kLoss, header[i]); k >= 0) {
-      if (loss_columns.size() <= static_cast<size_t>(k)) loss_columns.resize(static_cast<size_t>(k) + 1, kAbsent);
-      loss_columns[static_cast<size_t>(k)] = i;
+      const auto rank_k = static_cast<size_t>(k);
+      if (loss_columns.size() <= rank_k) loss_columns.resize(rank_k + 1, kAbsent);
+      if (loss_columns[rank_k] != kAbsent && !loss_repeat) loss_repeat.emplace(loss_columns[rank_k], i);
+      loss_columns[rank_k] = i;
     }
   const bool wide = fixed_rank < 0 && rank_column == kAbsent && !loss_columns.empty();
+  if (wide && loss_repeat) throw repeated(header[loss_repeat->first], loss_repeat->first, loss_repeat->second);
   std::vector<RankColumns> plan;
   if (wide) {
     for (size_t k = 0; k < loss_columns.size(); ++k) {
@@ -362,6 +423,7 @@ void read_json_lines(const std::string& source, std::istream& in, const Names& n
   JsonObjectLine object;  // reused: its members keep their storage from line to line
   // The file's layout, told by its first row: a rank field (or a file of one rank), or a field per rank.
   enum class Layout { unknown, per_rank_row, per_rank_field } layout = Layout::unknown;
+  WideRow wide_row;  // reused
   for_each_row_line(in, 1, out, [&](const std::string& line, size_t number) {
     const auto where = [&] { return source + " line " + std::to_string(number); };
     const auto first = line.find_first_not_of(" \t");
@@ -373,10 +435,20 @@ void read_json_lines(const std::string& source, std::istream& in, const Names& n
     } catch (const JsonLineError& e) {
       throw RankLogError(where() + ": not a JSON object (" + e.what() + "; truncated file?)");
     }
-    // Names are looked up whole: "train/loss" is one key, not a path.
+    // Names are looked up whole: "train/loss" is one key, not a path. A field read twice is ambiguous (Python's json
+    // reads the last, Boost's reader, used before, the first): refused.
+    const auto twice = [&](const std::string& name) {
+      return RankLogError(where() + ": field '" + text_for_message(name) + "' appears twice, and which one to read is not clear");
+    };
+    const auto find_once = [&](const std::string& name) {
+      const JsonMember* repeat = nullptr;
+      const JsonMember* member = object.find(name, &repeat);
+      if (repeat) throw twice(name);
+      return member;
+    };
     // `per_rank`: a missing field's message says how a row with a field per rank names them.
     const auto member_named = [&](const std::string& name, Field f, bool per_rank = false) -> const JsonMember& {
-      const JsonMember* member = object.find(name);
+      const JsonMember* member = find_once(name);
       if (!member)
         throw RankLogError(where() + ": no field '" + name + "'" + names.mapped_from(f) +
                            (per_rank ? " (" + wide_hint(wide_names, "a row with a field") + ")" : ""));
@@ -391,7 +463,7 @@ void read_json_lines(const std::string& source, std::istream& in, const Names& n
       return value_of(member_named(name, f, per_rank), f);
     };
     const double step = parse_step(member_named(names[kStep], kStep).text, in_field(names[kStep]));
-    const JsonMember* rank = fixed_rank < 0 ? object.find(names[kRank]) : nullptr;
+    const JsonMember* rank = fixed_rank < 0 ? find_once(names[kRank]) : nullptr;
     if (layout == Layout::unknown) {
       bool per_rank_field = false;
       for (size_t i = 0; i < object.size() && fixed_rank < 0 && !rank && !per_rank_field; ++i)
@@ -400,38 +472,42 @@ void read_json_lines(const std::string& source, std::istream& in, const Names& n
     }
     const bool wide = layout == Layout::per_rank_field;
     if (fixed_rank < 0 && !wide && !rank) member_named(names[kRank], kRank, true);  // names what is missing
-    // A row with a field per rank holds the ranks whose loss it names, in any order; a rank it lacks has no row at
-    // this step (the step is then skipped with a warning, as a long table's would be).
-    for (size_t i = 0; wide ? i < object.size() : i == 0; ++i) {
+    const auto add_row = [&](int64_t rank_value, double loss, double grad_norm, const JsonMember* cosine) {
       Row r;
       r.step = step;
-      if (wide) {
-        const int64_t k = wide_names.rank_of(kLoss, object[i].name);
-        if (k < 0) continue;
-        const auto rank_k = static_cast<size_t>(k);
-        r.rank = k;
-        r.loss = value_of(object[i], kLoss);  // the member found: not looked up again by its name
-        r.grad_norm = value(wide_names.of(kGradNorm, rank_k), kGradNorm, true);
-        if (const JsonMember* cosine = object.find(wide_names.of(kCosToMean, rank_k))) {
-          r.cos_to_mean = value_of(*cosine, kCosToMean);
-          r.has_cos = true;
-        }
-      } else {
-        r.rank = fixed_rank >= 0 ? fixed_rank : parse_rank(rank->text, in_field(names[kRank]));
-        r.loss = value(names[kLoss], kLoss);
-        r.grad_norm = value(names[kGradNorm], kGradNorm);
-        if (const JsonMember* cosine = object.find(names[kCosToMean])) {
-          r.cos_to_mean = value_of(*cosine, kCosToMean);
-          r.has_cos = true;
-        }
+      r.rank = rank_value;
+      r.loss = loss;
+      r.grad_norm = grad_norm;
+      if (cosine) {
+        r.cos_to_mean = value_of(*cosine, kCosToMean);
+        r.has_cos = true;
       }
       r.file = file;
       r.line = number;
       out.rows.push_back(r);
+    };
+    if (wide) {
+      // A row with a field per rank holds the ranks whose loss it names, in any order; a rank it lacks has no row at
+      // this step (the step is then skipped with a warning, as a long table's would be).
+      wide_row.read(object, wide_names);
+      for (const size_t k : wide_row.ranks()) {
+        const WideRow::Members& m = wide_row.of(k);
+        for (const JsonMember* repeat : m.repeat)
+          if (repeat) throw twice(repeat->name);
+        // One statement each: a row's first problem is the one named, in the order rank, loss, gradient norm, cosine.
+        const double loss = value_of(*m.first[0], kLoss);
+        const JsonMember& grad_norm = m.first[1] ? *m.first[1] : member_named(wide_names.of(kGradNorm, k), kGradNorm, true);
+        add_row(static_cast<int64_t>(k), loss, value_of(grad_norm, kGradNorm), m.first[2]);
+      }
+    } else {
+      const int64_t rank_value = fixed_rank >= 0 ? fixed_rank : parse_rank(rank->text, in_field(names[kRank]));
+      const double loss = value(names[kLoss], kLoss);
+      const double grad_norm = value(names[kGradNorm], kGradNorm);
+      add_row(rank_value, loss, grad_norm, find_once(names[kCosToMean]));
     }
     // The hook's mark (the loop's settings are not the hook's to know: no "changed"); a field "session" of the
     // user's own, with other values, is not one.
-    if (const JsonMember* session = object.find("session")) {
+    if (const JsonMember* session = find_once("session")) {
       const std::string& kind = session->text;
       out.records_sessions = out.records_sessions || kind == "fresh" || kind == "resume";
       if (kind == "resume") out.resumed.push_back({step, std::nullopt});

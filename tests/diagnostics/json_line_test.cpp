@@ -48,8 +48,18 @@ TEST(JsonObjectLine, ReadsEachMembersTextAndKind) {
 
 TEST(JsonObjectLine, TheFirstOfTwoMembersOfOneNameIsFoundAndALineForgetsTheOneBefore) {
   JsonObjectLine object;
-  object.parse(R"({"a": 1, "b": 2, "c": 3, "a": 4})");
+  object.parse(R"({"a": 1, "b": 2, "c": 3, "a": 4, "a": 5})");
   EXPECT_EQ(object.find("a")->text, "1");
+  const JsonMember* repeat = nullptr;
+  EXPECT_EQ(object.find("a", &repeat)->text, "1");
+  ASSERT_NE(repeat, nullptr);
+  EXPECT_EQ(repeat->text, "4") << "the next of that name";
+  repeat = &object[0];
+  EXPECT_EQ(object.find("c", &repeat)->text, "3");
+  EXPECT_EQ(repeat, nullptr) << "a name written once";
+  repeat = &object[0];
+  EXPECT_EQ(object.find("d", &repeat), nullptr);
+  EXPECT_EQ(repeat, nullptr);
   object.parse(R"({"b": "two"})");
   ASSERT_EQ(object.size(), 1u);
   EXPECT_EQ(object.find("b")->text, "two");

@@ -335,6 +335,39 @@ TEST(RankLog, BadFilesNameTheProblem) {
   for (const auto& [path, expected] : cases) EXPECT_NE(error_of(path).find(expected), std::string::npos) << error_of(path);
 }
 
+// Readers disagree on a field written twice (Python's json and csv.DictReader read the last, pandas the first column,
+// lrkit read the first JSON member and the last column): refused wherever it is read, in either layout.
+TEST(RankLog, AFieldWrittenTwiceIsRefusedWhereItIsRead) {
+  const std::string twice = "appears twice, and which one to read is not clear";
+  const std::pair<std::string, std::string> cases[] = {
+      {write_text("l2.csv", "step,rank,loss,loss,grad_norm\n0,0,1,2,1\n"),
+       "l2.csv (CSV) header: column 'loss' appears twice (columns 3 and 4), and which one to read is not clear: rename one"},
+      {write_text("s2.csv", "step,rank,loss,grad_norm,step\n0,0,1,1,0\n"), "column 'step' appears twice (columns 1 and 5)"},
+      {write_text("w2.csv", "step,loss_0,grad_norm_0,loss_1,grad_norm_1,loss_0\n0,1,1,1,1,1\n"),
+       "column 'loss_0' appears twice (columns 2 and 6)"},
+      {write_text("g2.csv", "step,loss_0,grad_norm_0,grad_norm_0\n0,1,1,1\n"), "column 'grad_norm_0' appears twice"},
+      {write_text("l2.jsonl", "{\"step\": 0, \"rank\": 0, \"loss\": 1, \"grad_norm\": 1, \"loss\": 5}\n"),
+       "l2.jsonl (JSON lines) line 1: field 'loss' " + twice},
+      {write_text("r2.jsonl", "{\"step\": 0, \"rank\": 0, \"loss\": 1, \"grad_norm\": 1, \"rank\": 1}\n"), "field 'rank' " + twice},
+      {write_text("c2.jsonl", "{\"step\": 0, \"rank\": 0, \"loss\": 1, \"grad_norm\": 1, \"cos_to_mean\": 1, \"cos_to_mean\": 0}\n"),
+       "field 'cos_to_mean' " + twice},
+      {write_text("e2.jsonl", "{\"step\": 0, \"rank\": 0, \"loss\": 1, \"grad_norm\": 1, \"session\": \"fresh\", \"session\": \"resume\"}\n"),
+       "field 'session' " + twice},
+      {write_text("w2.jsonl", "{\"step\": 0, \"loss_0\": 1, \"grad_norm_0\": 1}\n{\"step\": 1, \"loss_0\": 1, \"grad_norm_0\": 1, \"loss_0\": 2}\n"),
+       "w2.jsonl (JSON lines) line 2: field 'loss_0' " + twice},
+      {write_text("n2.jsonl", "{\"step\": 0, \"loss_0\": 1, \"grad_norm_0\": 1, \"loss_1\": 1, \"grad_norm_1\": 1, \"grad_norm_1\": 2}\n"),
+       "line 1: field 'grad_norm_1' " + twice},
+  };
+  for (const auto& [path, expected] : cases) EXPECT_NE(error_of(path).find(expected), std::string::npos) << error_of(path);
+  // What is not read may repeat: another column, and a wide-looking one beside a rank column.
+  for (const std::string& path : {write_text("o2.csv", "step,rank,note,loss,grad_norm,note,loss_0,loss_0\n0,0,a,1,1,b,7,7\n"),
+                                  write_text("o2.jsonl", "{\"step\": 0, \"rank\": 0, \"note\": 1, \"loss\": 1, \"grad_norm\": 1, \"note\": 2}\n")}) {
+    const RankLog log = read_rank_log(path);
+    ASSERT_EQ(log.size(), 1u) << path;
+    EXPECT_EQ(log.loss, (std::vector<double>{1})) << path;
+  }
+}
+
 TEST(RankLog, ARunLogsResumesAreThoseWhoseRowsItHolds) {
   const auto path = (lrkit::testing::scratch_dir() / "resumed_log.h5").string();
   const auto session = [](int index, const std::string& step, const std::string& changed) {
