@@ -55,7 +55,8 @@ int run_diagnose_command(const std::vector<std::string>& args) {
                  "or one file per rank (several paths or a quoted glob, ranks in natural order) without\n"
                  "the rank field.\n"
                  "In JSON lines, \"session\": \"resume\" on the rows of a resume's first step marks it\n"
-                 "(a DispersionHook writes it). A step missing some rank's row is skipped with a warning.\n\n"
+                 "(a DispersionHook writes it). A step missing some rank's row is skipped with a warning.\n"
+                 "An empty CSV value is NaN, as pandas writes and reads one (JSON lines: NaN or null).\n\n"
               << visible;
     return kExitOk;
   }

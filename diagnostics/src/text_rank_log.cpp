@@ -48,6 +48,24 @@ struct Row {
 };
 
 // The rows read from text logs, and what was left out of them.
+// The steps of a table with a column (or field) per rank whose row holds no rank's value: its cells are all empty, or
+// its JSON object names no rank. Such a row is a step logged for other columns (a tracker's export), or one where
+// every rank's value was NaN (pandas writes NaN as an empty cell): left out, and said in a warning.
+struct ValuelessSteps {
+  size_t count = 0;
+  std::vector<double> first;  // the first five
+  void add(double step) {
+    if (++count <= 5) first.push_back(step);
+  }
+  void warn(const std::string& source, std::vector<std::string>& warnings) const {
+    if (count == 0) return;
+    std::string listed;
+    for (size_t i = 0; i < first.size(); ++i) listed += (i ? ", " : "") + std::to_string(static_cast<long long>(first[i]));
+    warnings.push_back(source + ": left out " + std::to_string(count) + " step(s) whose row holds no rank's value (logged "
+                       "for other columns, or NaN on every rank): step " + listed + (count > first.size() ? ", ..." : ""));
+  }
+};
+
 struct TextRows {
   std::vector<Row> rows;
   std::vector<std::string> warnings;
@@ -385,6 +403,7 @@ void read_csv(const std::string& source, std::istream& in, const Names& names, i
     if (plan[0].grad_norm == kAbsent) throw missing(names[kGradNorm], kGradNorm, map_hint(kGradNorm));
   }
   const size_t width = header.size();
+  ValuelessSteps valueless;
   for_each_row_line(in, 2, out, [&](const std::string& line, size_t number) {
     const auto where = [&] { return source + " line " + std::to_string(number); };
     split(line, where);
@@ -393,19 +412,25 @@ void read_csv(const std::string& source, std::istream& in, const Names& names, i
                          (fields.size() < width ? " (truncated file?)" : " (an unquoted comma in a field?)"));
     const auto in_column = [&](size_t column) { return [&, column] { return where() + " column " + header[column]; }; };
     const double step = parse_step(fields[step_column], in_column(step_column));
+    const auto empty = [&](size_t column) { return column == kAbsent || fields[column].empty(); };
+    if (wide && std::all_of(plan.begin(), plan.end(), [&](const RankColumns& c) {
+          return empty(c.loss) && empty(c.grad_norm) && empty(c.cos_to_mean);
+        })) {
+      valueless.add(step);
+      return;
+    }
+    // An empty value is NaN: pandas writes a missing or NaN value so, and reads it back so, as JSON lines' null reads.
+    const auto cell_value = [&](Field f, size_t column) {
+      return fields[column].empty() ? std::nan("") : parse_value(f, fields[column], in_column(column));
+    };
     for (const RankColumns& c : plan) {
-      // A rank whose cells are all empty (pandas's missing value) logged nothing at this step: no row, and the step
-      // is then skipped with a warning, as one missing a row of a long table is.
-      if (wide && fields[c.loss].empty() && fields[c.grad_norm].empty() &&
-          (c.cos_to_mean == kAbsent || fields[c.cos_to_mean].empty()))
-        continue;
       Row r;
       r.step = step;
       r.rank = c.rank >= 0 ? c.rank : parse_rank(fields[rank_column], in_column(rank_column));
-      r.loss = parse_value(kLoss, fields[c.loss], in_column(c.loss));
-      r.grad_norm = parse_value(kGradNorm, fields[c.grad_norm], in_column(c.grad_norm));
+      r.loss = cell_value(kLoss, c.loss);
+      r.grad_norm = cell_value(kGradNorm, c.grad_norm);
       if (c.cos_to_mean != kAbsent) {
-        r.cos_to_mean = parse_value(kCosToMean, fields[c.cos_to_mean], in_column(c.cos_to_mean));
+        r.cos_to_mean = cell_value(kCosToMean, c.cos_to_mean);
         r.has_cos = true;
       }
       r.file = file;
@@ -413,6 +438,7 @@ void read_csv(const std::string& source, std::istream& in, const Names& names, i
       out.rows.push_back(r);
     }
   });
+  valueless.warn(source, out.warnings);
 }
 
 // The rows of one JSON-lines file: an object per step and rank (a rank field), an object per step with a field per
@@ -424,6 +450,7 @@ void read_json_lines(const std::string& source, std::istream& in, const Names& n
   // The file's layout, told by its first row: a rank field (or a file of one rank), or a field per rank.
   enum class Layout { unknown, per_rank_row, per_rank_field } layout = Layout::unknown;
   WideRow wide_row;  // reused
+  ValuelessSteps valueless;
   for_each_row_line(in, 1, out, [&](const std::string& line, size_t number) {
     const auto where = [&] { return source + " line " + std::to_string(number); };
     const auto first = line.find_first_not_of(" \t");
@@ -490,6 +517,7 @@ void read_json_lines(const std::string& source, std::istream& in, const Names& n
       // A row with a field per rank holds the ranks whose loss it names, in any order; a rank it lacks has no row at
       // this step (the step is then skipped with a warning, as a long table's would be).
       wide_row.read(object, wide_names);
+      if (wide_row.ranks().empty()) valueless.add(step);
       for (const size_t k : wide_row.ranks()) {
         const WideRow::Members& m = wide_row.of(k);
         for (const JsonMember* repeat : m.repeat)
@@ -513,6 +541,7 @@ void read_json_lines(const std::string& source, std::istream& in, const Names& n
       if (kind == "resume") out.resumed.push_back({step, std::nullopt});
     }
   });
+  valueless.warn(source, out.warnings);
 }
 
 // Appends one text log's rows; returns its source name.

@@ -87,6 +87,31 @@ def test_a_table_with_a_column_per_rank_reads_as_the_rows_it_came_from(tmp_path)
         assert (report["ranks"], report["steps"]) == (expected["ranks"], expected["steps"]), wide
 
 
+def test_a_diverged_ranks_nan_survives_a_pandas_csv(tmp_path):
+    """pandas writes NaN as an empty cell: a rank that diverged in the frame written as CSV is the report's NaN/Inf
+    rank, as it is in the rows the frame came from (before, its steps were skipped as rows the table lacked, and the
+    verdict said no NaN/Inf). A row that holds no rank's value at all is left out with a warning."""
+    pandas = pytest.importorskip("pandas")
+    rows = [(step, rank, float("nan") if rank == 2 and step >= 300 else loss, grad_norm)
+            for step, rank, loss, grad_norm in per_rank_rows(ranks=4)]
+    long = write_jsonl(tmp_path / "long.jsonl", rows)
+    frame = lrkit.read_log(long).frame("ranks")
+    frame.to_csv(tmp_path / "wide.csv", index=False)
+    assert ",," in (tmp_path / "wide.csv").read_text(), "pandas wrote the NaN as an empty cell"
+    expected = lrkit.diagnose(long)
+    assert expected["verdict"].startswith("rank 2's loss is NaN/Inf from step 300"), expected.text
+    report = lrkit.diagnose(tmp_path / "wide.csv")
+    assert (report["verdict"], report["non_finite"], report["steps"]) == \
+        (expected["verdict"], expected["non_finite"], expected["steps"])
+    frame["step"] = frame["step"] * 2  # room for a row of other columns between the steps
+    other = frame.iloc[:1].copy()
+    other.loc[:, other.columns != "step"] = float("nan")
+    other["step"] = 1
+    pandas.concat([frame, other]).sort_values("step").to_csv(tmp_path / "sparse.csv", index=False)
+    with pytest.warns(UserWarning, match=r"left out 1 step\(s\) whose row holds no rank's value .*: step 1$"):
+        assert lrkit.diagnose(tmp_path / "sparse.csv")["steps"] == expected["steps"]
+
+
 def test_bad_input_is_named(tmp_path):
     with pytest.raises(TypeError, match="needs a log"):
         lrkit.diagnose()
