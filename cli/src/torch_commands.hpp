@@ -1,5 +1,5 @@
 // The `lrkit` commands that need LibTorch (train, sweep, log) run in lrkit-torch, the executable beside `lrkit`:
-// loading LibTorch costs a process 0.4 s and 150 MB, which `lrkit schedule`, `diagnose` and `refine` no longer pay.
+// loading LibTorch costs a process 0.4 s and 160 MB, which `lrkit schedule`, `diagnose` and `refine` no longer pay.
 // `lrkit` becomes lrkit-torch for them (exec): the process keeps its pid, arguments, environment and open files, so
 // run-directory locks, stop signals and a launcher's workers see one process, as before the split.
 #pragma once

@@ -47,7 +47,6 @@ struct Row {
   size_t line = 0;
 };
 
-// The rows read from text logs, and what was left out of them.
 // The steps of a table with a column (or field) per rank whose row holds no rank's value: its cells are all empty, or
 // its JSON object names no rank. Such a row is a step logged for other columns (a tracker's export), or one where
 // every rank's value was NaN (pandas writes NaN as an empty cell): left out, and said in a warning.
@@ -66,6 +65,7 @@ struct ValuelessSteps {
   }
 };
 
+// The rows read from text logs, and what was left out of them.
 struct TextRows {
   std::vector<Row> rows;
   std::vector<std::string> warnings;
@@ -404,6 +404,8 @@ void read_csv(const std::string& source, std::istream& in, const Names& names, i
   }
   const size_t width = header.size();
   ValuelessSteps valueless;
+  const size_t first_row = out.rows.size();
+  bool cosine_seen = false;  // a cosine column with every cell empty is one the writer left empty: no cosines
   for_each_row_line(in, 2, out, [&](const std::string& line, size_t number) {
     const auto where = [&] { return source + " line " + std::to_string(number); };
     split(line, where);
@@ -432,12 +434,15 @@ void read_csv(const std::string& source, std::istream& in, const Names& names, i
       if (c.cos_to_mean != kAbsent) {
         r.cos_to_mean = cell_value(kCosToMean, c.cos_to_mean);
         r.has_cos = true;
+        cosine_seen = cosine_seen || !fields[c.cos_to_mean].empty();
       }
       r.file = file;
       r.line = number;
       out.rows.push_back(r);
     }
   });
+  if (!cosine_seen)
+    for (size_t i = first_row; i < out.rows.size(); ++i) out.rows[i].has_cos = false;
   valueless.warn(source, out.warnings);
 }
 

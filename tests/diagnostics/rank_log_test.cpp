@@ -211,6 +211,10 @@ TEST(RankLog, ATableWithAColumnPerRankReadsAsARowPerStepAndRank) {
   const auto long_gap = read_rank_log(write_text("gap_long.csv", "step,rank,loss,grad_norm,cos_to_mean\n0,0,1,1,1\n0,1,,,\n"));
   ASSERT_EQ(long_gap.loss.size(), 2u);
   EXPECT_TRUE(std::isnan(long_gap.loss[1]) && std::isnan(long_gap.grad_norm[1]) && std::isnan(long_gap.cos_to_mean[1]));
+  // A cosine column with no value at all is one the writer left empty (pandas' frame of a log without cosines).
+  const auto no_cos = read_rank_log(write_text("empty_cos.csv", "step,rank,loss,grad_norm,cos_to_mean\n0,0,1,1,\n0,1,2,2,\n"));
+  EXPECT_EQ(no_cos.loss, (std::vector<double>{1, 2}));
+  EXPECT_TRUE(no_cos.cos_to_mean.empty());
   // In JSON lines a row names the ranks it has, in any order; one it lacks, rank 0 too, has no row at that step (a
   // NaN is written, as NaN or null); a row naming no rank is left out with the warning above.
   const auto gap_lines = read_rank_log(write_text(
