@@ -19,7 +19,7 @@ case $layout in long | wide) ;; *) echo "LAYOUT is long or wide, not '$layout'" 
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 # Deterministic values with 16-17 significant digits, as a float's repr gives them.
-awk -v steps="$steps" -v ranks="$ranks" -v wide=$([ "$layout" = wide ] && echo 1 || echo 0) \
+awk -v steps="$steps" -v ranks="$ranks" -v wide="$([ "$layout" = wide ] && echo 1 || echo 0)" \
     -v jsonl="$dir/ranks.jsonl" -v csv="$dir/ranks.csv" 'BEGIN {
   srand(7)
   if (!wide) print "step,rank,loss,grad_norm,cos_to_mean" > csv
