@@ -504,6 +504,9 @@ void read_json_lines(const std::string& source, std::istream& in, const Names& n
     }
     const bool wide = layout == Layout::per_rank_field;
     if (fixed_rank < 0 && !wide && !rank) member_named(names[kRank], kRank, true);  // names what is missing
+    if (wide && rank)  // a row of the other layout: its loss would be read as no rank's
+      throw RankLogError(where() + ": a field '" + text_for_message(names[kRank]) + "' in a file whose first row has a "
+                         "field per rank (" + wide_names.of(kLoss, 0) + ", ...); a file holds one layout");
     const auto add_row = [&](int64_t rank_value, double loss, double grad_norm, const JsonMember* cosine) {
       Row r;
       r.step = step;

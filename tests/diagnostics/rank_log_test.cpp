@@ -230,6 +230,10 @@ TEST(RankLog, ATableWithAColumnPerRankReadsAsARowPerStepAndRank) {
 
 TEST(RankLog, ATableWithAColumnPerRankNamesWhatItLacks) {
   const std::pair<std::string, std::string> cases[] = {
+      {write_text("mixed.jsonl", "{\"step\": 0, \"loss_0\": 1, \"grad_norm_0\": 1}\n"
+                                 "{\"step\": 1, \"rank\": 0, \"loss\": 1, \"grad_norm\": 1}\n"),
+       "mixed.jsonl (JSON lines) line 2: a field 'rank' in a file whose first row has a field per rank (loss_0, ...); a "
+       "file holds one layout"},
       {write_text("no_norm.csv", "step,loss_0,loss_1,grad_norm_0\n0,1,2,1\n"),
        "no_norm.csv (CSV) header: no column 'grad_norm_1' (have: step,loss_0,loss_1,grad_norm_0; a table with a column "
        "per rank names them loss_0, loss_1, ... and grad_norm_0, grad_norm_1, ...)"},
