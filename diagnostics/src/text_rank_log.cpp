@@ -47,21 +47,33 @@ struct Row {
   size_t line = 0;
 };
 
+// Steps left out of a log, counted, the first five named: what a warning lists.
+struct LeftOutSteps {
+  size_t count = 0;
+  std::vector<std::string> first;
+  template <class Name>
+  void add(const Name& name) {  // name(): made for the first five alone
+    if (++count <= 5) first.push_back(name());
+  }
+  std::string listed() const {
+    std::string text;
+    for (size_t i = 0; i < first.size(); ++i) text += (i ? ", " : "") + first[i];
+    return count > first.size() ? text + ", ..." : text;
+  }
+};
+
 // The steps of a table with a column (or field) per rank whose row holds no rank's value: its cells are all empty, or
 // its JSON object names no rank. Such a row is a step logged for other columns (a tracker's export), or one where
 // every rank's value was NaN (pandas writes NaN as an empty cell): left out, and said in a warning.
 struct ValuelessSteps {
-  size_t count = 0;
-  std::vector<double> first;  // the first five
+  LeftOutSteps steps;
   void add(double step) {
-    if (++count <= 5) first.push_back(step);
+    steps.add([&] { return "step " + std::to_string(static_cast<long long>(step)); });
   }
   void warn(const std::string& source, std::vector<std::string>& warnings) const {
-    if (count == 0) return;
-    std::string listed;
-    for (size_t i = 0; i < first.size(); ++i) listed += (i ? ", " : "") + std::to_string(static_cast<long long>(first[i]));
-    warnings.push_back(source + ": left out " + std::to_string(count) + " step(s) whose row holds no rank's value (logged "
-                       "for other columns, or NaN on every rank): step " + listed + (count > first.size() ? ", ..." : ""));
+    if (steps.count > 0)
+      warnings.push_back(source + ": left out " + std::to_string(steps.count) + " step(s) whose row holds no rank's "
+                         "value (logged for other columns, or NaN on every rank): " + steps.listed());
   }
 };
 
@@ -131,17 +143,17 @@ RankLog assemble(const std::vector<std::string>& sources, const TextRows& text) 
   log.loss.reserve(rows.size());
   log.grad_norm.reserve(rows.size());
   if (has_cos) log.cos_to_mean.reserve(rows.size());
-  std::vector<std::string> skipped;
-  size_t skipped_count = 0;
+  LeftOutSteps skipped;
   for (size_t begin = 0, end = 0; begin < order.size(); begin = end) {  // [begin, end): one step's rows, by rank
     end = begin + 1;
     while (end < order.size() && rows[order[end]].step == rows[order[begin]].step) ++end;
     const double step = rows[order[begin]].step;
     if (end - begin != per_step) {
-      int64_t missing = 0;
-      while (begin + static_cast<size_t>(missing) < end && rows[order[begin + missing]].rank == missing) ++missing;
-      if (++skipped_count <= 5)
-        skipped.push_back("step " + std::to_string(static_cast<long long>(step)) + " (no row for rank " + std::to_string(missing) + ")");
+      skipped.add([&] {  // the first rank it lacks
+        int64_t missing = 0;
+        while (begin + static_cast<size_t>(missing) < end && rows[order[begin + missing]].rank == missing) ++missing;
+        return "step " + std::to_string(static_cast<long long>(step)) + " (no row for rank " + std::to_string(missing) + ")";
+      });
       continue;
     }
     log.steps.push_back(step);
@@ -154,12 +166,9 @@ RankLog assemble(const std::vector<std::string>& sources, const TextRows& text) 
     }
   }
   if (log.steps.empty()) throw RankLogError(source + ": no step has a row for every one of its " + std::to_string(ranks) + " ranks");
-  if (skipped_count > 0) {
-    std::string listed;
-    for (size_t i = 0; i < skipped.size(); ++i) listed += (i ? ", " : "") + skipped[i];
-    if (skipped_count > skipped.size()) listed += ", ...";
-    log.warnings.push_back(source + ": skipped " + std::to_string(skipped_count) + " step(s) missing a rank's row: " + listed);
-  }
+  if (skipped.count > 0)
+    log.warnings.push_back(source + ": skipped " + std::to_string(skipped.count) + " step(s) missing a rank's row: " +
+                           skipped.listed());
   if (text.records_sessions) {  // the log's first row starts its first session: a resume there resumed no row it holds
     std::vector<Resume> sessions{{log.steps.front(), std::nullopt}};
     sessions.insert(sessions.end(), text.resumed.begin(), text.resumed.end());
