@@ -35,7 +35,7 @@ def diagnose(*logs, columns=None, window=None, jump_z=None, shift_z=None, spike_
     (several paths, ranks in the order given, or a glob such as "logs/rank*.csv", ranks in natural order: rank10
     after rank9). `columns` names the fields in the file ({"loss": "train/loss"}, whose names may hold a comma, or
     "loss=train/loss,step=global_step"); the thresholds are the command's options (None: its defaults). A step
-    missing some rank's row is skipped with a warning. Raises FileNotFoundError for a missing path or a glob that
+    missing some rank's row is skipped with a warning; an empty CSV value is NaN, as pandas writes one. Raises FileNotFoundError for a missing path or a glob that
     matches nothing, and ValueError naming the file, line or option for anything else wrong."""
     if not logs:
         raise TypeError("diagnose() needs a log: a run log, a run directory, or per-rank CSV / JSON-lines files")
