@@ -107,9 +107,20 @@ void write_summary(std::ostream& out, const schedules::Summary& s, const std::st
     for (int64_t c : s.checkpoints) out << " " << c;
     out << "\n";
   }
+  // A long run of short cycles has thousands of phases: the line shows its first and last ones, the JSON all of them.
+  constexpr size_t kFirstShown = 8, kLastShown = 2;
+  const size_t count = s.phases.size();
   out << "phases      ";
-  for (const auto& p : s.phases)
+  for (size_t i = 0; i < count; ++i) {
+    if (count > kFirstShown + kLastShown + 1 && i == kFirstShown) {
+      const size_t hidden = count - kFirstShown - kLastShown;
+      out << " ... (" << hidden << " more; --format json lists all " << count << ") ...";
+      i += hidden - 1;
+      continue;
+    }
+    const auto& p = s.phases[i];
     out << " " << schedules::phase_kind_name(p.kind) << "[" << p.begin << "," << p.end << ")";
+  }
   out << "\n";
 }
 

@@ -42,6 +42,25 @@ TEST(ScheduleCommand, AtSummaryAndPlot) {
   EXPECT_NE(r.out.find('*'), std::string::npos);
 }
 
+// 500 cycles of 4 steps are 1000 phases: the text line names the first 8 and the last 2, the JSON lists them all.
+TEST(ScheduleCommand, ASummaryOfManyCyclesShowsTheirFirstAndLastPhases) {
+  auto r = run("schedule 'triangular(peak=1, up=2)' --steps 2000 --summary");
+  EXPECT_EQ(r.code, 0);
+  const std::string line = r.out.substr(r.out.find("phases"));
+  EXPECT_EQ(line, "phases       ramp[0,2) decay[2,4) ramp[4,6) decay[6,8) ramp[8,10) decay[10,12) ramp[12,14) "
+                  "decay[14,16) ... (990 more; --format json lists all 1000) ... ramp[1996,1998) decay[1998,2000)\n");
+  r = run("schedule 'triangular(peak=1, up=2)' --steps 2000 --summary --format json");
+  EXPECT_EQ(r.code, 0);
+  size_t listed = 0;
+  for (size_t at = r.out.find("\"kind\""); at != std::string::npos; at = r.out.find("\"kind\"", at + 1)) ++listed;
+  EXPECT_EQ(listed, 1000u);
+  EXPECT_NE(r.out.find("{\"kind\": \"decay\", \"begin\": 1998, \"end\": 2000}]"), std::string::npos);
+  // Eleven phases are all shown: eliding one would save nothing.
+  r = run("schedule 'restarts(peak=1, period=10)' --steps 110 --summary");
+  EXPECT_NE(r.out.find("decay[90,100) decay[100,110)\n"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("more"), std::string::npos) << r.out;
+}
+
 // Whole-number options read as the config files' whole-number keys: 1e2 is 100, 1.5 is refused.
 // The plan of a sweep with decay branches: each run's updates, the main run's spec and the updates saved.
 TEST(ScheduleCommand, BranchesPlansASweepWithDecayBranches) {

@@ -35,7 +35,8 @@ attempt() {  # attempt WHAT COMMAND...: runs it and judges its exit status
 }
 
 fragments=(cosine wsd wsds uba join warmup floor scale onecycle restarts step multistep exponential invsqrt infinite
-           rewarm constant linear polynomial table refined "(" ")" "[" "]" "," "=" '"' "%" " " peak floor warmup
+           triangular triangular2 exp_range up down mode rewarm constant linear polynomial table refined
+           "(" ")" "[" "]" "," "=" '"' "%" " " peak floor warmup
            decay shape phi budgets total at gamma every milestones period mult 1-sqrt inverse exp 0 1 -1 1e-3 1e308
            1e-320 50% 100% 250% 0.5 1e15 99999999999 nan inf true "\\" length min by norms file /dev/zero
            "$scratch/table.csv" "$scratch/log.h5" cyclic "[]" rewarm const cooldown anneal)

@@ -50,6 +50,27 @@ def test_rates_are_the_schedule_bit_for_bit_and_groups_keep_their_ratio():
     assert scheduler.get_last_lr()[0] == schedule(schedule.total_steps)
 
 
+@pytest.mark.parametrize("mode,gamma", [("triangular", 1.0), ("triangular2", 1.0), ("exp_range", 0.99)])
+def test_a_loop_moving_from_cyclic_lr_keeps_its_rates_bit_for_bit(mode, gamma):
+    # CyclicLR(base_lr=1e-3, max_lr=1e-2, step_size_up=7, step_size_down=5) as an lrkit spec, an open-ended schedule
+    # like CyclicLR itself: the rates of a loop are PyTorch's, through a resume from the scheduler's state mid-cycle.
+    gamma_key = f", gamma={gamma}" if mode == "exp_range" else ""
+    spec = f"triangular(peak=1e-2, floor=1e-3, up=7, down=5, mode={mode}{gamma_key})"
+    model, optimizer = model_and_optimizer()
+    cyclic = torch.optim.lr_scheduler.CyclicLR(optimizer, base_lr=1e-3, max_lr=1e-2, step_size_up=7, step_size_down=5,
+                                               mode=mode, gamma=gamma, cycle_momentum=False)
+    expected = train(model, optimizer, cyclic, 60)
+    model, optimizer = model_and_optimizer()
+    scheduler = lt.LRScheduler(optimizer, spec)
+    rates = train(model, optimizer, scheduler, 30)
+    saved = scheduler.state_dict()
+    model, optimizer = model_and_optimizer()
+    scheduler = lt.LRScheduler(optimizer, spec)
+    scheduler.load_state_dict(saved)
+    rates += train(model, optimizer, scheduler, 30)
+    assert rates == expected
+
+
 def test_state_dict_resumes_the_same_rates_and_refuses_another_schedule():
     spec, total = "wsd(peak=1e-2, warmup=5, decay=30%)", 50
     model, optimizer = model_and_optimizer()

@@ -37,7 +37,7 @@ class SpecGenerator {
     const bool positive_floor = shape == "inverse" || shape == "geometric";
     const std::string sf = ", floor=" + format_number(positive_floor && floor == 0 ? peak * 0.01 : floor);
     const double low = warmup ? 0.0 : floor;  // a warmup starts from 0
-    switch (integer(0, 13)) {
+    switch (integer(0, 14)) {
       case 0: return {"constant(" + p + w + ")", total, 0.0, peak, true};
       case 1: return {"linear(" + p + f + w + ")", total, low, peak, true};
       case 2: return {"cosine(" + p + f + w + ")", total, low, peak, true};
@@ -67,6 +67,14 @@ class SpecGenerator {
       case 10: return {"exponential(" + p + ", gamma=" + format_number(uniform(0.95, 1)) + w + ")", total, 0.0, peak, true};
       case 11: return {"invsqrt(" + p + ", warmup=" + std::to_string(std::max<int64_t>(warmup, 1)) + ")", total, 0.0, peak, true};
       case 12: return {"restarts(" + p + f + ", period=" + std::to_string(integer(5, 300)) + ", mult=" + std::to_string(integer(1, 3)) + w + ")", total, low, peak, false};
+      case 13: {
+        const std::string modes[] = {"triangular", "triangular2", "exp_range"};
+        const std::string mode = modes[integer(0, 2)];
+        const std::string gamma = mode == "exp_range" ? ", gamma=" + format_number(uniform(0.99, 1)) : "";
+        return {"triangular(" + p + f + ", up=" + std::to_string(integer(1, 300)) + ", down=" +
+                    std::to_string(integer(1, 300)) + ", mode=" + mode + gamma + w + ")",
+                total, low, peak, true};
+      }
       default: {
         const double div = uniform(2, 50), fdiv = uniform(2, 1e4);
         return {"onecycle(" + p + ", pct_start=" + format_number(uniform(0.1, 0.5)) + ", div_factor=" + format_number(div) +

@@ -16,10 +16,11 @@ namespace {
 const std::vector<std::string> kFragments = {
     "cosine", "wsd", "wsds", "uba", "join", "warmup", "floor", "scale", "onecycle", "restarts", "step", "multistep",
     "exponential", "invsqrt", "infinite", "rewarm", "constant", "linear", "polynomial", "table", "refined", "cyclic",
-    "(", ")", "[", "]", ",", "=", "\"", "%", " ", "peak", "floor", "warmup", "decay", "shape", "phi", "budgets",
-    "total", "at", "gamma", "every", "milestones", "period", "mult", "1-sqrt", "inverse", "exp", "0", "1", "-1",
-    "1e-3", "1e308", "1e-320", "50%", "100%", "250%", "0.5", "1e15", "99999999999", "nan", "inf", "true", "\\",
-    "\x01", "\xff", "length", "min", "by", "norms", "file", "[]", "rewarm", "const", "cooldown", "anneal"};
+    "triangular", "triangular2", "exp_range", "up", "down", "mode", "(", ")", "[", "]", ",", "=", "\"", "%", " ",
+    "peak", "floor", "warmup", "decay", "shape", "phi", "budgets", "total", "at", "gamma", "every", "milestones",
+    "period", "mult", "1-sqrt", "inverse", "exp", "0", "1", "-1", "1e-3", "1e308", "1e-320", "50%", "100%", "250%",
+    "0.5", "1e15", "99999999999", "nan", "inf", "true", "\\", "\x01", "\xff", "length", "min", "by", "norms", "file",
+    "[]", "rewarm", "const", "cooldown", "anneal"};
 
 const std::vector<std::string> kValid = {
     "wsd(peak=3e-4, warmup=2%, decay=20%, shape=1-sqrt, floor=0)",
@@ -31,6 +32,7 @@ const std::vector<std::string> kValid = {
     "cyclic(peak=1e-3, budgets=[100, 200], rewarm=10)",
     "multistep(peak=1, milestones=[10, 20], gamma=0.5)",
     "infinite(peak=1e-3, const=50%, cooldown=10%, anneal=10%)",
+    "triangular(peak=0.1, floor=10%, up=7, down=3, mode=exp_range, gamma=0.99)",
 };
 
 // `grows`: a growth factor (gamma > 1) is PyTorch's too, and its rate overflows to inf by design; a run refuses
@@ -94,6 +96,7 @@ std::map<std::string, std::vector<std::pair<std::string, std::string>>> valid_ca
       {"restarts", {{"peak", "1"}, {"period", "7"}, {"mult", "2"}}},
       {"onecycle", {{"peak", "0.1"}, {"pct_start", "0.3"}}},
       {"cyclic", {{"peak", "1e-3"}, {"budgets", "[100, 200]"}, {"rewarm", "10"}}},
+      {"triangular", {{"peak", "0.1"}, {"floor", "0.01"}, {"up", "20"}, {"mode", "exp_range"}}},
       {"refined", {{"norms", "\"" + norms + "\""}, {"peak", "1e-3"}}},
       {"table", {{"file", "\"" + table + "\""}}},
       {"join", {{"", "constant(1e-3)"}, {"", "cosine(1e-3)"}, {"at", "[5]"}}},

@@ -1,7 +1,9 @@
-// step, multistep, exponential and invsqrt: schedules without a natural end
-// (PyTorch StepLR, MultiStepLR, ExponentialLR; inverse square root).
+// step, multistep, exponential, invsqrt and triangular: schedules without a natural end
+// (PyTorch StepLR, MultiStepLR, ExponentialLR, CyclicLR; inverse square root).
 #include <algorithm>
 #include <cmath>
+
+#include "lrkit/common/numbers.hpp"
 
 #include "common.hpp"
 
@@ -63,6 +65,56 @@ class InvSqrtNode final : public ScheduleNode {
   double peak_, timescale_, offset_;
 };
 
+// Cyclical learning rates (Smith 2017), with PyTorch CyclicLR's arithmetic: cycles of up + down steps, floor to peak
+// over `up` and back over `down`; the swing is halved every cycle (triangular2) or scaled by gamma^t (exp_range).
+class TriangularNode final : public ScheduleNode {
+ public:
+  enum class Mode { Triangular, Halving, ExpRange };
+  static constexpr size_t kMaxListedCycles = 4096;
+
+  TriangularNode(int64_t total, double peak, double floor, int64_t up, int64_t down, Mode mode, double gamma)
+      : ScheduleNode(total), peak_(peak), floor_(floor), up_(up), down_(down), mode_(mode), gamma_(gamma) {}
+
+  double at(double t) const override {
+    // CyclicLR computes the position in the cycle as 1 + t / size - cycle, and so does this, for its last digits.
+    const double size = static_cast<double>(up_ + down_);
+    const double cycle = std::floor(1.0 + t / size);
+    const double x = 1.0 + t / size - cycle;
+    const double up_share = static_cast<double>(up_) / size;
+    const double height = x <= up_share ? x / up_share : (x - 1.0) / (up_share - 1.0);
+    return floor_ + (peak_ - floor_) * height * scale(cycle, t);
+  }
+
+  std::vector<Phase> phases() const override {
+    std::vector<Phase> out;
+    for (int64_t start = 0; start < total(); start += std::min(up_ + down_, total() - start)) {
+      if (out.size() >= 2 * kMaxListedCycles) {  // keep summaries of long runs of short cycles bounded
+        out.push_back({start, total(), PhaseKind::Cycle, false});
+        break;
+      }
+      const int64_t top = start + std::min(up_, total() - start);
+      out.push_back({start, top, PhaseKind::Ramp, false});
+      if (top < total()) out.push_back({top, start + std::min(up_ + down_, total() - start), PhaseKind::Decay, false});
+    }
+    return out;
+  }
+
+ private:
+  double scale(double cycle, double t) const {
+    switch (mode_) {
+      case Mode::Triangular: return 1.0;
+      case Mode::Halving: return 1.0 / std::pow(2.0, cycle - 1.0);
+      case Mode::ExpRange: return std::pow(gamma_, t);
+    }
+    return 1.0;
+  }
+
+  double peak_, floor_;
+  int64_t up_, down_;
+  Mode mode_;
+  double gamma_;
+};
+
 struct Frame {
   WarmupSpec warmup;
   int64_t rest = kUnbounded;  // steps after the warmup
@@ -116,6 +168,28 @@ MutableNode build_invsqrt(const Args& args, Context& ctx) {
                                                              static_cast<double>(f.warmup.length)));
 }
 
+MutableNode build_triangular(const Args& args, Context& ctx) {
+  const double peak = args.rate("peak");
+  const Frame f = open_ended_frame(args, ctx);
+  const double floor = args.floor_of("floor", peak, 0.0);
+  if (!args.has("up")) args.fail_call("triangular needs 'up', the steps from floor to peak (PyTorch's step_size_up)");
+  const int64_t up = args.length("up", 1, args.total_or(ctx.total));
+  if (up < 1) args.fail_key("up", "'up' must be at least 1 step");
+  const int64_t down = args.length("down", up, args.total_or(ctx.total));
+  if (down < 1) args.fail_key("down", "'down' must be at least 1 step");
+  const std::string mode = args.word("mode", "triangular", {"triangular", "triangular2", "exp_range"});
+  if (args.has("gamma") && mode != "exp_range")
+    args.fail_key("gamma", "'gamma' scales the cycles of mode=exp_range only (this spec has mode=" + mode + ")");
+  const double gamma = args.positive("gamma", 1.0);
+  if (gamma > 1.0)
+    args.fail_key("gamma", "'gamma' must be in (0, 1] (got " + format_number(gamma) + "): a larger one grows the swing "
+                           "without bound");
+  const auto kind = mode == "triangular"    ? TriangularNode::Mode::Triangular
+                    : mode == "triangular2" ? TriangularNode::Mode::Halving
+                                            : TriangularNode::Mode::ExpRange;
+  return with_warmup(f.warmup, std::make_shared<TriangularNode>(f.rest, peak, floor, up, down, kind, gamma));
+}
+
 }  // namespace
 
 std::vector<Family> stepwise_families() {
@@ -129,6 +203,9 @@ std::vector<Family> stepwise_families() {
        "peak * gamma^t (PyTorch ExponentialLR)"},
       {"invsqrt", with_keys({"peak", "timescale", "total"}, w), false, build_invsqrt,
        "peak * sqrt(W / max(t, W)) after a warmup of W steps (timescale defaults to W)"},
+      {"triangular", with_keys({"peak", "floor", "up", "down", "mode", "gamma", "total"}, w), false, build_triangular,
+       "cyclical rates (Smith 2017; PyTorch CyclicLR): floor to peak over `up` steps, back over `down` (default up); "
+       "mode triangular2 halves the swing each cycle, exp_range scales it by gamma^t"},
   };
 }
 
