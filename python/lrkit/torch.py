@@ -36,7 +36,9 @@ class LRScheduler(_SchedulerBase):
     scheduler. The first group with a non-zero rate gets ``schedule(step)``
     exactly; group i gets it times its initial rate over that group's (a group
     built at 0 stays frozen), so the rate the optimizer was built with does not
-    scale the schedule (LambdaLR's trap).
+    scale the schedule (LambdaLR's trap). Only rates are set: PyTorch's
+    OneCycleLR and CyclicLR also cycle the momentum (or Adam's beta1) unless
+    given cycle_momentum=False, which these schedules' lrkit specs do not.
     """
 
     def __init__(self, optimizer, spec, total_steps=None, last_epoch=-1):
