@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include "lrkit/schedules/decay_shape.hpp"
 #include "lrkit/schedules/factory.hpp"
@@ -168,6 +170,38 @@ TEST(Restarts, PeakDecayShrinksEachCycle) {
   ASSERT_GE(phases.size(), 3u);
   EXPECT_EQ(phases[1].begin, 10);
   EXPECT_TRUE(phases[1].jumps_at_begin);
+}
+
+TEST(Triangular, UpAndDownBetweenFloorAndPeakWithTheSwingHalvedOrDecayedPerMode) {
+  // Cycles of 4 steps up and 2 down, from 1 to 3: PyTorch CyclicLR(base_lr=1, max_lr=3, step_size_up=4,
+  // step_size_down=2). The golden cases hold PyTorch's own values; these are the formula's.
+  const auto s = parse_schedule("triangular(peak=3, floor=1, up=4, down=2)");
+  EXPECT_EQ(s.total(), kUnbounded);
+  for (const auto& [step, rate] : std::vector<std::pair<int64_t, double>>{{0, 1}, {2, 2}, {4, 3}, {5, 2}, {6, 1}, {10, 3}})
+    EXPECT_NEAR(s(step), rate, 1e-12) << "step " << step;
+  const auto halving = parse_schedule("triangular(peak=3, floor=1, up=4, down=2, mode=triangular2)");
+  EXPECT_NEAR(halving(4), 3.0, 1e-12);
+  EXPECT_NEAR(halving(10), 2.0, 1e-12);   // the second cycle swings half as high
+  EXPECT_NEAR(halving(16), 1.5, 1e-12);   // the third a quarter
+  const auto decaying = parse_schedule("triangular(peak=3, floor=1, up=4, mode=exp_range, gamma=0.9)");
+  EXPECT_NEAR(decaying(4), 1.0 + 2.0 * std::pow(0.9, 4), 1e-12);
+  EXPECT_NEAR(decaying(12), 1.0 + 2.0 * std::pow(0.9, 12), 1e-12);
+  // A ramp up and a decay down per cycle, cut where the run ends; a warmup ends where the first cycle starts.
+  const auto phases = parse_schedule("triangular(peak=3, floor=1, up=4, down=2, warmup=3)", 14).phases();
+  ASSERT_EQ(phases.size(), 5u);
+  EXPECT_EQ(phases[0].kind, PhaseKind::Warmup);
+  EXPECT_EQ(phases[0].end, 3);
+  EXPECT_EQ(phases[1].kind, PhaseKind::Ramp);
+  EXPECT_EQ(phases[2].kind, PhaseKind::Decay);
+  EXPECT_EQ(phases[2].begin, 7);
+  EXPECT_EQ(phases[3].begin, 9);
+  EXPECT_EQ(phases[4].begin, 13);
+  EXPECT_EQ(phases[4].end, 14);
+  // gamma only where it scales something, and never growing; up is required (PyTorch's default 2000 is a guess).
+  EXPECT_THROW(parse_schedule("triangular(peak=3, up=4, gamma=0.9)"), SpecError);
+  EXPECT_THROW(parse_schedule("triangular(peak=3, up=4, mode=exp_range, gamma=1.1)"), SpecError);
+  EXPECT_THROW(parse_schedule("triangular(peak=3)"), SpecError);
+  EXPECT_THROW(parse_schedule("triangular(peak=3, up=4, down=0)"), SpecError);
 }
 
 TEST(Cyclic, CosineToTheFloorByEachBudgetWithLinearRewarms) {
