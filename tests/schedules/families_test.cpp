@@ -177,7 +177,8 @@ TEST(Triangular, UpAndDownBetweenFloorAndPeakWithTheSwingHalvedOrDecayedPerMode)
   // step_size_down=2). The golden cases hold PyTorch's own values; these are the formula's.
   const auto s = parse_schedule("triangular(peak=3, floor=1, up=4, down=2)");
   EXPECT_EQ(s.total(), kUnbounded);
-  for (const auto& [step, rate] : std::vector<std::pair<int64_t, double>>{{0, 1}, {2, 2}, {4, 3}, {5, 2}, {6, 1}, {10, 3}})
+  const std::vector<std::pair<int64_t, double>> expected = {{0, 1}, {2, 2}, {4, 3}, {5, 2}, {6, 1}, {10, 3}};
+  for (const auto& [step, rate] : expected)
     EXPECT_NEAR(s(step), rate, 1e-12) << "step " << step;
   const auto halving = parse_schedule("triangular(peak=3, floor=1, up=4, down=2, mode=triangular2)");
   EXPECT_NEAR(halving(4), 3.0, 1e-12);
