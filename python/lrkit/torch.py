@@ -36,32 +36,44 @@ class LRScheduler(_SchedulerBase):
     scheduler. The first group with a non-zero rate gets ``schedule(step)``
     exactly; group i gets it times its initial rate over that group's (a group
     built at 0 stays frozen), so the rate the optimizer was built with does not
-    scale the schedule (LambdaLR's trap). Only rates are set: PyTorch's
-    OneCycleLR and CyclicLR also cycle the momentum (or Adam's beta1) unless
-    given cycle_momentum=False, which these schedules' lrkit specs do not.
+    scale the schedule (LambdaLR's trap).
+
+    ``cycle_momentum=(base, max)`` also cycles every group's momentum (SGD's,
+    or Adam's beta1) against the rate of an ``onecycle`` or ``triangular``
+    schedule, as PyTorch's OneCycleLR (defaults 0.85, 0.95) and CyclicLR
+    (0.8, 0.9) do unless given cycle_momentum=False: max where the rate is
+    lowest, base at its peak. Without it only rates are set.
     """
 
-    def __init__(self, optimizer, spec, total_steps=None, last_epoch=-1):
+    def __init__(self, optimizer, spec, total_steps=None, last_epoch=-1, cycle_momentum=None):
         require_optimizer(optimizer, "LRScheduler")
         self.schedule = loop_schedule(spec, total_steps)
+        self.cycle_momentum = _momentum_range(cycle_momentum, self.schedule, optimizer)
         keep_initial_rates(optimizer)
         self.ratios = group_ratios(optimizer)
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
         require_a_ratio_per_group(self.optimizer, self.ratios, "LRScheduler")
-        warn_past_end(self, max(self.last_epoch, 0))
-        rate = self.schedule(max(self.last_epoch, 0))
+        step = max(self.last_epoch, 0)
+        warn_past_end(self, step)
+        if self.cycle_momentum:
+            _set_momentum(self.optimizer, self.schedule.cycled_momentum(step, *self.cycle_momentum))
+        rate = self.schedule(step)
         return [rate * ratio for ratio in self.ratios]
 
     def state_dict(self):
         return {"spec": self.schedule.spec, "total_steps": self.schedule.total_steps, "last_epoch": self.last_epoch,
-                "ratios": list(self.ratios), "_step_count": self._step_count,
+                "ratios": list(self.ratios), "cycle_momentum": self.cycle_momentum, "_step_count": self._step_count,
                 "_last_lr": list(getattr(self, "_last_lr", []))}
 
     def load_state_dict(self, state_dict):
         saved_state(state_dict, "LRScheduler", ("spec", "total_steps", "last_epoch", "ratios"))
         check_same_schedule(state_dict, self.schedule, "scheduler")
+        saved_momentum = state_dict.get("cycle_momentum")  # absent from states saved before it existed: None
+        if saved_momentum != self.cycle_momentum:
+            raise ValueError(f"the checkpoint's scheduler ran with cycle_momentum={saved_momentum!r}; this one with "
+                             f"cycle_momentum={self.cycle_momentum!r}")
         last_epoch = state_dict["last_epoch"]
         if not (last_epoch == -1 or (is_number(last_epoch) and last_epoch == int(last_epoch) and last_epoch >= 0)):
             raise ValueError(f"the checkpoint's scheduler holds last_epoch {last_epoch!r}; it must be -1 or a step >= 0")
@@ -72,6 +84,35 @@ class LRScheduler(_SchedulerBase):
         for group, rate in zip(self.optimizer.param_groups, rates):
             set_rate(group, rate)
         self._last_lr = rates
+
+
+def _momentum_range(cycle_momentum, schedule, optimizer):
+    """LRScheduler's cycle_momentum as [base, max], or None; refuses what cannot cycle."""
+    if cycle_momentum is None or cycle_momentum is False:
+        return None
+    if not (isinstance(cycle_momentum, (tuple, list)) and len(cycle_momentum) == 2
+            and all(is_number(m) for m in cycle_momentum)):
+        raise TypeError(f"LRScheduler: cycle_momentum must be (base, max), such as OneCycleLR's (0.85, 0.95) or "
+                        f"CyclicLR's (0.8, 0.9) (got {shown(cycle_momentum)})")
+    base, top = (float(m) for m in cycle_momentum)
+    if schedule.cycled_momentum(0, base, top) is None:  # also refuses a range outside 0 <= base <= max < 1
+        raise ValueError(f"LRScheduler: cycle_momentum needs a schedule that cycles the momentum against its rate, "
+                         f"onecycle or triangular as PyTorch's OneCycleLR and CyclicLR (with at most a warmup in "
+                         f"front); '{schedule.spec}' does not")
+    if "betas" not in optimizer.defaults and "momentum" not in optimizer.defaults:
+        raise ValueError(f"LRScheduler: cycle_momentum needs an optimizer with a momentum or Adam's betas; "
+                         f"{type(optimizer).__name__} has neither")
+    return [base, top]
+
+
+def _set_momentum(optimizer, momentum):
+    """Every group's momentum, or beta1 where the optimizer has betas (as OneCycleLR and CyclicLR set it)."""
+    beta1 = "betas" in optimizer.defaults
+    for group in optimizer.param_groups:
+        if beta1:
+            group["betas"] = (momentum, *group["betas"][1:])
+        else:
+            group["momentum"] = momentum
 
 
 def branch_scheduler(optimizer, branch):

@@ -108,6 +108,14 @@ py::dict summary(const Schedule& s, const py::object& steps_given) {
   return d;
 }
 
+py::object cycled_momentum(const Schedule& s, const py::object& step, double base, double max) {
+  if (!(0.0 <= base && base <= max && max < 1.0))
+    throw py::value_error("Schedule.cycled_momentum: the momentum must go from base to max with 0 <= base <= max < 1 "
+                          "(got base " + format_number(base) + ", max " + format_number(max) + ")");
+  const auto momentum = s.cycled_momentum(whole_number(step, "step"), base, max);
+  return momentum ? py::object(py::float_(*momentum)) : py::object(py::none());
+}
+
 void check_rates(const Schedule& s, const py::object& steps_given) {
   const auto steps = whole_number_or_none(steps_given, "Schedule.check_rates: steps");
   if (!steps && !s.bounded()) throw py::value_error("Schedule.check_rates: this schedule has no end; give steps=N");
@@ -157,6 +165,10 @@ void bind_schedules(py::module_& m) {
       .def_property_readonly("total_steps", &total_or_none, "T, or None for a schedule without an end")
       .def_property_readonly("phases", [](const Schedule& s) { return phase_list(s.phases()); })
       .def_property_readonly("checkpoints", &Schedule::checkpoints, "steps where a budgeted run keeps a decayed checkpoint (WSD-S)")
+      .def("cycled_momentum", &cycled_momentum, py::arg("step"), py::arg("base"), py::arg("max"),
+           "the momentum (SGD's, or Adam's beta1) of update `step` where the schedule cycles it against the rate as "
+           "PyTorch's OneCycleLR and CyclicLR do with cycle_momentum (onecycle and triangular): max where the rate is "
+           "lowest, base at its peak; None for a schedule that cycles none")
       .def("check_rates", &check_rates, py::arg("steps") = py::none(),
            "raises SpecError naming the first of steps 0..steps (default: total_steps) whose rate no optimizer can "
            "apply: NaN, infinite, negative or above float32's largest; lrkit's schedulers call it when they start")

@@ -44,6 +44,13 @@ std::vector<Phase> WarmupNode::phases() const {
   return out;
 }
 
+// The warmup holds the momentum of the schedule's first step, where its rate is lowest.
+std::optional<double> WarmupNode::momentum_at(double t, double base, double max) const {
+  const double after = t - static_cast<double>(length_);
+  const double end = static_cast<double>(inner_->total());
+  return inner_->momentum_at(after <= 0.0 ? 0.0 : after < end ? after : end, base, max);
+}
+
 std::vector<int64_t> WarmupNode::checkpoints() const {
   std::vector<int64_t> out = inner_->checkpoints();
   for (auto& c : out) c += length_;

@@ -48,6 +48,7 @@ class WarmupNode final : public ScheduleNode {
   double at(double t) const override;
   std::vector<Phase> phases() const override;
   std::vector<int64_t> checkpoints() const override;
+  std::optional<double> momentum_at(double t, double base, double max) const override;
 
  private:
   int64_t length_;

@@ -4,6 +4,6 @@
 # line names the version.
 execute_process(COMMAND ${PYTHON} ${SCRIPT} --check ${COMMITTED} ${FRESH} RESULT_VARIABLE rc ERROR_VARIABLE err)
 if(rc)
-  message(FATAL_ERROR "tests/golden/schedules.tsv differs from what PyTorch gives under ${PYTHON} (regenerate with "
-                      "${PYTHON} ${SCRIPT} if PyTorch is right):\n${err}")
+  message(FATAL_ERROR "tests/golden/schedules.tsv or schedules_momentum.tsv differs from what PyTorch gives under "
+                      "${PYTHON} (regenerate with ${PYTHON} ${SCRIPT} if PyTorch is right):\n${err}")
 endif()

@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
-"""Regenerates tests/golden/schedules.tsv from PyTorch's own LR schedulers.
+"""Regenerates tests/golden/schedules.tsv and schedules_momentum.tsv from PyTorch's own LR schedulers.
 
 Run with a Python that imports torch (on Debian, the system interpreter with python3-torch):
     python3 tests/golden/make_golden.py [OUTPUT]   (default: beside this script)
     python3 tests/golden/make_golden.py --check COMMITTED FRESH   (the suite's check: values within 1e-12)
-Each row: case name, lrkit spec, total steps T, then the learning rate PyTorch
+OUTPUT (COMMITTED, FRESH) names the rates' file; the momentum's is beside it, with _momentum before .tsv.
+Each row of the rates: case name, lrkit spec, total steps T, then the learning rate PyTorch
 uses for updates 0..T-1 (read from the optimizer before each step, the way a
 training loop sees it). The Hugging Face WSD rows transcribe the formula of
 transformers' get_wsd_schedule (not packaged in Debian) in wsd_lambda below.
+Each row of the momentum: case name, lrkit spec, T, base and max momentum, then the momentum (SGD's, or Adam's
+beta1) that OneCycleLR or CyclicLR with cycle_momentum sets for updates 0..T-1.
 """
 import math
 import os
@@ -17,16 +20,20 @@ import torch
 from torch.optim import lr_scheduler as S
 
 
-def run(peak, make_scheduler, total):
+def run(peak, make_scheduler, total, read=lambda group: group["lr"], optimizer=torch.optim.SGD):
     param = torch.nn.Parameter(torch.zeros(1))
-    opt = torch.optim.SGD([param], lr=peak)
+    opt = optimizer([param], lr=peak)
     sched = make_scheduler(opt)
     values = []
     for _ in range(total):
-        values.append(opt.param_groups[0]["lr"])
+        values.append(read(opt.param_groups[0]))
         opt.step()
         sched.step()
     return values
+
+
+def momentum_of(group):
+    return group["betas"][0] if "betas" in group else group["momentum"]
 
 
 def wsd_lambda(step, warmup, stable, decay, decay_type, min_lr_ratio):
@@ -100,6 +107,36 @@ for shape in ("linear", "cosine", "1-sqrt"):
                   "warmup_init=1e-4)", 1000, lambda s=shape: hf_wsd(1e-3, 100, 200, 1000, s, 0.1)))
 
 
+# (name, spec, T, base momentum, max momentum, the momentum PyTorch sets): OneCycleLR's and CyclicLR's cycle_momentum,
+# with SGD's momentum and with Adam's beta1.
+MOMENTUM_CASES = [
+    ("onecycle_default_sgd", "onecycle(peak=0.01)", 1000, 0.85, 0.95,
+     lambda: run(0.01, lambda o: S.OneCycleLR(o, max_lr=0.01, total_steps=1000), 1000, momentum_of,
+                 lambda p, lr: torch.optim.SGD(p, lr=lr, momentum=0.9))),
+    ("onecycle_linear_three_phase_adamw",
+     "onecycle(peak=0.1, pct_start=0.25, div_factor=10, final_div_factor=100, anneal=linear, three_phase=true)", 333,
+     0.8, 0.9,
+     lambda: run(0.1, lambda o: S.OneCycleLR(o, max_lr=0.1, total_steps=333, pct_start=0.25, div_factor=10,
+                                             final_div_factor=100, anneal_strategy="linear", three_phase=True,
+                                             base_momentum=0.8, max_momentum=0.9), 333, momentum_of,
+                 torch.optim.AdamW)),
+    ("cyclic_triangular2_sgd", "triangular(peak=0.1, floor=0.001, up=15, down=25, mode=triangular2)", 300, 0.8, 0.9,
+     lambda: run(0.001, lambda o: S.CyclicLR(o, base_lr=0.001, max_lr=0.1, step_size_up=15, step_size_down=25,
+                                             mode="triangular2"), 300, momentum_of,
+                 lambda p, lr: torch.optim.SGD(p, lr=lr, momentum=0.9))),
+    ("cyclic_exp_range_sgd", "triangular(peak=0.05, floor=0.005, up=10, mode=exp_range, gamma=0.995)", 250, 0.7, 0.95,
+     lambda: run(0.005, lambda o: S.CyclicLR(o, base_lr=0.005, max_lr=0.05, step_size_up=10, mode="exp_range",
+                                             gamma=0.995, base_momentum=0.7, max_momentum=0.95), 250, momentum_of,
+                 lambda p, lr: torch.optim.SGD(p, lr=lr, momentum=0.9))),
+]
+
+
+def momentum_path(path):
+    """The momentum's golden file beside the rates': schedules.tsv -> schedules_momentum.tsv."""
+    root, extension = os.path.splitext(path)
+    return root + "_momentum" + extension
+
+
 def read_cases(path):
     """{name: (spec, total, values)} of a golden file; "#" lines (the generator's torch version) are not data."""
     cases = {}
@@ -107,8 +144,8 @@ def read_cases(path):
         for line in f:
             if line.startswith("#") or not line.strip():
                 continue
-            name, spec, total, values = line.rstrip("\n").split("\t")
-            cases[name] = (spec, int(total), [float(v) for v in values.split()])
+            name, *settings, values = line.rstrip("\n").split("\t")
+            cases[name] = (tuple(settings), [float(v) for v in values.split()])
     return cases
 
 
@@ -118,9 +155,9 @@ def check(committed, fresh, rel=1e-12):
     problems = [f"case {n} missing from the fresh file" for n in want if n not in got]
     problems += [f"case {n} is new (not committed)" for n in got if n not in want]
     for name in sorted(set(want) & set(got)):
-        (spec_a, total_a, a), (spec_b, total_b, b) = want[name], got[name]
-        if (spec_a, total_a, len(a)) != (spec_b, total_b, len(b)):
-            problems.append(f"case {name}: spec or length differ")
+        (settings_a, a), (settings_b, b) = want[name], got[name]
+        if (settings_a, len(a)) != (settings_b, len(b)):
+            problems.append(f"case {name}: spec, settings or length differ")
             continue
         for step, (x, y) in enumerate(zip(a, b)):
             if not math.isclose(x, y, rel_tol=rel, abs_tol=1e-300):
@@ -134,7 +171,7 @@ def main():
     if args and args[0] == "--check":  # --check COMMITTED FRESH: regenerate into FRESH, compare with COMMITTED
         committed, fresh = args[1], args[2]
         write(fresh)
-        problems = check(committed, fresh)
+        problems = check(committed, fresh) + check(momentum_path(committed), momentum_path(fresh))
         for p in problems:
             print(p, file=sys.stderr)
         sys.exit(1 if problems else 0)
@@ -142,13 +179,19 @@ def main():
 
 
 def write(out):
+    write_rows(out, [(name, [spec, str(total)], total, make) for name, spec, total, make in CASES])
+    write_rows(momentum_path(out), [(name, [spec, str(total), repr(base), repr(top)], total, make)
+                                    for name, spec, total, base, top, make in MOMENTUM_CASES])
+
+
+def write_rows(out, rows):
     with open(out, "w") as f:
         f.write(f"# generated by tests/golden/make_golden.py with torch {torch.__version__}\n")
-        for name, spec, total, make in CASES:
+        for name, settings, total, make in rows:
             values = make()
             assert len(values) == total, name
-            f.write("\t".join([name, spec, str(total), " ".join(repr(float(v)) for v in values)]) + "\n")
-    print(f"wrote {len(CASES)} cases to {out}", file=sys.stderr)
+            f.write("\t".join([name, *settings, " ".join(repr(float(v)) for v in values)]) + "\n")
+    print(f"wrote {len(rows)} cases to {out}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -205,6 +205,24 @@ TEST(Triangular, UpAndDownBetweenFloorAndPeakWithTheSwingHalvedOrDecayedPerMode)
   EXPECT_THROW(parse_schedule("triangular(peak=3, up=4, down=0)"), SpecError);
 }
 
+// The momentum OneCycleLR and CyclicLR cycle (their golden cases hold PyTorch's values): max where the rate is lowest,
+// base at its peak; a warmup holds the cycle's first value; a schedule that cycles none, or wraps one, has none.
+TEST(CycledMomentum, MirrorsTheRateInOneCycleAndTriangularOnly) {
+  const auto triangular = parse_schedule("triangular(peak=3, floor=1, up=4, down=2, warmup=3)");
+  EXPECT_EQ(triangular.cycled_momentum(0, 0.8, 0.9), 0.9);
+  EXPECT_EQ(triangular.cycled_momentum(3, 0.8, 0.9), 0.9);                 // the cycle starts at the floor
+  EXPECT_NEAR(*triangular.cycled_momentum(5, 0.8, 0.9), 0.85, 1e-15);     // halfway up
+  EXPECT_NEAR(*triangular.cycled_momentum(7, 0.8, 0.9), 0.8, 1e-15);      // the peak
+  const auto one_cycle = parse_schedule("onecycle(peak=1)", 100);
+  EXPECT_EQ(one_cycle.cycled_momentum(0, 0.85, 0.95), 0.95);
+  EXPECT_EQ(one_cycle.cycled_momentum(29, 0.85, 0.95), 0.85);              // the peak, at pct_start * T - 1
+  EXPECT_EQ(one_cycle.cycled_momentum(99, 0.85, 0.95), 0.95);
+  EXPECT_EQ(one_cycle.cycled_momentum(100, 0.85, 0.95), 0.95);             // held past the last update, as the rate
+  EXPECT_FALSE(parse_schedule("cosine(peak=1)", 100).cycled_momentum(5, 0.85, 0.95));
+  EXPECT_FALSE(parse_schedule("scale(onecycle(peak=1), by=2)", 100).cycled_momentum(5, 0.85, 0.95));
+  EXPECT_THROW(one_cycle.cycled_momentum(-1, 0.85, 0.95), std::invalid_argument);
+}
+
 TEST(Cyclic, CosineToTheFloorByEachBudgetWithLinearRewarms) {
   // Wen et al.'s baseline: budgets 40/60/80, warmup 10, rewarm 5, floor 10 %.
   const auto s = parse_schedule("cyclic(peak=2, budgets=[40, 60, 80], rewarm=5, warmup=10)");

@@ -60,5 +60,56 @@ TEST(GoldenPyTorch, EveryCaseMatchesTo1e9Relative) {
   }
 }
 
+struct MomentumCase {
+  std::string name, spec;
+  int64_t total = 0;
+  double base = 0.0, max = 0.0;
+  std::vector<double> values;
+};
+
+std::vector<MomentumCase> load_momentum_cases() {
+  std::ifstream in(std::string(LRKIT_GOLDEN_DIR) + "/schedules_momentum.tsv");
+  std::vector<MomentumCase> cases;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream fields(line);
+    MomentumCase c;
+    std::string total, base, max, values;
+    std::getline(fields, c.name, '\t');
+    std::getline(fields, c.spec, '\t');
+    std::getline(fields, total, '\t');
+    std::getline(fields, base, '\t');
+    std::getline(fields, max, '\t');
+    std::getline(fields, values, '\t');
+    c.total = std::stoll(total);
+    c.base = std::stod(base);
+    c.max = std::stod(max);
+    std::istringstream numbers(values);
+    for (double v; numbers >> v;) c.values.push_back(v);
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
+// OneCycleLR's and CyclicLR's cycle_momentum, with SGD's momentum and Adam's beta1: what PyTorch sets, to 1e-12
+// relative (bit for bit with Debian's libm; another libm's cos may round a last digit otherwise).
+TEST(GoldenPyTorch, CycledMomentumMatchesTo1e12Relative) {
+  const auto cases = load_momentum_cases();
+  ASSERT_GE(cases.size(), 4u) << "golden file missing or short: run tests/golden/make_golden.py";
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name + ": " + c.spec);
+    ASSERT_EQ(static_cast<int64_t>(c.values.size()), c.total);
+    const Schedule s = parse_schedule(c.spec, c.total);
+    for (int64_t t = 0; t < c.total; ++t) {
+      const auto momentum = s.cycled_momentum(t, c.base, c.max);
+      ASSERT_TRUE(momentum.has_value());
+      const double expected = c.values[static_cast<size_t>(t)];
+      ASSERT_LE(std::fabs(*momentum - expected), 1e-12 * expected) << "step " << t << ": lrkit " << *momentum
+                                                                    << " vs PyTorch " << expected;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace lrkit::schedules

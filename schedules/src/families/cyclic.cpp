@@ -1,6 +1,7 @@
 // restarts (SGDR, PyTorch CosineAnnealingWarmRestarts) and onecycle (PyTorch
 // OneCycleLR semantics, including its last step); ALGORITHMS.md section 1.
 #include <cmath>
+#include <utility>
 
 #include "lrkit/common/numbers.hpp"
 
@@ -78,28 +79,25 @@ MutableNode build_restarts(const Args& args, Context& ctx) {
 }
 
 // PyTorch OneCycleLR: phases end at (float) pct_start * T - 1 and T - 1 (three
-// phases: pct*T - 1, 2 pct*T - 2, T - 1); annealing by cos or linear.
+// phases: pct*T - 1, 2 pct*T - 2, T - 1); annealing by cos or linear. The
+// momentum (cycle_momentum) anneals over the same phases between max and base.
 class OneCycleNode final : public ScheduleNode {
  public:
   struct PhaseDef {
     double end_step, start_lr, end_lr;
+    bool momentum_starts_at_max, momentum_ends_at_max;
   };
   OneCycleNode(int64_t total, std::vector<PhaseDef> defs, bool cos)
       : ScheduleNode(total), defs_(std::move(defs)), cos_(cos) {}
 
   double at(double t) const override {
-    t = std::min(t, static_cast<double>(total() - 1));
-    double start = 0.0;
-    for (size_t i = 0; i < defs_.size(); ++i) {
-      const PhaseDef& d = defs_[i];
-      if (t <= d.end_step || i + 1 == defs_.size()) {
-        const double pct = (t - start) / (d.end_step - start);
-        if (cos_) return d.end_lr + (d.start_lr - d.end_lr) / 2.0 * (std::cos(kPi * pct) + 1.0);
-        return (d.end_lr - d.start_lr) * pct + d.start_lr;
-      }
-      start = d.end_step;
-    }
-    return defs_.back().end_lr;
+    const auto [d, pct] = locate(t);
+    return anneal(d.start_lr, d.end_lr, pct);
+  }
+
+  std::optional<double> momentum_at(double t, double base, double max) const override {
+    const auto [d, pct] = locate(t);
+    return anneal(d.momentum_starts_at_max ? max : base, d.momentum_ends_at_max ? max : base, pct);
   }
 
   std::vector<Phase> phases() const override {
@@ -116,6 +114,22 @@ class OneCycleNode final : public ScheduleNode {
   }
 
  private:
+  // The phase of step t and the share of it done, as OneCycleLR finds them (its last step is T - 1).
+  std::pair<const PhaseDef&, double> locate(double t) const {
+    t = std::min(t, static_cast<double>(total() - 1));
+    double start = 0.0;
+    for (size_t i = 0; i + 1 < defs_.size(); ++i) {
+      if (t <= defs_[i].end_step) return {defs_[i], (t - start) / (defs_[i].end_step - start)};
+      start = defs_[i].end_step;
+    }
+    return {defs_.back(), (t - start) / (defs_.back().end_step - start)};
+  }
+
+  double anneal(double start, double end, double pct) const {
+    if (cos_) return end + (start - end) / 2.0 * (std::cos(kPi * pct) + 1.0);
+    return (end - start) * pct + start;
+  }
+
   std::vector<PhaseDef> defs_;
   bool cos_;
 };
@@ -137,9 +151,11 @@ MutableNode build_onecycle(const Args& args, Context& ctx) {
   if (!std::isfinite(minimum))
     args.fail_key("final_div_factor", "the final rate peak / div_factor / final_div_factor overflows");
   const double t = static_cast<double>(total);
-  std::vector<OneCycleNode::PhaseDef> defs = {{pct_start * t - 1.0, initial, peak}};
-  if (three_phase) defs.push_back({2.0 * pct_start * t - 2.0, peak, initial});
-  defs.push_back({t - 1.0, three_phase ? initial : peak, minimum});
+  // OneCycleLR's momentum goes from max to base while the rate rises and back while it falls; in a third phase it
+  // stays at max.
+  std::vector<OneCycleNode::PhaseDef> defs = {{pct_start * t - 1.0, initial, peak, true, false}};
+  if (three_phase) defs.push_back({2.0 * pct_start * t - 2.0, peak, initial, false, true});
+  defs.push_back({t - 1.0, three_phase ? initial : peak, minimum, three_phase, true});
   double start = 0.0;
   for (const auto& d : defs) {
     if (!(d.end_step > start))

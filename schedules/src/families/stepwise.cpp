@@ -2,6 +2,7 @@
 // (PyTorch StepLR, MultiStepLR, ExponentialLR, CyclicLR; inverse square root).
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "lrkit/common/numbers.hpp"
 
@@ -76,13 +77,14 @@ class TriangularNode final : public ScheduleNode {
       : ScheduleNode(total), peak_(peak), floor_(floor), up_(up), down_(down), mode_(mode), gamma_(gamma) {}
 
   double at(double t) const override {
-    // CyclicLR computes the position in the cycle as 1 + t / size - cycle, and so does this, for its last digits.
-    const double size = static_cast<double>(up_ + down_);
-    const double cycle = std::floor(1.0 + t / size);
-    const double x = 1.0 + t / size - cycle;
-    const double up_share = static_cast<double>(up_) / size;
-    const double height = x <= up_share ? x / up_share : (x - 1.0) / (up_share - 1.0);
-    return floor_ + (peak_ - floor_) * height * scale(cycle, t);
+    const auto [height, scale] = swing(t);
+    return floor_ + (peak_ - floor_) * height * scale;
+  }
+
+  // CyclicLR's momentum: max where the rate is at the floor, down towards base as the rate swings up.
+  std::optional<double> momentum_at(double t, double base, double max) const override {
+    const auto [height, scale] = swing(t);
+    return max - (max - base) * height * scale;
   }
 
   std::vector<Phase> phases() const override {
@@ -100,6 +102,16 @@ class TriangularNode final : public ScheduleNode {
   }
 
  private:
+  // Where in its cycle step t is (0 at the floor, 1 at the peak), and the swing's scale there. CyclicLR computes the
+  // position as 1 + t / size - cycle, and so does this, for its last digits.
+  std::pair<double, double> swing(double t) const {
+    const double size = static_cast<double>(up_ + down_);
+    const double cycle = std::floor(1.0 + t / size);
+    const double x = 1.0 + t / size - cycle;
+    const double up_share = static_cast<double>(up_) / size;
+    return {x <= up_share ? x / up_share : (x - 1.0) / (up_share - 1.0), scale(cycle, t)};
+  }
+
   double scale(double cycle, double t) const {
     switch (mode_) {
       case Mode::Triangular: return 1.0;

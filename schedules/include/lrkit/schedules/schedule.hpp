@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,11 @@ class ScheduleNode {
   virtual std::vector<Phase> phases() const = 0;
   // Steps at which a budgeted run would save its decayed checkpoints (WSD-S).
   virtual std::vector<int64_t> checkpoints() const { return {}; }
+  // The momentum a family cycles against its rate between `base` and `max`, as PyTorch's OneCycleLR and CyclicLR do
+  // (cycle_momentum); nullopt for a family that cycles none. `t` is in [0, total()] as for at().
+  virtual std::optional<double> momentum_at(double /*t*/, double /*base*/, double /*max*/) const {
+    return std::nullopt;
+  }
 
   int64_t total() const { return total_; }
   const std::string& spec() const { return spec_; }
@@ -69,6 +75,13 @@ class Schedule {
   std::string to_spec() const { return node_->spec(); }
   std::vector<Phase> phases() const { return node_->phases(); }
   std::vector<int64_t> checkpoints() const { return node_->checkpoints(); }
+  // The momentum (SGD's, or Adam's beta1) of update `step` where the schedule cycles it against the rate as PyTorch's
+  // OneCycleLR and CyclicLR do with cycle_momentum: `max` where the rate is lowest, `base` at its peak. onecycle and
+  // triangular cycle it (a warmup in front holds the cycle's first value); any other schedule gives nullopt.
+  std::optional<double> cycled_momentum(int64_t step, double base, double max) const {
+    if (step < 0) throw_negative_step(step);
+    return node_->momentum_at(static_cast<double>(step < total_ ? step : total_), base, max);
+  }
   const NodePtr& node() const { return node_; }
 
  private:
