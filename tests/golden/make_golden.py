@@ -7,8 +7,8 @@ Run with a Python that imports torch (on Debian, the system interpreter with pyt
 OUTPUT (COMMITTED, FRESH) names the rates' file; the momentum's is beside it, with _momentum before .tsv.
 Each row of the rates: case name, lrkit spec, total steps T, then the learning rate PyTorch
 uses for updates 0..T-1 (read from the optimizer before each step, the way a
-training loop sees it). The Hugging Face WSD rows transcribe the formula of
-transformers' get_wsd_schedule (not packaged in Debian) in wsd_lambda below.
+training loop sees it). The Hugging Face rows (hf_*) transcribe the formulas of
+transformers' get_scheduler (not packaged in Debian) in wsd_lambda and hf_lambda below.
 Each row of the momentum: case name, lrkit spec, T, base and max momentum, then the momentum (SGD's, or Adam's
 beta1) that OneCycleLR or CyclicLR with cycle_momentum sets for updates 0..T-1.
 """
@@ -60,6 +60,44 @@ def hf_wsd(peak, warmup, decay, total, decay_type, ratio):
     return run(peak, lambda o: S.LambdaLR(o, lambda t: wsd_lambda(t, warmup, stable, decay, decay_type, ratio)), total)
 
 
+# The other multipliers of transformers.get_scheduler (transformers/optimization.py), each with its linear warmup
+# from 0 over W steps, for T steps in all.
+def hf_warmup(step, warmup):
+    return step / max(1, warmup)
+
+
+def hf_lambda(name, warmup, total, **kw):
+    def multiplier(step):
+        if step < warmup:
+            return hf_warmup(step, warmup)
+        progress = (step - warmup) / max(1, total - warmup)
+        if name == "constant_with_warmup":
+            return 1.0
+        if name == "linear":
+            return max(0.0, (total - step) / max(1, total - warmup))
+        if name in ("cosine", "cosine_with_min_lr"):
+            factor = 0.5 * (1.0 + math.cos(math.pi * kw.get("num_cycles", 0.5) * 2.0 * progress))
+            rate = kw.get("min_lr_rate", 0.0)
+            return max(0, factor * (1 - rate) + rate)
+        if name == "cosine_with_restarts":
+            if progress >= 1.0:
+                return 0.0
+            return max(0.0, 0.5 * (1.0 + math.cos(math.pi * ((kw["num_cycles"] * progress) % 1.0))))
+        if name == "polynomial":  # lr_init: the optimizer's rate, which LambdaLR multiplies back
+            lr_init, lr_end = kw["lr_init"], kw["lr_end"]
+            remaining = 1 - (step - warmup) / (total - warmup)
+            return ((lr_init - lr_end) * remaining ** kw["power"] + lr_end) / lr_init
+        if name == "inverse_sqrt":
+            timescale = kw.get("timescale") or warmup or 10_000
+            return 1.0 / math.sqrt((step + timescale - warmup) / timescale)
+        raise ValueError(name)
+    return multiplier
+
+
+def hf(name, peak, warmup, total, **kw):
+    return run(peak, lambda o: S.LambdaLR(o, hf_lambda(name, warmup, total, lr_init=peak, **kw)), total)
+
+
 CASES = [
     ("cosine_annealing", "cosine(peak=1e-3, floor=1e-5)", 100,
      lambda: run(1e-3, lambda o: S.CosineAnnealingLR(o, T_max=100, eta_min=1e-5), 100)),
@@ -99,6 +137,21 @@ CASES = [
                                              gamma=0.995, cycle_momentum=False), 250)),
     ("warm_restarts_mult1", "restarts(peak=0.05, period=40)", 300,
      lambda: run(0.05, lambda o: S.CosineAnnealingWarmRestarts(o, T_0=40), 300)),
+]
+CASES += [
+    ("hf_constant_with_warmup", "constant(peak=3e-4, warmup=100)", 1000,
+     lambda: hf("constant_with_warmup", 3e-4, 100, 1000)),
+    ("hf_linear", "linear(peak=3e-4, warmup=100)", 1000, lambda: hf("linear", 3e-4, 100, 1000)),
+    ("hf_cosine", "cosine(peak=3e-4, warmup=100)", 1000, lambda: hf("cosine", 3e-4, 100, 1000)),
+    ("hf_cosine_with_min_lr", "cosine(peak=3e-4, floor=10%, warmup=100)", 1000,
+     lambda: hf("cosine_with_min_lr", 3e-4, 100, 1000, min_lr_rate=0.1)),
+    ("hf_cosine_with_restarts", "restarts(peak=3e-4, period=300, warmup=100)", 1000,
+     lambda: hf("cosine_with_restarts", 3e-4, 100, 1000, num_cycles=3)),
+    ("hf_polynomial", "polynomial(peak=3e-4, floor=1e-7, power=2, warmup=100)", 1000,
+     lambda: hf("polynomial", 3e-4, 100, 1000, lr_end=1e-7, power=2.0)),
+    ("hf_inverse_sqrt", "invsqrt(peak=3e-4, warmup=100)", 1000, lambda: hf("inverse_sqrt", 3e-4, 100, 1000)),
+    ("hf_inverse_sqrt_timescale", "invsqrt(peak=3e-4, warmup=100, timescale=400, shift=true)", 1000,
+     lambda: hf("inverse_sqrt", 3e-4, 100, 1000, timescale=400)),
 ]
 for shape in ("linear", "cosine", "1-sqrt"):
     CASES.append((f"hf_wsd_{shape}", f"wsd(peak=1e-3, warmup=100, decay=200, shape={shape})", 1000,

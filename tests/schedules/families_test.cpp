@@ -104,6 +104,16 @@ TEST(InvSqrt, WarmupThenInverseSquareRoot) {
   EXPECT_DOUBLE_EQ(s(100), 1.0);
   EXPECT_DOUBLE_EQ(s(400), 0.5);
   EXPECT_DOUBLE_EQ(s(10000), 0.1);
+  // A timescale past the warmup holds the peak until it (T5); shifted, the decay starts at the warmup's end, as
+  // though `timescale` steps into it (big_vision, Hugging Face); with timescale = warmup the two are one schedule.
+  const auto held = parse_schedule("invsqrt(peak=1, warmup=100, timescale=400)");
+  const auto shifted = parse_schedule("invsqrt(peak=1, warmup=100, timescale=400, shift=true)");
+  EXPECT_DOUBLE_EQ(held(399), 1.0);
+  EXPECT_DOUBLE_EQ(held(1600), 0.5);
+  EXPECT_DOUBLE_EQ(shifted(100), 1.0);
+  EXPECT_DOUBLE_EQ(shifted(1300), 0.5);  // sqrt(400 / (1300 - 100 + 400))
+  const auto shifted_at_warmup = parse_schedule("invsqrt(peak=1, warmup=100, shift=true)");
+  for (int64_t t : {0, 50, 100, 400, 10000}) EXPECT_EQ(shifted_at_warmup(t), s(t)) << "step " << t;
 }
 
 TEST(Infinite, CooldownConstantAndGeometricAnneal) {

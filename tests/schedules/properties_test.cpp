@@ -65,7 +65,11 @@ class SpecGenerator {
       }
       case 9: return {"step(" + p + ", every=" + std::to_string(integer(1, 300)) + ", gamma=" + format_number(uniform(0.1, 1)) + w + ")", total, 0.0, peak, false};
       case 10: return {"exponential(" + p + ", gamma=" + format_number(uniform(0.95, 1)) + w + ")", total, 0.0, peak, true};
-      case 11: return {"invsqrt(" + p + ", warmup=" + std::to_string(std::max<int64_t>(warmup, 1)) + ")", total, 0.0, peak, true};
+      case 11: {
+        const std::string shifted = coin() ? ", timescale=" + std::to_string(integer(1, 500)) + ", shift=true" : "";
+        return {"invsqrt(" + p + ", warmup=" + std::to_string(std::max<int64_t>(warmup, 1)) + shifted + ")", total, 0.0,
+                peak, true};
+      }
       case 12: return {"restarts(" + p + f + ", period=" + std::to_string(integer(5, 300)) + ", mult=" + std::to_string(integer(1, 3)) + w + ")", total, low, peak, false};
       case 13: {
         const std::string modes[] = {"triangular", "triangular2", "exp_range"};

@@ -54,7 +54,9 @@ class ExponentialNode final : public ScheduleNode {
   double peak_, gamma_;
 };
 
-// peak * sqrt(timescale / max(t + offset, timescale)); offset is the warmup.
+// peak * sqrt(timescale / max(t + offset, timescale)), t counted from the warmup's end: the offset is the warmup,
+// so that the rate holds until step `timescale` (T5, fairseq), or, shifted, the timescale, so that it decays from the
+// warmup's end (big_vision's rsqrt, Hugging Face's get_inverse_sqrt_schedule).
 class InvSqrtNode final : public ScheduleNode {
  public:
   InvSqrtNode(int64_t total, double peak, double timescale, double offset)
@@ -176,8 +178,9 @@ MutableNode build_invsqrt(const Args& args, Context& ctx) {
   const Frame f = open_ended_frame(args, ctx);
   const int64_t timescale = args.length("timescale", std::max<int64_t>(f.warmup.length, 1), args.total_or(ctx.total));
   if (timescale < 1) args.fail_key("timescale", "'timescale' must be at least 1 step");
+  const bool shift = args.flag("shift", false);
   return with_warmup(f.warmup, std::make_shared<InvSqrtNode>(f.rest, peak, static_cast<double>(timescale),
-                                                             static_cast<double>(f.warmup.length)));
+                                                             static_cast<double>(shift ? timescale : f.warmup.length)));
 }
 
 MutableNode build_triangular(const Args& args, Context& ctx) {
@@ -213,8 +216,9 @@ std::vector<Family> stepwise_families() {
        "multiply by gamma (default 0.1) at each milestone (PyTorch MultiStepLR)"},
       {"exponential", with_keys({"peak", "gamma", "total"}, w), false, build_exponential,
        "peak * gamma^t (PyTorch ExponentialLR)"},
-      {"invsqrt", with_keys({"peak", "timescale", "total"}, w), false, build_invsqrt,
-       "peak * sqrt(W / max(t, W)) after a warmup of W steps (timescale defaults to W)"},
+      {"invsqrt", with_keys({"peak", "timescale", "shift", "total"}, w), false, build_invsqrt,
+       "peak * sqrt(S / max(t, S)) after a warmup of W steps (timescale S defaults to W); shift=true decays from the "
+       "warmup's end, peak * sqrt(S / (t - W + S)) (Hugging Face, big_vision)"},
       {"triangular", with_keys({"peak", "floor", "up", "down", "mode", "gamma", "total"}, w), false, build_triangular,
        "cyclical rates (Smith 2017; PyTorch CyclicLR): floor to peak over `up` steps, back over `down` (default up); "
        "mode triangular2 halves the swing each cycle, exp_range scales it by gamma^t"},
