@@ -95,7 +95,10 @@ def _momentum_range(cycle_momentum, schedule, optimizer):
         raise TypeError(f"LRScheduler: cycle_momentum must be (base, max), such as OneCycleLR's (0.85, 0.95) or "
                         f"CyclicLR's (0.8, 0.9) (got {shown(cycle_momentum)})")
     base, top = (float(m) for m in cycle_momentum)
-    if schedule.cycled_momentum(0, base, top) is None:  # also refuses a range outside 0 <= base <= max < 1
+    if not 0.0 <= base <= top < 1.0:
+        raise ValueError(f"LRScheduler: cycle_momentum goes from base to max with 0 <= base <= max < 1 (got "
+                         f"{shown(cycle_momentum)})")
+    if schedule.cycled_momentum(0, base, top) is None:
         raise ValueError(f"LRScheduler: cycle_momentum needs a schedule that cycles the momentum against its rate, "
                          f"onecycle or triangular as PyTorch's OneCycleLR and CyclicLR (with at most a warmup in "
                          f"front); '{schedule.spec}' does not")

@@ -134,8 +134,10 @@ def test_cycled_momentum_is_refused_where_nothing_can_cycle():
     model, optimizer = model_and_optimizer()
     with pytest.raises(ValueError, match="'cosine\\(peak=0.01\\)' does not"):
         lt.LRScheduler(optimizer, "cosine(peak=0.01)", 10, cycle_momentum=(0.85, 0.95))
-    with pytest.raises(ValueError, match="0 <= base <= max < 1"):
+    with pytest.raises(ValueError, match=r"^LRScheduler: .*0 <= base <= max < 1 \(got \(0.95, 0.85\)\)"):
         lt.LRScheduler(optimizer, "onecycle(peak=0.01)", 10, cycle_momentum=(0.95, 0.85))
+    with pytest.raises(ValueError, match="Schedule.cycled_momentum: .*got base nan"):
+        lrkit.Schedule("onecycle(peak=0.01)", 10).cycled_momentum(0, float("nan"), 0.9)
     with pytest.raises(TypeError, match="must be \\(base, max\\)"):
         lt.LRScheduler(optimizer, "onecycle(peak=0.01)", 10, cycle_momentum=True)
     adagrad = torch.optim.Adagrad(model.parameters(), lr=0.01)
