@@ -5,45 +5,51 @@
 #include <cmath>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 
 #include "lrkit/schedules/factory.hpp"
 
 namespace lrkit::schedules {
 namespace {
 
+// One row of a golden file: the case's name, spec and total steps, the momentum rows' base and max,
+// then PyTorch's values for updates 0..T-1.
 struct GoldenCase {
   std::string name, spec;
   int64_t total = 0;
+  std::vector<double> settings;  // after the spec and the total
   std::vector<double> values;
 };
 
-std::vector<GoldenCase> load_cases() {
-  std::ifstream in(std::string(LRKIT_GOLDEN_DIR) + "/schedules.tsv");
+std::vector<GoldenCase> load_cases(const std::string& file) {
+  std::ifstream in(std::string(LRKIT_GOLDEN_DIR) + "/" + file);
   std::vector<GoldenCase> cases;
   std::string line;
   while (std::getline(in, line)) {
     if (line.empty() || line[0] == '#') continue;
-    std::istringstream fields(line);
+    std::vector<std::string> fields;
+    std::istringstream row(line);
+    for (std::string field; std::getline(row, field, '\t');) fields.push_back(field);
     GoldenCase c;
-    std::string total, values;
-    std::getline(fields, c.name, '\t');
-    std::getline(fields, c.spec, '\t');
-    std::getline(fields, total, '\t');
-    std::getline(fields, values, '\t');
-    c.total = std::stoll(total);
-    std::istringstream numbers(values);
+    c.name = fields.at(0);
+    c.spec = fields.at(1);
+    c.total = std::stoll(fields.at(2));
+    for (size_t i = 3; i + 1 < fields.size(); ++i) c.settings.push_back(std::stod(fields[i]));
+    std::istringstream numbers(fields.back());
     for (double v; numbers >> v;) c.values.push_back(v);
+    if (static_cast<int64_t>(c.values.size()) != c.total)
+      throw std::runtime_error(file + " case " + c.name + ": " + std::to_string(c.values.size()) + " values for " +
+                               std::to_string(c.total) + " steps");
     cases.push_back(std::move(c));
   }
   return cases;
 }
 
 TEST(GoldenPyTorch, EveryCaseMatchesTo1e9Relative) {
-  const auto cases = load_cases();
+  const auto cases = load_cases("schedules.tsv");
   ASSERT_GE(cases.size(), 20u) << "golden file missing or short: run tests/golden/make_golden.py";
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name + ": " + c.spec);
-    ASSERT_EQ(static_cast<int64_t>(c.values.size()), c.total);
     const Schedule s = parse_schedule(c.spec, c.total);
     double worst = 0.0;
     int64_t worst_step = 0;
@@ -60,49 +66,17 @@ TEST(GoldenPyTorch, EveryCaseMatchesTo1e9Relative) {
   }
 }
 
-struct MomentumCase {
-  std::string name, spec;
-  int64_t total = 0;
-  double base = 0.0, max = 0.0;
-  std::vector<double> values;
-};
-
-std::vector<MomentumCase> load_momentum_cases() {
-  std::ifstream in(std::string(LRKIT_GOLDEN_DIR) + "/schedules_momentum.tsv");
-  std::vector<MomentumCase> cases;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream fields(line);
-    MomentumCase c;
-    std::string total, base, max, values;
-    std::getline(fields, c.name, '\t');
-    std::getline(fields, c.spec, '\t');
-    std::getline(fields, total, '\t');
-    std::getline(fields, base, '\t');
-    std::getline(fields, max, '\t');
-    std::getline(fields, values, '\t');
-    c.total = std::stoll(total);
-    c.base = std::stod(base);
-    c.max = std::stod(max);
-    std::istringstream numbers(values);
-    for (double v; numbers >> v;) c.values.push_back(v);
-    cases.push_back(std::move(c));
-  }
-  return cases;
-}
-
 // OneCycleLR's and CyclicLR's cycle_momentum, with SGD's momentum and Adam's beta1: what PyTorch sets, to 1e-12
 // relative (bit for bit with Debian's libm; another libm's cos may round a last digit otherwise).
 TEST(GoldenPyTorch, CycledMomentumMatchesTo1e12Relative) {
-  const auto cases = load_momentum_cases();
+  const auto cases = load_cases("schedules_momentum.tsv");
   ASSERT_GE(cases.size(), 4u) << "golden file missing or short: run tests/golden/make_golden.py";
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name + ": " + c.spec);
-    ASSERT_EQ(static_cast<int64_t>(c.values.size()), c.total);
+    ASSERT_EQ(c.settings.size(), 2u) << "a momentum row holds base and max after the total";
     const Schedule s = parse_schedule(c.spec, c.total);
     for (int64_t t = 0; t < c.total; ++t) {
-      const auto momentum = s.cycled_momentum(t, c.base, c.max);
+      const auto momentum = s.cycled_momentum(t, c.settings[0], c.settings[1]);
       ASSERT_TRUE(momentum.has_value());
       const double expected = c.values[static_cast<size_t>(t)];
       ASSERT_LE(std::fabs(*momentum - expected), 1e-12 * expected) << "step " << t << ": lrkit " << *momentum
