@@ -30,6 +30,10 @@ TEST(MemoryNeed, StateCountsEveryModelCopyAndActivationsOneMicroBatch) {
   EXPECT_DOUBLE_EQ(worker_memory_lower_bound(sgd, 1).state_bytes, p * 12);
   sgd.optim.momentum = 0;
   EXPECT_DOUBLE_EQ(worker_memory_lower_bound(sgd, 1).state_bytes, p * 8);
+  sgd.optim.cycle_momentum = true;  // a cycled momentum keeps the buffer whatever optim.momentum says
+  EXPECT_DOUBLE_EQ(worker_memory_lower_bound(sgd, 1).state_bytes, p * 12);
+  sgd.optim.base_momentum = sgd.optim.max_momentum = 0;
+  EXPECT_DOUBLE_EQ(worker_memory_lower_bound(sgd, 1).state_bytes, p * 8);
 
   TrainConfig split = c;  // 2 workers and 2 micro-batches: a quarter of the rows at once
   split.train.accumulation = 2;

@@ -96,6 +96,39 @@ TEST(Trainer, Bf16AutocastTrainsCloseToFp32) {
   EXPECT_LT(bf16.losses.back(), bf16.losses.front() - 0.5);
 }
 
+// optim.cycle_momentum: beta1 (SGD: momentum) follows the onecycle schedule's cycle, logged as /train/momentum. A
+// cycle from 0.9 to 0.9 trains bit for bit as a fixed 0.9 does, so the cycled value is what the optimizer uses.
+TEST(Trainer, CycledMomentumIsTheOptimizersMomentumAtEveryStep) {
+  std::ostringstream log;
+  for (const auto optimizer : {OptimizerName::adamw, OptimizerName::sgd}) {
+    SCOPED_TRACE(optimizer == OptimizerName::adamw ? "adamw" : "sgd");
+    auto c = tiny_config();
+    c.train.steps = 12;
+    c.schedule = "onecycle(peak=1e-2)";
+    c.optim.name = optimizer;
+    c.optim.beta1 = c.optim.momentum = 0.9;
+    const auto fixed = run_training(c, log);
+    c.optim.cycle_momentum = true;
+    c.optim.base_momentum = c.optim.max_momentum = 0.9;
+    c.optim.beta1 = c.optim.momentum = 0.5;  // set aside by the cycle
+    EXPECT_EQ(run_training(c, log).losses, fixed.losses);
+    c.optim.base_momentum = 0.85;
+    c.optim.max_momentum = 0.95;
+    const auto cycled = run_training(c, log);
+    EXPECT_NE(cycled.losses, fixed.losses);
+    const auto momentum = lrkit::h5::read_series(cycled.log_path, "/train/momentum");
+    const auto schedule = lrkit::schedules::parse_schedule(c.schedule, c.train.steps);
+    ASSERT_EQ(momentum.size(), 12u);
+    for (int64_t t = 0; t < 12; ++t) EXPECT_EQ(momentum[static_cast<size_t>(t)], schedule.cycled_momentum(t, 0.85, 0.95));
+  }
+  auto c = tiny_config();
+  c.optim.cycle_momentum = true;
+  expect_config_error(c, "optim.cycle_momentum = true needs a schedule.spec that cycles the momentum against its rate");
+  c.schedule = "triangular(peak=1e-2, up=5)";
+  c.optim.base_momentum = 0.96;
+  expect_config_error(c, "optim.base_momentum (0.96) must not exceed optim.max_momentum (0.95)");
+}
+
 TEST(Trainer, BadInputsNameTheProblem) {
   std::ostringstream log;
   auto c = tiny_config();

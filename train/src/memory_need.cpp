@@ -54,13 +54,18 @@ std::optional<double> meminfo_bytes(const std::string& meminfo_text, const std::
   return std::nullopt;
 }
 
+// SGD keeps a momentum buffer per parameter once its momentum is not 0 (a cycled one: where max_momentum is not).
+bool sgd_momentum_buffer(const OptimConfig& o) {
+  return o.cycle_momentum ? o.max_momentum != 0.0 : o.momentum != 0.0;
+}
+
 }  // namespace
 
 WorkerMemory worker_memory_lower_bound(const TrainConfig& c, int64_t world_size) {
   WorkerMemory need;
   need.parameters = parameter_count(c.model);
   const double p = static_cast<double>(need.parameters), fp32 = 4.0;
-  const double moments = c.optim.name == OptimizerName::adamw ? 2.0 : (c.optim.momentum != 0.0 ? 1.0 : 0.0);
+  const double moments = c.optim.name == OptimizerName::adamw ? 2.0 : (sgd_momentum_buffer(c.optim) ? 1.0 : 0.0);
   const double models = static_cast<double>(c.replicas_per_rank());
   need.gradient_bytes = models * p * fp32;
   need.state_bytes = need.gradient_bytes * (2.0 + moments);  // weights, gradients, moments
@@ -133,7 +138,7 @@ std::optional<std::string> memory_shortfall(const WorkerMemory& need, int local_
     line += " but " + source;
   }
   const std::string held = c.optim.name == OptimizerName::adamw ? "weights, gradients and AdamW's two moments"
-                           : c.optim.momentum != 0.0                ? "weights, gradients and SGD's momentum"
+                           : sgd_momentum_buffer(c.optim)           ? "weights, gradients and SGD's momentum"
                                                                     : "weights and gradients";
   line += ": " + count_text(need.parameters) + " parameters";
   if (c.replicas_per_rank() > 1)

@@ -50,6 +50,7 @@ struct Layout {
 Layout layout(const TrainConfig& c, int64_t world_size) {
   Layout l;
   for (const char* name : kStepColumns) l.per_step.push_back({std::string("/train/") + name, 1});
+  if (c.optim.cycle_momentum) l.per_step.push_back({"/train/momentum", 1});
   l.per_step.push_back({"/ranks/loss", world_size, true});
   l.per_step.push_back({"/ranks/grad_norm", world_size, true});
   if (c.diagnostics.enabled) {
@@ -177,6 +178,7 @@ class Hdf5RunLog final : public RunLog {
   void record_hdet(const HdetRecord& row) override;
   void record_weights(int64_t step, const reweight::WeightStats& stats, const std::vector<double>& histogram) override;
   void record_data(double temperature, const std::vector<double>& probability, const std::vector<double>& rows) override;
+  void record_momentum(double momentum) override;
   void record_eval(const std::string& set, int64_t step, double loss) override;
   void record_cos_matrix(int64_t step, const std::vector<double>& matrix) override;
   void record_checkpoint(int64_t step, uint32_t crc32) override;
@@ -295,6 +297,8 @@ void Hdf5RunLog::record_data(double temperature, const std::vector<double>& prob
   log_->append("/data/probability", probability);
   log_->append("/data/rows", rows);
 }
+
+void Hdf5RunLog::record_momentum(double momentum) { log_->append("/train/momentum", momentum); }
 
 void Hdf5RunLog::record_eval(const std::string& set, int64_t step, double loss) {
   log_->append("/eval/" + set + "/step", static_cast<double>(step));

@@ -60,6 +60,14 @@ void TrainConfig::validate() const {
     throw std::invalid_argument("data.temperature: " + std::string(e.what()));
   }
   eval_sets();
+  if (optim.cycle_momentum) {
+    require(optim.base_momentum <= optim.max_momentum,
+            "optim.base_momentum (" + format_number(optim.base_momentum) + ") must not exceed optim.max_momentum (" +
+                format_number(optim.max_momentum) + ")");
+    require(learning_rate_schedule().cycled_momentum(0, optim.base_momentum, optim.max_momentum).has_value(),
+            "optim.cycle_momentum = true needs a schedule.spec that cycles the momentum against its rate, onecycle or "
+            "triangular (with at most a warmup in front); '" + schedule + "' does not");
+  }
   require(!(reweight.enabled() && hdet.enabled),
           "reweight.strategy=" + reweight.strategy.text() + " with hdet.enabled = true is not supported (the replicas' models "
           "differ, so their losses do not rank one batch)");

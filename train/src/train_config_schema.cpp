@@ -36,6 +36,13 @@ std::vector<Key> make_schema() {
       config_key<C>("optim.eps", "AdamW epsilon", above(0.0), &C::optim, &OptimConfig::eps),
       config_key<C>("optim.momentum", "SGD momentum", in_unit_interval_open_right(), &C::optim, &OptimConfig::momentum),
       config_key<C>("optim.clip", "gradient-norm clip (0: off)", at_least(0.0), &C::optim, &OptimConfig::clip),
+      plain_key<C>("optim.cycle_momentum", "cycle beta1 (SGD: momentum) against an onecycle or triangular schedule's rate, "
+                   "from max_momentum at its lowest to base_momentum at its peak (PyTorch's OneCycleLR and CyclicLR)",
+                   &C::optim, &OptimConfig::cycle_momentum),
+      config_key<C>("optim.base_momentum", "cycle_momentum: the momentum at the peak rate", in_unit_interval_open_right(),
+                    &C::optim, &OptimConfig::base_momentum),
+      config_key<C>("optim.max_momentum", "cycle_momentum: the momentum at the lowest rate", in_unit_interval_open_right(),
+                    &C::optim, &OptimConfig::max_momentum),
       config_key<C>("train.steps", "optimizer steps (each step's rate is checked before the run)",
                     in_range<int64_t>(1, schedules::kLongestCheckedRun), &C::train, &LoopConfig::steps),
       config_key<C>("train.batch", "sequences per step", at_least<int64_t>(1), &C::train, &LoopConfig::batch),

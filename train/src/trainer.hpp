@@ -47,6 +47,7 @@ class Trainer {
     double lr = 0;                               // the replicas' mean rate (the schedule's, corrected by HDET)
     std::vector<double> scheduled;               // every spread hyper-parameter's scheduled value (lr first)
     std::vector<std::vector<double>> spread;     // [spread index][global replica], HDET only
+    std::optional<double> momentum;              // optim.cycle_momentum: beta1 (SGD: momentum) of every replica
   };
   // What forward/backward left besides the gradients.
   struct Losses {

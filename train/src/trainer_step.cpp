@@ -7,6 +7,7 @@
 #include "lrkit/common/message_text.hpp"
 #include "lrkit/common/numbers.hpp"
 #include "lrkit/distributed/device_identity.hpp"
+#include "lrkit/distributed/hyperparameters.hpp"
 #include "lrkit/train/autocast_scope.hpp"
 #include "lrkit/train/checkpoint.hpp"
 #include "lrkit/train/rank_streams.hpp"
@@ -25,6 +26,10 @@ Trainer::Hyperparameters Trainer::set_hyperparameters(int64_t step) {
   h.lr = hdet_ ? hdet_->base(0, scheduled_lr) : scheduled_lr;
   h.scheduled = hdet_ ? scheduled_values(c_, spread_, scheduled_lr) : std::vector<double>{scheduled_lr};
   h.spread = apply_hyperparameters(hdet_ ? &*hdet_ : nullptr, spread_, replicas_, h.scheduled);
+  if (c_.optim.cycle_momentum) {
+    h.momentum = schedule_.cycled_momentum(step, c_.optim.base_momentum, c_.optim.max_momentum);  // validated to cycle
+    for (auto& replica : replicas_) distributed::set_momentum(*replica.optimizer, h.momentum.value());
+  }
   return h;
 }
 
@@ -209,6 +214,7 @@ void Trainer::record(int64_t step, const Hyperparameters& hyper, const StepScala
                 tokens_per_step_ * static_cast<double>(step + 1), meter_->seconds(), meter_->step_mfu(), check.loss_z,
                 check.grad_norm_z, static_cast<double>(check.outcome), scalars.ranks.loss, scalars.ranks.grad_norm,
                 dispersion ? &*dispersion : nullptr});
+  if (hyper.momentum) log_->record_momentum(*hyper.momentum);
   if (plan_.several_sources) {
     const auto rows = data_.rows_per_source(c_.train.batch, {replicas_.front().streams.data_seed, step, 0}, losses.sampling);
     log_->record_data(data_.temperature(step), data_.target(step), std::vector<double>(rows.begin(), rows.end()));

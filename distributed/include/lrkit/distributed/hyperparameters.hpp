@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include <stdexcept>
+#include <tuple>
 
 namespace lrkit::distributed {
 
@@ -22,6 +23,21 @@ inline void set_weight_decay(torch::optim::Optimizer& optimizer, size_t group, d
     sgd->weight_decay(weight_decay);
   } else {
     throw std::invalid_argument("set_weight_decay: only AdamW and SGD parameter groups are supported");
+  }
+}
+
+// The momentum of every parameter group: AdamW's beta1 (beta2 stays), SGD's momentum; as PyTorch's OneCycleLR and
+// CyclicLR set it with cycle_momentum.
+inline void set_momentum(torch::optim::Optimizer& optimizer, double momentum) {
+  for (auto& group : optimizer.param_groups()) {
+    auto& options = group.options();
+    if (auto* adamw = dynamic_cast<torch::optim::AdamWOptions*>(&options)) {
+      adamw->betas({momentum, std::get<1>(adamw->betas())});
+    } else if (auto* sgd = dynamic_cast<torch::optim::SGDOptions*>(&options)) {
+      sgd->momentum(momentum);
+    } else {
+      throw std::invalid_argument("set_momentum: only AdamW and SGD parameter groups are supported");
+    }
   }
 }
 

@@ -65,6 +65,8 @@ class RunLog {
   // Once per step with several data sources: /data/temperature, /data/probability
   // (the target p(tau) per source) and /data/rows (global-batch rows per source).
   virtual void record_data(double /*temperature*/, const std::vector<double>& /*probability*/, const std::vector<double>& /*rows*/) {}
+  // Once per step with optim.cycle_momentum: /train/momentum (AdamW's beta1, SGD's momentum).
+  virtual void record_momentum(double /*momentum*/) {}
   virtual void record_eval(const std::string& /*set*/, int64_t /*step*/, double /*loss*/) {}
   // Row-major [world, world] pairwise cosine estimates after `step` updates.
   virtual void record_cos_matrix(int64_t /*step*/, const std::vector<double>& /*matrix*/) {}

@@ -90,6 +90,10 @@ struct OptimConfig {
   double beta1 = 0.9, beta2 = 0.95, eps = 1e-8;
   double momentum = 0.9;  // sgd
   double clip = 1.0;      // global gradient-norm clip; 0 disables
+  // The momentum (AdamW's beta1, SGD's momentum) cycled against the rate of an onecycle or triangular schedule, as
+  // PyTorch's OneCycleLR and CyclicLR do: max_momentum where the rate is lowest, base_momentum at its peak.
+  bool cycle_momentum = false;
+  double base_momentum = 0.85, max_momentum = 0.95;  // OneCycleLR's defaults
 };
 
 struct LoopConfig {
