@@ -169,4 +169,50 @@ TEST(ScheduleLR, LibTorchsStepLRRunsOneUpdateBehindIt) {
   EXPECT_EQ(ours, (std::vector<double>{1.0, 0.5, 0.25, 0.125}));
 }
 
+// cycle_momentum: beta1 (SGD: momentum) follows onecycle's cycle at every update, from construction and through a
+// resume, as PyTorch's OneCycleLR sets it; what cannot cycle is refused by name.
+TEST(ScheduleLR, CycledMomentumFollowsTheScheduleInEveryGroup) {
+  const auto schedule = lrkit::schedules::parse_schedule("onecycle(peak=1e-2)", 20);
+  const lrkit::distributed::CycledMomentum range{0.85, 0.95};
+  Loop loop(0.25);
+  ScheduleLR scheduler(loop.optimizer, schedule, 0, {}, range);
+  const auto beta1_of = [](torch::optim::Optimizer& optimizer, size_t group) {
+    return std::get<0>(static_cast<torch::optim::AdamWOptions&>(optimizer.param_groups().at(group).options()).betas());
+  };
+  for (int64_t i = 0; i < 20; ++i) {
+    for (size_t g = 0; g < 2; ++g)
+      EXPECT_EQ(beta1_of(loop.optimizer, g), *schedule.cycled_momentum(i, 0.85, 0.95)) << "update " << i;
+    loop.update();
+    scheduler.step();
+  }
+  Loop resumed(0.25);
+  ScheduleLR later(resumed.optimizer, schedule, 7, {}, range);
+  EXPECT_EQ(beta1_of(resumed.optimizer, 0), *schedule.cycled_momentum(7, 0.85, 0.95));
+
+  torch::nn::Linear layer{2, 1};
+  torch::optim::SGD sgd(layer->parameters(), torch::optim::SGDOptions(1.0).momentum(0.0));
+  ScheduleLR sgd_scheduler(sgd, schedule, 0, {}, range);
+  sgd_scheduler.step();
+  EXPECT_EQ(static_cast<torch::optim::SGDOptions&>(sgd.param_groups()[0].options()).momentum(),
+            *schedule.cycled_momentum(1, 0.85, 0.95));
+
+  using lrkit::distributed::CycledMomentum;
+  const auto refusal = [&](torch::optim::Optimizer& optimizer, const std::string& spec, CycledMomentum m) {
+    try {
+      ScheduleLR(optimizer, lrkit::schedules::parse_schedule(spec, 20), 0, {}, m);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no refusal");
+  };
+  EXPECT_EQ(refusal(loop.optimizer, "cosine(peak=1e-2)", range),
+            "ScheduleLR: cycle_momentum needs a schedule that cycles the momentum against its rate, onecycle or "
+            "triangular (with at most a warmup in front); 'cosine(peak=0.01)' does not");
+  EXPECT_EQ(refusal(loop.optimizer, "onecycle(peak=1e-2)", {0.95, 0.85}),
+            "ScheduleLR: cycle_momentum goes from base to max with 0 <= base <= max < 1 (got base 0.95, max 0.85)");
+  torch::optim::Adagrad adagrad(layer->parameters(), torch::optim::AdagradOptions(1.0));
+  EXPECT_EQ(refusal(adagrad, "onecycle(peak=1e-2)", range),
+            "ScheduleLR: cycle_momentum sets AdamW's beta1 or SGD's momentum; this optimizer's groups are neither");
+}
+
 }  // namespace
