@@ -63,7 +63,7 @@ TableFormat parse_format(const std::string& name) {
 // `--branches B1,B2,...`: the plan of a sweep with decay branches; every budget is the length of a run, so the
 // options about one schedule's length or rendering do not apply.
 int print_branches(const std::string& spec, const std::string& list, const po::variables_map& vm) {
-  for (const char* alone : {"steps", "every", "at", "summary", "plot", "width", "height", "out"})
+  for (const char* alone : {"steps", "every", "at", "summary", "plot", "width", "height", "out", "momentum"})
     if (vm.count(alone) && !vm[alone].defaulted()) throw UsageError(std::string("--branches plans runs of every budget's length: drop --") + alone);
   std::vector<int64_t> budgets;
   for (const auto& item : split_list(list)) {
@@ -83,6 +83,24 @@ int print_branches(const std::string& spec, const std::string& list, const po::v
 
 }  // namespace
 
+// `--momentum BASE,MAX`, for the printed table only (the other outputs are the rate's).
+std::optional<MomentumRange> momentum_range(const po::variables_map& vm, const schedules::Schedule& schedule) {
+  if (!vm.count("momentum")) return std::nullopt;
+  for (const char* other : {"at", "summary", "plot", "out"})
+    if (vm.count(other))
+      throw UsageError(std::string("--momentum adds a column to the printed table: drop --") + other);
+  const std::string text = vm["momentum"].as<std::string>();
+  const auto items = split_list(text);
+  std::optional<double> base, max;
+  if (items.size() == 2) base = parse_number(items[0]), max = parse_number(items[1]);
+  if (!base || !max || !(0.0 <= *base && *base <= *max && *max < 1.0))
+    throw UsageError("--momentum takes BASE,MAX with 0 <= BASE <= MAX < 1, such as 0.85,0.95 (got '" + text + "')");
+  if (!schedule.cycled_momentum(0, *base, *max))
+    throw UsageError("--momentum: '" + schedule.to_spec() + "' cycles no momentum; onecycle and triangular do (with at "
+                     "most a warmup in front)");
+  return MomentumRange{*base, *max};
+}
+
 int run_schedule_command(const std::vector<std::string>& args) {
   std::optional<int64_t> steps, at;
   int64_t every = 1, width = 72, height = 16;
@@ -99,7 +117,9 @@ int run_schedule_command(const std::vector<std::string>& args) {
       ("width", options::whole_number(&width), "plot width in characters")
       ("height", options::whole_number(&height), "plot height in lines")
       ("out,o", po::value<std::string>(), "also write the full table to this file: .h5 (HDF5), .csv or .tsv")
-      ("branches", po::value<std::string>(), "plan a sweep with decay branches at these budgets (e.g. 500,1000,2000)");
+      ("branches", po::value<std::string>(), "plan a sweep with decay branches at these budgets (e.g. 500,1000,2000)")
+      ("momentum", po::value<std::string>(), "BASE,MAX: add the momentum column that onecycle and triangular cycle "
+       "against the rate (PyTorch's cycle_momentum; e.g. 0.85,0.95)");
   std::string spec;
   const auto vm = parse_with_positional(args, options, spec, "schedule");
   if (vm.count("help")) {
@@ -142,6 +162,7 @@ int run_schedule_command(const std::vector<std::string>& args) {
   } catch (const schedules::SpecError& e) {
     throw UsageError(e.what());
   }
+  const auto momentum = momentum_range(vm, schedule);
   const schedules::Summary summary = schedules::summarize(schedule, *steps);
   if (const std::string warning = schedules::peak_warning(summary); !warning.empty())
     std::cerr << "lrkit schedule: warning: " << warning << "\n";
@@ -156,7 +177,7 @@ int run_schedule_command(const std::vector<std::string>& args) {
   } else if (vm.count("plot")) {
     write_plot(std::cout, schedule, *steps, static_cast<int>(width), static_cast<int>(height));
   } else if (!vm.count("out")) {
-    write_table(std::cout, schedule, *steps, every, format);
+    write_table(std::cout, schedule, *steps, every, format, momentum);
   }
   if (vm.count("out")) write_table_file(vm["out"].as<std::string>(), schedule, *steps);
   return kExitOk;

@@ -63,19 +63,31 @@ std::optional<TableFormat> table_file_format(const std::string& path) {
 }  // namespace
 
 void write_table(std::ostream& out, const schedules::Schedule& schedule, int64_t steps, int64_t every,
-                 TableFormat format) {
+                 TableFormat format, std::optional<MomentumRange> momentum) {
   const auto rows = row_steps(steps, every);
+  // The caller checked that the schedule cycles a momentum.
+  const auto momentum_at = [&](int64_t t) {
+    return format_number(*schedule.cycled_momentum(t, momentum->base, momentum->max));
+  };
   if (format == TableFormat::Json) {
     out << "{\"spec\": " << json_string(schedule.to_spec()) << ", \"steps\": " << steps << ", \"step\": [";
     for (size_t i = 0; i < rows.size(); ++i) out << (i ? ", " : "") << rows[i];
     out << "], \"lr\": [";
     for (size_t i = 0; i < rows.size(); ++i) out << (i ? ", " : "") << format_number(schedule(rows[i]));
+    if (momentum) {
+      out << "], \"momentum\": [";
+      for (size_t i = 0; i < rows.size(); ++i) out << (i ? ", " : "") << momentum_at(rows[i]);
+    }
     out << "]}\n";
     return;
   }
   const char sep = format == TableFormat::Csv ? ',' : '\t';
-  out << "step" << sep << "lr\n";
-  for (int64_t t : rows) out << t << sep << format_number(schedule(t)) << '\n';
+  out << "step" << sep << "lr" << (momentum ? std::string(1, sep) + "momentum" : "") << "\n";
+  for (int64_t t : rows) {
+    out << t << sep << format_number(schedule(t));
+    if (momentum) out << sep << momentum_at(t);
+    out << '\n';
+  }
 }
 
 void write_summary(std::ostream& out, const schedules::Summary& s, const std::string& spec, bool json) {

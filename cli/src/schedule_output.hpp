@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -15,9 +16,14 @@ namespace lrkit::cli {
 
 enum class TableFormat { Csv, Tsv, Json };
 
-// Rows for steps 0, every, 2 every, ..., always ending with `steps` itself.
+// The momentum range of `--momentum BASE,MAX`: a column of the momentum the schedule cycles against its rate.
+struct MomentumRange {
+  double base, max;
+};
+
+// Rows for steps 0, every, 2 every, ..., always ending with `steps` itself; with `momentum`, a momentum column.
 void write_table(std::ostream& out, const schedules::Schedule& schedule, int64_t steps, int64_t every,
-                 TableFormat format);
+                 TableFormat format, std::optional<MomentumRange> momentum = std::nullopt);
 void write_summary(std::ostream& out, const schedules::Summary& summary, const std::string& spec, bool json);
 // The runs of a sweep with decay branches, each with the updates it trains (from..to-1): the main run, then each
 // budget's branch, which starts from the main run's state after `from` updates.

@@ -61,6 +61,29 @@ TEST(ScheduleCommand, ASummaryOfManyCyclesShowsTheirFirstAndLastPhases) {
   EXPECT_EQ(r.out.find("more"), std::string::npos) << r.out;
 }
 
+// --momentum BASE,MAX: the momentum column PyTorch's cycle_momentum gives (its golden cases hold PyTorch's values);
+// a schedule that cycles none, a bad range and the outputs that are the rate's alone are refused in one line.
+TEST(ScheduleCommand, MomentumAddsTheCycledMomentumColumn) {
+  auto r = run("schedule 'triangular(peak=1, up=2)' --steps 4 --momentum 0.8,0.9");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_EQ(r.out, "step,lr,momentum\n0,0,0.9\n1,0.5,0.8500000000000001\n2,1,0.8\n3,0.5,0.8500000000000001\n4,0,0.9\n");
+  r = run("schedule 'onecycle(peak=1)' --steps 4 --every 4 --momentum '0.85, 0.95' -f json");
+  EXPECT_EQ(r.out, "{\"spec\": \"onecycle(peak=1)\", \"steps\": 4, \"step\": [0, 4], "
+                   "\"lr\": [0.040000000000000036, 4e-06], \"momentum\": [0.95, 0.95]}\n");
+  for (const auto& [args, message] : std::vector<std::pair<std::string, std::string>>{
+           {"'cosine(1)' -n 4 --momentum 0.8,0.9", "--momentum: 'cosine(peak=1)' cycles no momentum"},
+           {"'onecycle(1)' -n 4 --momentum 0.9", "--momentum takes BASE,MAX with 0 <= BASE <= MAX < 1"},
+           {"'onecycle(1)' -n 4 --momentum 0.9,0.8", "(got '0.9,0.8')"},
+           {"'onecycle(1)' -n 4 --momentum 0.8,0.9 --summary", "drop --summary"},
+           {"'onecycle(1)' -n 4 --momentum 0.8,0.9 --at 2", "drop --at"},
+       }) {
+    r = run("schedule " + args);
+    EXPECT_EQ(r.code, 2) << args;
+    EXPECT_EQ(lines(r.out), 1) << r.out;
+    EXPECT_NE(r.out.find(message), std::string::npos) << args << ": " << r.out;
+  }
+}
+
 // Whole-number options read as the config files' whole-number keys: 1e2 is 100, 1.5 is refused.
 // The plan of a sweep with decay branches: each run's updates, the main run's spec and the updates saved.
 TEST(ScheduleCommand, BranchesPlansASweepWithDecayBranches) {
