@@ -64,7 +64,10 @@ void TrainConfig::validate() const {
     require(optim.base_momentum <= optim.max_momentum,
             "optim.base_momentum (" + format_number(optim.base_momentum) + ") must not exceed optim.max_momentum (" +
                 format_number(optim.max_momentum) + ")");
-    require(learning_rate_schedule().cycled_momentum(0, optim.base_momentum, optim.max_momentum).has_value(),
+    // The spec alone: learning_rate_schedule() also checks every step's rate, which the trainer does when it starts.
+    require(schedules::parse_schedule(schedule, train.steps)
+                .cycled_momentum(0, optim.base_momentum, optim.max_momentum)
+                .has_value(),
             "optim.cycle_momentum = true needs a schedule.spec that cycles the momentum against its rate, onecycle or "
             "triangular (with at most a warmup in front); '" + schedule + "' does not");
   }
