@@ -93,7 +93,7 @@ std::optional<MomentumRange> momentum_range(const po::variables_map& vm, const s
   const auto items = split_list(text);
   std::optional<double> base, max;
   if (items.size() == 2) base = parse_number(items[0]), max = parse_number(items[1]);
-  if (!base || !max || !(0.0 <= *base && *base <= *max && *max < 1.0))
+  if (!base || !max || !schedules::is_momentum_range(*base, *max))
     throw UsageError("--momentum takes BASE,MAX with 0 <= BASE <= MAX < 1, such as 0.85,0.95 (got '" + text + "')");
   if (!schedule.cycled_momentum(0, *base, *max))
     throw UsageError("--momentum: '" + schedule.to_spec() + "' cycles no momentum; onecycle and triangular do (with at "

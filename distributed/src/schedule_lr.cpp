@@ -22,7 +22,7 @@ std::vector<double> scheduled_ratios(const torch::optim::Optimizer& optimizer, i
 
 std::optional<CycledMomentum> checked_momentum(const schedules::Schedule& schedule, std::optional<CycledMomentum> m) {
   if (!m) return m;
-  if (!(0.0 <= m->base && m->base <= m->max && m->max < 1.0))
+  if (!schedules::is_momentum_range(m->base, m->max))
     throw std::invalid_argument("ScheduleLR: cycle_momentum goes from base to max with 0 <= base <= max < 1 (got "
                                 "base " + format_number(m->base) + ", max " + format_number(m->max) + ")");
   if (!schedule.cycled_momentum(0, m->base, m->max))

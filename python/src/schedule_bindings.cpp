@@ -109,7 +109,7 @@ py::dict summary(const Schedule& s, const py::object& steps_given) {
 }
 
 py::object cycled_momentum(const Schedule& s, const py::object& step, double base, double max) {
-  if (!(0.0 <= base && base <= max && max < 1.0))
+  if (!schedules::is_momentum_range(base, max))
     throw py::value_error("Schedule.cycled_momentum: the momentum must go from base to max with 0 <= base <= max < 1 "
                           "(got base " + format_number(base) + ", max " + format_number(max) + ")");
   const auto momentum = s.cycled_momentum(whole_number(step, "step"), base, max);

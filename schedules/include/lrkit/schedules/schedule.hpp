@@ -57,6 +57,10 @@ class ScheduleNode {
 
 using NodePtr = std::shared_ptr<const ScheduleNode>;
 
+// Whether a momentum may cycle from `base` to `max` (Schedule::cycled_momentum): 0 <= base <= max < 1, as SGD's
+// momentum and Adam's beta1 take it. The callers refuse anything else in their own words.
+inline bool is_momentum_range(double base, double max) { return 0.0 <= base && base <= max && max < 1.0; }
+
 class Schedule {
  public:
   explicit Schedule(NodePtr node);
