@@ -29,6 +29,7 @@ double WarmupNode::at(double t) const {
     case WarmupShape::Linear: return init_ + (target_ - init_) * p;
     case WarmupShape::Cosine: return init_ + (target_ - init_) * 0.5 * (1.0 - std::cos(kPi * p));
     case WarmupShape::Exp: return init_ * std::pow(target_ / init_, p);
+    case WarmupShape::OneMinusSqrt: return init_ + (target_ - init_) * (1.0 - std::sqrt(1.0 - p));
   }
   return target_;
 }

@@ -38,7 +38,7 @@ class ShapeNode final : public ScheduleNode {
   double power_, inv_total_;
 };
 
-enum class WarmupShape { Linear, Cosine, Exp };
+enum class WarmupShape { Linear, Cosine, Exp, OneMinusSqrt };
 
 // A ramp from `init` over `length` steps to wherever `inner` starts; then `inner`
 // shifted by `length`.

@@ -36,10 +36,16 @@ def momentum_of(group):
     return group["betas"][0] if "betas" in group else group["momentum"]
 
 
-def wsd_lambda(step, warmup, stable, decay, decay_type, min_lr_ratio):
-    """transformers.optimization._get_wsd_scheduler_lambda (linear warmup, num_cycles=0.5)."""
+def wsd_lambda(step, warmup, stable, decay, decay_type, min_lr_ratio, warmup_type="linear"):
+    """transformers.optimization._get_wsd_scheduler_lambda (num_cycles=0.5)."""
     if step < warmup:
-        factor = step / max(1, warmup)
+        progress = step / max(1, warmup)
+        if warmup_type == "linear":
+            factor = progress
+        elif warmup_type == "cosine":
+            factor = 0.5 * (1.0 - math.cos(math.pi * progress))
+        else:  # 1-sqrt
+            factor = 1.0 - math.sqrt(1.0 - progress)
         return max(0.0, factor * (1.0 - min_lr_ratio) + min_lr_ratio)
     if step < warmup + stable:
         return 1.0
@@ -55,9 +61,10 @@ def wsd_lambda(step, warmup, stable, decay, decay_type, min_lr_ratio):
     return min_lr_ratio
 
 
-def hf_wsd(peak, warmup, decay, total, decay_type, ratio):
-    stable = total - warmup - decay
-    return run(peak, lambda o: S.LambdaLR(o, lambda t: wsd_lambda(t, warmup, stable, decay, decay_type, ratio)), total)
+def hf_wsd(peak, warmup, decay, total, decay_type, ratio, warmup_type="linear", stable=None):
+    stable = total - warmup - decay if stable is None else stable
+    return run(peak, lambda o: S.LambdaLR(o, lambda t: wsd_lambda(t, warmup, stable, decay, decay_type, ratio,
+                                                                  warmup_type)), total)
 
 
 # The other multipliers of transformers.get_scheduler (transformers/optimization.py), each with its linear warmup
@@ -68,7 +75,7 @@ def hf_warmup(step, warmup):
 
 def hf_lambda(name, warmup, total, **kw):
     def multiplier(step):
-        if step < warmup:
+        if step < warmup and name != "cosine_warmup_with_min_lr":
             return hf_warmup(step, warmup)
         progress = (step - warmup) / max(1, total - warmup)
         if name == "constant_with_warmup":
@@ -87,6 +94,13 @@ def hf_lambda(name, warmup, total, **kw):
             lr_init, lr_end = kw["lr_init"], kw["lr_end"]
             remaining = 1 - (step - warmup) / (total - warmup)
             return ((lr_init - lr_end) * remaining ** kw["power"] + lr_end) / lr_init
+        if name == "cosine_warmup_with_min_lr":  # counts steps from 1; warmup_lr_rate r: from r * peak in W - 1 steps
+            rate, start = kw["min_lr_rate"], kw.get("warmup_lr_rate")
+            if step < warmup:
+                return (step + 1.0) / max(1.0, warmup) if start is None else \
+                    start + (1.0 - start) * step / max(1, warmup - 1)
+            factor = 0.5 * (1.0 + math.cos(math.pi * 0.5 * 2.0 * (step - warmup + 1.0) / max(1.0, total - warmup)))
+            return max(0, factor * (1 - rate) + rate)
         if name == "inverse_sqrt":
             timescale = kw.get("timescale") or warmup or 10_000
             return 1.0 / math.sqrt((step + timescale - warmup) / timescale)
@@ -145,8 +159,21 @@ CASES += [
     ("hf_cosine", "cosine(peak=3e-4, warmup=100)", 1000, lambda: hf("cosine", 3e-4, 100, 1000)),
     ("hf_cosine_with_min_lr", "cosine(peak=3e-4, floor=10%, warmup=100)", 1000,
      lambda: hf("cosine_with_min_lr", 3e-4, 100, 1000, min_lr_rate=0.1)),
+    ("hf_cosine_cycles", "cosine(peak=3e-4, warmup=100, cycles=1)", 1000,
+     lambda: hf("cosine", 3e-4, 100, 1000, num_cycles=1)),
+    ("hf_cosine_with_min_lr_cycles", "cosine(peak=3e-4, floor=10%, warmup=100, cycles=1.75)", 1000,
+     lambda: hf("cosine_with_min_lr", 3e-4, 100, 1000, min_lr_rate=0.1, num_cycles=1.75)),
     ("hf_cosine_with_restarts", "restarts(peak=3e-4, period=300, warmup=100)", 1000,
      lambda: hf("cosine_with_restarts", 3e-4, 100, 1000, num_cycles=3)),
+    ("hf_cosine_with_restarts_cycles", "restarts(peak=3e-4, cycles=3, warmup=100)", 1000,
+     lambda: hf("cosine_with_restarts", 3e-4, 100, 1000, num_cycles=3)),
+    ("hf_cosine_with_restarts_uneven", "restarts(peak=3e-4, cycles=7, warmup=100)", 1000,
+     lambda: hf("cosine_with_restarts", 3e-4, 100, 1000, num_cycles=7)),
+    ("hf_cosine_warmup_with_min_lr", "cosine(peak=3e-4, floor=10%, warmup=99, warmup_init=3e-6, total=999)", 1000,
+     lambda: hf("cosine_warmup_with_min_lr", 3e-4, 100, 1000, min_lr_rate=0.1)),
+    ("hf_cosine_warmup_with_min_lr_rate",
+     "cosine(peak=3e-4, floor=10%, warmup=99, warmup_init=1.5e-5, total=999)", 1000,
+     lambda: hf("cosine_warmup_with_min_lr", 3e-4, 100, 1000, min_lr_rate=0.1, warmup_lr_rate=0.05)),
     ("hf_polynomial", "polynomial(peak=3e-4, floor=1e-7, power=2, warmup=100)", 1000,
      lambda: hf("polynomial", 3e-4, 100, 1000, lr_end=1e-7, power=2.0)),
     ("hf_inverse_sqrt", "invsqrt(peak=3e-4, warmup=100)", 1000, lambda: hf("inverse_sqrt", 3e-4, 100, 1000)),
@@ -158,6 +185,12 @@ for shape in ("linear", "cosine", "1-sqrt"):
                   lambda s=shape: hf_wsd(1e-3, 100, 200, 1000, s, 0.0)))
     CASES.append((f"hf_wsd_{shape}_min_ratio", f"wsd(peak=1e-3, warmup=100, decay=20%, shape={shape}, floor=10%, "
                   "warmup_init=1e-4)", 1000, lambda s=shape: hf_wsd(1e-3, 100, 200, 1000, s, 0.1)))
+for warmup_shape in ("cosine", "1-sqrt"):
+    CASES.append((f"hf_wsd_{warmup_shape}_warmup", f"wsd(peak=1e-3, warmup=100, decay=200, shape=cosine, floor=10%, "
+                  f"warmup_init=1e-4, warmup_shape={warmup_shape})", 1000,
+                  lambda w=warmup_shape: hf_wsd(1e-3, 100, 200, 1000, "cosine", 0.1, warmup_type=w)))
+CASES.append(("hf_wsd_stable_steps", "wsd(peak=1e-3, warmup=100, decay=200, shape=linear, floor=10%, "
+              "warmup_init=1e-4, total=800)", 1000, lambda: hf_wsd(1e-3, 100, 200, 1000, "linear", 0.1, stable=500)))
 
 
 # (name, spec, T, base momentum, max momentum, the momentum PyTorch sets): OneCycleLR's and CyclicLR's cycle_momentum,

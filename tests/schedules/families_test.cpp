@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -13,6 +14,16 @@ namespace lrkit::schedules {
 namespace {
 
 constexpr double kPi = 3.14159265358979323846;
+
+// The message a refused spec gives (empty when it is accepted).
+std::string refusal(const std::string& spec, int64_t total) {
+  try {
+    parse_schedule(spec, total);
+  } catch (const SpecError& e) {
+    return e.what();
+  }
+  return "";
+}
 
 TEST(Uba, PhiTwoIsExactlyCosineIncludingWarmup) {
   const auto uba = parse_schedule("uba(peak=1e-3, phi=2, floor=1e-5, warmup=50)", 1000);
@@ -144,6 +155,39 @@ TEST(Warmups, LinearCosineAndExpReachThePeak) {
   EXPECT_NEAR(ex(50), 0.1, 1e-15);
   EXPECT_DOUBLE_EQ(ex(100), 1.0);
   EXPECT_THROW(parse_schedule("constant(peak=1, warmup=100, warmup_shape=exp)", 1000), SpecError);
+  const auto root = parse_schedule("constant(peak=1, warmup=100, warmup_shape=1-sqrt, warmup_init=0.2)", 1000);
+  EXPECT_DOUBLE_EQ(root(75), 0.2 + 0.8 * 0.5);  // 1 - sqrt(1 - 3/4)
+  EXPECT_DOUBLE_EQ(root(100), 1.0);
+}
+
+// Hugging Face's num_cycles: (1 + cos(2 pi c s)) / 2 between floor and peak (its golden cases hold its values).
+TEST(CosineCycles, WaveBetweenPeakAndFloorWithAFallAndARisePerCycle) {
+  const auto one = parse_schedule("cosine(peak=1, floor=0.1, cycles=1)", 100);
+  EXPECT_EQ(one(0), 1.0);
+  EXPECT_EQ(one(50), 0.1);  // the trough, exactly
+  EXPECT_NEAR(one(25), 0.55, 1e-15);
+  EXPECT_NEAR(one(75), 0.55, 1e-15);
+  EXPECT_NEAR(one(100), 1.0, 1e-15);  // back at the peak
+  auto phases = one.phases();
+  ASSERT_EQ(phases.size(), 2u);
+  EXPECT_EQ(phases[0].kind, PhaseKind::Decay);
+  EXPECT_EQ(phases[0].end, 50);
+  EXPECT_EQ(phases[1].kind, PhaseKind::Ramp);
+  EXPECT_EQ(phases[1].end, 100);
+  // 1.75 waves after a warmup of 20: troughs at 20 + 80 * (1/3.5, 3/3.5), crests at 20 + 80 * 2/3.5; ends at 0.55.
+  const auto uneven = parse_schedule("cosine(peak=1, floor=0.1, cycles=1.75, warmup=20)", 100);
+  phases = uneven.phases();
+  ASSERT_EQ(phases.size(), 5u);
+  const int64_t turns[] = {20, 43, 66, 89};
+  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(phases[i + 1].begin, turns[i]) << "phase " << i + 1;
+  EXPECT_EQ(phases[4].end, 100);
+  EXPECT_NEAR(uneven(100), 0.55, 1e-12);
+  // cycles = 0.5 is the half cosine every other family decays by, bit for bit.
+  const auto half = parse_schedule("cosine(peak=1, floor=0.1, cycles=0.5)", 100);
+  const auto plain = parse_schedule("cosine(peak=1, floor=0.1)", 100);
+  for (int64_t t = 0; t <= 100; ++t) EXPECT_EQ(half(t), plain(t)) << "step " << t;
+  EXPECT_NE(refusal("cosine(peak=1, cycles=0)", 100).find("'cycles' must be > 0"), std::string::npos);
+  EXPECT_NE(refusal("cosine(peak=1, cycles=2e9)", 100).find("'cycles' must be at most 1e9"), std::string::npos);
 }
 
 TEST(Combinators, JoinHandsEachPieceItsOwnSteps) {
@@ -180,6 +224,32 @@ TEST(Restarts, PeakDecayShrinksEachCycle) {
   ASSERT_GE(phases.size(), 3u);
   EXPECT_EQ(phases[1].begin, 10);
   EXPECT_TRUE(phases[1].jumps_at_begin);
+}
+
+// Hugging Face's cosine_with_restarts: n equal cycles over the run after the warmup, whole steps or not.
+TEST(Restarts, CyclesSplitTheRunIntoEqualCyclesThatEndAtTheFloor) {
+  const auto s = parse_schedule("restarts(peak=1, cycles=3, peak_decay=0.5)", 10);
+  EXPECT_EQ(s(0), 1.0);
+  EXPECT_NEAR(s(1), 0.5 * (1 + std::cos(kPi * 0.3)), 1e-15);
+  EXPECT_NEAR(s(4), 0.5 * 0.5 * (1 + std::cos(kPi * 0.2)), 1e-15);  // the second cycle began at 10/3
+  EXPECT_NEAR(s(7), 0.25 * 0.5 * (1 + std::cos(kPi * 0.1)), 1e-15);
+  EXPECT_EQ(s(10), 0.0);  // the last cycle ends at the floor; no restart at the run's end
+  const auto phases = s.phases();
+  ASSERT_EQ(phases.size(), 3u);
+  EXPECT_EQ(phases[1].begin, 4);
+  EXPECT_EQ(phases[2].begin, 7);
+  EXPECT_EQ(phases[2].end, 10);
+  EXPECT_TRUE(phases[2].jumps_at_begin);
+  // Cycles that divide the run are period's cycles.
+  const auto even = parse_schedule("restarts(peak=1, floor=0.01, cycles=4, warmup=20)", 420);
+  const auto by_period = parse_schedule("restarts(peak=1, floor=0.01, period=100, warmup=20)", 420);
+  for (int64_t t = 0; t < 420; ++t) EXPECT_NEAR(even(t), by_period(t), 1e-15) << "step " << t;
+  EXPECT_NE(refusal("restarts(peak=1, cycles=3, period=5)", 100).find("not both"), std::string::npos);
+  EXPECT_NE(refusal("restarts(peak=1, cycles=3, mult=2)", 100).find("'mult' grows cycles"), std::string::npos);
+  EXPECT_NE(refusal("restarts(peak=1, cycles=2.5)", 100).find("whole number from 1 to the steps after the warmup (100)"),
+            std::string::npos);
+  EXPECT_NE(refusal("restarts(peak=1, cycles=11, warmup=90)", 100).find("(10), got 11"), std::string::npos);
+  EXPECT_NE(refusal("restarts(peak=1)", 100).find("or 'cycles'"), std::string::npos);
 }
 
 TEST(Triangular, UpAndDownBetweenFloorAndPeakWithTheSwingHalvedOrDecayedPerMode) {

@@ -40,7 +40,10 @@ class SpecGenerator {
     switch (integer(0, 14)) {
       case 0: return {"constant(" + p + w + ")", total, 0.0, peak, true};
       case 1: return {"linear(" + p + f + w + ")", total, low, peak, true};
-      case 2: return {"cosine(" + p + f + w + ")", total, low, peak, true};
+      case 2: {
+        const std::string cycles = coin() ? ", cycles=" + format_number(uniform(0.1, 30)) : "";
+        return {"cosine(" + p + f + cycles + w + ")", total, low, peak, true};
+      }
       case 3: return {"polynomial(" + p + f + ", power=" + format_number(uniform(0.3, 4)) + w + ")", total, low, peak, true};
       case 4: {  // phi up to 1e20: a large phi once cancelled to a zero denominator (inf at step 0)
         const double phi = std::pow(10.0, coin() ? uniform(-1.5, 1.5) : uniform(1.5, 20));
@@ -70,7 +73,11 @@ class SpecGenerator {
         return {"invsqrt(" + p + ", warmup=" + std::to_string(std::max<int64_t>(warmup, 1)) + shifted + ")", total, 0.0,
                 peak, true};
       }
-      case 12: return {"restarts(" + p + f + ", period=" + std::to_string(integer(5, 300)) + ", mult=" + std::to_string(integer(1, 3)) + w + ")", total, low, peak, false};
+      case 12: {
+        if (coin())
+          return {"restarts(" + p + f + ", cycles=" + std::to_string(integer(1, 20)) + w + ")", total, low, peak, false};
+        return {"restarts(" + p + f + ", period=" + std::to_string(integer(5, 300)) + ", mult=" + std::to_string(integer(1, 3)) + w + ")", total, low, peak, false};
+      }
       case 13: {
         const std::string modes[] = {"triangular", "triangular2", "exp_range"};
         const std::string mode = modes[integer(0, 2)];

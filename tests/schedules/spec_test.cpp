@@ -119,8 +119,8 @@ TEST(SpecErrors, BuildErrorsNameKeyValueAndRule) {
   EXPECT_NE(e.rule().find("given twice"), std::string::npos);
   e = error_of("cosine(peak=1e-3, 1e-5)");
   EXPECT_NE(e.rule().find("positional argument after keyword"), std::string::npos);
-  e = error_of("cosine(1, 0, 10, 0, 0, linear, 7)");
-  EXPECT_NE(e.rule().find("at most 6 positional"), std::string::npos);
+  e = error_of("cosine(1, 0, 10, 0, 0, linear, 0.5, 7)");
+  EXPECT_NE(e.rule().find("at most 7 positional"), std::string::npos);
   e = error_of("cosine(warmup=10.5, peak=1)");
   EXPECT_EQ(e.rule(), "'warmup' in steps must be a whole number (got 10.5)");
   e = error_of("wsd(peak=1, decay=0.2)");
@@ -135,7 +135,7 @@ TEST(SpecErrors, BuildErrorsNameKeyValueAndRule) {
   EXPECT_EQ(e.rule().find("unknown schedule family (did you mean 'cosine'?); known: "), 0u) << e.rule();
   e = error_of("cosine(peak=1, warmpu=3)");
   EXPECT_EQ(e.rule(), "unknown key for cosine (did you mean 'warmup'?); expected one of: peak, floor, total, warmup, "
-                      "warmup_init, warmup_shape");
+                      "warmup_init, warmup_shape, cycles");
   e = error_of("cosine(peak=constant(1))");
   EXPECT_NE(e.rule().find("takes a value, not a schedule"), std::string::npos);
   e = error_of("join(constant(1), constant(2), at=[50, 60])");

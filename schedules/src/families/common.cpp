@@ -26,8 +26,11 @@ WarmupSpec parse_warmup(const Args& args, std::optional<int64_t> total, int64_t 
 
 void parse_ramp(const Args& args, const std::string& init_key, const std::string& shape_key, WarmupSpec& warmup) {
   warmup.init = args.rate(init_key, 0.0);
-  const std::string shape = args.word(shape_key, "linear", {"linear", "cosine", "exp"});
-  warmup.shape = shape == "cosine" ? WarmupShape::Cosine : shape == "exp" ? WarmupShape::Exp : WarmupShape::Linear;
+  const std::string shape = args.word(shape_key, "linear", {"linear", "cosine", "exp", "1-sqrt"});
+  warmup.shape = shape == "cosine"   ? WarmupShape::Cosine
+                 : shape == "exp"    ? WarmupShape::Exp
+                 : shape == "1-sqrt" ? WarmupShape::OneMinusSqrt
+                                     : WarmupShape::Linear;
   if (warmup.shape == WarmupShape::Exp && warmup.length > 0 && !(warmup.init > 0))
     args.fail_key(init_key, "an exp warmup starts from " + init_key + " > 0 (got " + format_number(warmup.init) + ")");
 }

@@ -34,10 +34,14 @@ struct Family {
   std::string description;
 };
 
+// Phases a family of many short cycles lists before it ends its list with one Cycle phase to the end of the run
+// (summaries of long runs stay bounded).
+constexpr size_t kMaxListedCycles = 4096;
+
 // Builds any call (used for the root and for nested schedules).
 NodePtr build_call(const std::string& spec, const SpecCall& call, std::optional<int64_t> total);
 
-// Keys `warmup`, `warmup_init`, `warmup_shape` (linear|cosine|exp).
+// Keys `warmup`, `warmup_init`, `warmup_shape` (linear|cosine|exp|1-sqrt).
 extern const std::vector<std::string> kWarmupKeys;
 std::vector<std::string> with_keys(std::vector<std::string> keys, const std::vector<std::string>& more);
 

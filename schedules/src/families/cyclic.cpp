@@ -12,51 +12,79 @@ namespace lrkit::schedules::detail {
 namespace {
 
 
-// Cosine cycles of length period * mult^i; cycle i peaks at
-// max(floor, peak * peak_decay^i).
+// Cosine cycles of length period * mult^i, or `cycles` equal cycles over the run (Hugging Face's
+// cosine_with_restarts: its cycles need not last whole steps); cycle i peaks at max(floor, peak * peak_decay^i).
 class RestartsNode final : public ScheduleNode {
  public:
-  static constexpr size_t kMaxListedCycles = 4096;
+  struct Cycles {
+    int64_t period = 0, mult = 1;  // the first cycle's length and its growth, or
+    int64_t count = 0;             // this many equal cycles (period and mult unused)
+  };
 
-  RestartsNode(int64_t total, double peak, double floor, int64_t period, int64_t mult, double peak_decay)
-      : ScheduleNode(total), peak_(peak), floor_(floor), period_(period), mult_(mult), peak_decay_(peak_decay) {}
+  RestartsNode(int64_t total, double peak, double floor, Cycles cycles, double peak_decay)
+      : ScheduleNode(total), peak_(peak), floor_(floor), cycles_(cycles), peak_decay_(peak_decay) {}
 
   double at(double t) const override {
-    double start = 0.0, length = static_cast<double>(period_);
-    int cycle = 0;
-    if (mult_ == 1) {
-      cycle = static_cast<int>(std::min(std::floor(t / length), 1e9));
-      start = static_cast<double>(cycle) * length;
-    } else {
-      while (t >= start + length) {
-        start += length;
-        length *= static_cast<double>(mult_);
-        ++cycle;
-      }
-    }
+    const auto [cycle, angle] = locate(t);
     const double top = std::max(floor_, peak_ * std::pow(peak_decay_, cycle));
-    return floor_ + (top - floor_) * 0.5 * (1.0 + std::cos(kPi * (t - start) / length));
+    return floor_ + (top - floor_) * 0.5 * (1.0 + std::cos(angle));
   }
 
   std::vector<Phase> phases() const override {
     std::vector<Phase> out;
-    int64_t start = 0, length = period_;
+    int64_t start = 0, length = cycles_.period;
     while (start < total()) {
       if (out.size() == kMaxListedCycles) {  // keep summaries bounded for tiny periods
         out.push_back({start, total(), PhaseKind::Cycle, true});
         break;
       }
-      const int64_t end = (length >= total() - start) ? total() : start + length;
+      const int64_t end = cycles_.count > 0 ? count_cycle_start(static_cast<int64_t>(out.size()) + 1)
+                          : (length >= total() - start) ? total() : start + length;
       out.push_back({start, end, PhaseKind::Decay, start > 0});
       start = end;
-      if (length <= kUnbounded / mult_) length *= mult_;
+      if (length <= kUnbounded / cycles_.mult) length *= cycles_.mult;
     }
     return out;
   }
 
  private:
+  // Step t's cycle and how far through it t is, as an angle from 0 (its start) to pi (its end), computed as the
+  // reference computes it (PyTorch's or Hugging Face's).
+  std::pair<int, double> locate(double t) const {
+    if (cycles_.count > 0) {
+      // Hugging Face's arithmetic, for the last digits: count * (t / T), its whole part the cycle; the run's end
+      // finishes the last cycle at the floor.
+      const double where = static_cast<double>(cycles_.count) * (t / static_cast<double>(total()));
+      const double cycle = std::min(std::floor(where), static_cast<double>(cycles_.count - 1));
+      return {static_cast<int>(cycle), kPi * (where - cycle)};
+    }
+    double start = 0.0, length = static_cast<double>(cycles_.period);
+    int cycle = 0;
+    if (cycles_.mult == 1) {
+      cycle = static_cast<int>(std::min(std::floor(t / length), 1e9));
+      start = static_cast<double>(cycle) * length;
+    } else {
+      while (t >= start + length) {
+        start += length;
+        length *= static_cast<double>(cycles_.mult);
+        ++cycle;
+      }
+    }
+    return {cycle, kPi * (t - start) / length};
+  }
+
+  // The first step of equal cycle k (the run's end for k = count): the first that locate() puts in cycle k.
+  int64_t count_cycle_start(int64_t k) const {
+    if (k >= cycles_.count) return total();
+    const int64_t count = cycles_.count;
+    int64_t step = k * (total() / count) + (k * (total() % count) + count - 1) / count;  // ceil(k T / count)
+    while (step > 0 && locate(static_cast<double>(step - 1)).first >= k) --step;
+    while (step < total() && locate(static_cast<double>(step)).first < k) ++step;
+    return step;
+  }
+
   double peak_, floor_;
-  int64_t period_, mult_;
+  Cycles cycles_;
   double peak_decay_;
 };
 
@@ -65,17 +93,29 @@ MutableNode build_restarts(const Args& args, Context& ctx) {
   const int64_t total = args.require_total(ctx.total);
   const WarmupSpec warmup = parse_warmup(args, total);
   check_fits(args, total, warmup.length, 0, "");
-  if (!args.has("period")) args.fail_call("restarts needs 'period', the length of the first cycle");
-  const int64_t period = args.length("period", 1, total);
-  if (period < 1) args.fail_key("period", "'period' must be at least 1 step");
-  const double mult = args.real("mult", 1.0);
-  if (!(mult >= 1.0) || mult != std::floor(mult) || mult > 1e6)
-    args.fail_key("mult", "'mult' must be a whole number >= 1 (PyTorch's T_mult), got " + format_number(mult));
+  RestartsNode::Cycles cycles;
+  if (args.has("cycles")) {
+    if (args.has("period")) args.fail_key("cycles", "give 'period' (the first cycle's length) or 'cycles', not both");
+    if (args.has("mult")) args.fail_key("mult", "'mult' grows cycles of a 'period'; 'cycles' makes them equal");
+    const double count = args.positive("cycles", 1.0);
+    if (count != std::floor(count) || count > static_cast<double>(total - warmup.length))
+      args.fail_key("cycles", "'cycles' must be a whole number from 1 to the steps after the warmup (" +
+                                  std::to_string(total - warmup.length) + "), got " + format_number(count));
+    cycles.count = static_cast<int64_t>(count);
+  } else {
+    if (!args.has("period"))
+      args.fail_call("restarts needs 'period', the length of the first cycle, or 'cycles', how many equal cycles");
+    cycles.period = args.length("period", 1, total);
+    if (cycles.period < 1) args.fail_key("period", "'period' must be at least 1 step");
+    const double mult = args.real("mult", 1.0);
+    if (!(mult >= 1.0) || mult != std::floor(mult) || mult > 1e6)
+      args.fail_key("mult", "'mult' must be a whole number >= 1 (PyTorch's T_mult), got " + format_number(mult));
+    cycles.mult = static_cast<int64_t>(mult);
+  }
   const double peak_decay = args.positive("peak_decay", 1.0);
   if (peak_decay > 1.0) args.fail_key("peak_decay", "'peak_decay' must be in (0, 1] (got " + format_number(peak_decay) + ")");
   const double floor = args.floor_of("floor", peak, 0.0);
-  return with_warmup(warmup, std::make_shared<RestartsNode>(total - warmup.length, peak, floor, period,
-                                                            static_cast<int64_t>(mult), peak_decay));
+  return with_warmup(warmup, std::make_shared<RestartsNode>(total - warmup.length, peak, floor, cycles, peak_decay));
 }
 
 // PyTorch OneCycleLR: phases end at (float) pct_start * T - 1 and T - 1 (three
@@ -207,7 +247,7 @@ MutableNode build_budget_cycles(const Args& args, Context&) {
 std::vector<Family> cyclic_families() {
   const auto w = kWarmupKeys;
   return {
-      {"restarts", with_keys({"peak", "period", "mult", "peak_decay", "floor", "total"}, w), false, build_restarts,
+      {"restarts", with_keys(with_keys({"peak", "period", "mult", "peak_decay", "floor", "total"}, w), {"cycles"}), false, build_restarts,
        "cosine with warm restarts (SGDR; PyTorch CosineAnnealingWarmRestarts)"},
       {"onecycle", {"peak", "pct_start", "div_factor", "final_div_factor", "anneal", "three_phase", "total"}, false,
        build_onecycle, "one cycle policy with PyTorch OneCycleLR semantics"},

@@ -1,6 +1,6 @@
 // constant, linear, cosine, polynomial, uba and rewarm: an optional warmup,
 // then one curve from the peak to the floor over the rest of the run
-// (ALGORITHMS.md sections 1, 3 and 5).
+// (ALGORITHMS.md sections 1, 3 and 5); cosine may also wave between them.
 #include <cmath>
 
 #include "lrkit/common/numbers.hpp"
@@ -35,6 +35,38 @@ class UbaNode final : public ScheduleNode {
   double peak_, floor_, phi_, inv_total_;
 };
 
+// Hugging Face's cosine with num_cycles = c: floor + (peak - floor) (1 + cos(2 pi c s)) / 2, s = t / T; c = 0.5 is
+// the half cosine, c = 1 falls to the floor and climbs back to the peak. Its arithmetic is Hugging Face's, for the
+// last digits: the angle pi c 2 s, with s a quotient (a zero of the wave comes out exactly 0).
+class CosineWavesNode final : public ScheduleNode {
+ public:
+  CosineWavesNode(int64_t total, double peak, double floor, double cycles)
+      : ScheduleNode(total), peak_(peak), floor_(floor), cycles_(cycles) {}
+  double at(double t) const override {
+    const double s = t / static_cast<double>(total());
+    return floor_ + (peak_ - floor_) * (0.5 * (1.0 + std::cos(kPi * cycles_ * 2.0 * s)));
+  }
+  // Half waves, falling then rising; each turns at the step nearest its trough or crest.
+  std::vector<Phase> phases() const override {
+    std::vector<Phase> out;
+    const double half_wave = static_cast<double>(total()) / (2.0 * cycles_);
+    int64_t begin = 0;
+    for (double k = 1; begin < total(); ++k) {
+      if (out.size() == kMaxListedCycles) {
+        out.push_back({begin, total(), PhaseKind::Cycle, false});
+        break;
+      }
+      const int64_t end = std::min<int64_t>(total(), std::max<int64_t>(begin + 1, std::llround(k * half_wave)));
+      out.push_back({begin, end, out.size() % 2 == 0 ? PhaseKind::Decay : PhaseKind::Ramp, false});
+      begin = end;
+    }
+    return out;
+  }
+
+ private:
+  double peak_, floor_, cycles_;
+};
+
 MutableNode build_constant(const Args& args, Context& ctx) {
   const double peak = args.rate("peak");
   const auto total = args.total_or(ctx.total);
@@ -63,7 +95,19 @@ MutableNode build_shaped(const Args& args, Context& ctx, DecayShape shape, doubl
 }
 
 MutableNode build_linear(const Args& args, Context& ctx) { return build_shaped(args, ctx, DecayShape::Linear, 0.0, 0); }
-MutableNode build_cosine(const Args& args, Context& ctx) { return build_shaped(args, ctx, DecayShape::Cosine, 0.0, 0); }
+// cycles = 0.5 is the half cosine of every other cosine-shaped decay; other counts wave (CosineWavesNode).
+MutableNode build_cosine(const Args& args, Context& ctx) {
+  const double cycles = args.positive("cycles", 0.5);
+  if (cycles == 0.5) return build_shaped(args, ctx, DecayShape::Cosine, 0.0, 0);
+  if (cycles > 1e9)  // the angle 2 pi c s would keep too few digits for a smooth wave
+    args.fail_key("cycles", "'cycles' must be at most 1e9 (got " + format_number(cycles) + ")");
+  const double peak = args.rate("peak");
+  const int64_t total = args.require_total(ctx.total);
+  const WarmupSpec warmup = parse_warmup(args, total);
+  check_fits(args, total, warmup.length, 0, "");
+  const double floor = args.floor_of("floor", peak, 0.0);
+  return with_warmup(warmup, std::make_shared<CosineWavesNode>(total - warmup.length, peak, floor, cycles));
+}
 MutableNode build_polynomial(const Args& args, Context& ctx) {
   return build_shaped(args, ctx, DecayShape::Polynomial, 0.0, 0);
 }
@@ -90,8 +134,9 @@ std::vector<Family> decay_families() {
       {"constant", with_keys({"peak", "total"}, w), false, build_constant, "peak for the whole run"},
       {"linear", with_keys({"peak", "floor", "total"}, w), false, build_linear,
        "straight line from peak to floor (floor > peak ramps up)"},
-      {"cosine", with_keys({"peak", "floor", "total"}, w), false, build_cosine,
-       "half cosine from peak to floor (PyTorch CosineAnnealingLR)"},
+      {"cosine", with_keys(with_keys({"peak", "floor", "total"}, w), {"cycles"}), false, build_cosine,
+       "half cosine from peak to floor (PyTorch CosineAnnealingLR); cycles = c waves c times, down and up "
+       "(Hugging Face's num_cycles; default 0.5)"},
       {"polynomial", with_keys({"peak", "floor", "power", "total"}, w), false, build_polynomial,
        "(1 - s)^power from peak to floor (PyTorch PolynomialLR)"},
       {"uba", with_keys({"peak", "phi", "floor", "total"}, w), false, build_uba,

@@ -73,7 +73,6 @@ class InvSqrtNode final : public ScheduleNode {
 class TriangularNode final : public ScheduleNode {
  public:
   enum class Mode { Triangular, Halving, ExpRange };
-  static constexpr size_t kMaxListedCycles = 4096;
 
   TriangularNode(int64_t total, double peak, double floor, int64_t up, int64_t down, Mode mode, double gamma)
       : ScheduleNode(total), peak_(peak), floor_(floor), up_(up), down_(down), mode_(mode), gamma_(gamma) {}
