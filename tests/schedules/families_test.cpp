@@ -186,6 +186,9 @@ TEST(CosineCycles, WaveBetweenPeakAndFloorWithAFallAndARisePerCycle) {
   const auto half = parse_schedule("cosine(peak=1, floor=0.1, cycles=0.5)", 100);
   const auto plain = parse_schedule("cosine(peak=1, floor=0.1)", 100);
   for (int64_t t = 0; t <= 100; ++t) EXPECT_EQ(half(t), plain(t)) << "step " << t;
+  // A wave longer than any run is one decay (its half wave's length once overflowed the phase list's arithmetic).
+  for (const char* tiny : {"cosine(peak=1, cycles=1e-300)", "cosine(peak=1, cycles=1e-320)"})
+    EXPECT_EQ(parse_schedule(tiny, 300).phases().size(), 1u) << tiny;
   EXPECT_NE(refusal("cosine(peak=1, cycles=0)", 100).find("'cycles' must be > 0"), std::string::npos);
   EXPECT_NE(refusal("cosine(peak=1, cycles=2e9)", 100).find("'cycles' must be at most 1e9"), std::string::npos);
 }

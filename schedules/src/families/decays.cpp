@@ -56,7 +56,8 @@ class CosineWavesNode final : public ScheduleNode {
         out.push_back({begin, total(), PhaseKind::Cycle, false});
         break;
       }
-      const int64_t end = std::min<int64_t>(total(), std::max<int64_t>(begin + 1, std::llround(k * half_wave)));
+      const double turn = k * half_wave;  // inf for a tiny count of cycles
+      const int64_t end = turn >= static_cast<double>(total()) ? total() : std::max<int64_t>(begin + 1, std::llround(turn));
       out.push_back({begin, end, out.size() % 2 == 0 ? PhaseKind::Decay : PhaseKind::Ramp, false});
       begin = end;
     }
