@@ -50,13 +50,13 @@ class RestartsNode final : public ScheduleNode {
  private:
   // Step t's cycle and how far through it t is, as an angle from 0 (its start) to pi (its end), computed as the
   // reference computes it (PyTorch's or Hugging Face's).
-  std::pair<int, double> locate(double t) const {
+  std::pair<double, double> locate(double t) const {
     if (cycles_.count > 0) {
       // Hugging Face's arithmetic, for the last digits: count * (t / T), its whole part the cycle; the run's end
       // finishes the last cycle at the floor.
       const double where = static_cast<double>(cycles_.count) * (t / static_cast<double>(total()));
       const double cycle = std::min(std::floor(where), static_cast<double>(cycles_.count - 1));
-      return {static_cast<int>(cycle), kPi * (where - cycle)};
+      return {cycle, kPi * (where - cycle)};
     }
     double start = 0.0, length = static_cast<double>(cycles_.period);
     int cycle = 0;
@@ -78,8 +78,8 @@ class RestartsNode final : public ScheduleNode {
     if (k >= cycles_.count) return total();
     const int64_t count = cycles_.count;
     int64_t step = k * (total() / count) + (k * (total() % count) + count - 1) / count;  // ceil(k T / count)
-    while (step > 0 && locate(static_cast<double>(step - 1)).first >= k) --step;
-    while (step < total() && locate(static_cast<double>(step)).first < k) ++step;
+    while (step > 0 && locate(static_cast<double>(step - 1)).first >= static_cast<double>(k)) --step;
+    while (step < total() && locate(static_cast<double>(step)).first < static_cast<double>(k)) ++step;
     return step;
   }
 
