@@ -152,6 +152,27 @@ CASES = [
     ("warm_restarts_mult1", "restarts(peak=0.05, period=40)", 300,
      lambda: run(0.05, lambda o: S.CosineAnnealingWarmRestarts(o, T_0=40), 300)),
 ]
+
+
+def sequential(peak, parts, milestones, total):
+    """SequentialLR over schedulers made by `parts` (each given the optimizer)."""
+    return run(peak, lambda o: S.SequentialLR(o, [part(o) for part in parts], milestones=milestones), total)
+
+
+# PyTorch's composite recipes (torchvision's reference scripts warm up with LinearLR or ConstantLR in a SequentialLR).
+CASES += [
+    ("sequential_linear_cosine", "cosine(peak=0.5, floor=1e-4, warmup=5, warmup_init=0.005)", 90,
+     lambda: sequential(0.5, [lambda o: S.LinearLR(o, start_factor=0.01, total_iters=5),
+                              lambda o: S.CosineAnnealingLR(o, T_max=85, eta_min=1e-4)], [5], 90)),
+    ("sequential_linear_step", "join(linear(0.001, 0.1, 10), step(peak=0.1, every=30, gamma=0.1), at=[10])", 200,
+     lambda: sequential(0.1, [lambda o: S.LinearLR(o, start_factor=0.01, total_iters=10),
+                              lambda o: S.StepLR(o, step_size=30, gamma=0.1)], [10], 200)),
+    ("sequential_constant_exponential", "join(constant(0.05), exponential(peak=0.1, gamma=0.98), at=[20])", 200,
+     lambda: sequential(0.1, [lambda o: S.ConstantLR(o, factor=0.5, total_iters=20),
+                              lambda o: S.ExponentialLR(o, gamma=0.98)], [20], 200)),
+    ("constant_lr", "join(constant(0.025), constant(0.1), at=[5])", 50,
+     lambda: run(0.1, lambda o: S.ConstantLR(o, factor=0.25, total_iters=5), 50)),
+]
 CASES += [
     ("hf_constant_with_warmup", "constant(peak=3e-4, warmup=100)", 1000,
      lambda: hf("constant_with_warmup", 3e-4, 100, 1000)),
