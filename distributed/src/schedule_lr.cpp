@@ -67,8 +67,8 @@ void ScheduleLR::set_momentum(int64_t step) {
     const auto momentum = schedule_.cycled_momentum(step, cycle_momentum_->base, cycle_momentum_->max);
     distributed::set_momentum(scheduled_, *momentum);  // checked_momentum: the schedule cycles it
   } catch (const std::invalid_argument&) {
-    throw std::invalid_argument("ScheduleLR: cycle_momentum sets AdamW's beta1 or SGD's momentum; this optimizer's "
-                                "groups are neither");
+    throw std::invalid_argument("ScheduleLR: cycle_momentum sets the beta1 of Adam and AdamW or the momentum of SGD "
+                                "and RMSprop; this optimizer's groups have neither");
   }
 }
 

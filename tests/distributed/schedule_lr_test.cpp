@@ -196,6 +196,18 @@ TEST(ScheduleLR, CycledMomentumFollowsTheScheduleInEveryGroup) {
   EXPECT_EQ(static_cast<torch::optim::SGDOptions&>(sgd.param_groups()[0].options()).momentum(),
             *schedule.cycled_momentum(1, 0.85, 0.95));
 
+  // Adam's beta1 and RMSprop's momentum cycle too, as PyTorch's schedulers cycle them (beta2 stays).
+  torch::optim::Adam adam(layer->parameters(), torch::optim::AdamOptions(1.0).betas({0.9, 0.98}));
+  ScheduleLR adam_scheduler(adam, schedule, 0, {}, range);
+  adam_scheduler.step();
+  const auto adam_betas = static_cast<torch::optim::AdamOptions&>(adam.param_groups()[0].options()).betas();
+  EXPECT_EQ(std::get<0>(adam_betas), *schedule.cycled_momentum(1, 0.85, 0.95));
+  EXPECT_EQ(std::get<1>(adam_betas), 0.98);
+  torch::optim::RMSprop rmsprop(layer->parameters(), torch::optim::RMSpropOptions(1.0));
+  ScheduleLR rmsprop_scheduler(rmsprop, schedule, 0, {}, range);
+  EXPECT_EQ(static_cast<torch::optim::RMSpropOptions&>(rmsprop.param_groups()[0].options()).momentum(),
+            *schedule.cycled_momentum(0, 0.85, 0.95));
+
   using lrkit::distributed::CycledMomentum;
   const auto refusal = [&](torch::optim::Optimizer& optimizer, const std::string& spec, CycledMomentum m) {
     try {
@@ -212,7 +224,8 @@ TEST(ScheduleLR, CycledMomentumFollowsTheScheduleInEveryGroup) {
             "ScheduleLR: cycle_momentum goes from base to max with 0 <= base <= max < 1 (got base 0.95, max 0.85)");
   torch::optim::Adagrad adagrad(layer->parameters(), torch::optim::AdagradOptions(1.0));
   EXPECT_EQ(refusal(adagrad, "onecycle(peak=1e-2)", range),
-            "ScheduleLR: cycle_momentum sets AdamW's beta1 or SGD's momentum; this optimizer's groups are neither");
+            "ScheduleLR: cycle_momentum sets the beta1 of Adam and AdamW or the momentum of SGD and RMSprop; this "
+            "optimizer's groups have neither");
 }
 
 }  // namespace

@@ -26,17 +26,21 @@ inline void set_weight_decay(torch::optim::Optimizer& optimizer, size_t group, d
   }
 }
 
-// The momentum of every parameter group: AdamW's beta1 (beta2 stays), SGD's momentum; as PyTorch's OneCycleLR and
-// CyclicLR set it with cycle_momentum.
+// The momentum of every parameter group: beta1 of Adam and AdamW (beta2 stays), the momentum of SGD and RMSprop; as
+// PyTorch's OneCycleLR and CyclicLR set it with cycle_momentum (beta1 where a group has betas, else its momentum).
 inline void set_momentum(torch::optim::Optimizer& optimizer, double momentum) {
   for (auto& group : optimizer.param_groups()) {
     auto& options = group.options();
     if (auto* adamw = dynamic_cast<torch::optim::AdamWOptions*>(&options)) {
       adamw->betas({momentum, std::get<1>(adamw->betas())});
+    } else if (auto* adam = dynamic_cast<torch::optim::AdamOptions*>(&options)) {
+      adam->betas({momentum, std::get<1>(adam->betas())});
     } else if (auto* sgd = dynamic_cast<torch::optim::SGDOptions*>(&options)) {
       sgd->momentum(momentum);
+    } else if (auto* rmsprop = dynamic_cast<torch::optim::RMSpropOptions*>(&options)) {
+      rmsprop->momentum(momentum);
     } else {
-      throw std::invalid_argument("set_momentum: only AdamW and SGD parameter groups are supported");
+      throw std::invalid_argument("set_momentum: only Adam, AdamW, SGD and RMSprop parameter groups have a momentum");
     }
   }
 }
