@@ -8,7 +8,8 @@ OUTPUT (COMMITTED, FRESH) names the rates' file; the momentum's is beside it, wi
 Each row of the rates: case name, lrkit spec, total steps T, then the learning rate PyTorch
 uses for updates 0..T-1 (read from the optimizer before each step, the way a
 training loop sees it). The Hugging Face rows (hf_*) transcribe the formulas of
-transformers' get_scheduler (not packaged in Debian) in wsd_lambda and hf_lambda below.
+transformers' get_scheduler (not packaged in Debian) in wsd_lambda and hf_lambda below, the Megatron-LM rows
+(megatron_*) its OptimizerParamScheduler.get_lr in megatron_lr.
 Each row of the momentum: case name, lrkit spec, T, base and max momentum, then the momentum (SGD's, or Adam's
 beta1) that OneCycleLR or CyclicLR with cycle_momentum sets for updates 0..T-1.
 """
@@ -212,6 +213,62 @@ for warmup_shape in ("cosine", "1-sqrt"):
                   lambda w=warmup_shape: hf_wsd(1e-3, 100, 200, 1000, "cosine", 0.1, warmup_type=w)))
 CASES.append(("hf_wsd_stable_steps", "wsd(peak=1e-3, warmup=100, decay=200, shape=linear, floor=10%, "
               "warmup_init=1e-4, total=800)", 1000, lambda: hf_wsd(1e-3, 100, 200, 1000, "linear", 0.1, stable=500)))
+
+
+def megatron_lr(step, init, peak, floor, warmup, decay_steps, style, wsd_decay=0, wsd_style="linear"):
+    """megatron.core.optimizer_param_scheduler.OptimizerParamScheduler.get_lr at num_steps = step (iterations; with
+    sample counts every ratio below is the same quotient)."""
+    if warmup > 0 and step <= warmup:
+        return init + ((peak - init) * float(step) / float(warmup))
+    if style == "constant":
+        return peak
+    if step > decay_steps:
+        return floor
+    if style == "inverse-square-root":
+        return max(floor, peak * max(warmup, 1) ** 0.5 / (max(step, 1) ** 0.5))
+    ratio = float(step - warmup) / float(decay_steps - warmup)
+    if style == "linear":
+        coeff = 1.0 - ratio
+    elif style == "cosine":
+        coeff = 0.5 * (math.cos(math.pi * ratio) + 1.0)
+    else:  # WSD
+        anneal_start = decay_steps - wsd_decay
+        if step <= anneal_start:
+            coeff = 1.0
+        else:
+            r = float(step - anneal_start) / float(wsd_decay)
+            coeff = {"linear": lambda: 1.0 - r, "cosine": lambda: 0.5 * (math.cos(math.pi * r) + 1.0),
+                     "exponential": lambda: 2.0 * math.pow(0.5, r) - 1.0,
+                     "minus_sqrt": lambda: 1.0 - math.sqrt(r)}[wsd_style]()
+    return floor + coeff * (peak - floor)
+
+
+def megatron(total, *args, **kw):
+    """The rate Megatron-LM sets for iterations 0..total-1 (step(0) at construction, step(1) after each)."""
+    return [megatron_lr(step, *args, **kw) for step in range(total)]
+
+
+# Megatron-LM's --lr-decay-style, with --lr-warmup-init, --min-lr and --lr-decay-iters short of the run.
+CASES += [
+    ("megatron_cosine", "cosine(peak=3e-4, floor=3e-5, warmup=100, warmup_init=1e-6, total=900)", 1000,
+     lambda: megatron(1000, 1e-6, 3e-4, 3e-5, 100, 900, "cosine")),
+    ("megatron_linear", "linear(peak=3e-4, floor=3e-5, warmup=100, warmup_init=1e-6, total=900)", 1000,
+     lambda: megatron(1000, 1e-6, 3e-4, 3e-5, 100, 900, "linear")),
+    ("megatron_constant", "constant(peak=3e-4, warmup=100, warmup_init=1e-6)", 1000,
+     lambda: megatron(1000, 1e-6, 3e-4, 3e-5, 100, 900, "constant")),
+    ("megatron_inverse_square_root",
+     "join(warmup(floor(invsqrt(peak=3e-4, timescale=100, shift=true), min=3e-5), length=100, init=1e-6), "
+     "constant(3e-5), at=[901])", 1000,
+     lambda: megatron(1000, 1e-6, 3e-4, 3e-5, 100, 900, "inverse-square-root")),
+    ("megatron_inverse_square_root_min_lr",  # --min-lr reached at iteration 625
+     "join(warmup(floor(invsqrt(peak=3e-4, timescale=100, shift=true), min=1.2e-4), length=100, init=1e-6), "
+     "constant(1.2e-4), at=[901])", 1000,
+     lambda: megatron(1000, 1e-6, 3e-4, 1.2e-4, 100, 900, "inverse-square-root")),
+]
+for wsd_style, shape in (("linear", "linear"), ("cosine", "cosine"), ("exponential", "exp"), ("minus_sqrt", "1-sqrt")):
+    CASES.append((f"megatron_wsd_{wsd_style}", f"wsd(peak=3e-4, floor=3e-5, warmup=100, warmup_init=1e-6, decay=200, "
+                  f"shape={shape}, total=900)", 1000,
+                  lambda w=wsd_style: megatron(1000, 1e-6, 3e-4, 3e-5, 100, 900, "WSD", wsd_decay=200, wsd_style=w)))
 
 
 # (name, spec, T, base momentum, max momentum, the momentum PyTorch sets): OneCycleLR's and CyclicLR's cycle_momentum,
