@@ -13,17 +13,18 @@ namespace {
 int64_t add_total(int64_t a, int64_t b) { return (a == kUnbounded || b == kUnbounded) ? kUnbounded : a + b; }
 }  // namespace
 
-WarmupNode::WarmupNode(int64_t length, double init, WarmupShape shape, NodePtr inner)
-    : ScheduleNode(add_total(length, inner->total())),
+WarmupNode::WarmupNode(int64_t length, double init, WarmupShape shape, NodePtr inner, bool prefix)
+    : ScheduleNode(prefix ? add_total(length, inner->total()) : inner->total()),
       length_(length),
       init_(init),
       target_(inner->at(0.0)),
       shape_(shape),
-      inner_(std::move(inner)) {}
+      inner_(std::move(inner)),
+      prefix_(prefix) {}
 
 double WarmupNode::at(double t) const {
   const double w = static_cast<double>(length_);
-  if (t >= w) return at_clamped(*inner_, t - w);
+  if (t >= w) return at_clamped(*inner_, inner_time(t));
   const double p = t / w;
   switch (shape_) {
     case WarmupShape::Linear: return init_ + (target_ - init_) * p;
@@ -34,12 +35,21 @@ double WarmupNode::at(double t) const {
   return target_;
 }
 
+// Not a prefix, the ramp covers the inner phases' first steps; the schedule may jump where the ramp, which ends at
+// the schedule's first value, hands over to its value at `length`.
 std::vector<Phase> WarmupNode::phases() const {
   std::vector<Phase> out;
   if (length_ > 0) out.push_back({0, length_, PhaseKind::Warmup, false});
   for (Phase p : inner_->phases()) {
-    p.begin = add_total(p.begin, length_);
-    p.end = add_total(p.end, length_);
+    if (prefix_) {
+      p.begin = add_total(p.begin, length_);
+      p.end = add_total(p.end, length_);
+    } else if (p.end <= length_) {
+      continue;
+    } else if (p.begin <= length_) {
+      p.begin = length_;
+      p.jumps_at_begin = at_clamped(*inner_, static_cast<double>(length_)) != target_;
+    }
     out.push_back(p);
   }
   return out;
@@ -47,14 +57,15 @@ std::vector<Phase> WarmupNode::phases() const {
 
 // The warmup holds the momentum of the schedule's first step, where its rate is lowest.
 std::optional<double> WarmupNode::momentum_at(double t, double base, double max) const {
-  const double after = t - static_cast<double>(length_);
+  const double after = t < static_cast<double>(length_) ? 0.0 : inner_time(t);
   const double end = static_cast<double>(inner_->total());
-  return inner_->momentum_at(after <= 0.0 ? 0.0 : after < end ? after : end, base, max);
+  return inner_->momentum_at(after < end ? after : end, base, max);
 }
 
 std::vector<int64_t> WarmupNode::checkpoints() const {
-  std::vector<int64_t> out = inner_->checkpoints();
-  for (auto& c : out) c += length_;
+  std::vector<int64_t> out;
+  for (const int64_t c : inner_->checkpoints())
+    if (prefix_ || c >= length_) out.push_back(prefix_ ? c + length_ : c);
   return out;
 }
 

@@ -40,21 +40,26 @@ class ShapeNode final : public ScheduleNode {
 
 enum class WarmupShape { Linear, Cosine, Exp, OneMinusSqrt };
 
-// A ramp from `init` over `length` steps to wherever `inner` starts; then `inner`
-// shifted by `length`.
+// A ramp from `init` over `length` steps to wherever `inner` starts; then `inner` shifted by `length` (a prefix), or
+// `inner` from its own step `length` on (not a prefix: the ramp takes the place of its first steps, timm's
+// warmup_prefix=False).
 class WarmupNode final : public ScheduleNode {
  public:
-  WarmupNode(int64_t length, double init, WarmupShape shape, NodePtr inner);
+  WarmupNode(int64_t length, double init, WarmupShape shape, NodePtr inner, bool prefix = true);
   double at(double t) const override;
   std::vector<Phase> phases() const override;
   std::vector<int64_t> checkpoints() const override;
   std::optional<double> momentum_at(double t, double base, double max) const override;
 
  private:
+  // Where `inner` is at step t >= length_.
+  double inner_time(double t) const { return prefix_ ? t - static_cast<double>(length_) : t; }
+
   int64_t length_;
   double init_, target_;
   WarmupShape shape_;
   NodePtr inner_;
+  bool prefix_;
 };
 
 // Pieces laid end to end; piece i sees time relative to its start (optax join).

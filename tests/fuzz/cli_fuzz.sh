@@ -39,7 +39,7 @@ fragments=(cosine wsd wsds uba join warmup floor scale onecycle restarts step mu
            "(" ")" "[" "]" "," "=" '"' "%" " " peak floor warmup
            decay shape phi budgets total at gamma every milestones period mult 1-sqrt inverse exp 0 1 -1 1e-3 1e308
            1e-320 50% 100% 250% 0.5 1e15 99999999999 nan inf true "\\" length min by norms file /dev/zero
-           "$scratch/table.csv" "$scratch/log.h5" cyclic "[]" rewarm const cooldown anneal cycles 1.75 warmup_shape)
+           "$scratch/table.csv" "$scratch/log.h5" cyclic "[]" rewarm const cooldown anneal cycles 1.75 warmup_shape prefix false)
 valid=("wsd(peak=3e-4, warmup=2%, decay=20%, shape=1-sqrt, floor=0)"
        "join(linear(0, 1e-3, 200), cosine(1e-3, 1e-5), at=[200])"
        "wsds(peak=1e-3, budgets=[100, 200, 400], decay=10%)"
@@ -48,6 +48,7 @@ valid=("wsd(peak=3e-4, warmup=2%, decay=20%, shape=1-sqrt, floor=0)"
        "scale(floor(restarts(1, period=7, mult=2), min=0.1), by=2)"
        "restarts(peak=1, cycles=3, warmup=5, peak_decay=0.5)"
        "cosine(peak=1, floor=10%, cycles=1.75, warmup=3, warmup_shape=1-sqrt)"
+       "warmup(restarts(1, period=7, peak_decay=0.5), length=3, init=0.01, prefix=false)"
        "table(file=$scratch/table.csv)"
        "refined(norms=$scratch/log.h5, peak=1e-3)"
        "cyclic(peak=1e-3, budgets=[100, 200], rewarm=10)"

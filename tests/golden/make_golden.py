@@ -9,7 +9,7 @@ Each row of the rates: case name, lrkit spec, total steps T, then the learning r
 uses for updates 0..T-1 (read from the optimizer before each step, the way a
 training loop sees it). The Hugging Face rows (hf_*) transcribe the formulas of
 transformers' get_scheduler (not packaged in Debian) in wsd_lambda and hf_lambda below, the Megatron-LM rows
-(megatron_*) its OptimizerParamScheduler.get_lr in megatron_lr.
+(megatron_*) its OptimizerParamScheduler.get_lr in megatron_lr, the timm rows (timm_*) its schedulers' _get_lr in timm_lr.
 Each row of the momentum: case name, lrkit spec, T, base and max momentum, then the momentum (SGD's, or Adam's
 beta1) that OneCycleLR or CyclicLR with cycle_momentum sets for updates 0..T-1.
 """
@@ -269,6 +269,51 @@ for wsd_style, shape in (("linear", "linear"), ("cosine", "cosine"), ("exponenti
     CASES.append((f"megatron_wsd_{wsd_style}", f"wsd(peak=3e-4, floor=3e-5, warmup=100, warmup_init=1e-6, decay=200, "
                   f"shape={shape}, total=900)", 1000,
                   lambda w=wsd_style: megatron(1000, 1e-6, 3e-4, 3e-5, 100, 900, "WSD", wsd_decay=200, wsd_style=w)))
+
+
+def timm_lr(t, kind, base, t_initial=0, lr_min=0.0, warmup_t=0, warmup_lr_init=0.0, warmup_prefix=False,
+            cycle_decay=1.0, cycle_limit=1, power=0.5, decay_t=1, decay_rate=1.0):
+    """timm.scheduler's CosineLRScheduler, PolyLRScheduler and StepLRScheduler._get_lr (cycle_mul 1, k_decay 1, no
+    noise) at update t: timm's training loop calls step_update(num_updates) after each update."""
+    if t < warmup_t:
+        return warmup_lr_init + t * ((base - warmup_lr_init) / warmup_t)
+    if warmup_prefix:
+        t = t - warmup_t
+    if kind == "step":
+        return base * (decay_rate ** (t // decay_t))
+    i = t // t_initial
+    t_i = t_initial
+    t_curr = t - (t_initial * i)
+    lr_max = base * cycle_decay ** i
+    if i >= cycle_limit:
+        return lr_min
+    if kind == "cosine":
+        return lr_min + 0.5 * (lr_max - lr_min) * (1 + math.cos(math.pi * t_curr / t_i))
+    return lr_min + (lr_max - lr_min) * (1 - t_curr / t_i) ** power  # poly
+
+
+def timm(total, kind, base, **kw):
+    return [timm_lr(t, kind, base, **kw) for t in range(total)]
+
+
+# timm's schedulers stepped per update (step_update), with their own warmup: by default it takes the place of the
+# schedule's first steps (warmup_prefix=False; StepLRScheduler's default is True).
+TIMM = dict(base=5e-4, lr_min=1e-5, warmup_t=50, warmup_lr_init=1e-6)
+CASES += [
+    ("timm_cosine", "warmup(cosine(peak=5e-4, floor=1e-5), length=50, init=1e-6, prefix=false)", 1000,
+     lambda: timm(1000, "cosine", t_initial=1000, **TIMM)),
+    ("timm_cosine_warmup_prefix", "cosine(peak=5e-4, floor=1e-5, warmup=50, warmup_init=1e-6)", 1000,
+     lambda: timm(1000, "cosine", t_initial=950, warmup_prefix=True, **TIMM)),
+    ("timm_cosine_cycles",
+     "join(warmup(restarts(peak=5e-4, floor=1e-5, period=300, peak_decay=0.5), length=50, init=1e-6, prefix=false), "
+     "constant(1e-5), at=[900])", 1000, lambda: timm(1000, "cosine", t_initial=300, cycle_decay=0.5, cycle_limit=3, **TIMM)),
+    ("timm_poly", "warmup(polynomial(peak=5e-4, floor=1e-5, power=0.5), length=50, init=1e-6, prefix=false)", 1000,
+     lambda: timm(1000, "poly", t_initial=1000, **TIMM)),
+    ("timm_step", "step(peak=5e-4, every=300, gamma=0.1, warmup=50, warmup_init=1e-6)", 1000,
+     lambda: timm(1000, "step", decay_t=300, decay_rate=0.1, warmup_prefix=True, **TIMM)),
+    ("timm_step_warmup_over", "warmup(step(peak=5e-4, every=300, gamma=0.1), length=50, init=1e-6, prefix=false)", 1000,
+     lambda: timm(1000, "step", decay_t=300, decay_rate=0.1, **TIMM)),
+]
 
 
 # (name, spec, T, base momentum, max momentum, the momentum PyTorch sets): OneCycleLR's and CyclicLR's cycle_momentum,

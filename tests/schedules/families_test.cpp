@@ -218,6 +218,33 @@ TEST(Combinators, WarmupFloorAndScaleWrapAnySchedule) {
   EXPECT_EQ(sc.to_spec(), "scale(wsd(peak=1), by=0.5)");
 }
 
+// timm's warmup_prefix=False: the ramp (to the schedule's first value) takes the place of its first steps.
+TEST(Combinators, AWarmupThatIsNoPrefixCoversTheSchedulesFirstSteps) {
+  const auto over = parse_schedule("warmup(cosine(peak=1, floor=0.1), length=3, init=0.01, prefix=false)", 10);
+  const auto plain = parse_schedule("cosine(peak=1, floor=0.1)", 10);
+  EXPECT_EQ(over.total(), 10);
+  EXPECT_DOUBLE_EQ(over(0), 0.01);
+  EXPECT_DOUBLE_EQ(over(2), 0.01 + 0.99 * 2.0 / 3.0);  // toward the cosine's first value, 1
+  for (int64_t t = 3; t <= 10; ++t) EXPECT_EQ(over(t), plain(t)) << "step " << t;  // the cosine's own steps
+  auto phases = over.phases();
+  ASSERT_EQ(phases.size(), 2u);
+  EXPECT_EQ(phases[0].kind, PhaseKind::Warmup);
+  EXPECT_EQ(phases[1].begin, 3);
+  EXPECT_TRUE(phases[1].jumps_at_begin);  // the ramp ends at 1, the cosine is lower by step 3
+  // Phases that the ramp covers whole are gone; a constant schedule has no jump.
+  phases = parse_schedule("warmup(wsd(peak=1, decay=5), length=7, prefix=false)", 10).phases();
+  ASSERT_EQ(phases.size(), 2u);
+  EXPECT_EQ(phases[1].kind, PhaseKind::Decay);
+  EXPECT_EQ(phases[1].begin, 7);
+  EXPECT_FALSE(parse_schedule("warmup(constant(1), length=3, prefix=false)", 10).phases()[1].jumps_at_begin);
+  // A prefix delays the schedule, as before.
+  const auto prefix = parse_schedule("warmup(cosine(peak=1, floor=0.1), length=3, init=0.01)", 10);
+  EXPECT_EQ(prefix(3), 1.0);
+  EXPECT_NE(refusal("warmup(cosine(peak=1, total=5), length=5, prefix=false)", 10)
+                .find("a warmup that is not a prefix must be shorter than its schedule (5 steps), got 5"),
+            std::string::npos);
+}
+
 TEST(Restarts, PeakDecayShrinksEachCycle) {
   const auto s = parse_schedule("restarts(peak=1, period=10, mult=2, peak_decay=0.5)", 100);
   EXPECT_DOUBLE_EQ(s(0), 1.0);

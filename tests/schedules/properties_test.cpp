@@ -53,7 +53,12 @@ class SpecGenerator {
         const int64_t decay = integer(1, total - warmup);
         return {"wsd(" + p + sf + w + ", decay=" + std::to_string(decay) + ", shape=" + shape + ", power=2)", total, 0.0, peak, true};
       }
-      case 6: return {"rewarm(" + p + w + ")", total, 0.0, peak, true};
+      case 6: {
+        if (coin()) return {"rewarm(" + p + w + ")", total, 0.0, peak, true};
+        // A warmup over the first steps of a decay: it may jump where the decay takes over.
+        return {"warmup(cosine(" + p + f + "), length=" + std::to_string(integer(1, total - 1)) + ", prefix=false)",
+                total, 0.0, peak, false};
+      }
       case 7: {
         const int64_t b1 = integer(10, 500), b2 = b1 + integer(10, 500), b3 = b2 + integer(10, 1000);
         return {"wsds(" + p + sf + ", budgets=[" + std::to_string(b1) + ", " + std::to_string(b2) + ", " +

@@ -20,7 +20,7 @@ const std::vector<std::string> kFragments = {
     "peak", "floor", "warmup", "decay", "shape", "phi", "budgets", "total", "at", "gamma", "every", "milestones",
     "period", "mult", "1-sqrt", "inverse", "exp", "0", "1", "-1", "1e-3", "1e308", "1e-320", "50%", "100%", "250%",
     "0.5", "1e15", "99999999999", "nan", "inf", "true", "\\", "\x01", "\xff", "length", "min", "by", "norms", "file",
-    "[]", "rewarm", "const", "cooldown", "anneal", "cycles", "1.75", "warmup_shape"};
+    "[]", "rewarm", "const", "cooldown", "anneal", "cycles", "1.75", "warmup_shape", "prefix", "false"};
 
 const std::vector<std::string> kValid = {
     "wsd(peak=3e-4, warmup=2%, decay=20%, shape=1-sqrt, floor=0)",
@@ -35,6 +35,7 @@ const std::vector<std::string> kValid = {
     "triangular(peak=0.1, floor=10%, up=7, down=3, mode=exp_range, gamma=0.99)",
     "restarts(peak=1, cycles=3, warmup=5, peak_decay=0.5)",
     "cosine(peak=1, floor=10%, cycles=1.75, warmup=3, warmup_shape=1-sqrt)",
+    "warmup(restarts(1, period=7, peak_decay=0.5), length=3, init=0.01, prefix=false)",
 };
 
 // `grows`: a growth factor (gamma > 1) is PyTorch's too, and its rate overflows to inf by design; a run refuses

@@ -51,12 +51,17 @@ MutableNode build_warmup(const Args& args, Context& ctx) {
   WarmupSpec w;
   w.length = args.length("length", 0, ctx.total);
   parse_ramp(args, "init", "shape", w);
+  const bool prefix = args.flag("prefix", true);  // false: the ramp covers the schedule's first steps
   std::optional<int64_t> rest = ctx.total;
   if (ctx.total && *ctx.total != kUnbounded) {
     check_fits(args, *ctx.total, w.length, 0, "", "length");
-    rest = *ctx.total - w.length;
+    if (prefix) rest = *ctx.total - w.length;
   }
-  return with_warmup(w, ctx.child(inner_spec, rest));
+  NodePtr inner = ctx.child(inner_spec, rest);
+  if (!prefix && inner->total() != kUnbounded && w.length >= inner->total())
+    args.fail_key("length", "a warmup that is not a prefix must be shorter than its schedule (" +
+                                std::to_string(inner->total()) + " steps), got " + std::to_string(w.length));
+  return std::make_shared<WarmupNode>(w.length, w.init, w.shape, std::move(inner), prefix);
 }
 
 MutableNode build_floor(const Args& args, Context& ctx) {
@@ -76,7 +81,9 @@ MutableNode build_scale(const Args& args, Context& ctx) {
 std::vector<Family> combinator_families() {
   return {
       {"join", {"at"}, true, build_join, "schedules end to end: join(a, b, ..., at=[b1, ...]); each sees steps from its start"},
-      {"warmup", {"length", "init", "shape"}, true, build_warmup, "a warmup ramp in front of any schedule"},
+      {"warmup", {"length", "init", "shape", "prefix"}, true, build_warmup,
+       "a warmup ramp in front of any schedule; prefix=false lays it over the schedule's first steps instead "
+       "(timm's warmup_prefix=False)"},
       {"floor", {"min"}, true, build_floor, "max(schedule, min)"},
       {"scale", {"by"}, true, build_scale, "schedule * by"},
   };
