@@ -323,6 +323,9 @@ TEST(CycledMomentum, MirrorsTheRateInOneCycleAndTriangularOnly) {
   EXPECT_EQ(triangular.cycled_momentum(3, 0.8, 0.9), 0.9);                 // the cycle starts at the floor
   EXPECT_NEAR(*triangular.cycled_momentum(5, 0.8, 0.9), 0.85, 1e-15);     // halfway up
   EXPECT_NEAR(*triangular.cycled_momentum(7, 0.8, 0.9), 0.8, 1e-15);      // the peak
+  const auto covered = parse_schedule("warmup(triangular(peak=3, floor=1, up=4, down=2), length=3, prefix=false)");
+  EXPECT_EQ(covered.cycled_momentum(1, 0.8, 0.9), 0.9);                   // the cycle's first value while covered
+  EXPECT_NEAR(*covered.cycled_momentum(4, 0.8, 0.9), 0.8, 1e-15);         // then the cycle's own step: its peak
   const auto one_cycle = parse_schedule("onecycle(peak=1)", 100);
   EXPECT_EQ(one_cycle.cycled_momentum(0, 0.85, 0.95), 0.95);
   EXPECT_EQ(one_cycle.cycled_momentum(29, 0.85, 0.95), 0.85);              // the peak, at pct_start * T - 1
