@@ -39,7 +39,8 @@ fragments=(cosine wsd wsds uba join warmup floor scale onecycle restarts step mu
            "(" ")" "[" "]" "," "=" '"' "%" " " peak floor warmup
            decay shape phi budgets total at gamma every milestones period mult 1-sqrt inverse exp 0 1 -1 1e-3 1e308
            1e-320 50% 100% 250% 0.5 1e15 99999999999 nan inf true "\\" length min by norms file /dev/zero
-           "$scratch/table.csv" "$scratch/log.h5" cyclic "[]" rewarm const cooldown anneal cycles 1.75 warmup_shape prefix false)
+           "$scratch/table.csv" "$scratch/log.h5" cyclic "[]" rewarm const cooldown anneal cycles 1.75 warmup_shape
+           prefix false)
 valid=("wsd(peak=3e-4, warmup=2%, decay=20%, shape=1-sqrt, floor=0)"
        "join(linear(0, 1e-3, 200), cosine(1e-3, 1e-5), at=[200])"
        "wsds(peak=1e-3, budgets=[100, 200, 400], decay=10%)"

@@ -9,7 +9,8 @@ Each row of the rates: case name, lrkit spec, total steps T, then the learning r
 uses for updates 0..T-1 (read from the optimizer before each step, the way a
 training loop sees it). The Hugging Face rows (hf_*) transcribe the formulas of
 transformers' get_scheduler (not packaged in Debian) in wsd_lambda and hf_lambda below, the Megatron-LM rows
-(megatron_*) its OptimizerParamScheduler.get_lr in megatron_lr, the timm rows (timm_*) its schedulers' _get_lr in timm_lr.
+(megatron_*) its OptimizerParamScheduler.get_lr in megatron_lr, the timm rows (timm_*) its schedulers' _get_lr in
+timm_lr.
 Each row of the momentum: case name, lrkit spec, T, base and max momentum, then the momentum (SGD's, or Adam's
 beta1) that OneCycleLR or CyclicLR with cycle_momentum sets for updates 0..T-1.
 """
@@ -306,7 +307,8 @@ CASES += [
      lambda: timm(1000, "cosine", t_initial=950, warmup_prefix=True, **TIMM)),
     ("timm_cosine_cycles",
      "join(warmup(restarts(peak=5e-4, floor=1e-5, period=300, peak_decay=0.5), length=50, init=1e-6, prefix=false), "
-     "constant(1e-5), at=[900])", 1000, lambda: timm(1000, "cosine", t_initial=300, cycle_decay=0.5, cycle_limit=3, **TIMM)),
+     "constant(1e-5), at=[900])", 1000,
+     lambda: timm(1000, "cosine", t_initial=300, cycle_decay=0.5, cycle_limit=3, **TIMM)),
     ("timm_poly", "warmup(polynomial(peak=5e-4, floor=1e-5, power=0.5), length=50, init=1e-6, prefix=false)", 1000,
      lambda: timm(1000, "poly", t_initial=1000, **TIMM)),
     ("timm_step", "step(peak=5e-4, every=300, gamma=0.1, warmup=50, warmup_init=1e-6)", 1000,

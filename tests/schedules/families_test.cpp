@@ -276,7 +276,8 @@ TEST(Restarts, CyclesSplitTheRunIntoEqualCyclesThatEndAtTheFloor) {
   for (int64_t t = 0; t < 420; ++t) EXPECT_NEAR(even(t), by_period(t), 1e-15) << "step " << t;
   EXPECT_NE(refusal("restarts(peak=1, cycles=3, period=5)", 100).find("not both"), std::string::npos);
   EXPECT_NE(refusal("restarts(peak=1, cycles=3, mult=2)", 100).find("'mult' grows cycles"), std::string::npos);
-  EXPECT_NE(refusal("restarts(peak=1, cycles=2.5)", 100).find("whole number from 1 to the steps after the warmup (100)"),
+  EXPECT_NE(refusal("restarts(peak=1, cycles=2.5)", 100)
+                .find("whole number from 1 to the steps after the warmup (100)"),
             std::string::npos);
   EXPECT_NE(refusal("restarts(peak=1, cycles=11, warmup=90)", 100).find("(10), got 11"), std::string::npos);
   EXPECT_NE(refusal("restarts(peak=1)", 100).find("or 'cycles'"), std::string::npos);

@@ -80,7 +80,8 @@ class SpecGenerator {
       }
       case 12: {
         if (coin())
-          return {"restarts(" + p + f + ", cycles=" + std::to_string(integer(1, 20)) + w + ")", total, low, peak, false};
+          return {"restarts(" + p + f + ", cycles=" + std::to_string(integer(1, 20)) + w + ")", total, low, peak,
+                  false};
         return {"restarts(" + p + f + ", period=" + std::to_string(integer(5, 300)) + ", mult=" + std::to_string(integer(1, 3)) + w + ")", total, low, peak, false};
       }
       case 13: {

@@ -247,7 +247,8 @@ MutableNode build_budget_cycles(const Args& args, Context&) {
 std::vector<Family> cyclic_families() {
   const auto w = kWarmupKeys;
   return {
-      {"restarts", with_keys(with_keys({"peak", "period", "mult", "peak_decay", "floor", "total"}, w), {"cycles"}), false, build_restarts,
+      {"restarts", with_keys(with_keys({"peak", "period", "mult", "peak_decay", "floor", "total"}, w), {"cycles"}),
+       false, build_restarts,
        "cosine with warm restarts (SGDR; PyTorch CosineAnnealingWarmRestarts)"},
       {"onecycle", {"peak", "pct_start", "div_factor", "final_div_factor", "anneal", "three_phase", "total"}, false,
        build_onecycle, "one cycle policy with PyTorch OneCycleLR semantics"},

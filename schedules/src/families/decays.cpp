@@ -57,7 +57,8 @@ class CosineWavesNode final : public ScheduleNode {
         break;
       }
       const double turn = k * half_wave;  // inf for a tiny count of cycles
-      const int64_t end = turn >= static_cast<double>(total()) ? total() : std::max<int64_t>(begin + 1, std::llround(turn));
+      const int64_t end =
+          turn >= static_cast<double>(total()) ? total() : std::max<int64_t>(begin + 1, std::llround(turn));
       out.push_back({begin, end, out.size() % 2 == 0 ? PhaseKind::Decay : PhaseKind::Ramp, false});
       begin = end;
     }
