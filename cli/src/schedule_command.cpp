@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "command.hpp"
+#include "schedule_compare.hpp"
 #include "schedule_output.hpp"
 #include "lrkit/common/numbers.hpp"
 #include "lrkit/schedules/decay_branches.hpp"
@@ -35,7 +36,13 @@ constexpr const char* kIntro =
     "main run under SPEC stretched past every budget, and per budget a branch that\n"
     "continues the main run's state after `from` updates and decays to its budget,\n"
     "bit for bit the separate run of that budget. Each row: the updates a run trains\n"
-    "(from..to-1). SPEC has no total= (a branch's length is its budget).\n";
+    "(from..to-1). SPEC has no total= (a branch's length is its budget).\n"
+    "\n"
+    "--compare FILE checks the rates a run logged (a run directory, its log.h5, or a\n"
+    "CSV/TSV with step and lr columns) against SPEC instead. Where they differ, it\n"
+    "names the loop mistake that explains it: a scheduler stepped before the\n"
+    "optimizer, rebuilt at a resume, stepped per micro-batch, or another peak. Exit\n"
+    "0: the log follows SPEC; 1: it does not.\n";
 
 void print_families(std::ostream& out) {
   for (const auto& f : schedules::schedule_families()) {
@@ -119,7 +126,10 @@ int run_schedule_command(const std::vector<std::string>& args) {
       ("out,o", po::value<std::string>(), "also write the full table to this file: .h5 (HDF5), .csv or .tsv")
       ("branches", po::value<std::string>(), "plan a sweep with decay branches at these budgets (e.g. 500,1000,2000)")
       ("momentum", po::value<std::string>(), "BASE,MAX: add the momentum column that onecycle and triangular cycle "
-       "against the rate (PyTorch's cycle_momentum; e.g. 0.85,0.95)");
+       "against the rate (PyTorch's cycle_momentum; e.g. 0.85,0.95)")
+      ("compare", po::value<std::string>(), "check the rates a run logged in this file against SPEC")
+      ("column", po::value<std::string>()->default_value("/train/lr"), "--compare: the rates' dataset or column")
+      ("tolerance", po::value<double>()->default_value(1e-6), "--compare: the relative difference allowed");
   std::string spec;
   const auto vm = parse_with_positional(args, options, spec, "schedule");
   if (vm.count("help")) {
@@ -133,6 +143,22 @@ int run_schedule_command(const std::vector<std::string>& args) {
   if (spec.empty()) throw UsageError("missing SPEC, e.g. lrkit schedule 'cosine(peak=1e-3)' --steps 1000");
 
   if (vm.count("branches")) return print_branches(spec, vm["branches"].as<std::string>(), vm);
+  for (const char* key : {"column", "tolerance"})
+    if (!vm[key].defaulted() && !vm.count("compare")) throw UsageError(std::string("--") + key + " goes with --compare");
+  if (vm.count("compare")) {
+    for (const char* alone : {"every", "at", "summary", "plot", "out", "momentum"})
+      if (vm.count(alone) && !vm[alone].defaulted())
+        throw UsageError(std::string("--compare prints its verdict alone: drop --") + alone);
+    if (steps && *steps < 1) throw UsageError("--steps must be at least 1 (got " + std::to_string(*steps) + ")");
+    CompareRequest request;
+    request.spec = spec;
+    request.file = vm["compare"].as<std::string>();
+    request.column = vm["column"].as<std::string>();
+    request.steps = steps;
+    request.tolerance = vm["tolerance"].as<double>();
+    request.format = parse_format(vm["format"].as<std::string>());
+    return compare_with_log(request);
+  }
 
   if (steps && *steps < 1) throw UsageError("--steps must be at least 1 (got " + std::to_string(*steps) + ")");
   if (every < 1) throw UsageError("--every must be at least 1 (got " + std::to_string(every) + ")");

@@ -19,8 +19,6 @@ namespace lrkit::cli {
 
 using schedules::format_number;
 
-namespace {
-
 std::string json_string(const std::string& text) {
   std::string out = "\"";
   for (char c : text) {
@@ -37,6 +35,8 @@ std::string json_string(const std::string& text) {
   }
   return out + "\"";
 }
+
+namespace {
 
 std::vector<int64_t> row_steps(int64_t steps, int64_t every) {
   std::vector<int64_t> rows;

@@ -16,6 +16,9 @@ namespace lrkit::cli {
 
 enum class TableFormat { Csv, Tsv, Json };
 
+// `text` as a JSON string literal, quotes included.
+std::string json_string(const std::string& text);
+
 // The momentum range of `--momentum BASE,MAX`: a column of the momentum the schedule cycles against its rate.
 struct MomentumRange {
   double base, max;

@@ -1,0 +1,168 @@
+#include "schedule_compare.hpp"
+
+#include <cmath>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+
+#include "command.hpp"
+#include "lrkit/common/numbers.hpp"
+#include "lrkit/schedules/factory.hpp"
+#include "lrkit/schedules/series_file.hpp"
+#include "lrkit/schedules/series_match.hpp"
+
+namespace lrkit::cli {
+
+namespace {
+
+using lrkit::format_number;
+using schedules::SeriesMistake;
+
+std::string plural(double n, const std::string& word) { return format_number(n) + " " + word + (n == 1 ? "" : "s"); }
+
+std::string joined(const std::vector<int64_t>& steps) {
+  std::string out;
+  for (size_t i = 0; i < steps.size(); ++i) out += (i ? ", " : "") + std::to_string(steps[i]);
+  return out;
+}
+
+// The mistake in words: what the loop did, and the usual way a loop comes to do it.
+std::string explanation(const schedules::SeriesMatch& m) {
+  const double a = m.amount;
+  switch (m.mistake) {
+    case SeriesMistake::ReadAhead:
+      if (a > 0)
+        return "the log is the schedule read " + plural(a, "step") + " ahead: update t ran at its rate of step t + " +
+               format_number(a) + " (a loop that calls scheduler.step() before optimizer.step() reads 1 ahead)";
+      return "the log is the schedule " + plural(-a, "step") + " behind: update t ran at its rate of step t - " +
+             format_number(-a) + ", the first at its first rate (a scheduler stepped late, or first stepped after " +
+             "the first updates)";
+    case SeriesMistake::Restarted:
+      return "the schedule started over at step" + std::string(m.restarts.size() == 1 ? " " : "s ") +
+             joined(m.restarts) + " (a resume that built a new scheduler without loading its state)";
+    case SeriesMistake::Faster:
+      return "the log runs the schedule " + format_number(a) + " times as fast: update t ran at its rate of step " +
+             format_number(a) + " t (a scheduler stepped per micro-batch, with " + format_number(a) +
+             " micro-batches per update)";
+    case SeriesMistake::Slower:
+      return "the log runs the schedule " + format_number(a) + " times as slow: update t ran at its rate of step " +
+             "floor(t / " + format_number(a) + ") (a scheduler stepped once every " + format_number(a) + " updates)";
+    case SeriesMistake::Scaled:
+      return "the log is the schedule times " + format_number(a) + " (another peak, or a parameter group's own rate)";
+    case SeriesMistake::None:
+      break;
+  }
+  return "";
+}
+
+const char* mistake_name(SeriesMistake mistake) {
+  switch (mistake) {
+    case SeriesMistake::ReadAhead: return "read_ahead";
+    case SeriesMistake::Restarted: return "restarted";
+    case SeriesMistake::Faster: return "faster";
+    case SeriesMistake::Slower: return "slower";
+    case SeriesMistake::Scaled: return "scaled";
+    case SeriesMistake::None: break;
+  }
+  return "none";
+}
+
+struct Row {
+  int64_t step;
+  double logged, scheduled, relative;
+};
+
+Row row_of(const schedules::Schedule& schedule, const schedules::Series& series, size_t i) {
+  const auto step = static_cast<int64_t>(series.steps[i]);
+  const double scheduled = schedule(step);
+  return {step, series.values[i], scheduled, schedules::relative_difference(series.values[i], scheduled)};
+}
+
+std::string row_text(const Row& r) {
+  return "step " + std::to_string(r.step) + " (logged " + format_number(r.logged) + ", schedule " +
+         format_number(r.scheduled) + ": " + format_number(r.relative) + " relative)";
+}
+
+std::string row_json(const Row& r) {
+  return "{\"step\": " + std::to_string(r.step) + ", \"logged\": " + format_number(r.logged) + ", \"schedule\": " +
+         format_number(r.scheduled) + ", \"relative\": " + format_number(r.relative) + "}";
+}
+
+// The steps beside a column of rates: /train/lr -> /train/step, lr -> step.
+std::string steps_beside(const std::string& column) {
+  const auto slash = column.find_last_of('/');
+  return slash == std::string::npos ? "step" : column.substr(0, slash + 1) + "step";
+}
+
+}  // namespace
+
+int compare_with_log(const CompareRequest& request) {
+  if (!(request.tolerance >= 0.0) || !std::isfinite(request.tolerance))
+    throw UsageError("--tolerance must be a finite number >= 0 (got " + format_number(request.tolerance) + ")");
+  schedules::Series series;
+  try {
+    series = schedules::read_series_file(request.file, request.column, steps_beside(request.column));
+  } catch (const schedules::SeriesFileError& e) {
+    throw UsageError("--compare: " + std::string(e.what()));
+  }
+  // The run's length: what the caller says, else the spec's own, else what the log reached.
+  const int64_t logged_end = static_cast<int64_t>(std::min(series.steps.back(), 1e15)) + 1;
+  std::string length_from;
+  const schedules::Schedule schedule = [&] {
+    try {
+      if (request.steps) return schedules::parse_schedule(request.spec, request.steps);
+      try {
+        return schedules::parse_schedule(request.spec, std::nullopt);
+      } catch (const schedules::SpecError&) {  // it needs the run's length: the log's
+        length_from = ": the log's last step + 1; --steps gives the run's";
+        return schedules::parse_schedule(request.spec, logged_end);
+      }
+    } catch (const schedules::SpecError& e) {
+      throw UsageError(e.what());
+    }
+  }();
+  schedules::SeriesMatch match;
+  try {
+    match = schedules::match_series(schedule, series.steps, series.values, request.tolerance);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError("--compare: '" + request.file + "' " + e.what());
+  }
+  const std::string length =
+      schedule.bounded() ? std::to_string(schedule.total()) + " steps" + length_from : "no end";
+  const Row worst = row_of(schedule, series, match.worst_row);
+  const std::string why = explanation(match);
+  if (request.format == TableFormat::Json) {
+    std::ostringstream out;
+    out << "{\"file\": " << json_string(request.file) << ", \"column\": " << json_string(request.column)
+        << ", \"rows\": " << match.compared << ", \"first_step\": " << format_number(series.steps.front())
+        << ", \"last_step\": " << format_number(series.steps.back()) << ", \"spec\": "
+        << json_string(schedule.to_spec()) << ", \"steps\": "
+        << (schedule.bounded() ? std::to_string(schedule.total()) : "null")
+        << ", \"tolerance\": " << format_number(request.tolerance) << ", \"follows\": "
+        << (match.follows ? "true" : "false") << ", \"worst\": " << row_json(worst) << ", \"first_difference\": "
+        << (match.follows ? "null" : row_json(row_of(schedule, series, match.first_off_row)))
+        << ", \"mistake\": " << json_string(mistake_name(match.mistake)) << ", \"amount\": "
+        << format_number(match.amount) << ", \"restarts\": [" << joined(match.restarts) << "], \"explanation\": "
+        << (why.empty() ? "null" : json_string(why)) << "}\n";
+    std::cout << out.str();
+  } else {
+    std::cout << request.file << ": " << plural(static_cast<double>(match.compared), "row") << " of "
+              << request.column << ", steps " << format_number(series.steps.front()) << ".."
+              << format_number(series.steps.back()) << ", against " << schedule.to_spec() << " (" << length << ")\n";
+    if (match.follows) {
+      std::cout << "follows it: the worst relative difference is " << format_number(worst.relative) << " at step "
+                << worst.step << " (tolerance " << format_number(request.tolerance) << ")\n";
+    } else {
+      std::cout << "differs from " << row_text(row_of(schedule, series, match.first_off_row))
+                << (match.worst_row == match.first_off_row ? ", the worst" : "; the worst is at " + row_text(worst))
+                << " (tolerance " << format_number(request.tolerance) << ")\n";
+      std::cout << (why.empty() ? "no single loop mistake explains it (the schedule read up to 16 steps ahead or "
+                                  "behind, restarted, run 2 to 64 times as fast or as slow, or scaled)"
+                                : why)
+                << "\n";
+    }
+  }
+  return match.follows ? kExitOk : kExitFailure;
+}
+
+}  // namespace lrkit::cli

@@ -1,0 +1,25 @@
+// `lrkit schedule SPEC --compare FILE`: whether the learning rates a run logged follow SPEC, and if not, which loop
+// mistake explains the difference (schedules::match_series).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "schedule_output.hpp"
+
+namespace lrkit::cli {
+
+struct CompareRequest {
+  std::string spec, file;
+  std::string column = "/train/lr";  // the steps are its sibling `step` (/train/step; a text file's step column)
+  std::optional<int64_t> steps;  // the run's length; default: the spec's own, else the last logged step + 1
+  double tolerance = 1e-6;
+  TableFormat format = TableFormat::Csv;  // Json: one object; otherwise text lines
+};
+
+// Prints the verdict and returns the exit code: 0 when every logged rate is within the tolerance of SPEC's, 1 when
+// not. Bad input (spec, file, column, rows, tolerance) is a UsageError naming it.
+int compare_with_log(const CompareRequest& request);
+
+}  // namespace lrkit::cli

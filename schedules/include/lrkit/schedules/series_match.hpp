@@ -1,0 +1,45 @@
+// Whether a logged series of learning rates (a run log's /train/lr, a CSV a training loop wrote) follows a schedule,
+// and where it does not, which of the common loop mistakes explains it: a scheduler stepped before its optimizer
+// (the schedule read ahead), one that started over at a resume (its state not restored), one stepped per micro-batch
+// or once per several updates (the schedule run faster or slower), or another base rate (every rate scaled).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "lrkit/schedules/schedule.hpp"
+
+namespace lrkit::schedules {
+
+// |a - b| relative to the larger of |a| and |b|: 0 when they are equal, infinite when one is not finite.
+double relative_difference(double a, double b);
+
+enum class SeriesMistake {
+  None,       // no single mistake explains the series
+  ReadAhead,  // logged rate of step t = the schedule's of step t + amount (amount < 0: behind, holding step 0's)
+  Restarted,  // the schedule started over at each step of `restarts`
+  Faster,     // logged rate of step t = the schedule's of step amount * t
+  Slower,     // logged rate of step t = the schedule's of step floor(t / amount)
+  Scaled,     // logged rate = amount * the schedule's
+};
+
+struct SeriesMatch {
+  size_t compared = 0;        // rows compared
+  double worst = 0.0;         // the worst relative difference, at row worst_row
+  size_t worst_row = 0;
+  size_t first_off_row = 0;   // the first row beyond the tolerance; meaningful when !follows
+  bool follows = true;        // every row within the tolerance
+  SeriesMistake mistake = SeriesMistake::None;
+  double amount = 0.0;             // the mistake's number (steps ahead, the factor, the scale)
+  std::vector<int64_t> restarts;   // Restarted: the steps at which the schedule started over
+};
+
+// Compares values[i], the logged rate of update steps[i] (whole, >= 0), with schedule(steps[i]) (past the schedule's
+// end, its end value). Where a row differs by more than `tolerance` (relative), it tries each mistake above and
+// reports the first that makes every row match. Throws std::invalid_argument for rows it cannot compare (no rows,
+// a step that is not a whole number >= 0, a value that is not finite), naming the row (the first is row 1).
+SeriesMatch match_series(const Schedule& schedule, const std::vector<double>& steps, const std::vector<double>& values,
+                         double tolerance);
+
+}  // namespace lrkit::schedules

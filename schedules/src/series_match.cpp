@@ -1,0 +1,126 @@
+#include "lrkit/schedules/series_match.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "lrkit/common/numbers.hpp"
+
+namespace lrkit::schedules {
+
+namespace {
+
+// How far each mistake is looked for: a scheduler a few steps ahead or behind, and accumulation over up to 64
+// micro-batches.
+constexpr int64_t kLargestShift = 16;
+constexpr int64_t kLargestFactor = 64;
+
+std::vector<int64_t> checked_steps(const std::vector<double>& steps, const std::vector<double>& values) {
+  if (steps.size() != values.size())
+    throw std::invalid_argument("the series has " + std::to_string(steps.size()) + " steps for " +
+                                std::to_string(values.size()) + " values");
+  if (steps.empty()) throw std::invalid_argument("the series has no rows to compare");
+  std::vector<int64_t> whole;
+  whole.reserve(steps.size());
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const double s = steps[i];
+    if (!(s >= 0.0) || s != std::floor(s) || s > 1e15)
+      throw std::invalid_argument("row " + std::to_string(i + 1) + ": step " + format_number(s) +
+                                  " is not a whole number of updates from 0 to 1e15");
+    if (!whole.empty() && static_cast<int64_t>(s) <= whole.back())
+      throw std::invalid_argument("row " + std::to_string(i + 1) + ": step " + format_number(s) +
+                                  " does not follow step " + std::to_string(whole.back()) +
+                                  " (the steps must increase)");
+    if (!std::isfinite(values[i]))
+      throw std::invalid_argument("row " + std::to_string(i + 1) + " (step " + format_number(s) + "): the rate " +
+                                  format_number(values[i]) + " is not finite");
+    whole.push_back(static_cast<int64_t>(s));
+  }
+  return whole;
+}
+
+// Whether every row's value is within `tolerance` of expected(step).
+template <class Expected>
+bool every_row_matches(const std::vector<int64_t>& steps, const std::vector<double>& values, double tolerance,
+                       Expected expected) {
+  for (size_t i = 0; i < steps.size(); ++i)
+    if (relative_difference(values[i], expected(steps[i])) > tolerance) return false;
+  return true;
+}
+
+// The steps at which the schedule started over, if restarts explain every row: where a row leaves the schedule as
+// counted since the last restart, it must be the schedule's first value (a scheduler built anew at a resume).
+std::vector<int64_t> restarts_explaining(const Schedule& schedule, const std::vector<int64_t>& steps,
+                                         const std::vector<double>& values, double tolerance) {
+  std::vector<int64_t> restarts;
+  int64_t since = 0;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (relative_difference(values[i], schedule(steps[i] - since)) <= tolerance) continue;
+    if (steps[i] == since || relative_difference(values[i], schedule(0)) > tolerance) return {};
+    since = steps[i];
+    restarts.push_back(since);
+  }
+  return restarts;
+}
+
+}  // namespace
+
+double relative_difference(double a, double b) {
+  if (a == b) return 0.0;
+  if (!std::isfinite(a) || !std::isfinite(b)) return std::numeric_limits<double>::infinity();  // inf / inf is NaN
+  const double scale = std::max(std::fabs(a), std::fabs(b));
+  return scale == 0.0 ? 0.0 : std::fabs(a - b) / scale;
+}
+
+SeriesMatch match_series(const Schedule& schedule, const std::vector<double>& step_values,
+                         const std::vector<double>& values, double tolerance) {
+  const std::vector<int64_t> steps = checked_steps(step_values, values);
+  SeriesMatch match;
+  match.compared = steps.size();
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const double difference = relative_difference(values[i], schedule(steps[i]));
+    if (difference > match.worst) match.worst = difference, match.worst_row = i;
+    if (difference > tolerance && match.follows) match.follows = false, match.first_off_row = i;
+  }
+  if (match.follows) return match;
+
+  const auto found = [&](SeriesMistake mistake, double amount) {
+    match.mistake = mistake;
+    match.amount = amount;
+    return match;
+  };
+  for (int64_t k = 1; k <= kLargestShift; ++k) {
+    for (const int64_t shift : {k, -k}) {
+      if (every_row_matches(steps, values, tolerance,
+                            [&](int64_t s) { return schedule(std::max<int64_t>(s + shift, 0)); }))
+        return found(SeriesMistake::ReadAhead, static_cast<double>(shift));
+    }
+  }
+  if (auto restarts = restarts_explaining(schedule, steps, values, tolerance); !restarts.empty()) {
+    match.restarts = std::move(restarts);
+    return found(SeriesMistake::Restarted, static_cast<double>(match.restarts.size()));
+  }
+  const int64_t saturated = std::numeric_limits<int64_t>::max() / kLargestFactor;
+  for (int64_t a = 2; a <= kLargestFactor; ++a) {
+    if (every_row_matches(steps, values, tolerance,
+                          [&](int64_t s) { return schedule(s < saturated ? s * a : schedule.total()); }))
+      return found(SeriesMistake::Faster, static_cast<double>(a));
+  }
+  for (int64_t a = 2; a <= kLargestFactor; ++a) {
+    if (every_row_matches(steps, values, tolerance, [&](int64_t s) { return schedule(s / a); }))
+      return found(SeriesMistake::Slower, static_cast<double>(a));
+  }
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const double expected = schedule(steps[i]);
+    if (expected == 0.0 || values[i] == 0.0) continue;
+    const double scale = values[i] / expected;
+    if (every_row_matches(steps, values, tolerance, [&](int64_t s) { return scale * schedule(s); }))
+      return found(SeriesMistake::Scaled, scale);
+    break;
+  }
+  return match;
+}
+
+}  // namespace lrkit::schedules

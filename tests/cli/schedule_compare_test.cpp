@@ -1,0 +1,122 @@
+// `lrkit schedule SPEC --compare FILE` with the real binary: the verdict, the mistake named, exit codes and errors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "lrkit/common/numbers.hpp"
+#include "lrkit/common/text_file.hpp"
+#include "lrkit/h5/file.hpp"
+#include "run_command.hpp"
+#include "test_files.hpp"
+
+namespace {
+
+using lrkit::testing::run_lrkit;
+
+// cosine(peak=1e-3, floor=1e-5, warmup=10) over 100 steps, as the formula gives it.
+double warm_cosine(int64_t t) {
+  if (t < 10) return 1e-3 * static_cast<double>(t) / 10.0;
+  const double s = static_cast<double>(std::min<int64_t>(t, 100) - 10) / 90.0;
+  return 1e-5 + (1e-3 - 1e-5) * 0.5 * (1.0 + std::cos(M_PI * s));
+}
+const std::string kSpec = "'cosine(peak=1e-3, floor=1e-5, warmup=10)'";
+
+// A CSV a training loop wrote: the rate of each of 100 updates, as `rate(step)` gives it.
+template <class Rate>
+std::string csv_log(const std::string& name, Rate rate) {
+  std::string text = "step,lr\n";
+  for (int64_t t = 0; t < 100; ++t) text += std::to_string(t) + "," + lrkit::format_number(rate(t)) + "\n";
+  return lrkit::testing::write_text(name, text);
+}
+
+TEST(ScheduleCompare, ALogThatFollowsTheSpecExitsZero) {
+  const auto file = csv_log("compare_follows.csv", warm_cosine);
+  const auto r = run_lrkit("schedule " + kSpec + " --compare " + file);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.find(file + ": 100 rows of /train/lr, steps 0..99, against cosine(peak=0.001, floor=1e-05, "
+                              "warmup=10) (100 steps: the log's last step + 1; --steps gives the run's)\n"
+                              "follows it: the worst relative difference is "),
+            0u)
+      << r.out;
+}
+
+TEST(ScheduleCompare, ADifferenceNamesItsFirstStepAndTheMistakeThatExplainsIt) {
+  const auto ahead = csv_log("compare_ahead.csv", [](int64_t t) { return warm_cosine(t + 1); });
+  auto r = run_lrkit("schedule " + kSpec + " --compare " + ahead + " --steps 100");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("(100 steps)\ndiffers from step 0 (logged 0.0001, schedule 0: 1 relative), the worst "
+                       "(tolerance 1e-06)\nthe log is the schedule read 1 step ahead: update t ran at its rate of step "
+                       "t + 1 (a loop that calls scheduler.step() before optimizer.step() reads 1 ahead)\n"),
+            std::string::npos)
+      << r.out;
+  const auto accumulated = csv_log("compare_faster.csv", [](int64_t t) { return warm_cosine(8 * t); });
+  r = run_lrkit("schedule " + kSpec + " --compare " + accumulated + " --steps 100");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("the log runs the schedule 8 times as fast"), std::string::npos) << r.out;
+  const auto other = csv_log("compare_other.csv", [](int64_t t) { return 1e-3 * (1.0 - static_cast<double>(t) / 100); });
+  r = run_lrkit("schedule " + kSpec + " --compare " + other + " --steps 100");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("\nno single loop mistake explains it"), std::string::npos) << r.out;
+}
+
+// An HDF5 log whose loop rebuilt its scheduler at a resume; the JSON verdict names the restart.
+TEST(ScheduleCompare, ARestartInAnHdf5LogIsNamedInJson) {
+  const auto path = (lrkit::testing::scratch_dir() / "compare_restart.h5").string();
+  {
+    std::vector<double> steps, rates;
+    for (int64_t t = 0; t < 100; ++t) {
+      steps.push_back(static_cast<double>(t));
+      rates.push_back(warm_cosine(t < 50 ? t : t - 50));
+    }
+    lrkit::h5::Writer w(path);
+    w.write_series("/train/step", steps);
+    w.write_series("/train/lr", rates);
+  }
+  const auto r = run_lrkit("schedule " + kSpec + " --compare " + path + " --steps 100 --format json");
+  EXPECT_EQ(r.code, 1) << r.out;
+  for (const char* expected : {"\"rows\": 100", "\"follows\": false", "\"first_difference\": {\"step\": 50, ",
+                               "\"mistake\": \"restarted\"", "\"restarts\": [50]",
+                               "\"explanation\": \"the schedule started over at step 50 (a resume that built a new "
+                               "scheduler without loading its state)\"}\n"})
+    EXPECT_NE(r.out.find(expected), std::string::npos) << expected << "\n" << r.out;
+}
+
+// A table `lrkit schedule --out` wrote is its spec's, read through --column.
+TEST(ScheduleCompare, ATableFileFollowsItsSpecThroughColumn) {
+  const auto path = (lrkit::testing::scratch_dir() / "compare_table.h5").string();
+  ASSERT_EQ(run_lrkit("schedule 'wsd(peak=1e-3, warmup=5)' --steps 50 --out " + path).code, 0);
+  // Its last row is the end value, at step 50 of 50: the log's last step + 1 would be one too many.
+  auto r = run_lrkit("schedule 'wsd(peak=1e-3, warmup=5)' --compare " + path + " --column /schedule/lr --steps 50");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("51 rows of /schedule/lr, steps 0..50"), std::string::npos) << r.out;
+  r = run_lrkit("schedule 'wsd(peak=1e-3, warmup=5)' --compare " + path + " --column /schedule/lr --steps 50 "
+                "--tolerance 0");
+  EXPECT_EQ(r.code, 0) << r.out;  // the same arithmetic: equal bit for bit
+}
+
+TEST(ScheduleCompare, BadInputIsAOneLineError) {
+  const auto follows = csv_log("compare_ok.csv", warm_cosine);
+  const auto nan_row = lrkit::testing::write_text("compare_nan.csv", "step,lr\n0,0\n1,nan\n");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--compare /nonexistent/log.csv",
+       "lrkit schedule: --compare: '/nonexistent/log.csv' does not exist or cannot be reached"},
+      {"--compare " + follows + " --column loss", "lrkit schedule: --compare: '" + follows +
+                                                      "' line 1: no column named 'loss' in the header"},
+      {"--compare " + nan_row + " --steps 100",
+       "lrkit schedule: --compare: '" + nan_row + "' row 2 (step 1): the rate nan is not finite"},
+      {"--compare " + follows + " --tolerance -1", "lrkit schedule: --tolerance must be a finite number >= 0 (got -1)"},
+      {"--compare " + follows + " --at 3", "lrkit schedule: --compare prints its verdict alone: drop --at"},
+      {"--column /train/lr", "lrkit schedule: --column goes with --compare"},
+      {"--tolerance 1e-3", "lrkit schedule: --tolerance goes with --compare"},
+  };
+  for (const auto& [args, message] : cases) {
+    const auto r = run_lrkit("schedule " + kSpec + " " + args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
+    EXPECT_EQ(r.out.find(message), 0u) << args << "\n" << r.out;
+    EXPECT_EQ(lrkit::testing::count_lines(r.out), 1) << args << "\n" << r.out;
+  }
+}
+
+}  // namespace

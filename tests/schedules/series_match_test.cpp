@@ -1,0 +1,133 @@
+// match_series: a logged series against its schedule, and the loop mistake that explains a difference.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "lrkit/schedules/factory.hpp"
+#include "lrkit/schedules/series_match.hpp"
+
+namespace lrkit::schedules {
+namespace {
+
+struct Logged {
+  std::vector<double> steps, values;
+};
+
+// The rates a loop logged at steps 0, every, 2 every, ... below `total`, as `rate(step)` gives them.
+Logged logged(int64_t total, const std::function<double(int64_t)>& rate, int64_t every = 1) {
+  Logged out;
+  for (int64_t t = 0; t < total; t += every) {
+    out.steps.push_back(static_cast<double>(t));
+    out.values.push_back(rate(t));
+  }
+  return out;
+}
+
+SeriesMatch match(const Schedule& s, const Logged& l, double tolerance = 1e-6) {
+  return match_series(s, l.steps, l.values, tolerance);
+}
+
+const Schedule& warm_cosine() {
+  static const Schedule s = parse_schedule("cosine(peak=1e-3, floor=1e-5, warmup=10)", 200);
+  return s;
+}
+
+TEST(SeriesMatch, ALogOfTheScheduleFollowsItWithinTheTolerance) {
+  const Schedule& s = warm_cosine();
+  auto m = match(s, logged(200, [&](int64_t t) { return s(t); }));
+  EXPECT_TRUE(m.follows);
+  EXPECT_EQ(m.compared, 200u);
+  EXPECT_EQ(m.worst, 0.0);
+  // A loop that logs float32 rates, every 7th step, past the schedule's end (its end value).
+  m = match(s, logged(260, [&](int64_t t) { return static_cast<double>(static_cast<float>(s(t))); }, 7));
+  EXPECT_TRUE(m.follows);
+  EXPECT_GT(m.worst, 0.0);
+  EXPECT_LT(m.worst, 1e-7);
+}
+
+TEST(SeriesMatch, AScheduleReadAheadOrBehindIsNamedWithItsSteps) {
+  const Schedule& s = warm_cosine();
+  auto m = match(s, logged(200, [&](int64_t t) { return s(t + 1); }));  // scheduler.step() before optimizer.step()
+  EXPECT_FALSE(m.follows);
+  EXPECT_EQ(m.first_off_row, 0u);
+  EXPECT_EQ(m.mistake, SeriesMistake::ReadAhead);
+  EXPECT_EQ(m.amount, 1.0);
+  m = match(s, logged(200, [&](int64_t t) { return s(std::max<int64_t>(t - 2, 0)); }, 3));
+  EXPECT_EQ(m.mistake, SeriesMistake::ReadAhead);
+  EXPECT_EQ(m.amount, -2.0);
+}
+
+TEST(SeriesMatch, ASchedulerBuiltAnewAtEachResumeIsARestartAtThoseSteps) {
+  const Schedule& s = warm_cosine();
+  const auto m = match(s, logged(200, [&](int64_t t) { return t < 60 ? s(t) : t < 130 ? s(t - 60) : s(t - 130); }));
+  EXPECT_FALSE(m.follows);
+  EXPECT_EQ(m.first_off_row, 60u);
+  EXPECT_EQ(m.mistake, SeriesMistake::Restarted);
+  EXPECT_EQ(m.restarts, (std::vector<int64_t>{60, 130}));
+}
+
+TEST(SeriesMatch, AScheduleRunFasterOrSlowerIsNamedWithItsFactor) {
+  const Schedule& s = warm_cosine();
+  auto m = match(s, logged(200, [&](int64_t t) { return s(4 * t); }));  // stepped per micro-batch, 4 per update
+  EXPECT_EQ(m.mistake, SeriesMistake::Faster);
+  EXPECT_EQ(m.amount, 4.0);
+  m = match(s, logged(200, [&](int64_t t) { return s(t / 3); }));  // stepped once every 3 updates
+  EXPECT_EQ(m.mistake, SeriesMistake::Slower);
+  EXPECT_EQ(m.amount, 3.0);
+}
+
+TEST(SeriesMatch, ScaledRatesAreNamedWithTheirScale) {
+  const Schedule& s = warm_cosine();
+  const auto m = match(s, logged(200, [&](int64_t t) { return 0.25 * s(t); }));
+  EXPECT_EQ(m.mistake, SeriesMistake::Scaled);
+  EXPECT_NEAR(m.amount, 0.25, 1e-15);
+}
+
+TEST(SeriesMatch, AnotherScheduleIsExplainedByNoMistake) {
+  const Schedule& s = warm_cosine();
+  const Schedule linear = parse_schedule("linear(peak=1e-3, floor=1e-5, warmup=10)", 200);
+  const auto m = match(s, logged(200, [&](int64_t t) { return linear(t); }));
+  EXPECT_FALSE(m.follows);
+  EXPECT_EQ(m.mistake, SeriesMistake::None);
+  EXPECT_EQ(m.first_off_row, 11u);  // the warmups agree; the decays part at once
+  EXPECT_GT(m.worst, 0.5);
+}
+
+// A schedule's infinite rate never matches a finite log (inf / inf would be NaN, which compares as within).
+TEST(SeriesMatch, AnInfiniteRateIsInfinitelyFarFromAnyFiniteOne) {
+  const double inf = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(relative_difference(1.0, inf), inf);
+  EXPECT_EQ(relative_difference(inf, inf), 0.0);
+  EXPECT_EQ(relative_difference(0.0, 0.0), 0.0);
+  EXPECT_EQ(relative_difference(1.0, 0.75), 0.25);
+  const Schedule growing = parse_schedule("exponential(peak=1, gamma=1e200)");
+  const auto m = match_series(growing, {0, 1, 2}, {1, 1e200, 1e300}, 1e-6);
+  EXPECT_FALSE(m.follows);
+  EXPECT_EQ(m.first_off_row, 2u);
+}
+
+TEST(SeriesMatch, RowsItCannotCompareAreRefusedByRow) {
+  const Schedule& s = warm_cosine();
+  const auto refusal = [&](std::vector<double> steps, std::vector<double> values) {
+    try {
+      match_series(s, steps, values, 1e-6);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no refusal");
+  };
+  EXPECT_EQ(refusal({}, {}), "the series has no rows to compare");
+  EXPECT_EQ(refusal({0, 1}, {1e-3}), "the series has 2 steps for 1 values");
+  EXPECT_EQ(refusal({0, 1.5}, {0, 1e-4}), "row 2: step 1.5 is not a whole number of updates from 0 to 1e15");
+  EXPECT_EQ(refusal({-1}, {0}), "row 1: step -1 is not a whole number of updates from 0 to 1e15");
+  EXPECT_EQ(refusal({0, 5, 5}, {0, 1e-4, 1e-4}), "row 3: step 5 does not follow step 5 (the steps must increase)");
+  EXPECT_EQ(refusal({0, 1}, {0, std::nan("")}), "row 2 (step 1): the rate nan is not finite");
+}
+
+}  // namespace
+}  // namespace lrkit::schedules
