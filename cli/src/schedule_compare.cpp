@@ -16,56 +16,6 @@ namespace lrkit::cli {
 namespace {
 
 using lrkit::format_number;
-using schedules::SeriesMistake;
-
-std::string plural(double n, const std::string& word) { return format_number(n) + " " + word + (n == 1 ? "" : "s"); }
-
-std::string joined(const std::vector<int64_t>& steps) {
-  std::string out;
-  for (size_t i = 0; i < steps.size(); ++i) out += (i ? ", " : "") + std::to_string(steps[i]);
-  return out;
-}
-
-// The mistake in words: what the loop did, and the usual way a loop comes to do it.
-std::string explanation(const schedules::SeriesMatch& m) {
-  const double a = m.amount;
-  switch (m.mistake) {
-    case SeriesMistake::ReadAhead:
-      if (a > 0)
-        return "the log is the schedule read " + plural(a, "step") + " ahead: update t ran at its rate of step t + " +
-               format_number(a) + " (a loop that calls scheduler.step() before optimizer.step() reads 1 ahead)";
-      return "the log is the schedule " + plural(-a, "step") + " behind: update t ran at its rate of step t - " +
-             format_number(-a) + ", the first at its first rate (a scheduler stepped late, or first stepped after " +
-             "the first updates)";
-    case SeriesMistake::Restarted:
-      return "the schedule started over at step" + std::string(m.restarts.size() == 1 ? " " : "s ") +
-             joined(m.restarts) + " (a resume that built a new scheduler without loading its state)";
-    case SeriesMistake::Faster:
-      return "the log runs the schedule " + format_number(a) + " times as fast: update t ran at its rate of step " +
-             format_number(a) + " t (a scheduler stepped per micro-batch, with " + format_number(a) +
-             " micro-batches per update)";
-    case SeriesMistake::Slower:
-      return "the log runs the schedule " + format_number(a) + " times as slow: update t ran at its rate of step " +
-             "floor(t / " + format_number(a) + ") (a scheduler stepped once every " + format_number(a) + " updates)";
-    case SeriesMistake::Scaled:
-      return "the log is the schedule times " + format_number(a) + " (another peak, or a parameter group's own rate)";
-    case SeriesMistake::None:
-      break;
-  }
-  return "";
-}
-
-const char* mistake_name(SeriesMistake mistake) {
-  switch (mistake) {
-    case SeriesMistake::ReadAhead: return "read_ahead";
-    case SeriesMistake::Restarted: return "restarted";
-    case SeriesMistake::Faster: return "faster";
-    case SeriesMistake::Slower: return "slower";
-    case SeriesMistake::Scaled: return "scaled";
-    case SeriesMistake::None: break;
-  }
-  return "none";
-}
 
 struct Row {
   int64_t step;
@@ -130,7 +80,7 @@ int compare_with_log(const CompareRequest& request) {
   const std::string length =
       schedule.bounded() ? std::to_string(schedule.total()) + " steps" + length_from : "no end";
   const Row worst = row_of(schedule, series, match.worst_row);
-  const std::string why = explanation(match);
+  const std::string why = schedules::explain(match);
   if (request.format == TableFormat::Json) {
     std::ostringstream out;
     out << "{\"file\": " << json_string(request.file) << ", \"column\": " << json_string(request.column)
@@ -141,12 +91,12 @@ int compare_with_log(const CompareRequest& request) {
         << ", \"tolerance\": " << format_number(request.tolerance) << ", \"follows\": "
         << (match.follows ? "true" : "false") << ", \"worst\": " << row_json(worst) << ", \"first_difference\": "
         << (match.follows ? "null" : row_json(row_of(schedule, series, match.first_off_row)))
-        << ", \"mistake\": " << json_string(mistake_name(match.mistake)) << ", \"amount\": "
-        << format_number(match.amount) << ", \"restarts\": [" << joined(match.restarts) << "], \"explanation\": "
+        << ", \"mistake\": " << json_string(schedules::mistake_name(match.mistake)) << ", \"amount\": "
+        << format_number(match.amount) << ", \"restarts\": [" << schedules::steps_text(match.restarts) << "], \"explanation\": "
         << (why.empty() ? "null" : json_string(why)) << "}\n";
     std::cout << out.str();
   } else {
-    std::cout << request.file << ": " << plural(static_cast<double>(match.compared), "row") << " of "
+    std::cout << request.file << ": " << match.compared << (match.compared == 1 ? " row" : " rows") << " of "
               << request.column << ", steps " << format_number(series.steps.front()) << ".."
               << format_number(series.steps.back()) << ", against " << schedule.to_spec() << " (" << length << ")\n";
     if (match.follows) {

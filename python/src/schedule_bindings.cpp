@@ -14,6 +14,7 @@
 #include "lrkit/schedules/factory.hpp"
 #include "lrkit/schedules/refine.hpp"
 #include "lrkit/schedules/schedule.hpp"
+#include "lrkit/schedules/series_match.hpp"
 #include "lrkit/schedules/spec.hpp"
 #include "lrkit/schedules/spec_error.hpp"
 #include "lrkit/schedules/summary.hpp"
@@ -116,6 +117,47 @@ py::object cycled_momentum(const Schedule& s, const py::object& step, double bas
   return momentum ? py::object(py::float_(*momentum)) : py::object(py::none());
 }
 
+// The logged rates against the schedule (schedules::match_series): a dict of the verdict, its rows and the loop
+// mistake that explains a difference.
+py::dict compare(const Schedule& s, const py::object& steps_given, const py::object& rates_given, double tolerance) {
+  if (!(tolerance >= 0.0) || !std::isfinite(tolerance))
+    throw py::value_error("Schedule.compare: tolerance must be a finite number >= 0 (got " + format_number(tolerance) +
+                          ")");
+  const auto as_vector = [](const py::object& given, const char* what) {
+    const auto array = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(given);
+    if (!array || array.ndim() != 1)
+      throw py::type_error(std::string("Schedule.compare: ") + what + " must be a 1-d sequence of numbers");
+    return std::vector<double>(array.data(), array.data() + array.size());
+  };
+  const std::vector<double> steps = as_vector(steps_given, "steps"), rates = as_vector(rates_given, "rates");
+  schedules::SeriesMatch m;
+  try {
+    m = schedules::match_series(s, steps, rates, tolerance);
+  } catch (const std::invalid_argument& e) {
+    throw py::value_error("Schedule.compare: " + std::string(e.what()));
+  }
+  const auto row = [&](size_t i) {
+    py::dict d;
+    const auto step = static_cast<int64_t>(steps[i]);
+    d["step"] = step;
+    d["logged"] = rates[i];
+    d["schedule"] = s(step);
+    d["relative"] = schedules::relative_difference(rates[i], s(step));
+    return d;
+  };
+  py::dict d;
+  d["follows"] = m.follows;
+  d["rows"] = m.compared;
+  d["worst"] = row(m.worst_row);
+  d["first_difference"] = m.follows ? py::object(py::none()) : py::object(row(m.first_off_row));
+  d["mistake"] = schedules::mistake_name(m.mistake);
+  d["amount"] = m.amount;
+  d["restarts"] = m.restarts;
+  const std::string why = schedules::explain(m);
+  d["explanation"] = why.empty() ? py::object(py::none()) : py::object(py::str(why));
+  return d;
+}
+
 void check_rates(const Schedule& s, const py::object& steps_given) {
   const auto steps = whole_number_or_none(steps_given, "Schedule.check_rates: steps");
   if (!steps && !s.bounded()) throw py::value_error("Schedule.check_rates: this schedule has no end; give steps=N");
@@ -172,6 +214,11 @@ void bind_schedules(py::module_& m) {
       .def("check_rates", &check_rates, py::arg("steps") = py::none(),
            "raises SpecError naming the first of steps 0..steps (default: total_steps) whose rate no optimizer can "
            "apply: NaN, infinite, negative or above float32's largest; lrkit's schedulers call it when they start")
+      .def("compare", &compare, py::arg("steps"), py::arg("rates"), py::arg("tolerance") = 1e-6,
+           "whether the rates a loop logged at `steps` follow this schedule (each within `tolerance`, relative), and "
+           "where not, the loop mistake that explains every row: a dict of follows, rows, worst and "
+           "first_difference (step, logged, schedule, relative), mistake (read_ahead, restarted, faster, slower, "
+           "scaled or none), amount, restarts and explanation")
       .def("summary", &summary, py::arg("steps") = py::none(),
            "peak, warmup end, decay start, final value, checkpoints and phases over `steps` (default: total_steps)")
       // Pickled as (canonical spec, total_steps), the pair that rebuilds it bit for bit, so a Schedule and the

@@ -65,6 +65,8 @@ std::vector<int64_t> restarts_explaining(const Schedule& schedule, const std::ve
   return restarts;
 }
 
+std::string plural(double n, const std::string& word) { return format_number(n) + " " + word + (n == 1 ? "" : "s"); }
+
 }  // namespace
 
 double relative_difference(double a, double b) {
@@ -121,6 +123,53 @@ SeriesMatch match_series(const Schedule& schedule, const std::vector<double>& st
     break;
   }
   return match;
+}
+
+std::string steps_text(const std::vector<int64_t>& steps) {
+  std::string out;
+  for (size_t i = 0; i < steps.size(); ++i) out += (i ? ", " : "") + std::to_string(steps[i]);
+  return out;
+}
+
+// The mistake in words: what the loop did, and the usual way a loop comes to do it.
+std::string explain(const SeriesMatch& m) {
+  const double a = m.amount;
+  switch (m.mistake) {
+    case SeriesMistake::ReadAhead:
+      if (a > 0)
+        return "the log is the schedule read " + plural(a, "step") + " ahead: update t ran at its rate of step t + " +
+               format_number(a) + " (a loop that calls scheduler.step() before optimizer.step() reads 1 ahead)";
+      return "the log is the schedule " + plural(-a, "step") + " behind: update t ran at its rate of step t - " +
+             format_number(-a) + ", the first at its first rate (a scheduler stepped late, or first stepped after " +
+             "the first updates)";
+    case SeriesMistake::Restarted:
+      return "the schedule started over at step" + std::string(m.restarts.size() == 1 ? " " : "s ") +
+             steps_text(m.restarts) + " (a resume that built a new scheduler without loading its state)";
+    case SeriesMistake::Faster:
+      return "the log runs the schedule " + format_number(a) + " times as fast: update t ran at its rate of step " +
+             format_number(a) + " t (a scheduler stepped per micro-batch, with " + format_number(a) +
+             " micro-batches per update)";
+    case SeriesMistake::Slower:
+      return "the log runs the schedule " + format_number(a) + " times as slow: update t ran at its rate of step " +
+             "floor(t / " + format_number(a) + ") (a scheduler stepped once every " + format_number(a) + " updates)";
+    case SeriesMistake::Scaled:
+      return "the log is the schedule times " + format_number(a) + " (another peak, or a parameter group's own rate)";
+    case SeriesMistake::None:
+      break;
+  }
+  return "";
+}
+
+const char* mistake_name(SeriesMistake mistake) {
+  switch (mistake) {
+    case SeriesMistake::ReadAhead: return "read_ahead";
+    case SeriesMistake::Restarted: return "restarted";
+    case SeriesMistake::Faster: return "faster";
+    case SeriesMistake::Slower: return "slower";
+    case SeriesMistake::Scaled: return "scaled";
+    case SeriesMistake::None: break;
+  }
+  return "none";
 }
 
 }  // namespace lrkit::schedules

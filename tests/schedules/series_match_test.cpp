@@ -98,6 +98,33 @@ TEST(SeriesMatch, AnotherScheduleIsExplainedByNoMistake) {
   EXPECT_GT(m.worst, 0.5);
 }
 
+TEST(SeriesMatch, EveryMistakeHasANameAndWords) {
+  SeriesMatch m;
+  EXPECT_EQ(explain(m), "");
+  EXPECT_STREQ(mistake_name(m.mistake), "none");
+  const auto words = [&](SeriesMistake mistake, double amount) {
+    m.mistake = mistake;
+    m.amount = amount;
+    return explain(m);
+  };
+  EXPECT_EQ(words(SeriesMistake::ReadAhead, -2),
+            "the log is the schedule 2 steps behind: update t ran at its rate of step t - 2, the first at its first "
+            "rate (a scheduler stepped late, or first stepped after the first updates)");
+  EXPECT_EQ(words(SeriesMistake::Slower, 3),
+            "the log runs the schedule 3 times as slow: update t ran at its rate of step floor(t / 3) (a scheduler "
+            "stepped once every 3 updates)");
+  EXPECT_EQ(words(SeriesMistake::Scaled, 0.25),
+            "the log is the schedule times 0.25 (another peak, or a parameter group's own rate)");
+  m.restarts = {60, 130};
+  EXPECT_EQ(words(SeriesMistake::Restarted, 2),
+            "the schedule started over at steps 60, 130 (a resume that built a new scheduler without loading its "
+            "state)");
+  const char* names[] = {"read_ahead", "restarted", "faster", "slower", "scaled"};
+  const SeriesMistake kinds[] = {SeriesMistake::ReadAhead, SeriesMistake::Restarted, SeriesMistake::Faster,
+                                 SeriesMistake::Slower, SeriesMistake::Scaled};
+  for (size_t i = 0; i < 5; ++i) EXPECT_STREQ(mistake_name(kinds[i]), names[i]);
+}
+
 // A schedule's infinite rate never matches a finite log (inf / inf would be NaN, which compares as within).
 TEST(SeriesMatch, AnInfiniteRateIsInfinitelyFarFromAnyFiniteOne) {
   const double inf = std::numeric_limits<double>::infinity();

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "lrkit/schedules/schedule.hpp"
@@ -41,5 +42,11 @@ struct SeriesMatch {
 // a step that is not a whole number >= 0, a value that is not finite), naming the row (the first is row 1).
 SeriesMatch match_series(const Schedule& schedule, const std::vector<double>& steps, const std::vector<double>& values,
                          double tolerance);
+
+// The mistake in words, what the loop did and the usual way a loop comes to do it ("" for None); its name in
+// lower_snake_case for JSON and Python (read_ahead, restarted, faster, slower, scaled, none); steps as "60, 130".
+std::string explain(const SeriesMatch& match);
+const char* mistake_name(SeriesMistake mistake);
+std::string steps_text(const std::vector<int64_t>& steps);
 
 }  // namespace lrkit::schedules

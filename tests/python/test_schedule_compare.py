@@ -1,0 +1,82 @@
+"""Schedule.compare: the rates a PyTorch loop logged against the schedule it meant to follow, and the loop mistake
+that explains a difference (the same verdict as `lrkit schedule SPEC --compare FILE`)."""
+import subprocess
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="PyTorch is not installed for this Python")
+import lrkit  # noqa: E402
+import lrkit.torch as lt  # noqa: E402
+from small_model import model_and_optimizer  # noqa: E402
+
+SPEC, TOTAL = "cosine(peak=0.05, floor=1e-4, warmup=5)", 40
+
+
+def logged_rates(step_scheduler_first=False, accumulation=1, resume_at=None):
+    """A loop under lt.LRScheduler that logs the rate of each update, with a mistake on request: the
+    scheduler stepped before the optimizer, stepped per micro-batch, or built anew (its state lost) at a resume."""
+    model, optimizer = model_and_optimizer()
+    scheduler = lt.LRScheduler(optimizer, SPEC, TOTAL)
+    rates = []
+    for step in range(TOTAL):
+        if step == resume_at:
+            for group in optimizer.param_groups:
+                group["lr"] = group["initial_lr"]
+            scheduler = lt.LRScheduler(optimizer, SPEC, TOTAL)
+        if step_scheduler_first:
+            scheduler.step()
+        rates.append(optimizer.param_groups[0]["lr"])
+        for _ in range(accumulation):
+            model(torch.ones(2, 4)).sum().backward()
+            if accumulation > 1 and scheduler.last_epoch < TOTAL:
+                scheduler.step()
+        optimizer.step()
+        optimizer.zero_grad()
+        if not step_scheduler_first and accumulation == 1:
+            scheduler.step()
+    return rates
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # the loops with a mistake step past the schedule's end
+@pytest.mark.parametrize("mistake,loop,amount", [
+    ("none", {}, 0),
+    ("read_ahead", {"step_scheduler_first": True}, 1),
+    ("faster", {"accumulation": 4}, 4),
+    ("restarted", {"resume_at": 25}, 1),
+])
+def test_a_loops_mistake_is_named_from_its_logged_rates(mistake, loop, amount):
+    verdict = lrkit.Schedule(SPEC, TOTAL).compare(range(TOTAL), logged_rates(**loop))
+    assert verdict["follows"] == (mistake == "none")
+    assert verdict["mistake"] == mistake
+    assert verdict["amount"] == amount
+    assert verdict["rows"] == TOTAL
+    if mistake == "restarted":
+        assert verdict["restarts"] == [25]
+        assert verdict["first_difference"]["step"] == 25
+        assert "a resume that built a new scheduler" in verdict["explanation"]
+    if mistake == "none":
+        assert verdict["first_difference"] is None and verdict["explanation"] is None
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # torch's own: scheduler.step() before optimizer.step()
+def test_the_verdict_is_the_command_lines(lrkit_binary, tmp_path):
+    rates = logged_rates(step_scheduler_first=True)
+    path = tmp_path / "rates.csv"
+    path.write_text("step,lr\n" + "".join(f"{t},{r!r}\n" for t, r in enumerate(rates)))
+    verdict = lrkit.Schedule(SPEC, TOTAL).compare(range(TOTAL), rates)
+    done = subprocess.run([lrkit_binary, "schedule", SPEC, "--steps", str(TOTAL), "--compare", str(path)],
+                          capture_output=True, text=True)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-1] == verdict["explanation"]
+
+
+def test_rows_it_cannot_compare_are_value_errors():
+    s = lrkit.Schedule(SPEC, TOTAL)
+    with pytest.raises(ValueError, match=r"^Schedule.compare: row 2: step 1.5 is not a whole number"):
+        s.compare([0, 1.5], [0.0, 0.01])
+    with pytest.raises(ValueError, match=r"^Schedule.compare: the series has 2 steps for 1 values$"):
+        s.compare([0, 1], [0.0])
+    with pytest.raises(TypeError, match=r"^Schedule.compare: rates must be a 1-d sequence of numbers$"):
+        s.compare([0], [[0.0]])
+    with pytest.raises(ValueError, match=r"^Schedule.compare: tolerance must be a finite number >= 0 \(got -1\)$"):
+        s.compare([0], [0.0], tolerance=-1)
