@@ -56,7 +56,8 @@ int compare_with_log(const CompareRequest& request) {
     throw UsageError("--compare: " + std::string(e.what()));
   }
   // The run's length: what the caller says, else the spec's own, else what the log reached.
-  const int64_t logged_end = static_cast<int64_t>(std::min(series.steps.back(), 1e15)) + 1;
+  const double last = series.steps.back();  // match_series names a step that is no whole number in [0, 1e15]
+  const int64_t logged_end = last >= 0.0 && last <= 1e15 ? static_cast<int64_t>(last) + 1 : 1;
   std::string length_from;
   const schedules::Schedule schedule = [&] {
     try {

@@ -99,6 +99,8 @@ TEST(ScheduleCompare, ATableFileFollowsItsSpecThroughColumn) {
 TEST(ScheduleCompare, BadInputIsAOneLineError) {
   const auto follows = csv_log("compare_ok.csv", warm_cosine);
   const auto nan_row = lrkit::testing::write_text("compare_nan.csv", "step,lr\n0,0\n1,nan\n");
+  // A step far below 0 once became the run's length through a cast out of range.
+  const auto negative = lrkit::testing::write_text("compare_negative.csv", "step,lr\n-1e300,0.1\n");
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"--compare /nonexistent/log.csv",
        "lrkit schedule: --compare: '/nonexistent/log.csv' does not exist or cannot be reached"},
@@ -106,6 +108,8 @@ TEST(ScheduleCompare, BadInputIsAOneLineError) {
                                                       "' line 1: no column named 'loss' in the header"},
       {"--compare " + nan_row + " --steps 100",
        "lrkit schedule: --compare: '" + nan_row + "' row 2 (step 1): the rate nan is not finite"},
+      {"--compare " + negative,
+       "lrkit schedule: --compare: '" + negative + "' row 1: step -1e+300 is not a whole number of updates from 0 to 1e15"},
       {"--compare " + follows + " --tolerance -1", "lrkit schedule: --tolerance must be a finite number >= 0 (got -1)"},
       {"--compare " + follows + " --at 3", "lrkit schedule: --compare prints its verdict alone: drop --at"},
       {"--column /train/lr", "lrkit schedule: --column goes with --compare"},

@@ -113,6 +113,7 @@ for ((k = 0; k < files; k++)); do
   attempt "mutated log #$k (log check)" "$lrkit" log check "$scratch/m_log.h5"
   attempt "mutated log #$k (refine)" "$lrkit" refine "$scratch/m_log.h5" --peak 1e-3 --out "$scratch/m_refined.csv"
   attempt "mutated log #$k (table)" "$lrkit" schedule "table(file=$scratch/m_log.h5, values=/train/lr)" --steps 10
+  attempt "mutated log #$k (compare)" "$lrkit" schedule "cosine(peak=1e-3)" --compare "$scratch/m_log.h5"
   attempt "mutated log #$k (log repair)" "$lrkit" log repair "$scratch/m_log.h5"  # last: it may write the file
   mutate_file "$checkpoint" "$scratch/m_ckpt.pt"
   attempt "mutated checkpoint #$k" "$lrkit" train --config "$scratch/tiny.cfg" --train.steps=1 --init-from "$scratch/m_ckpt.pt" \
@@ -121,6 +122,7 @@ for ((k = 0; k < files; k++)); do
   attempt "mutated config #$k" "$lrkit" train --config "$scratch/m_tiny.cfg" --train.steps=2 --overwrite --out "$scratch/m_config"
   mutate_file "$scratch/table.csv" "$scratch/m_table.csv"
   attempt "mutated table #$k" "$lrkit" schedule "table(file=$scratch/m_table.csv)" --steps 50
+  attempt "mutated table #$k (compare)" "$lrkit" schedule "cosine(peak=1e-3)" --compare "$scratch/m_table.csv"
 done
 
 summary=""
