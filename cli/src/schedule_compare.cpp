@@ -56,8 +56,12 @@ int compare_with_log(const CompareRequest& request) {
     throw UsageError("--compare: " + std::string(e.what()));
   }
   // The run's length: what the caller says, else the spec's own, else what the log reached.
-  const double last = series.steps.back();  // match_series names a step that is no whole number in [0, 1e15]
-  const int64_t logged_end = last >= 0.0 && last <= 1e15 ? static_cast<int64_t>(last) + 1 : 1;
+  int64_t logged_end = 0;
+  try {
+    logged_end = schedules::series_steps(series.steps, series.values).back() + 1;
+  } catch (const std::invalid_argument& e) {
+    throw UsageError("--compare: '" + request.file + "' " + e.what());
+  }
   std::string length_from;
   const schedules::Schedule schedule = [&] {
     try {
@@ -72,12 +76,8 @@ int compare_with_log(const CompareRequest& request) {
       throw UsageError(e.what());
     }
   }();
-  schedules::SeriesMatch match;
-  try {
-    match = schedules::match_series(schedule, series.steps, series.values, request.tolerance);
-  } catch (const std::invalid_argument& e) {
-    throw UsageError("--compare: '" + request.file + "' " + e.what());
-  }
+  // The rows passed series_steps above, so this throws nothing.
+  const auto match = schedules::match_series(schedule, series.steps, series.values, request.tolerance);
   const std::string length =
       schedule.bounded() ? std::to_string(schedule.total()) + " steps" + length_from : "no end";
   const Row worst = row_of(schedule, series, match.worst_row);

@@ -17,30 +17,6 @@ namespace {
 constexpr int64_t kLargestShift = 16;
 constexpr int64_t kLargestFactor = 64;
 
-std::vector<int64_t> checked_steps(const std::vector<double>& steps, const std::vector<double>& values) {
-  if (steps.size() != values.size())
-    throw std::invalid_argument("the series has " + std::to_string(steps.size()) + " steps for " +
-                                std::to_string(values.size()) + " values");
-  if (steps.empty()) throw std::invalid_argument("the series has no rows to compare");
-  std::vector<int64_t> whole;
-  whole.reserve(steps.size());
-  for (size_t i = 0; i < steps.size(); ++i) {
-    const double s = steps[i];
-    if (!(s >= 0.0) || s != std::floor(s) || s > 1e15)
-      throw std::invalid_argument("row " + std::to_string(i + 1) + ": step " + format_number(s) +
-                                  " is not a whole number of updates from 0 to 1e15");
-    if (!whole.empty() && static_cast<int64_t>(s) <= whole.back())
-      throw std::invalid_argument("row " + std::to_string(i + 1) + ": step " + format_number(s) +
-                                  " does not follow step " + std::to_string(whole.back()) +
-                                  " (the steps must increase)");
-    if (!std::isfinite(values[i]))
-      throw std::invalid_argument("row " + std::to_string(i + 1) + " (step " + format_number(s) + "): the rate " +
-                                  format_number(values[i]) + " is not finite");
-    whole.push_back(static_cast<int64_t>(s));
-  }
-  return whole;
-}
-
 // Whether every row's value is within `tolerance` of expected(step).
 template <class Expected>
 bool every_row_matches(const std::vector<int64_t>& steps, const std::vector<double>& values, double tolerance,
@@ -69,6 +45,30 @@ std::string plural(double n, const std::string& word) { return format_number(n) 
 
 }  // namespace
 
+std::vector<int64_t> series_steps(const std::vector<double>& steps, const std::vector<double>& values) {
+  if (steps.size() != values.size())
+    throw std::invalid_argument("the series has " + std::to_string(steps.size()) + " steps for " +
+                                std::to_string(values.size()) + " values");
+  if (steps.empty()) throw std::invalid_argument("the series has no rows to compare");
+  std::vector<int64_t> whole;
+  whole.reserve(steps.size());
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const double s = steps[i];
+    if (!(s >= 0.0) || s != std::floor(s) || s > 1e15)
+      throw std::invalid_argument("row " + std::to_string(i + 1) + ": step " + format_number(s) +
+                                  " is not a whole number of updates from 0 to 1e15");
+    if (!whole.empty() && static_cast<int64_t>(s) <= whole.back())
+      throw std::invalid_argument("row " + std::to_string(i + 1) + ": step " + format_number(s) +
+                                  " does not follow step " + std::to_string(whole.back()) +
+                                  " (the steps must increase)");
+    if (!std::isfinite(values[i]))
+      throw std::invalid_argument("row " + std::to_string(i + 1) + " (step " + format_number(s) + "): the rate " +
+                                  format_number(values[i]) + " is not finite");
+    whole.push_back(static_cast<int64_t>(s));
+  }
+  return whole;
+}
+
 double relative_difference(double a, double b) {
   if (a == b) return 0.0;
   if (!std::isfinite(a) || !std::isfinite(b)) return std::numeric_limits<double>::infinity();  // inf / inf is NaN
@@ -78,7 +78,7 @@ double relative_difference(double a, double b) {
 
 SeriesMatch match_series(const Schedule& schedule, const std::vector<double>& step_values,
                          const std::vector<double>& values, double tolerance) {
-  const std::vector<int64_t> steps = checked_steps(step_values, values);
+  const std::vector<int64_t> steps = series_steps(step_values, values);
   SeriesMatch match;
   match.compared = steps.size();
   for (size_t i = 0; i < steps.size(); ++i) {

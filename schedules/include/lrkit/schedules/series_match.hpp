@@ -36,6 +36,9 @@ struct SeriesMatch {
   std::vector<int64_t> restarts;   // Restarted: the steps at which the schedule started over
 };
 
+// The series' steps as whole numbers, after the checks match_series makes (and throws for) below.
+std::vector<int64_t> series_steps(const std::vector<double>& steps, const std::vector<double>& values);
+
 // Compares values[i], the logged rate of update steps[i] (whole, >= 0), with schedule(steps[i]) (past the schedule's
 // end, its end value). Where a row differs by more than `tolerance` (relative), it tries each mistake above and
 // reports the first that makes every row match. Throws std::invalid_argument for rows it cannot compare (no rows,
