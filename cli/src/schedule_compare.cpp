@@ -93,8 +93,8 @@ int compare_with_log(const CompareRequest& request) {
         << (match.follows ? "true" : "false") << ", \"worst\": " << row_json(worst) << ", \"first_difference\": "
         << (match.follows ? "null" : row_json(row_of(schedule, series, match.first_off_row)))
         << ", \"mistake\": " << json_string(schedules::mistake_name(match.mistake)) << ", \"amount\": "
-        << format_number(match.amount) << ", \"restarts\": [" << schedules::steps_text(match.restarts) << "], \"explanation\": "
-        << (why.empty() ? "null" : json_string(why)) << "}\n";
+        << format_number(match.amount) << ", \"restarts\": [" << schedules::steps_text(match.restarts)
+        << "], \"explanation\": " << (why.empty() ? "null" : json_string(why)) << "}\n";
     std::cout << out.str();
   } else {
     std::cout << request.file << ": " << match.compared << (match.compared == 1 ? " row" : " rows") << " of "
@@ -107,8 +107,11 @@ int compare_with_log(const CompareRequest& request) {
       std::cout << "differs from " << row_text(row_of(schedule, series, match.first_off_row))
                 << (match.worst_row == match.first_off_row ? ", the worst" : "; the worst is at " + row_text(worst))
                 << " (tolerance " << format_number(request.tolerance) << ")\n";
-      std::cout << (why.empty() ? "no single loop mistake explains it (the schedule read up to 16 steps ahead or "
-                                  "behind, restarted, run 2 to 64 times as fast or as slow, or scaled)"
+      std::cout << (why.empty() ? "no single loop mistake explains it (the schedule read up to " +
+                                      std::to_string(schedules::kLargestMistakenShift) +
+                                      " steps ahead or behind, restarted, run 2 to " +
+                                      std::to_string(schedules::kLargestMistakenFactor) +
+                                      " times as fast or as slow, or scaled)"
                                 : why)
                 << "\n";
     }

@@ -12,10 +12,6 @@ namespace lrkit::schedules {
 
 namespace {
 
-// How far each mistake is looked for: a scheduler a few steps ahead or behind, and accumulation over up to 64
-// micro-batches.
-constexpr int64_t kLargestShift = 16;
-constexpr int64_t kLargestFactor = 64;
 
 // Whether every row's value is within `tolerance` of expected(step).
 template <class Expected>
@@ -93,7 +89,7 @@ SeriesMatch match_series(const Schedule& schedule, const std::vector<double>& st
     match.amount = amount;
     return match;
   };
-  for (int64_t k = 1; k <= kLargestShift; ++k) {
+  for (int64_t k = 1; k <= kLargestMistakenShift; ++k) {
     for (const int64_t shift : {k, -k}) {
       if (every_row_matches(steps, values, tolerance,
                             [&](int64_t s) { return schedule(std::max<int64_t>(s + shift, 0)); }))
@@ -104,13 +100,13 @@ SeriesMatch match_series(const Schedule& schedule, const std::vector<double>& st
     match.restarts = std::move(restarts);
     return found(SeriesMistake::Restarted, static_cast<double>(match.restarts.size()));
   }
-  const int64_t saturated = std::numeric_limits<int64_t>::max() / kLargestFactor;
-  for (int64_t a = 2; a <= kLargestFactor; ++a) {
+  const int64_t saturated = std::numeric_limits<int64_t>::max() / kLargestMistakenFactor;
+  for (int64_t a = 2; a <= kLargestMistakenFactor; ++a) {
     if (every_row_matches(steps, values, tolerance,
                           [&](int64_t s) { return schedule(s < saturated ? s * a : schedule.total()); }))
       return found(SeriesMistake::Faster, static_cast<double>(a));
   }
-  for (int64_t a = 2; a <= kLargestFactor; ++a) {
+  for (int64_t a = 2; a <= kLargestMistakenFactor; ++a) {
     if (every_row_matches(steps, values, tolerance, [&](int64_t s) { return schedule(s / a); }))
       return found(SeriesMistake::Slower, static_cast<double>(a));
   }

@@ -13,6 +13,11 @@
 
 namespace lrkit::schedules {
 
+// How far each mistake is looked for: a scheduler up to 16 steps ahead or behind, and up to 64 times as fast or slow
+// (gradient accumulation over up to 64 micro-batches).
+inline constexpr int64_t kLargestMistakenShift = 16;
+inline constexpr int64_t kLargestMistakenFactor = 64;
+
 // |a - b| relative to the larger of |a| and |b|: 0 when they are equal, infinite when one is not finite.
 double relative_difference(double a, double b);
 
