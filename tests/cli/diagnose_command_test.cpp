@@ -19,14 +19,9 @@ using lrkit::testing::run_command;
 using lrkit::testing::run_lrkit;
 
 TEST(DiagnoseCommand, AResumedRunsReportListsItsResumesAndWhatTheyChanged) {
-  const auto out = lrkit::testing::out_dir("diagnose_resumed");
-  const std::string train = "train --config " + lrkit::testing::tiny_config() + " --out " + out +
-                            " --checkpoint.every 6 --schedule.spec 'constant(1e-2)'";
-  auto r = run_lrkit(train + " --train.steps 6");
-  ASSERT_EQ(r.code, 0) << r.out;
-  r = run_lrkit(train + " --resume auto --log.flush_every 3");
-  ASSERT_EQ(r.code, 0) << r.out;
-  r = run_lrkit("diagnose " + out);
+  const auto out = lrkit::testing::two_session_tiny_run("diagnose_resumed", "constant(1e-2)", " --log.flush_every 3");
+  ASSERT_FALSE(::testing::Test::HasFailure()) << "a session of the run failed";
+  const auto r = run_lrkit("diagnose " + out);
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("\nresumes: \n  step 6: changed train.steps = 6 -> 12; log.flush_every = 10 -> 3\nflagged windows:"),
             std::string::npos) << r.out;

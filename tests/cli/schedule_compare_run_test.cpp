@@ -12,15 +12,10 @@ namespace {
 using lrkit::testing::run_lrkit;
 
 TEST(ScheduleCompareRun, ATrainedRunFollowsItsSpecThroughAResumeAndNoOther) {
-  const auto dir = lrkit::testing::out_dir("compare_run");
   // The spec holds its own length, so the session that stops at 6 trains the first half of the 12-step schedule.
-  const std::string train = "train --config " + lrkit::testing::tiny_config() + " --out " + dir +
-                            " --checkpoint.every 6 --schedule.spec 'cosine(peak=1e-2, warmup=2, total=12)'";
-  auto r = run_lrkit(train + " --train.steps 6");
-  ASSERT_EQ(r.code, 0) << r.out;
-  r = run_lrkit(train + " --resume auto");  // from step 6 to the config's 12
-  ASSERT_EQ(r.code, 0) << r.out;
-  r = run_lrkit("schedule 'cosine(peak=1e-2, warmup=2)' --steps 12 --tolerance 0 --compare " + dir);
+  const auto dir = lrkit::testing::two_session_tiny_run("compare_run", "cosine(peak=1e-2, warmup=2, total=12)");
+  ASSERT_FALSE(::testing::Test::HasFailure()) << "a session of the run failed";
+  auto r = run_lrkit("schedule 'cosine(peak=1e-2, warmup=2)' --steps 12 --tolerance 0 --compare " + dir);
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find(": 12 rows of /train/lr, steps 0..11, against cosine(peak=0.01, warmup=2) (12 steps)\n"
                        "follows it: the worst relative difference is 0 at step 0 (tolerance 0)\n"),

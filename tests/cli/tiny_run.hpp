@@ -1,6 +1,6 @@
 // The tiny data-parallel run the CLI tests share: a generated corpus, a
-// 12-step config of a one-layer model, and the check that two of its runs
-// trained alike.
+// 12-step config of a one-layer model, a run of it in two sessions, and the
+// check that two of its runs trained alike.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -10,6 +10,7 @@
 #include <string>
 
 #include "lrkit/h5/file.hpp"
+#include "run_command.hpp"
 #include "test_files.hpp"
 
 namespace lrkit::testing {
@@ -32,6 +33,20 @@ inline std::string out_dir(const std::string& name) {
   const auto dir = scratch_dir() / name;
   lrkit::testing::remove_tree(dir);
   return dir.string();
+}
+
+// A tiny run under `spec` trained in two sessions: to step 6 (checkpointed), then resumed to the config's 12 with
+// `resume_args` added. Returns the run directory; a session that fails fails the test.
+inline std::string two_session_tiny_run(const std::string& name, const std::string& spec,
+                                        const std::string& resume_args = "") {
+  const auto dir = out_dir(name);
+  const std::string train = "train --config " + tiny_config() + " --out " + dir +
+                            " --checkpoint.every 6 --schedule.spec '" + spec + "'";
+  for (const std::string& session : {train + " --train.steps 6", train + " --resume auto" + resume_args}) {
+    const auto r = run_lrkit(session);
+    EXPECT_EQ(r.code, 0) << session << "\n" << r.out;
+  }
+  return dir;
 }
 
 // The two run logs hold the same 12 training losses (to 1e-5 relative: workers sum in another order).
