@@ -144,7 +144,8 @@ int run_schedule_command(const std::vector<std::string>& args) {
 
   if (vm.count("branches")) return print_branches(spec, vm["branches"].as<std::string>(), vm);
   for (const char* key : {"column", "tolerance"})
-    if (!vm[key].defaulted() && !vm.count("compare")) throw UsageError(std::string("--") + key + " goes with --compare");
+    if (!vm[key].defaulted() && !vm.count("compare"))
+      throw UsageError(std::string("--") + key + " goes with --compare");
   if (vm.count("compare")) {
     for (const char* alone : {"every", "at", "summary", "plot", "out", "momentum"})
       if (vm.count(alone) && !vm[alone].defaulted())

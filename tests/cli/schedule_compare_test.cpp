@@ -55,7 +55,8 @@ TEST(ScheduleCompare, ADifferenceNamesItsFirstStepAndTheMistakeThatExplainsIt) {
   r = run_lrkit("schedule " + kSpec + " --compare " + accumulated + " --steps 100");
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.out.find("the log runs the schedule 8 times as fast"), std::string::npos) << r.out;
-  const auto other = csv_log("compare_other.csv", [](int64_t t) { return 1e-3 * (1.0 - static_cast<double>(t) / 100); });
+  const auto other =
+      csv_log("compare_other.csv", [](int64_t t) { return 1e-3 * (1.0 - static_cast<double>(t) / 100); });
   r = run_lrkit("schedule " + kSpec + " --compare " + other + " --steps 100");
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.out.find("\nno single loop mistake explains it"), std::string::npos) << r.out;
@@ -109,7 +110,8 @@ TEST(ScheduleCompare, BadInputIsAOneLineError) {
       {"--compare " + nan_row + " --steps 100",
        "lrkit schedule: --compare: '" + nan_row + "' row 2 (step 1): the rate nan is not finite"},
       {"--compare " + negative,
-       "lrkit schedule: --compare: '" + negative + "' row 1: step -1e+300 is not a whole number of updates from 0 to 1e15"},
+       "lrkit schedule: --compare: '" + negative +
+           "' row 1: step -1e+300 is not a whole number of updates from 0 to 1e15"},
       {"--compare " + follows + " --tolerance -1", "lrkit schedule: --tolerance must be a finite number >= 0 (got -1)"},
       {"--compare " + follows + " --at 3", "lrkit schedule: --compare prints its verdict alone: drop --at"},
       {"--column /train/lr", "lrkit schedule: --column goes with --compare"},
