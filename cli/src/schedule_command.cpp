@@ -129,7 +129,7 @@ int run_schedule_command(const std::vector<std::string>& args) {
        "against the rate (PyTorch's cycle_momentum; e.g. 0.85,0.95)")
       ("compare", po::value<std::string>(), "check the rates a run logged in this file against SPEC")
       ("column", po::value<std::string>()->default_value("/train/lr"), "--compare: the rates' dataset or column")
-      ("tolerance", po::value<double>()->default_value(1e-6), "--compare: the relative difference allowed");
+      ("tolerance", po::value<double>()->default_value(1e-6, "1e-6"), "--compare: the relative difference allowed");
   std::string spec;
   const auto vm = parse_with_positional(args, options, spec, "schedule");
   if (vm.count("help")) {
