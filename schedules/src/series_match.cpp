@@ -12,7 +12,6 @@ namespace lrkit::schedules {
 
 namespace {
 
-
 // Whether every row's value is within `tolerance` of expected(step).
 template <class Expected>
 bool every_row_matches(const std::vector<int64_t>& steps, const std::vector<double>& values, double tolerance,

@@ -37,7 +37,7 @@ struct SeriesMatch {
   size_t first_off_row = 0;   // the first row beyond the tolerance; meaningful when !follows
   bool follows = true;        // every row within the tolerance
   SeriesMistake mistake = SeriesMistake::None;
-  double amount = 0.0;             // the mistake's number (steps ahead, the factor, the scale)
+  double amount = 0.0;             // the mistake's number: steps ahead, restarts, the factor or the scale
   std::vector<int64_t> restarts;   // Restarted: the steps at which the schedule started over
 };
 
