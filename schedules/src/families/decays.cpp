@@ -78,9 +78,9 @@ MutableNode build_constant(const Args& args, Context& ctx) {
   return with_warmup(warmup, std::make_shared<ConstantNode>(rest, peak));
 }
 
-// Shared by linear, cosine, polynomial and rewarm.
+// Shared by linear, cosine, polynomial and rewarm; `cycles` other than 0.5 makes a cosine wave (CosineWavesNode).
 MutableNode build_shaped(const Args& args, Context& ctx, DecayShape shape, double default_floor_ratio,
-                         double default_warmup_fraction) {
+                         double default_warmup_fraction, double cycles = 0.5) {
   const double peak = args.rate("peak");
   const int64_t total = args.require_total(ctx.total);
   const WarmupSpec warmup = parse_warmup(args, total, fraction_of(total, default_warmup_fraction));
@@ -92,23 +92,19 @@ MutableNode build_shaped(const Args& args, Context& ctx, DecayShape shape, doubl
     floor = args.floor_of("floor", peak, default_floor_ratio * peak);
   }
   check_shape_floor(args, shape, floor);
+  if (cycles != 0.5)
+    return with_warmup(warmup, std::make_shared<CosineWavesNode>(total - warmup.length, peak, floor, cycles));
   const double power = args.positive("power", 1.0);
   return with_warmup(warmup, std::make_shared<ShapeNode>(total - warmup.length, peak, floor, shape, power));
 }
 
 MutableNode build_linear(const Args& args, Context& ctx) { return build_shaped(args, ctx, DecayShape::Linear, 0.0, 0); }
-// cycles = 0.5 is the half cosine of every other cosine-shaped decay; other counts wave (CosineWavesNode).
+// cycles = 0.5 is the half cosine of every other cosine-shaped decay, bit for bit.
 MutableNode build_cosine(const Args& args, Context& ctx) {
   const double cycles = args.positive("cycles", 0.5);
-  if (cycles == 0.5) return build_shaped(args, ctx, DecayShape::Cosine, 0.0, 0);
   if (cycles > 1e9)  // the angle 2 pi c s would keep too few digits for a smooth wave
     args.fail_key("cycles", "'cycles' must be at most 1e9 (got " + format_number(cycles) + ")");
-  const double peak = args.rate("peak");
-  const int64_t total = args.require_total(ctx.total);
-  const WarmupSpec warmup = parse_warmup(args, total);
-  check_fits(args, total, warmup.length, 0, "");
-  const double floor = args.floor_of("floor", peak, 0.0);
-  return with_warmup(warmup, std::make_shared<CosineWavesNode>(total - warmup.length, peak, floor, cycles));
+  return build_shaped(args, ctx, DecayShape::Cosine, 0.0, 0, cycles);
 }
 MutableNode build_polynomial(const Args& args, Context& ctx) {
   return build_shaped(args, ctx, DecayShape::Polynomial, 0.0, 0);
