@@ -17,23 +17,12 @@ namespace {
 
 using lrkit::format_number;
 
-struct Row {
-  int64_t step;
-  double logged, scheduled, relative;
-};
-
-Row row_of(const schedules::Schedule& schedule, const schedules::Series& series, size_t i) {
-  const auto step = static_cast<int64_t>(series.steps[i]);
-  const double scheduled = schedule(step);
-  return {step, series.values[i], scheduled, schedules::relative_difference(series.values[i], scheduled)};
-}
-
-std::string row_text(const Row& r) {
+std::string row_text(const schedules::SeriesRow& r) {
   return "step " + std::to_string(r.step) + " (logged " + format_number(r.logged) + ", schedule " +
          format_number(r.scheduled) + ": " + format_number(r.relative) + " relative)";
 }
 
-std::string row_json(const Row& r) {
+std::string row_json(const schedules::SeriesRow& r) {
   return "{\"step\": " + std::to_string(r.step) + ", \"logged\": " + format_number(r.logged) + ", \"schedule\": " +
          format_number(r.scheduled) + ", \"relative\": " + format_number(r.relative) + "}";
 }
@@ -56,12 +45,14 @@ int compare_with_log(const CompareRequest& request) {
     throw UsageError("--compare: " + std::string(e.what()));
   }
   // The run's length: what the caller says, else the spec's own, else what the log reached.
-  int64_t logged_end = 0;
-  try {
-    logged_end = schedules::series_steps(series.steps, series.values).back() + 1;
-  } catch (const std::invalid_argument& e) {
-    throw UsageError("--compare: '" + request.file + "' " + e.what());
-  }
+  const std::vector<int64_t> steps = [&] {
+    try {
+      return schedules::series_steps(series.steps, series.values);
+    } catch (const std::invalid_argument& e) {
+      throw UsageError("--compare: '" + request.file + "' " + e.what());
+    }
+  }();
+  const int64_t logged_end = steps.back() + 1;
   std::string length_from;
   const schedules::Schedule schedule = [&] {
     try {
@@ -76,11 +67,11 @@ int compare_with_log(const CompareRequest& request) {
       throw UsageError(e.what());
     }
   }();
-  // The rows passed series_steps above, so this throws nothing.
-  const auto match = schedules::match_series(schedule, series.steps, series.values, request.tolerance);
+  // The rows passed series_steps and the tolerance its check above, so this throws nothing.
+  const auto match = schedules::match_checked_series(schedule, steps, series.values, request.tolerance);
   const std::string length =
       schedule.bounded() ? std::to_string(schedule.total()) + " steps" + length_from : "no end";
-  const Row worst = row_of(schedule, series, match.worst_row);
+  const schedules::SeriesRow& worst = match.worst_detail;
   const std::string why = schedules::explain(match);
   if (request.format == TableFormat::Json) {
     std::ostringstream out;
@@ -91,7 +82,7 @@ int compare_with_log(const CompareRequest& request) {
         << (schedule.bounded() ? std::to_string(schedule.total()) : "null")
         << ", \"tolerance\": " << format_number(request.tolerance) << ", \"follows\": "
         << (match.follows ? "true" : "false") << ", \"worst\": " << row_json(worst) << ", \"first_difference\": "
-        << (match.follows ? "null" : row_json(row_of(schedule, series, match.first_off_row)))
+        << (match.follows ? "null" : row_json(match.first_off_detail))
         << ", \"mistake\": " << json_string(schedules::mistake_name(match.mistake)) << ", \"amount\": "
         << format_number(match.amount) << ", \"restarts\": [" << schedules::steps_text(match.restarts)
         << "], \"explanation\": " << (why.empty() ? "null" : json_string(why)) << "}\n";
@@ -104,7 +95,7 @@ int compare_with_log(const CompareRequest& request) {
       std::cout << "follows it: the worst relative difference is " << format_number(worst.relative) << " at step "
                 << worst.step << " (tolerance " << format_number(request.tolerance) << ")\n";
     } else {
-      std::cout << "differs from " << row_text(row_of(schedule, series, match.first_off_row))
+      std::cout << "differs from " << row_text(match.first_off_detail)
                 << (match.worst_row == match.first_off_row ? ", the worst" : "; the worst is at " + row_text(worst))
                 << " (tolerance " << format_number(request.tolerance) << ")\n";
       std::cout << (why.empty() ? "no single loop mistake explains it (the schedule read up to " +

@@ -117,12 +117,9 @@ py::object cycled_momentum(const Schedule& s, const py::object& step, double bas
   return momentum ? py::object(py::float_(*momentum)) : py::object(py::none());
 }
 
-// The logged rates against the schedule (schedules::match_series): a dict of the verdict, its rows and the loop
-// mistake that explains a difference.
+// The logged rates against the schedule (schedules::match_series, which also checks the rows and the tolerance): a
+// dict of the verdict, its rows and the loop mistake that explains a difference.
 py::dict compare(const Schedule& s, const py::object& steps_given, const py::object& rates_given, double tolerance) {
-  if (!(tolerance >= 0.0) || !std::isfinite(tolerance))
-    throw py::value_error("Schedule.compare: tolerance must be a finite number >= 0 (got " + format_number(tolerance) +
-                          ")");
   const auto as_vector = [](const py::object& given, const char* what) {
     const auto array = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(given);
     if (!array || array.ndim() != 1)
@@ -136,20 +133,19 @@ py::dict compare(const Schedule& s, const py::object& steps_given, const py::obj
   } catch (const std::invalid_argument& e) {
     throw py::value_error("Schedule.compare: " + std::string(e.what()));
   }
-  const auto row = [&](size_t i) {
+  const auto row = [](const schedules::SeriesRow& r) {
     py::dict d;
-    const auto step = static_cast<int64_t>(steps[i]);
-    d["step"] = step;
-    d["logged"] = rates[i];
-    d["schedule"] = s(step);
-    d["relative"] = schedules::relative_difference(rates[i], s(step));
+    d["step"] = r.step;
+    d["logged"] = r.logged;
+    d["schedule"] = r.scheduled;
+    d["relative"] = r.relative;
     return d;
   };
   py::dict d;
   d["follows"] = m.follows;
   d["rows"] = m.compared;
-  d["worst"] = row(m.worst_row);
-  d["first_difference"] = m.follows ? py::object(py::none()) : py::object(row(m.first_off_row));
+  d["worst"] = row(m.worst_detail);
+  d["first_difference"] = m.follows ? py::object(py::none()) : py::object(row(m.first_off_detail));
   d["mistake"] = schedules::mistake_name(m.mistake);
   d["amount"] = m.amount;
   d["restarts"] = m.restarts;

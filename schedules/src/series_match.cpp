@@ -71,15 +71,23 @@ double relative_difference(double a, double b) {
   return scale == 0.0 ? 0.0 : std::fabs(a - b) / scale;
 }
 
-SeriesMatch match_series(const Schedule& schedule, const std::vector<double>& step_values,
-                         const std::vector<double>& values, double tolerance) {
-  const std::vector<int64_t> steps = series_steps(step_values, values);
+SeriesMatch match_series(const Schedule& schedule, const std::vector<double>& steps, const std::vector<double>& values,
+                         double tolerance) {
+  return match_checked_series(schedule, series_steps(steps, values), values, tolerance);
+}
+
+SeriesMatch match_checked_series(const Schedule& schedule, const std::vector<int64_t>& steps,
+                                 const std::vector<double>& values, double tolerance) {
+  if (!(tolerance >= 0.0) || !std::isfinite(tolerance))
+    throw std::invalid_argument("tolerance must be a finite number >= 0 (got " + format_number(tolerance) + ")");
   SeriesMatch match;
   match.compared = steps.size();
   for (size_t i = 0; i < steps.size(); ++i) {
-    const double difference = relative_difference(values[i], schedule(steps[i]));
-    if (difference > match.worst) match.worst = difference, match.worst_row = i;
-    if (difference > tolerance && match.follows) match.follows = false, match.first_off_row = i;
+    const double scheduled = schedule(steps[i]);
+    const SeriesRow row{steps[i], values[i], scheduled, relative_difference(values[i], scheduled)};
+    if (i == 0 || row.relative > match.worst) match.worst = row.relative, match.worst_row = i, match.worst_detail = row;
+    if (row.relative > tolerance && match.follows)
+      match.follows = false, match.first_off_row = i, match.first_off_detail = row;
   }
   if (match.follows) return match;
 

@@ -98,6 +98,20 @@ TEST(SeriesMatch, AnotherScheduleIsExplainedByNoMistake) {
   EXPECT_GT(m.worst, 0.5);
 }
 
+// The first differing row and the worst come with their values; a tolerance that is no finite number >= 0 is refused.
+TEST(SeriesMatch, TheRowsItReportsCarryTheirValues) {
+  const Schedule& s = warm_cosine();
+  const auto m = match(s, logged(200, [&](int64_t t) { return t < 60 ? s(t) : t < 130 ? s(t - 60) : s(t - 130); }));
+  EXPECT_EQ(m.first_off_detail.step, 60);
+  EXPECT_EQ(m.first_off_detail.logged, s(0));
+  EXPECT_EQ(m.first_off_detail.scheduled, s(60));
+  EXPECT_EQ(m.first_off_detail.relative, relative_difference(s(0), s(60)));
+  EXPECT_EQ(m.worst_detail.step, static_cast<int64_t>(m.worst_row));
+  EXPECT_EQ(m.worst_detail.relative, m.worst);
+  for (const double bad : {-1.0, std::nan(""), std::numeric_limits<double>::infinity()})
+    EXPECT_THROW(match_series(s, {0}, {0}, bad), std::invalid_argument) << bad;
+}
+
 TEST(SeriesMatch, EveryMistakeHasANameAndWords) {
   SeriesMatch m;
   EXPECT_EQ(explain(m), "");

@@ -30,11 +30,18 @@ enum class SeriesMistake {
   Scaled,     // logged rate = amount * the schedule's
 };
 
+// One row compared: the step, the rate logged, the schedule's, and their relative difference.
+struct SeriesRow {
+  int64_t step = 0;
+  double logged = 0.0, scheduled = 0.0, relative = 0.0;
+};
+
 struct SeriesMatch {
   size_t compared = 0;        // rows compared
   double worst = 0.0;         // the worst relative difference, at row worst_row
   size_t worst_row = 0;
   size_t first_off_row = 0;   // the first row beyond the tolerance; meaningful when !follows
+  SeriesRow worst_detail, first_off_detail;  // those two rows
   bool follows = true;        // every row within the tolerance
   SeriesMistake mistake = SeriesMistake::None;
   double amount = 0.0;             // the mistake's number: steps ahead, restarts, the factor or the scale
@@ -47,9 +54,13 @@ std::vector<int64_t> series_steps(const std::vector<double>& steps, const std::v
 // Compares values[i], the logged rate of update steps[i] (whole, >= 0), with schedule(steps[i]) (past the schedule's
 // end, its end value). Where a row differs by more than `tolerance` (relative), it tries each mistake above and
 // reports the first that makes every row match. Throws std::invalid_argument for rows it cannot compare (no rows,
-// a step that is not a whole number >= 0, a value that is not finite), naming the row (the first is row 1).
+// a step that is not a whole number >= 0, a value that is not finite), naming the row (the first is row 1), and for
+// a tolerance that is not a finite number >= 0.
 SeriesMatch match_series(const Schedule& schedule, const std::vector<double>& steps, const std::vector<double>& values,
                          double tolerance);
+// The same for steps series_steps has already returned (and values it has checked with them).
+SeriesMatch match_checked_series(const Schedule& schedule, const std::vector<int64_t>& steps,
+                                 const std::vector<double>& values, double tolerance);
 
 // The mistake in words, what the loop did and the usual way a loop comes to do it ("" for None); its name in
 // lower_snake_case for JSON and Python (read_ahead, restarted, faster, slower, scaled, none); steps as "60, 130".
