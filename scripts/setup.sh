@@ -13,6 +13,7 @@ packages=(
   python3-torch python3-h5py python3-numpy python3-matplotlib python3-pandas
   jupyter-nbconvert python3-ipykernel
   pybind11-dev python3-pybind11 python3-dev python3-pytest
+  python3-protobuf python3-crcmod
 
 )
 

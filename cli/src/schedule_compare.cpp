@@ -27,6 +27,12 @@ std::string row_json(const schedules::SeriesRow& r) {
          format_number(r.scheduled) + ", \"relative\": " + format_number(r.relative) + "}";
 }
 
+// Rows that a resumed session logged again and that replaced the first session's (event files).
+std::string replaced_text(size_t replaced) {
+  if (replaced == 0) return "";
+  return " (" + std::to_string(replaced) + (replaced == 1 ? " row" : " rows") + " replaced by a resumed session's)";
+}
+
 // The steps beside a column of rates: /train/lr -> /train/step, lr -> step.
 std::string steps_beside(const std::string& column) {
   const auto slash = column.find_last_of('/');
@@ -77,7 +83,8 @@ int compare_with_log(const CompareRequest& request) {
     std::ostringstream out;
     out << "{\"file\": " << json_string(request.file) << ", \"column\": " << json_string(request.column)
         << ", \"rows\": " << match.compared << ", \"first_step\": " << format_number(series.steps.front())
-        << ", \"last_step\": " << format_number(series.steps.back()) << ", \"spec\": "
+        << ", \"last_step\": " << format_number(series.steps.back()) << ", \"replaced_rows\": " << series.replaced
+        << ", \"spec\": "
         << json_string(schedule.to_spec()) << ", \"steps\": "
         << (schedule.bounded() ? std::to_string(schedule.total()) : "null")
         << ", \"tolerance\": " << format_number(request.tolerance) << ", \"follows\": "
@@ -90,7 +97,7 @@ int compare_with_log(const CompareRequest& request) {
   } else {
     std::cout << request.file << ": " << match.compared << (match.compared == 1 ? " row" : " rows") << " of "
               << request.column << ", steps " << format_number(series.steps.front()) << ".."
-              << format_number(series.steps.back()) << ", against " << schedule.to_spec() << " (" << length << ")\n";
+              << format_number(series.steps.back()) << replaced_text(series.replaced) << ", against " << schedule.to_spec() << " (" << length << ")\n";
     if (match.follows) {
       std::cout << "follows it: the worst relative difference is " << format_number(worst.relative) << " at step "
                 << worst.step << " (tolerance " << format_number(request.tolerance) << ")\n";

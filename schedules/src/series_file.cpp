@@ -13,6 +13,7 @@
 #include "lrkit/common/numbers.hpp"
 #include "lrkit/common/run_log_file.hpp"
 #include "lrkit/h5/file.hpp"
+#include "lrkit/schedules/tfevents_file.hpp"
 
 namespace lrkit::schedules {
 
@@ -135,10 +136,20 @@ Series read_text(const std::string& path, const std::string& values_dataset, con
 
 Series read_series_file(const std::string& name, const std::string& values_name, const std::string& steps_name) {
   const std::string path = run_log_argument(name);
-  if (is_directory_path(path))
-    throw SeriesFileError("'" + path + "' is a directory without a run log (log.h5): name a run directory, a log or a table");
+  const std::string tag = !values_name.empty() && values_name.front() == '/' ? values_name.substr(1) : values_name;
+  if (is_directory_path(path)) {
+    if (const auto events = tfevents_files_in(path); !events.empty()) return read_tfevents_series(events, tag);
+    const auto runs = tfevents_runs_below(path);
+    std::string runs_text;
+    for (size_t i = 0; i < runs.size() && i < 10; ++i) runs_text += (i ? ", " : "") + runs[i];
+    if (runs.size() > 10) runs_text += " and " + std::to_string(runs.size() - 10) + " more";
+    throw SeriesFileError("'" + path + "' is a directory without a run log (log.h5) or event files" +
+                          (runs.empty() ? ": name a run directory, a log, a table or a TensorBoard run"
+                                        : "; the TensorBoard runs below it: " + runs_text + ": name one"));
+  }
   if (const auto problem = input_file_problem(path)) throw SeriesFileError(*problem);
   const bool hdf5 = h5::is_hdf5_file(path);
+  if (!hdf5 && is_tfevents_file(path)) return read_tfevents_series({path}, tag);
   if (!hdf5 && has_hdf5_name(path))  // read as text, a damaged log gave "line 2: '<binary>' is not a number"
     throw SeriesFileError("'" + path + "' is not an HDF5 file (or is truncated); a CSV or TSV table needs another name");
   Series series = hdf5 ? read_hdf5(path, values_name, steps_name) : read_text(path, values_name, steps_name);

@@ -4,9 +4,11 @@
 // std::filesystem::path stays for composing names; the calls that touch the disk go through here.
 #pragma once
 
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -40,6 +42,20 @@ inline std::optional<uint64_t> file_size_of(const std::string& path) {
   struct stat info {};
   if (::stat(path.c_str(), &info) != 0) return std::nullopt;
   return static_cast<uint64_t>(info.st_size);
+}
+
+// The names in `directory` (not "." or ".."), sorted; none where it cannot be read.
+inline std::vector<std::string> directory_names(const std::string& directory) {
+  std::vector<std::string> names;
+  DIR* dir = ::opendir(directory.c_str());
+  if (dir == nullptr) return names;
+  while (const dirent* entry = ::readdir(dir)) {
+    const std::string name = entry->d_name;
+    if (name != "." && name != "..") names.push_back(name);
+  }
+  ::closedir(dir);
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 // The working directory, or nothing where it is gone or too deep to name.

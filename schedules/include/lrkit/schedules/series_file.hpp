@@ -1,8 +1,10 @@
-// Reads a numeric series (values, with optional steps) from an HDF5 dataset or
-// a CSV/TSV text file: the input of table(...) and refined(...) schedules. A run
-// directory stands for its log (DIR/log.h5).
+// Reads a numeric series (values, with optional steps) from an HDF5 dataset, a
+// CSV/TSV text file or TensorBoard event files: the input of table(...) and
+// refined(...) schedules and of `lrkit schedule --compare`. A run directory
+// stands for its log (DIR/log.h5), a directory of event files for those.
 #pragma once
 
+#include <cstddef>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -12,6 +14,7 @@ namespace lrkit::schedules {
 struct Series {
   std::vector<double> steps;  // 0, 1, 2, ... when the file has none
   std::vector<double> values;
+  size_t replaced = 0;  // rows a resumed session wrote again, which replaced these (TensorBoard event files)
 };
 
 class SeriesFileError : public std::runtime_error {
@@ -24,8 +27,12 @@ class SeriesFileError : public std::runtime_error {
 // header row the columns are picked by name (the last component of the
 // dataset path: /train/lr -> lr; a lone column is taken whatever its name),
 // without one a single column is
-// the values and two columns are step,value. Throws SeriesFileError naming the
-// file, and the line for bad text.
+// the values and two columns are step,value. Event files (known by their
+// content; a directory by the names of the files directly in it): the scalar
+// tag `values_name` without its leading '/' (/train/grad_norm ->
+// train/grad_norm, Hugging Face's tag), at the events' steps, as TensorBoard
+// shows it (tfevents_file.hpp). Throws SeriesFileError naming the file, and the
+// line for bad text.
 Series read_series_file(const std::string& name, const std::string& values_name, const std::string& steps_name);
 
 }  // namespace lrkit::schedules

@@ -1,0 +1,40 @@
+// The records of a TFRecord file (what TensorBoard's event files are): each is a little-endian 64-bit length, the
+// masked CRC-32C of those 8 bytes, the data, and the masked CRC-32C of the data.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <fstream>
+#include <string>
+
+namespace lrkit::schedules {
+
+// CRC-32C (Castagnoli) of `size` bytes, and TFRecord's masking of it.
+uint32_t crc32c(const unsigned char* data, size_t size);
+uint32_t masked_crc32c(const unsigned char* data, size_t size);
+
+// Whether the file begins with a whole TFRecord header: 12 bytes whose last 4 are the masked checksum of the first 8.
+// A text or HDF5 file passes by chance once in 2^32.
+bool begins_with_tfrecord(const std::string& path);
+
+// Reads the records one by one. A record the file ends inside (a writer killed mid-write, or one still writing) ends
+// the records: those before it are whole. A checksum that does not match throws SeriesFileError naming the file and
+// the record's byte offset.
+class TfRecordReader {
+ public:
+  explicit TfRecordReader(const std::string& path);
+  // The next record's data, false after the last whole record.
+  bool next(std::string& data);
+  // Where the record that next() returned last begins.
+  uint64_t record_offset() const { return record_offset_; }
+  // Whether the file ended inside a record.
+  bool ended_inside_a_record() const { return cut_; }
+
+ private:
+  std::string path_;
+  std::ifstream in_;
+  uint64_t offset_ = 0, record_offset_ = 0, size_ = 0;
+  bool cut_ = false;
+};
+
+}  // namespace lrkit::schedules

@@ -1,0 +1,304 @@
+#include "lrkit/schedules/tfevents_file.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <set>
+#include <stdexcept>
+
+#include "lrkit/common/file_status.hpp"
+#include "lrkit/common/message_text.hpp"
+#include "lrkit/common/numbers.hpp"
+#include "lrkit/schedules/tfrecord_reader.hpp"
+
+namespace lrkit::schedules {
+
+namespace {
+
+// Field numbers of TensorBoard's protos (tensorboard/compat/proto: event.proto, summary.proto, tensor.proto,
+// tensor_shape.proto).
+namespace field {
+constexpr uint64_t kEventStep = 2, kEventSummary = 5, kEventSessionLog = 7;
+constexpr uint64_t kSessionLogStatus = 1, kSessionStart = 1;
+constexpr uint64_t kSummaryValue = 1;
+constexpr uint64_t kValueTag = 1, kValueSimple = 2, kValueHistogramOld = 3, kValueAudio = 6, kValueTensor = 8;
+constexpr uint64_t kTensorDtype = 1, kTensorShape = 2, kTensorContent = 4, kTensorFloats = 5, kTensorDoubles = 6;
+constexpr uint64_t kShapeDim = 2, kShapeUnknownRank = 3, kDimSize = 1;
+constexpr uint64_t kFloat32 = 1, kFloat64 = 2, kString = 7;
+}  // namespace field
+
+constexpr uint64_t kVarint = 0, kFixed64 = 1, kBytes = 2, kFixed32 = 5;
+
+struct Malformed : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// One field of a protobuf message in its wire form.
+struct WireField {
+  uint64_t number = 0, type = 0;
+  uint64_t bits = 0;                     // a varint's value, or a fixed32's or fixed64's bits
+  const unsigned char* bytes = nullptr;  // a length-delimited field's bytes
+  size_t size = 0;
+};
+
+// The fields of a message, in order, each checked to lie within it.
+class WireReader {
+ public:
+  WireReader(const unsigned char* data, size_t size) : p_(data), end_(data + size) {}
+  explicit WireReader(const WireField& f) : WireReader(f.bytes, f.size) {}
+
+  bool next(WireField& f) {
+    if (p_ == end_) return false;
+    const uint64_t key = varint();
+    f.number = key >> 3;
+    f.type = key & 7u;
+    if (f.number == 0) throw Malformed("a field numbered 0");
+    switch (f.type) {
+      case kVarint: f.bits = varint(); break;
+      case kFixed64: f.bits = fixed(8); break;
+      case kFixed32: f.bits = fixed(4); break;
+      case kBytes: {
+        const uint64_t size = varint();
+        if (size > static_cast<uint64_t>(end_ - p_))
+          throw Malformed("field " + std::to_string(f.number) + " runs past the end of its message");
+        f.bytes = p_;
+        f.size = static_cast<size_t>(size);
+        p_ += size;
+        break;
+      }
+      default: throw Malformed("field " + std::to_string(f.number) + " has wire type " + std::to_string(f.type));
+    }
+    return true;
+  }
+
+ private:
+  uint64_t varint() {
+    uint64_t value = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (p_ == end_) throw Malformed("a number runs past the end of its message");
+      const unsigned char byte = *p_++;
+      value |= uint64_t{byte & 0x7Fu} << shift;
+      if ((byte & 0x80u) == 0) return value;
+    }
+    throw Malformed("a number longer than 10 bytes");
+  }
+  uint64_t fixed(int bytes) {
+    if (end_ - p_ < bytes) throw Malformed("a number runs past the end of its message");
+    uint64_t value = 0;
+    for (int i = 0; i < bytes; ++i) value |= uint64_t{p_[i]} << (8 * i);
+    p_ += bytes;
+    return value;
+  }
+
+  const unsigned char* p_;
+  const unsigned char* end_;
+};
+
+double float_from_bits(uint64_t bits) {
+  const auto narrow = static_cast<uint32_t>(bits);
+  float x = 0.0f;
+  std::memcpy(&x, &narrow, sizeof x);
+  return x;
+}
+
+double double_from_bits(uint64_t bits) {
+  double x = 0.0;
+  std::memcpy(&x, &bits, sizeof x);
+  return x;
+}
+
+// A repeated float or double field's values, packed (one length-delimited field) or not (one field per value).
+void append_reals(const WireField& f, size_t width, std::vector<double>& out) {
+  const auto decode = [&](uint64_t bits) { return width == 4 ? float_from_bits(bits) : double_from_bits(bits); };
+  if (f.type == (width == 4 ? kFixed32 : kFixed64)) return out.push_back(decode(f.bits));
+  if (f.type != kBytes || f.size % width != 0) throw Malformed("a tensor's values have the wrong size");
+  for (size_t i = 0; i < f.size; i += width) {
+    uint64_t bits = 0;
+    for (size_t k = 0; k < width; ++k) bits |= uint64_t{f.bytes[i + k]} << (8 * k);
+    out.push_back(decode(bits));
+  }
+}
+
+// A tensor's one value, or why it is no scalar (its value is then left alone).
+std::string tensor_scalar(const WireField& tensor, double& value) {
+  uint64_t dtype = 0;
+  double elements = 1.0;  // no shape: a rank-0 tensor
+  const unsigned char* content = nullptr;
+  size_t content_size = 0;
+  std::vector<double> reals;
+  WireReader fields(tensor);
+  for (WireField f; fields.next(f);) {
+    if (f.number == field::kTensorDtype && f.type == kVarint) dtype = f.bits;
+    if (f.number == field::kTensorContent && f.type == kBytes) content = f.bytes, content_size = f.size;
+    if (f.number == field::kTensorFloats) append_reals(f, 4, reals);
+    if (f.number == field::kTensorDoubles) append_reals(f, 8, reals);
+    if (f.number == field::kTensorShape && f.type == kBytes) {
+      WireReader dims(f);
+      for (WireField d; dims.next(d);) {
+        if (d.number == field::kShapeUnknownRank && d.type == kVarint && d.bits != 0) elements = -1.0;
+        if (d.number != field::kShapeDim || d.type != kBytes) continue;
+        double size = 0.0;  // a dimension without a size has size 0
+        WireReader dim(d);
+        for (WireField s; dim.next(s);)
+          if (s.number == field::kDimSize && s.type == kVarint) size = static_cast<double>(static_cast<int64_t>(s.bits));
+        elements *= size;
+      }
+    }
+  }
+  if (dtype == field::kString) return "text";
+  if (dtype != field::kFloat32 && dtype != field::kFloat64)
+    return "a tensor of dtype " + std::to_string(dtype) + " (a scalar is a float32 or a float64)";
+  if (elements != 1.0) return "a tensor of " + format_number(elements) + " values";
+  const size_t width = dtype == field::kFloat32 ? 4 : 8;
+  if (content_size == width) {
+    uint64_t bits = 0;
+    for (size_t k = 0; k < width; ++k) bits |= uint64_t{content[k]} << (8 * k);
+    value = width == 4 ? float_from_bits(bits) : double_from_bits(bits);
+    return "";
+  }
+  if (content_size != 0) return "a tensor of " + std::to_string(content_size) + " bytes";
+  if (reals.empty()) return "a tensor without a value";
+  value = reals.front();  // one value stands for every element
+  return "";
+}
+
+// A Summary value: its tag, and its scalar or why it is none.
+struct SummaryValue {
+  std::string tag;
+  double scalar = 0.0;
+  std::string not_scalar = "no value (neither a simple_value nor a tensor)";
+};
+
+SummaryValue summary_value(const WireField& v) {
+  SummaryValue out;
+  WireReader fields(v);
+  for (WireField f; fields.next(f);) {
+    if (f.number == field::kValueTag && f.type == kBytes) out.tag.assign(reinterpret_cast<const char*>(f.bytes), f.size);
+    if (f.number == field::kValueSimple && f.type == kFixed32) out.scalar = float_from_bits(f.bits), out.not_scalar.clear();
+    if (f.number == field::kValueTensor && f.type == kBytes) out.not_scalar = tensor_scalar(f, out.scalar);
+    if (f.number >= field::kValueHistogramOld && f.number <= field::kValueAudio)
+      out.not_scalar = "a histogram, an image or audio";
+  }
+  return out;
+}
+
+// Calls on_value(step, value) for each Summary value of each event and on_start(step) for each SessionLog START, in
+// the files' order. Throws SeriesFileError for a damaged record or event, naming its file and byte.
+template <class OnValue, class OnStart>
+void for_each_event(const std::vector<std::string>& files, OnValue on_value, OnStart on_start) {
+  std::string record;
+  for (const std::string& file : files) {
+    TfRecordReader records(file);
+    while (records.next(record)) {
+      try {
+        int64_t step = 0;
+        std::vector<WireField> summaries;
+        bool start = false;
+        WireReader event(reinterpret_cast<const unsigned char*>(record.data()), record.size());
+        for (WireField f; event.next(f);) {
+          if (f.number == field::kEventStep && f.type == kVarint) step = static_cast<int64_t>(f.bits);
+          if (f.number == field::kEventSummary && f.type == kBytes) summaries.push_back(f);
+          if (f.number == field::kEventSessionLog && f.type == kBytes) {
+            WireReader log(f);
+            for (WireField s; log.next(s);)
+              if (s.number == field::kSessionLogStatus && s.type == kVarint) start = s.bits == field::kSessionStart;
+          }
+        }
+        if (start) on_start(step);
+        for (const WireField& summary : summaries) {
+          WireReader values(summary);
+          for (WireField v; values.next(v);)
+            if (v.number == field::kSummaryValue && v.type == kBytes) on_value(file, step, summary_value(v));
+        }
+      } catch (const Malformed& e) {
+        throw SeriesFileError("'" + file + "': the event at byte " + std::to_string(records.record_offset()) +
+                              " is not a TensorBoard event (" + e.what() + ")");
+      }
+    }
+  }
+}
+
+// How a message names the files: the one file, or their directory.
+std::string files_name(const std::vector<std::string>& files) {
+  if (files.size() == 1) return "'" + files.front() + "'";
+  return "'" + std::filesystem::path(files.front()).parent_path().string() + "' (" + std::to_string(files.size()) +
+         " event files)";
+}
+
+std::string listed(const std::set<std::string>& names) {
+  constexpr size_t kMostListed = 40;
+  std::string out;
+  size_t shown = 0;
+  for (const std::string& name : names) {
+    if (shown == kMostListed) return out + " and " + std::to_string(names.size() - shown) + " more";
+    out += (shown++ ? ", " : "") + text_for_message(name);
+  }
+  return out;
+}
+
+// A writer's own name for its file (events.out.tfevents.TIME.HOST..., TensorBoard's and PyTorch's), or another name
+// with "tfevents" in it on a file whose content is one (make_tfevents.py beside event files is none).
+bool is_event_file_in_directory(const std::string& name, const std::string& path) {
+  if (path_kind(path) != PathKind::kFile) return false;
+  if (name.rfind("events.out.tfevents.", 0) == 0) return true;
+  return name.find("tfevents") != std::string::npos && begins_with_tfrecord(path);
+}
+
+}  // namespace
+
+bool is_tfevents_file(const std::string& path) { return begins_with_tfrecord(path); }
+
+std::vector<std::string> tfevents_files_in(const std::string& directory) {
+  std::vector<std::string> files;
+  for (const std::string& name : directory_names(directory)) {
+    const std::string path = (std::filesystem::path(directory) / name).string();
+    if (is_event_file_in_directory(name, path)) files.push_back(path);
+  }
+  return files;
+}
+
+std::vector<std::string> tfevents_runs_below(const std::string& directory) {
+  std::vector<std::string> runs;
+  for (const std::string& name : directory_names(directory)) {
+    const std::string path = (std::filesystem::path(directory) / name).string();
+    if (is_directory_path(path) && !tfevents_files_in(path).empty()) runs.push_back(path);
+  }
+  return runs;
+}
+
+Series read_tfevents_series(const std::vector<std::string>& files, const std::string& tag) {
+  if (files.empty()) throw SeriesFileError("no event files to read");
+  Series series;
+  const auto drop_from = [&](double step) {
+    const auto first = std::lower_bound(series.steps.begin(), series.steps.end(), step);
+    series.replaced += static_cast<size_t>(series.steps.end() - first);
+    series.steps.erase(first, series.steps.end());
+    series.values.resize(series.steps.size());
+  };
+  for_each_event(
+      files,
+      [&](const std::string& file, int64_t step, const SummaryValue& v) {
+        if (v.tag != tag) return;
+        if (!v.not_scalar.empty())
+          throw SeriesFileError("'" + file + "': tag '" + text_for_message(tag) + "' at step " + std::to_string(step) +
+                                " is not a scalar: " + v.not_scalar);
+        const auto s = static_cast<double>(step);
+        if (!series.steps.empty() && s <= series.steps.back()) drop_from(s);
+        series.steps.push_back(s);
+        series.values.push_back(v.scalar);
+      },
+      [&](int64_t step) { drop_from(static_cast<double>(step)); });
+  if (!series.values.empty()) return series;
+  std::set<std::string> scalar_tags;
+  for_each_event(
+      files,
+      [&](const std::string&, int64_t, const SummaryValue& v) {
+        if (v.not_scalar.empty()) scalar_tags.insert(v.tag);
+      },
+      [](int64_t) {});
+  throw SeriesFileError(files_name(files) + ": no scalar tag '" + text_for_message(tag) + "'" +
+                        (scalar_tags.empty() ? std::string(" (it holds no scalars)")
+                                             : "; its scalar tags: " + listed(scalar_tags)));
+}
+
+}  // namespace lrkit::schedules

@@ -1,0 +1,103 @@
+#include "lrkit/schedules/tfrecord_reader.hpp"
+
+#include <array>
+
+#include "lrkit/common/file_status.hpp"
+#include "lrkit/schedules/series_file.hpp"
+
+namespace lrkit::schedules {
+
+namespace {
+
+constexpr size_t kHeaderBytes = 12, kFooterBytes = 4;
+
+// Eight tables, one per byte of an 8-byte block (slicing by 8): a long event file's checksums cost little beside
+// reading it.
+using CrcTables = std::array<std::array<uint32_t, 256>, 8>;
+
+CrcTables make_crc_tables() {
+  CrcTables t{};
+  for (uint32_t i = 0; i < 256; ++i) {
+    uint32_t crc = i;
+    for (int bit = 0; bit < 8; ++bit) crc = (crc >> 1) ^ (0x82F63B78u & (0u - (crc & 1u)));  // reflected Castagnoli
+    t[0][i] = crc;
+  }
+  for (size_t k = 1; k < 8; ++k)
+    for (uint32_t i = 0; i < 256; ++i) t[k][i] = (t[k - 1][i] >> 8) ^ t[0][t[k - 1][i] & 0xFFu];
+  return t;
+}
+
+const CrcTables& crc_tables() {
+  static const CrcTables tables = make_crc_tables();
+  return tables;
+}
+
+uint32_t little_endian_32(const unsigned char* p) {
+  return uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24;
+}
+
+uint64_t little_endian_64(const unsigned char* p) {
+  return uint64_t{little_endian_32(p)} | uint64_t{little_endian_32(p + 4)} << 32;
+}
+
+}  // namespace
+
+uint32_t crc32c(const unsigned char* data, size_t size) {
+  const CrcTables& t = crc_tables();
+  uint32_t crc = 0xFFFFFFFFu;
+  for (; size >= 8; size -= 8, data += 8) {
+    const uint32_t low = crc ^ little_endian_32(data), high = little_endian_32(data + 4);
+    crc = t[7][low & 0xFFu] ^ t[6][(low >> 8) & 0xFFu] ^ t[5][(low >> 16) & 0xFFu] ^ t[4][low >> 24] ^
+          t[3][high & 0xFFu] ^ t[2][(high >> 8) & 0xFFu] ^ t[1][(high >> 16) & 0xFFu] ^ t[0][high >> 24];
+  }
+  for (; size > 0; --size, ++data) crc = (crc >> 8) ^ t[0][(crc ^ *data) & 0xFFu];
+  return crc ^ 0xFFFFFFFFu;
+}
+
+uint32_t masked_crc32c(const unsigned char* data, size_t size) {
+  const uint32_t crc = crc32c(data, size);
+  return ((crc >> 15) | (crc << 17)) + 0xA282EAD8u;
+}
+
+bool begins_with_tfrecord(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::array<unsigned char, kHeaderBytes> header{};
+  if (!in.read(reinterpret_cast<char*>(header.data()), header.size())) return false;
+  return masked_crc32c(header.data(), 8) == little_endian_32(header.data() + 8);
+}
+
+TfRecordReader::TfRecordReader(const std::string& path) : path_(path), in_(path, std::ios::binary) {
+  const auto size = file_size_of(path);
+  if (!in_ || !size) throw SeriesFileError("cannot open '" + path + "': no such file or not readable");
+  size_ = *size;
+}
+
+bool TfRecordReader::next(std::string& data) {
+  // Read up to the size the file had when opened: a writer may still be appending.
+  if (offset_ == size_) return false;
+  const auto damaged = [&](const std::string& what) {
+    return SeriesFileError("'" + path_ + "': the record at byte " + std::to_string(offset_) + " is damaged (" + what +
+                           ")");
+  };
+  if (size_ - offset_ < kHeaderBytes) return cut_ = true, false;
+  std::array<unsigned char, kHeaderBytes> header{};
+  in_.read(reinterpret_cast<char*>(header.data()), header.size());
+  if (!in_) throw damaged("it cannot be read");
+  if (masked_crc32c(header.data(), 8) != little_endian_32(header.data() + 8))
+    throw damaged("the checksum of its length does not match: not an event file, or a damaged one");
+  const uint64_t length = little_endian_64(header.data());
+  if (length > size_ - offset_ - kHeaderBytes || size_ - offset_ - kHeaderBytes - length < kFooterBytes)
+    return cut_ = true, false;
+  data.resize(static_cast<size_t>(length));
+  std::array<unsigned char, kFooterBytes> footer{};
+  in_.read(data.data(), static_cast<std::streamsize>(length));
+  in_.read(reinterpret_cast<char*>(footer.data()), footer.size());
+  if (!in_) throw damaged("it cannot be read");
+  if (masked_crc32c(reinterpret_cast<const unsigned char*>(data.data()), data.size()) != little_endian_32(footer.data()))
+    throw damaged("the checksum of its " + std::to_string(length) + " bytes of data does not match");
+  record_offset_ = offset_;
+  offset_ += kHeaderBytes + length + kFooterBytes;
+  return true;
+}
+
+}  // namespace lrkit::schedules
