@@ -97,6 +97,32 @@ TEST(ScheduleCompare, ATableFileFollowsItsSpecThroughColumn) {
   EXPECT_EQ(r.code, 0) << r.out;  // the same arithmetic: equal bit for bit
 }
 
+// TensorBoard logs (tests/golden/make_tfevents.py): a Hugging Face Trainer run resumed from a checkpoint, and a
+// plain loop that rebuilt its scheduler when it resumed with SummaryWriter(purge_step=40).
+TEST(ScheduleCompare, TensorBoardLogsAreComparedAsTensorBoardShowsThem) {
+  const std::string golden = std::string(LRKIT_GOLDEN_DIR) + "/tfevents/";
+  auto r = run_lrkit("schedule 'cosine(peak=5e-4, warmup=20)' --steps 200 --compare " + golden +
+                     "hf_resumed --column train/learning_rate");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.find(golden + "hf_resumed: 20 rows of train/learning_rate, steps 10..200 (5 rows replaced by a "
+                                "resumed session's), against cosine(peak=0.0005, warmup=20) (200 steps)\nfollows it"),
+            0u)
+      << r.out;
+  r = run_lrkit("schedule 'cosine(peak=0.1, warmup=10)' --steps 80 --compare " + golden + "restarted --column lr -f json");
+  EXPECT_EQ(r.code, 1) << r.out;
+  for (const char* expected : {"\"rows\": 80", "\"replaced_rows\": 20", "\"mistake\": \"restarted\"",
+                               "\"restarts\": [40]"})
+    EXPECT_NE(r.out.find(expected), std::string::npos) << expected << "\n" << r.out;
+  // Without --column, the default /train/lr is no tag of this log: the error lists the tags there are.
+  r = run_lrkit("schedule 'cosine(peak=5e-4, warmup=20)' --compare " + golden + "hf_cosine");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find(": no scalar tag 'train/lr'; its scalar tags: train/epoch, train/grad_norm, "
+                       "train/learning_rate, train/loss, train/train_runtime\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(lrkit::testing::count_lines(r.out), 1) << r.out;
+}
+
 TEST(ScheduleCompare, BadInputIsAOneLineError) {
   const auto follows = csv_log("compare_ok.csv", warm_cosine);
   const auto nan_row = lrkit::testing::write_text("compare_nan.csv", "step,lr\n0,0\n1,nan\n");

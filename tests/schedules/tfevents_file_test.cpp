@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "lrkit/schedules/factory.hpp"
+#include "lrkit/schedules/refine.hpp"
 #include "lrkit/schedules/series_file.hpp"
 #include "lrkit/schedules/tfrecord_reader.hpp"
 #include "test_files.hpp"
@@ -118,6 +120,20 @@ TEST(TfEventsFile, AHuggingFaceTrainerLogIsReadAtEveryLoggingStep) {
   EXPECT_EQ(read_series_file(run, "/train/learning_rate", "/train/step").values, lr.values);
   EXPECT_EQ(read_series_file(files.front(), "train/learning_rate", "step").steps, lr.steps);
   EXPECT_EQ(read_series_file(run, "/train/train_runtime", "").values, std::vector<double>{61.5});
+}
+
+TEST(TfEventsFile, TheSpecsThatReadASeriesReadATrainersRun) {
+  // refined's default column /train/grad_norm is the Trainer's tag train/grad_norm.
+  const std::string run = kGolden + "/hf_cosine";
+  const Schedule refined = parse_schedule("refined(norms=" + run + ", peak=1e-3)", 200);
+  const Series norms = read_series_file(run, "/train/grad_norm", "");
+  ASSERT_EQ(norms.values.size(), 20u);
+  const std::vector<double> multipliers = refine_from_norms(norms.values, 200, NormKind::L2);
+  for (int64_t t = 0; t < 200; t += 13) EXPECT_DOUBLE_EQ(refined(t), 1e-3 * multipliers[static_cast<size_t>(t)]) << t;
+  // table interpolates between the logged steps.
+  const Schedule table = parse_schedule("table(file=" + run + ", column=train/learning_rate)", 200);
+  const double at_10 = static_cast<float>(hf_cosine_rate(10)), at_20 = static_cast<float>(hf_cosine_rate(20));
+  EXPECT_DOUBLE_EQ(table(15), (at_10 + at_20) / 2);
 }
 
 TEST(TfEventsFile, AResumedSessionsRowsReplaceTheRowsItLoggedAgain) {
