@@ -14,6 +14,7 @@
 #include "lrkit/schedules/factory.hpp"
 #include "lrkit/schedules/refine.hpp"
 #include "lrkit/schedules/schedule.hpp"
+#include "lrkit/schedules/series_file.hpp"
 #include "lrkit/schedules/series_match.hpp"
 #include "lrkit/schedules/spec.hpp"
 #include "lrkit/schedules/spec_error.hpp"
@@ -151,6 +152,27 @@ py::dict compare(const Schedule& s, const py::object& steps_given, const py::obj
   d["restarts"] = m.restarts;
   const std::string why = schedules::explain(m);
   d["explanation"] = why.empty() ? py::object(py::none()) : py::object(py::str(why));
+  return d;
+}
+
+// A series from a file as table(...), refined(...) and `lrkit schedule --compare` read it: a run log, a CSV or TSV,
+// or TensorBoard event files.
+py::dict read_series(const py::object& path_given, const std::string& column, const std::string& steps) {
+  const py::object path = py::module_::import("os").attr("fspath")(path_given);
+  if (!py::isinstance<py::str>(path)) throw py::type_error("read_series: path must be a str or an os.PathLike of one");
+  schedules::Series series;
+  try {
+    series = schedules::read_series_file(text_from_python(path), column, steps);
+  } catch (const schedules::SeriesFileError& e) {
+    throw py::value_error("read_series: " + std::string(e.what()));
+  }
+  const auto array = [](const std::vector<double>& v) {
+    return py::array_t<double>(static_cast<py::ssize_t>(v.size()), v.data());
+  };
+  py::dict d;
+  d["steps"] = array(series.steps);
+  d["values"] = array(series.values);
+  d["replaced"] = series.replaced;
   return d;
 }
 
@@ -302,6 +324,13 @@ void bind_schedules(py::module_& m) {
         "text as a spec value: itself where it reads back as one word, else a quoted string "
         "(f'table(file={lrkit.spec_word(path)})' for a path with spaces, commas or brackets)");
 
+  m.def("read_series", &read_series, py::arg("path"), py::arg("column") = "/train/lr",
+        py::arg("steps") = "/train/step",
+        "a series as lrkit's table(...), refined(...) and `lrkit schedule --compare` read it: a dict of steps and "
+        "values (float64 arrays) and replaced. path: a run directory or its log.h5 (column and steps are datasets), "
+        "a CSV or TSV (columns by the datasets' last names), or TensorBoard event files, one or a run's directory "
+        "(column is the tag, without its leading '/': train/learning_rate); rows a resumed run logged again replace "
+        "the earlier ones, as TensorBoard shows them, and replaced counts those. Raises ValueError naming the file");
   m.def("refine_multipliers",
         [](const std::vector<double>& norms, const py::object& total_steps_given, const std::string& norm, double tau) {
           const int64_t total_steps = whole_number(total_steps_given, "total_steps");
