@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <set>
 #include <stdexcept>
+#include <string_view>
 
 #include "lrkit/common/file_status.hpp"
 #include "lrkit/common/message_text.hpp"
@@ -162,25 +163,32 @@ std::string tensor_scalar(const WireField& tensor, double& value) {
   return "";
 }
 
-// A Summary value: its tag, and its scalar or why it is none.
-struct SummaryValue {
-  std::string tag;
-  double scalar = 0.0;
-  std::string not_scalar = "no value (neither a simple_value nor a tensor)";
-};
-
-SummaryValue summary_value(const WireField& v) {
-  SummaryValue out;
-  WireReader fields(v);
-  for (WireField f; fields.next(f);) {
-    if (f.number == field::kValueTag && f.type == kBytes) out.tag.assign(reinterpret_cast<const char*>(f.bytes), f.size);
-    if (f.number == field::kValueSimple && f.type == kFixed32) out.scalar = float_from_bits(f.bits), out.not_scalar.clear();
-    if (f.number == field::kValueTensor && f.type == kBytes) out.not_scalar = tensor_scalar(f, out.scalar);
-    if (f.number >= field::kValueHistogramOld && f.number <= field::kValueAudio)
-      out.not_scalar = "a histogram, an image or audio";
+// A Summary value: its tag, and its scalar or why it is none, worked out for the tags asked about alone (a reader
+// of one tag among many copies no other tag).
+class SummaryValue {
+ public:
+  explicit SummaryValue(const WireField& value) : value_(value) {
+    WireReader fields(value);
+    for (WireField f; fields.next(f);)
+      if (f.number == field::kValueTag && f.type == kBytes) tag_ = {reinterpret_cast<const char*>(f.bytes), f.size};
   }
-  return out;
-}
+  std::string_view tag() const { return tag_; }
+  // Its scalar in `value`; "" for a scalar, else why it is none.
+  std::string scalar(double& value) const {
+    std::string why = "no value (neither a simple_value nor a tensor)";
+    WireReader fields(value_);
+    for (WireField f; fields.next(f);) {
+      if (f.number == field::kValueSimple && f.type == kFixed32) value = float_from_bits(f.bits), why.clear();
+      if (f.number == field::kValueTensor && f.type == kBytes) why = tensor_scalar(f, value);
+      if (f.number >= field::kValueHistogramOld && f.number <= field::kValueAudio) why = "a histogram, an image or audio";
+    }
+    return why;
+  }
+
+ private:
+  WireField value_;
+  std::string_view tag_;
+};
 
 // Calls on_value(step, value) for each Summary value of each event and on_start(step) for each SessionLog START, in
 // the files' order. Throws SeriesFileError for a damaged record or event, naming its file and byte.
@@ -191,24 +199,24 @@ void for_each_event(const std::vector<std::string>& files, OnValue on_value, OnS
     TfRecordReader records(file);
     while (records.next(record)) {
       try {
+        // The step first, wherever the event holds it, then what happened at it.
+        const auto* data = reinterpret_cast<const unsigned char*>(record.data());
         int64_t step = 0;
-        std::vector<WireField> summaries;
-        bool start = false;
-        WireReader event(reinterpret_cast<const unsigned char*>(record.data()), record.size());
-        for (WireField f; event.next(f);) {
+        WireReader fields(data, record.size());
+        for (WireField f; fields.next(f);)
           if (f.number == field::kEventStep && f.type == kVarint) step = static_cast<int64_t>(f.bits);
-          if (f.number == field::kEventSummary && f.type == kBytes) summaries.push_back(f);
+        WireReader event(data, record.size());
+        for (WireField f; event.next(f);) {
           if (f.number == field::kEventSessionLog && f.type == kBytes) {
             WireReader log(f);
             for (WireField s; log.next(s);)
-              if (s.number == field::kSessionLogStatus && s.type == kVarint) start = s.bits == field::kSessionStart;
+              if (s.number == field::kSessionLogStatus && s.type == kVarint && s.bits == field::kSessionStart)
+                on_start(step);
           }
-        }
-        if (start) on_start(step);
-        for (const WireField& summary : summaries) {
-          WireReader values(summary);
+          if (f.number != field::kEventSummary || f.type != kBytes) continue;
+          WireReader values(f);
           for (WireField v; values.next(v);)
-            if (v.number == field::kSummaryValue && v.type == kBytes) on_value(file, step, summary_value(v));
+            if (v.number == field::kSummaryValue && v.type == kBytes) on_value(file, step, SummaryValue(v));
         }
       } catch (const Malformed& e) {
         throw SeriesFileError("'" + file + "': the event at byte " + std::to_string(records.record_offset()) +
@@ -278,14 +286,15 @@ Series read_tfevents_series(const std::vector<std::string>& files, const std::st
   for_each_event(
       files,
       [&](const std::string& file, int64_t step, const SummaryValue& v) {
-        if (v.tag != tag) return;
-        if (!v.not_scalar.empty())
+        if (v.tag() != tag) return;
+        double value = 0.0;
+        if (const std::string why = v.scalar(value); !why.empty())
           throw SeriesFileError("'" + file + "': tag '" + text_for_message(tag) + "' at step " + std::to_string(step) +
-                                " is not a scalar: " + v.not_scalar);
+                                " is not a scalar: " + why);
         const auto s = static_cast<double>(step);
         if (!series.steps.empty() && s <= series.steps.back()) drop_from(s);
         series.steps.push_back(s);
-        series.values.push_back(v.scalar);
+        series.values.push_back(value);
       },
       [&](int64_t step) { drop_from(static_cast<double>(step)); });
   if (!series.values.empty()) return series;
@@ -293,7 +302,8 @@ Series read_tfevents_series(const std::vector<std::string>& files, const std::st
   for_each_event(
       files,
       [&](const std::string&, int64_t, const SummaryValue& v) {
-        if (v.not_scalar.empty()) scalar_tags.insert(v.tag);
+        double value = 0.0;
+        if (v.scalar(value).empty()) scalar_tags.emplace(v.tag());
       },
       [](int64_t) {});
   throw SeriesFileError(files_name(files) + ": no scalar tag '" + text_for_message(tag) + "'" +
