@@ -38,8 +38,9 @@ constexpr const char* kIntro =
     "bit for bit the separate run of that budget. Each row: the updates a run trains\n"
     "(from..to-1). SPEC has no total= (a branch's length is its budget).\n"
     "\n"
-    "--compare FILE checks the rates a run logged (a run directory, its log.h5, or a\n"
-    "CSV/TSV with step and lr columns) against SPEC instead. Where they differ, it\n"
+    "--compare FILE checks the rates a run logged (a run directory, its log.h5, a\n"
+    "CSV/TSV with step and lr columns, or TensorBoard event files: --column names\n"
+    "the tag, e.g. train/learning_rate) against SPEC instead. Where they differ, it\n"
     "names the loop mistake that explains it: a scheduler stepped before the\n"
     "optimizer, rebuilt at a resume, stepped per micro-batch, or another peak. Exit\n"
     "0: the log follows SPEC; 1: it does not.\n";

@@ -149,6 +149,7 @@ std::string tensor_scalar(const WireField& tensor, double& value) {
   if (dtype == field::kString) return "text";
   if (dtype != field::kFloat32 && dtype != field::kFloat64)
     return "a tensor of dtype " + std::to_string(dtype) + " (a scalar is a float32 or a float64)";
+  if (elements < 0.0) return "a tensor of unknown shape";
   if (elements != 1.0) return "a tensor of " + format_number(elements) + " values";
   const size_t width = dtype == field::kFloat32 ? 4 : 8;
   if (content_size == width) {

@@ -102,6 +102,26 @@ TEST(TfRecord, ChecksumsAreCastagnolisMaskedAsTfRecordsMaskThem) {
     }
 }
 
+TEST(TfEventsFile, AnotherWritersBytesRead) {
+  // The 123 bytes tensorboard_logger's test_serialization expects its writer to write for log_value('v/1', 1.5, 1)
+  // and log_value('v/22', 16.0, 2) at wall time 256.5: a writer independent of the golden files' generator.
+  const std::string bytes(
+      "\x18\x00\x00\x00\x00\x00\x00\x00\xa3\x7f\x4b\x22\x09\x00\x00\x00\x00\x00\x08\x70\x40\x1a\x0d\x62\x72\x61"
+      "\x69\x6e\x2e\x45\x76\x65\x6e\x74\x3a\x32\xbc\x98\x21\x2b\x19\x00\x00\x00\x00\x00\x00\x00\x8b\xf1\x08\x28"
+      "\x09\x00\x00\x00\x00\x00\x08\x70\x40\x10\x01\x2a\x0c\x0a\x0a\x0a\x03\x76\x2f\x31\x15\x00\x00\xc0\x3f\x2c\xec"
+      "\xc0\x87\x1a\x00\x00\x00\x00\x00\x00\x00\x12\x9b\xd8\x2d\x09\x00\x00\x00\x00\x00\x08\x70\x40\x10\x02\x2a\x0d"
+      "\x0a\x0b\x0a\x04\x76\x2f\x32\x32\x15\x00\x00\x80\x41\x8f\xa3\xb6\x88",
+      123);
+  const auto path = write_bytes("tensorboard_logger/events.out.tfevents.256.host", bytes);
+  EXPECT_TRUE(is_tfevents_file(path));
+  const Series one = read_tfevents_series({path}, "v/1");
+  EXPECT_EQ(one.steps, std::vector<double>{1});
+  EXPECT_EQ(one.values, std::vector<double>{1.5});
+  const Series other = read_series_file((testing::scratch_dir() / "tensorboard_logger").string(), "/v/22", "");
+  EXPECT_EQ(other.steps, std::vector<double>{2});
+  EXPECT_EQ(other.values, std::vector<double>{16});
+}
+
 TEST(TfEventsFile, AHuggingFaceTrainerLogIsReadAtEveryLoggingStep) {
   const std::string run = kGolden + "/hf_cosine";
   const auto files = tfevents_files_in(run);

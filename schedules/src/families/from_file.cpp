@@ -1,5 +1,5 @@
 // refined (Defazio et al. 2023, from an earlier run's gradient norms) and
-// table (any tabulated schedule): both read a series from CSV or HDF5.
+// table (any tabulated schedule): both read a series from CSV, HDF5 or TensorBoard event files.
 #include <cmath>
 #include <stdexcept>
 
@@ -21,7 +21,7 @@ Series read_or_fail(const Args& args, const std::string& file_key, const std::st
 }
 
 MutableNode build_refined(const Args& args, Context& ctx) {
-  if (!args.has("norms")) args.fail_call("refined needs norms=FILE (a run directory, its log.h5, or a CSV of gradient norms)");
+  if (!args.has("norms")) args.fail_call("refined needs norms=FILE (a run directory, its log.h5, a CSV of gradient norms or TensorBoard event files)");
   const double peak = args.rate("peak");
   const int64_t total = args.require_total(ctx.total);
   if (total > kMostRefinedSteps)
@@ -47,7 +47,7 @@ MutableNode build_refined(const Args& args, Context& ctx) {
 }
 
 MutableNode build_table(const Args& args, Context&) {
-  if (!args.has("file")) args.fail_call("table needs file=PATH (CSV with step,lr columns, an HDF5 file or a run directory)");
+  if (!args.has("file")) args.fail_call("table needs file=PATH (CSV with step,lr columns, an HDF5 file, a run directory or TensorBoard event files)");
   const std::string column = args.text("column", "/train/lr");
   const std::string steps = args.text("steps", "/train/step");
   Series series = read_or_fail(args, "file", column, steps);
@@ -66,7 +66,7 @@ std::vector<Family> file_families() {
       {"refined", {"norms", "peak", "norm", "tau", "column", "total"}, false, build_refined,
        "refined from an earlier run's gradient norms (Defazio et al. 2023); norm=l2 (SGD) or l1 (Adam)"},
       {"table", {"file", "column", "steps"}, false, build_table,
-       "values read from a CSV (step,lr) or HDF5 dataset, linearly interpolated"},
+       "values read from a CSV (step,lr), an HDF5 dataset or a TensorBoard tag, linearly interpolated"},
   };
 }
 
