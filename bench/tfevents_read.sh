@@ -53,8 +53,9 @@ for ((round = 1; round <= rounds; round++)); do
     echo "round $round: $form $t s, $m MB"
   done
 done
-echo "$steps steps x 4 tags: event file $(($(stat -c %s "$dir/run/events.out.tfevents.1764201600.bench.1.0") / 1000000)) MB," \
-     "CSV $(($(stat -c %s "$dir/run.csv") / 1000000)) MB; medians of $rounds rounds:"
+events_mb=$(($(stat -c %s "$dir/run/events.out.tfevents.1764201600.bench.1.0") / 1000000))
+echo "$steps steps x 4 tags: event file $events_mb MB, CSV $(($(stat -c %s "$dir/run.csv") / 1000000)) MB;" \
+     "medians of $rounds rounds:"
 for form in events csv; do
   echo "$form: $(median ${seconds[$form]}) s, $(median ${megabytes[$form]}) MB"
 done

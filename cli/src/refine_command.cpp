@@ -12,8 +12,8 @@
 #include "command.hpp"
 #include "schedule_output.hpp"
 #include "lrkit/common/run_log_file.hpp"
-#include "lrkit/h5/file.hpp"
 #include "lrkit/schedules/factory.hpp"
+#include "lrkit/schedules/series_file.hpp"
 #include "lrkit/schedules/spec.hpp"
 #include "lrkit/schedules/spec_error.hpp"
 #include "lrkit/options/whole_number_option.hpp"
@@ -37,7 +37,10 @@ int run_refine_command(const std::vector<std::string>& args) {
   if (vm.count("help")) {
     std::cout << "usage: lrkit refine RUN.h5|RUN_DIR --peak LR --out FILE.h5|FILE.csv|FILE.tsv [options]\n\n"
                  "Reads /train/grad_norm_l1 (or /train/grad_norm with --norm l2) of a finished run and\n"
-                 "writes the refined schedule; train the next run with the printed schedule.spec.\n\n"
+                 "writes the refined schedule; train the next run with the printed schedule.spec.\n"
+                 "RUN may also be a CSV or TensorBoard event files (a Hugging Face Trainer's run\n"
+                 "directory: --norm l2 reads its train/grad_norm; give --steps where it logged\n"
+                 "every k-th step).\n\n"
               << visible;
     return kExitOk;
   }
@@ -50,10 +53,21 @@ int run_refine_command(const std::vector<std::string>& args) {
   std::error_code same_error;
   if (std::filesystem::equivalent(run, out, same_error))
     throw UsageError("--out '" + out + "' is the run log itself; write the refined schedule to another file");
+  // The norms as the spec reads them: an lrkit run log, a CSV or TensorBoard event files.
+  schedules::Series norms;
   try {
-    if (steps == 0) steps = static_cast<int64_t>(h5::read_series(run, "/train/step").size());
-  } catch (const h5::Error& e) {
+    norms = schedules::read_series_file(run, norm == "l1" ? "/train/grad_norm_l1" : "/train/grad_norm", "/train/step");
+  } catch (const schedules::SeriesFileError& e) {
     throw UsageError(e.what());
+  }
+  // The source run's length: its rows where it logged every step; a log of every k-th step does not tell.
+  if (steps == 0) {
+    if (norms.steps.back() - norms.steps.front() + 1 != static_cast<double>(norms.steps.size()))
+      throw UsageError("'" + run + "' holds " + std::to_string(norms.steps.size()) + " gradient norms at steps " +
+                       schedules::format_number(norms.steps.front()) + ".." +
+                       schedules::format_number(norms.steps.back()) +
+                       ", not one per step: give the next run's length with --steps");
+    steps = static_cast<int64_t>(norms.steps.size());
   }
   // Paths quoted where they hold spaces, commas or brackets; numbers exact (to_string would round tau to 6 places).
   const std::string spec = "refined(norms=" + schedules::format_word(run) + ", peak=" + schedules::format_number(peak) +
@@ -66,12 +80,13 @@ int run_refine_command(const std::vector<std::string>& args) {
     }
   }();
   const std::string next = write_table_file(out, schedule, steps);
-  // The schedule read the log: the column is there, and a non-finite norm in it (a skipped update's) was filled.
-  const auto norms = h5::read_series(run, norm == "l1" ? "/train/grad_norm_l1" : "/train/grad_norm");
-  const auto skipped = std::count_if(norms.begin(), norms.end(), [](double v) { return !std::isfinite(v); });
+  // A non-finite norm (a skipped update's) was filled by the schedule's reading.
+  const auto skipped =
+      std::count_if(norms.values.begin(), norms.values.end(), [](double v) { return !std::isfinite(v); });
   std::cout << "refined " << steps << " steps from " << run << " (" << norm << " norms";
   if (skipped > 0)
-    std::cout << "; " << skipped << " of " << norms.size() << " not finite, skipped updates: filled in from their neighbours";
+    std::cout << "; " << skipped << " of " << norms.values.size()
+              << " not finite, skipped updates: filled in from their neighbours";
   std::cout << ")\n"
             << "schedule.spec = " << next << "\n";
   return kExitOk;

@@ -97,7 +97,8 @@ int compare_with_log(const CompareRequest& request) {
   } else {
     std::cout << request.file << ": " << match.compared << (match.compared == 1 ? " row" : " rows") << " of "
               << request.column << ", steps " << format_number(series.steps.front()) << ".."
-              << format_number(series.steps.back()) << replaced_text(series.replaced) << ", against " << schedule.to_spec() << " (" << length << ")\n";
+              << format_number(series.steps.back()) << replaced_text(series.replaced) << ", against "
+              << schedule.to_spec() << " (" << length << ")\n";
     if (match.follows) {
       std::cout << "follows it: the worst relative difference is " << format_number(worst.relative) << " at step "
                 << worst.step << " (tolerance " << format_number(request.tolerance) << ")\n";

@@ -141,7 +141,8 @@ std::string tensor_scalar(const WireField& tensor, double& value) {
         double size = 0.0;  // a dimension without a size has size 0
         WireReader dim(d);
         for (WireField s; dim.next(s);)
-          if (s.number == field::kDimSize && s.type == kVarint) size = static_cast<double>(static_cast<int64_t>(s.bits));
+          if (s.number == field::kDimSize && s.type == kVarint)
+            size = static_cast<double>(static_cast<int64_t>(s.bits));
         elements *= size;
       }
     }
@@ -181,7 +182,8 @@ class SummaryValue {
     for (WireField f; fields.next(f);) {
       if (f.number == field::kValueSimple && f.type == kFixed32) value = float_from_bits(f.bits), why.clear();
       if (f.number == field::kValueTensor && f.type == kBytes) why = tensor_scalar(f, value);
-      if (f.number >= field::kValueHistogramOld && f.number <= field::kValueAudio) why = "a histogram, an image or audio";
+      if (f.number >= field::kValueHistogramOld && f.number <= field::kValueAudio)
+        why = "a histogram, an image or audio";
     }
     return why;
   }

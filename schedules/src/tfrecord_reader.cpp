@@ -93,7 +93,8 @@ bool TfRecordReader::next(std::string& data) {
   in_.read(data.data(), static_cast<std::streamsize>(length));
   in_.read(reinterpret_cast<char*>(footer.data()), footer.size());
   if (!in_) throw damaged("it cannot be read");
-  if (masked_crc32c(reinterpret_cast<const unsigned char*>(data.data()), data.size()) != little_endian_32(footer.data()))
+  const auto* bytes = reinterpret_cast<const unsigned char*>(data.data());
+  if (masked_crc32c(bytes, data.size()) != little_endian_32(footer.data()))
     throw damaged("the checksum of its " + std::to_string(length) + " bytes of data does not match");
   record_offset_ = offset_;
   offset_ += kHeaderBytes + length + kFooterBytes;

@@ -69,6 +69,25 @@ TEST(RefineCommand, ARunThatSkippedUpdatesRefinesWithTheirNormsFilledIn) {
             std::string::npos) << r.out;
 }
 
+// A Hugging Face Trainer's TensorBoard run (tests/golden/make_tfevents.py): --norm l2 reads its train/grad_norm. It
+// logged every 10th of 200 steps, so the next run's length is asked for rather than guessed.
+TEST(RefineCommand, ATrainersTensorBoardRunRefinesOnceItsLengthIsGiven) {
+  const std::string run = std::string(LRKIT_GOLDEN_DIR) + "/tfevents/hf_cosine";
+  const auto dir = out_dir("refine_tensorboard");
+  std::filesystem::create_directories(dir);
+  auto r = run_lrkit("refine " + run + " --peak 5e-4 --norm l2 --out " + dir + "/refined.csv");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_EQ(r.out, "lrkit refine: '" + run + "' holds 20 gradient norms at steps 10..200, not one per step: give the "
+                   "next run's length with --steps\n");
+  r = run_lrkit("refine " + run + " --peak 5e-4 --norm l2 --steps 200 --out " + dir + "/refined.csv");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("refined 200 steps from " + run + " (l2 norms)\n"), std::string::npos) << r.out;
+  const auto table = run_lrkit("schedule 'table(file=" + dir + "/refined.csv)' --steps 200 --format csv");
+  const auto spec = run_lrkit("schedule 'refined(norms=" + run + ", peak=5e-4, norm=l2)' --steps 200 --format csv");
+  ASSERT_EQ(spec.code, 0) << spec.out;
+  EXPECT_EQ(table.out, spec.out);
+}
+
 TEST(RefineCommand, PathsWithSpacesCommasAndBracketsAreQuotedInTheSpecs) {
   const auto dir = out_dir("refine run (2), copy");
   std::filesystem::create_directories(dir);

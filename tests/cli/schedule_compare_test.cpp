@@ -108,7 +108,8 @@ TEST(ScheduleCompare, TensorBoardLogsAreComparedAsTensorBoardShowsThem) {
                                 "resumed session's), against cosine(peak=0.0005, warmup=20) (200 steps)\nfollows it"),
             0u)
       << r.out;
-  r = run_lrkit("schedule 'cosine(peak=0.1, warmup=10)' --steps 80 --compare " + golden + "restarted --column lr -f json");
+  r = run_lrkit("schedule 'cosine(peak=0.1, warmup=10)' --steps 80 --compare " + golden +
+                "restarted --column lr -f json");
   EXPECT_EQ(r.code, 1) << r.out;
   for (const char* expected : {"\"rows\": 80", "\"replaced_rows\": 20", "\"mistake\": \"restarted\"",
                                "\"restarts\": [40]"})

@@ -40,7 +40,7 @@ fragments=(cosine wsd wsds uba join warmup floor scale onecycle restarts step mu
            decay shape phi budgets total at gamma every milestones period mult 1-sqrt inverse exp 0 1 -1 1e-3 1e308
            1e-320 50% 100% 250% 0.5 1e15 99999999999 nan inf true "\\" length min by norms file /dev/zero
            "$scratch/table.csv" "$scratch/log.h5" cyclic "[]" rewarm const cooldown anneal cycles 1.75 warmup_shape
-           prefix false)
+           prefix false "$scratch/events.tfevents" v/1 v/22)
 valid=("wsd(peak=3e-4, warmup=2%, decay=20%, shape=1-sqrt, floor=0)"
        "join(linear(0, 1e-3, 200), cosine(1e-3, 1e-5), at=[200])"
        "wsds(peak=1e-3, budgets=[100, 200, 400], decay=10%)"
@@ -52,6 +52,7 @@ valid=("wsd(peak=3e-4, warmup=2%, decay=20%, shape=1-sqrt, floor=0)"
        "warmup(restarts(1, period=7, peak_decay=0.5), length=3, init=0.01, prefix=false)"
        "table(file=$scratch/table.csv)"
        "refined(norms=$scratch/log.h5, peak=1e-3)"
+       "table(file=$scratch/events.tfevents, column=v/22)"
        "cyclic(peak=1e-3, budgets=[100, 200], rewarm=10)"
        "multistep(peak=1, milestones=[10, 20], gamma=0.5)"
        "infinite(peak=1e-3, const=50%, cooldown=10%, anneal=10%)")
@@ -86,8 +87,14 @@ mutate_file() {  # mutate_file SOURCE DEST: overwrite 1-8 random bytes, or trunc
   done
 }
 
-# Seeds: a table, a tiny run (log, checkpoint, config).
+# Seeds: a table, a TensorBoard event file (tensorboard_logger's bytes for v/1 = 1.5 at step 1, v/22 = 16 at 2), a
+# tiny run (log, checkpoint, config).
 printf 'step,lr\n0,0\n10,1e-3\n100,1e-4\n' >"$scratch/table.csv"
+printf '%b' '\x18\x00\x00\x00\x00\x00\x00\x00\xa3\x7f\x4b\x22\x09\x00\x00\x00\x00\x00\x08\x70\x40\x1a\x0d\x62\x72\x61' \
+  '\x69\x6e\x2e\x45\x76\x65\x6e\x74\x3a\x32\xbc\x98\x21\x2b\x19\x00\x00\x00\x00\x00\x00\x00\x8b\xf1\x08\x28' \
+  '\x09\x00\x00\x00\x00\x00\x08\x70\x40\x10\x01\x2a\x0c\x0a\x0a\x0a\x03\x76\x2f\x31\x15\x00\x00\xc0\x3f\x2c\xec' \
+  '\xc0\x87\x1a\x00\x00\x00\x00\x00\x00\x00\x12\x9b\xd8\x2d\x09\x00\x00\x00\x00\x00\x08\x70\x40\x10\x02\x2a\x0d' \
+  '\x0a\x0b\x0a\x04\x76\x2f\x32\x32\x15\x00\x00\x80\x41\x8f\xa3\xb6\x88' >"$scratch/events.tfevents"
 for i in $(seq 1 300); do echo "And God said, Let there be light: and there was light. $i"; done >"$scratch/corpus.txt"
 printf '[model]\nlayers = 1\nheads = 2\nwidth = 16\ncontext = 16\n[data]\npath = %s\n[train]\nsteps = 4\nbatch = 4\nlog_every = 4\nthreads = 1\n[eval]\nevery = 0\nbatches = 1\n[checkpoint]\nevery = 4\n[schedule]\nspec = cosine(peak=1e-3)\n' \
   "$scratch/corpus.txt" >"$scratch/tiny.cfg"
@@ -123,6 +130,13 @@ for ((k = 0; k < files; k++)); do
   mutate_file "$scratch/table.csv" "$scratch/m_table.csv"
   attempt "mutated table #$k" "$lrkit" schedule "table(file=$scratch/m_table.csv)" --steps 50
   attempt "mutated table #$k (compare)" "$lrkit" schedule "cosine(peak=1e-3)" --compare "$scratch/m_table.csv"
+  mutate_file "$scratch/events.tfevents" "$scratch/m_events.tfevents"
+  attempt "mutated event file #$k (table)" "$lrkit" schedule "table(file=$scratch/m_events.tfevents, column=v/1)" \
+    --steps 10
+  attempt "mutated event file #$k (refined)" "$lrkit" schedule \
+    "refined(norms=$scratch/m_events.tfevents, column=v/22, peak=1e-3)" --steps 10
+  attempt "mutated event file #$k (compare)" "$lrkit" schedule "constant(1.5)" --compare "$scratch/m_events.tfevents" \
+    --column v/1
 done
 
 summary=""

@@ -48,14 +48,15 @@ def _messages():
 
     message("Dim", ("size", 1, F.TYPE_INT64), ("name", 2, F.TYPE_STRING))
     message("TensorShapeProto", ("dim", 2, F.TYPE_MESSAGE, "repeated", ".tensorboard.Dim"))
-    message("TensorProto", ("dtype", 1, F.TYPE_INT32), ("tensor_shape", 2, F.TYPE_MESSAGE, ".tensorboard.TensorShapeProto"),
-            ("tensor_content", 4, F.TYPE_BYTES), ("float_val", 5, F.TYPE_FLOAT, "repeated"),
+    message("TensorProto", ("dtype", 1, F.TYPE_INT32),
+            ("tensor_shape", 2, F.TYPE_MESSAGE, ".tensorboard.TensorShapeProto"), ("tensor_content", 4, F.TYPE_BYTES), ("float_val", 5, F.TYPE_FLOAT, "repeated"),
             ("double_val", 6, F.TYPE_DOUBLE, "repeated"), ("string_val", 8, F.TYPE_BYTES, "repeated"))
     message("PluginData", ("plugin_name", 1, F.TYPE_STRING), ("content", 2, F.TYPE_BYTES))
     message("SummaryMetadata", ("plugin_data", 1, F.TYPE_MESSAGE, ".tensorboard.PluginData"))
     message("Value", ("tag", 1, F.TYPE_STRING), ("simple_value", 2, F.TYPE_FLOAT),
             ("tensor", 8, F.TYPE_MESSAGE, ".tensorboard.TensorProto"),
-            ("metadata", 9, F.TYPE_MESSAGE, ".tensorboard.SummaryMetadata"), oneof=("value", {"simple_value", "tensor"}))
+            ("metadata", 9, F.TYPE_MESSAGE, ".tensorboard.SummaryMetadata"),
+            oneof=("value", {"simple_value", "tensor"}))
     message("Summary", ("value", 1, F.TYPE_MESSAGE, "repeated", ".tensorboard.Value"))
     message("SessionLog", ("status", 1, F.TYPE_INT32))
     message("Event", ("wall_time", 1, F.TYPE_DOUBLE), ("step", 2, F.TYPE_INT64), ("file_version", 3, F.TYPE_STRING),

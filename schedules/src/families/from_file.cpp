@@ -21,7 +21,9 @@ Series read_or_fail(const Args& args, const std::string& file_key, const std::st
 }
 
 MutableNode build_refined(const Args& args, Context& ctx) {
-  if (!args.has("norms")) args.fail_call("refined needs norms=FILE (a run directory, its log.h5, a CSV of gradient norms or TensorBoard event files)");
+  if (!args.has("norms"))
+    args.fail_call("refined needs norms=FILE (a run directory, its log.h5, a CSV of gradient norms or TensorBoard "
+                   "event files)");
   const double peak = args.rate("peak");
   const int64_t total = args.require_total(ctx.total);
   if (total > kMostRefinedSteps)
@@ -47,7 +49,9 @@ MutableNode build_refined(const Args& args, Context& ctx) {
 }
 
 MutableNode build_table(const Args& args, Context&) {
-  if (!args.has("file")) args.fail_call("table needs file=PATH (CSV with step,lr columns, an HDF5 file, a run directory or TensorBoard event files)");
+  if (!args.has("file"))
+    args.fail_call("table needs file=PATH (CSV with step,lr columns, an HDF5 file, a run directory or TensorBoard "
+                   "event files)");
   const std::string column = args.text("column", "/train/lr");
   const std::string steps = args.text("steps", "/train/step");
   Series series = read_or_fail(args, "file", column, steps);
