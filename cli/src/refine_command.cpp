@@ -56,7 +56,8 @@ int run_refine_command(const std::vector<std::string>& args) {
   // The norms as the spec reads them: an lrkit run log, a CSV or TensorBoard event files.
   schedules::Series norms;
   try {
-    norms = schedules::read_series_file(run, norm == "l1" ? "/train/grad_norm_l1" : "/train/grad_norm", "/train/step");
+    norms = schedules::read_series_file(run, norm == "l1" ? "/train/grad_norm_l1" : "/train/grad_norm", "/train/step",
+                                        schedules::RepeatedSteps::Replace);
   } catch (const schedules::SeriesFileError& e) {
     throw UsageError(e.what());
   }

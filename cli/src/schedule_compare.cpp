@@ -46,7 +46,8 @@ int compare_with_log(const CompareRequest& request) {
     throw UsageError("--tolerance must be a finite number >= 0 (got " + format_number(request.tolerance) + ")");
   schedules::Series series;
   try {
-    series = schedules::read_series_file(request.file, request.column, steps_beside(request.column));
+    series = schedules::read_series_file(request.file, request.column, steps_beside(request.column),
+                                         schedules::RepeatedSteps::Replace);
   } catch (const schedules::SeriesFileError& e) {
     throw UsageError("--compare: " + std::string(e.what()));
   }

@@ -162,7 +162,7 @@ py::dict read_series(const py::object& path_given, const std::string& column, co
   if (!py::isinstance<py::str>(path)) throw py::type_error("read_series: path must be a str or an os.PathLike of one");
   schedules::Series series;
   try {
-    series = schedules::read_series_file(text_from_python(path), column, steps);
+    series = schedules::read_series_file(text_from_python(path), column, steps, schedules::RepeatedSteps::Replace);
   } catch (const schedules::SeriesFileError& e) {
     throw py::value_error("read_series: " + std::string(e.what()));
   }

@@ -134,7 +134,8 @@ Series read_text(const std::string& path, const std::string& values_dataset, con
 
 }  // namespace
 
-Series read_series_file(const std::string& name, const std::string& values_name, const std::string& steps_name) {
+Series read_series_file(const std::string& name, const std::string& values_name, const std::string& steps_name,
+                        RepeatedSteps repeated) {
   const std::string path = run_log_argument(name);
   const std::string tag = !values_name.empty() && values_name.front() == '/' ? values_name.substr(1) : values_name;
   if (is_directory_path(path)) {
@@ -158,11 +159,33 @@ Series read_series_file(const std::string& name, const std::string& values_name,
     series.steps.resize(series.values.size());
     for (size_t i = 0; i < series.steps.size(); ++i) series.steps[i] = static_cast<double>(i);
   }
+  if (repeated == RepeatedSteps::Replace) {
+    Series logged;
+    for (size_t i = 0; i < series.steps.size(); ++i) {
+      if (std::isnan(series.steps[i]))
+        throw SeriesFileError("'" + path + "': row " + std::to_string(i + 1) + " has no step (nan)");
+      append_logged_row(logged, series.steps[i], series.values[i]);
+    }
+    return logged;
+  }
   for (size_t i = 1; i < series.steps.size(); ++i)
     if (!(series.steps[i] > series.steps[i - 1]))
       throw SeriesFileError("'" + path + "': steps must increase strictly (row " + std::to_string(i + 1) + ": " +
                             format_number(series.steps[i]) + " after " + format_number(series.steps[i - 1]) + ")");
   return series;
+}
+
+void drop_rows_from(Series& series, double step) {
+  const auto first = std::lower_bound(series.steps.begin(), series.steps.end(), step);
+  series.replaced += static_cast<size_t>(series.steps.end() - first);
+  series.steps.erase(first, series.steps.end());
+  series.values.resize(series.steps.size());
+}
+
+void append_logged_row(Series& series, double step, double value) {
+  if (!series.steps.empty() && step <= series.steps.back()) drop_rows_from(series, step);
+  series.steps.push_back(step);
+  series.values.push_back(value);
 }
 
 }  // namespace lrkit::schedules

@@ -1,6 +1,5 @@
 #include "lrkit/schedules/tfevents_file.hpp"
 
-#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <set>
@@ -280,12 +279,6 @@ std::vector<std::string> tfevents_runs_below(const std::string& directory) {
 Series read_tfevents_series(const std::vector<std::string>& files, const std::string& tag) {
   if (files.empty()) throw SeriesFileError("no event files to read");
   Series series;
-  const auto drop_from = [&](double step) {
-    const auto first = std::lower_bound(series.steps.begin(), series.steps.end(), step);
-    series.replaced += static_cast<size_t>(series.steps.end() - first);
-    series.steps.erase(first, series.steps.end());
-    series.values.resize(series.steps.size());
-  };
   for_each_event(
       files,
       [&](const std::string& file, int64_t step, const SummaryValue& v) {
@@ -294,12 +287,9 @@ Series read_tfevents_series(const std::vector<std::string>& files, const std::st
         if (const std::string why = v.scalar(value); !why.empty())
           throw SeriesFileError("'" + file + "': tag '" + text_for_message(tag) + "' at step " + std::to_string(step) +
                                 " is not a scalar: " + why);
-        const auto s = static_cast<double>(step);
-        if (!series.steps.empty() && s <= series.steps.back()) drop_from(s);
-        series.steps.push_back(s);
-        series.values.push_back(value);
+        append_logged_row(series, static_cast<double>(step), value);
       },
-      [&](int64_t step) { drop_from(static_cast<double>(step)); });
+      [&](int64_t step) { drop_rows_from(series, static_cast<double>(step)); });
   if (!series.values.empty()) return series;
   std::set<std::string> scalar_tags;
   for_each_event(

@@ -124,6 +124,24 @@ TEST(ScheduleCompare, TensorBoardLogsAreComparedAsTensorBoardShowsThem) {
   EXPECT_EQ(lrkit::testing::count_lines(r.out), 1) << r.out;
 }
 
+// A loop's CSV appended across a resume from update 60's checkpoint at update 40 (its scheduler rebuilt there): the
+// resumed session's rows replace the first's from 40 on, and the restart is named.
+TEST(ScheduleCompare, AnAppendedCsvOfAResumedRunIsReadAsTheRunTrained) {
+  std::string text = "step,lr\n";
+  for (int64_t t = 0; t < 60; ++t) text += std::to_string(t) + "," + lrkit::format_number(warm_cosine(t)) + "\n";
+  for (int64_t t = 40; t < 100; ++t) text += std::to_string(t) + "," + lrkit::format_number(warm_cosine(t - 40)) + "\n";
+  const auto file = lrkit::testing::write_text("compare_appended.csv", text);
+  const auto r = run_lrkit("schedule " + kSpec + " --compare " + file + " --steps 100");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_EQ(r.out.find(file + ": 100 rows of /train/lr, steps 0..99 (20 rows replaced by a resumed session's), "),
+            0u)
+      << r.out;
+  EXPECT_NE(r.out.find("\nthe schedule started over at step 40 (a resume that built a new scheduler without loading "
+                       "its state)\n"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST(ScheduleCompare, BadInputIsAOneLineError) {
   const auto follows = csv_log("compare_ok.csv", warm_cosine);
   const auto nan_row = lrkit::testing::write_text("compare_nan.csv", "step,lr\n0,0\n1,nan\n");

@@ -38,6 +38,11 @@ def test_a_csv_reads_by_column_name(tmp_path):
     series = lrkit.read_series(path, "lr", "step")
     assert list(series["steps"]) == [0, 10] and list(series["values"]) == [0.5, 0.25]
     assert series["replaced"] == 0
+    # Appended to across a resume from step 10's checkpoint: the resumed rows replace those from 10 on.
+    path.write_text("step,lr\n0,0.5\n10,0.25\n20,0.125\n10,0.3\n20,0.2\n")
+    series = lrkit.read_series(path, "lr", "step")
+    assert list(series["steps"]) == [0, 10, 20] and list(series["values"]) == [0.5, 0.3, 0.2]
+    assert series["replaced"] == 2
 
 
 def test_bad_input_is_a_value_error_naming_the_file():

@@ -89,6 +89,37 @@ TEST(SeriesFile, ErrorsNameFileAndLine) {
   }
 }
 
+// A loop that appends to its CSV log across a resume from an older checkpoint logs some steps again. Read as a log,
+// the resumed session's rows replace the earlier ones from its first step on; read as a table, the steps must increase.
+TEST(SeriesFile, ALogsRepeatedStepsAreAResumedSessionsAndATablesAreRefused) {
+  const auto path = write_text("appended.csv", "step,lr\n0,0.1\n1,0.2\n2,0.3\n3,0.4\n2,0.35\n3,0.45\n4,0.5\n3,0.46\n");
+  const Series log = read_series_file(path, "lr", "step", RepeatedSteps::Replace);
+  EXPECT_EQ(log.steps, (std::vector<double>{0, 1, 2, 3}));
+  EXPECT_EQ(log.values, (std::vector<double>{0.1, 0.2, 0.35, 0.46}));
+  EXPECT_EQ(log.replaced, 4u);  // 2 and 3 of the first session, 3 and 4 of the second
+  try {
+    read_series_file(path, "lr", "step");
+    FAIL();
+  } catch (const SeriesFileError& e) {
+    EXPECT_NE(std::string(e.what()).find("appended.csv': steps must increase strictly (row 5: 2 after 3)"),
+              std::string::npos)
+        << e.what();
+  }
+  // A step that is no number cannot be placed: named by its row.
+  const auto h5_path = (lrkit::testing::scratch_dir() / "nan_step.h5").string();
+  {
+    h5::Writer w(h5_path);
+    w.write_series("/train/step", std::vector<double>{0, NAN, 2});
+    w.write_series("/train/lr", std::vector<double>{0.1, 0.2, 0.3});
+  }
+  try {
+    read_series_file(h5_path, "/train/lr", "/train/step", RepeatedSteps::Replace);
+    FAIL();
+  } catch (const SeriesFileError& e) {
+    EXPECT_EQ(std::string(e.what()), "'" + h5_path + "': row 2 has no step (nan)");
+  }
+}
+
 // A damaged log (.h5) was read as a CSV table and its bytes quoted as a number; a binary file named .csv
 // failed on whichever byte came first.
 TEST(SeriesFile, ADamagedLogOrABinaryFileIsNamedAsSuch) {

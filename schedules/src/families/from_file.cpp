@@ -12,9 +12,9 @@ namespace lrkit::schedules::detail {
 namespace {
 
 Series read_or_fail(const Args& args, const std::string& file_key, const std::string& values_name,
-                    const std::string& steps_name) {
+                    const std::string& steps_name, RepeatedSteps repeated) {
   try {
-    return read_series_file(args.text(file_key, ""), values_name, steps_name);
+    return read_series_file(args.text(file_key, ""), values_name, steps_name, repeated);
   } catch (const SeriesFileError& e) {
     args.fail(args.value(file_key), e.what());
   }
@@ -33,7 +33,8 @@ MutableNode build_refined(const Args& args, Context& ctx) {
   const double tau = args.real("tau", 0.1);
   if (!(tau >= 0 && tau <= 1)) args.fail_key("tau", "'tau' must be in [0, 1] (got " + format_number(tau) + ")");
   const std::string column = args.text("column", l1 ? "/train/grad_norm_l1" : "/train/grad_norm");
-  const Series norms = read_or_fail(args, "norms", column, "");
+  // A log: a run resumed from an older checkpoint logged some steps again, and its later rows are the ones trained.
+  const Series norms = read_or_fail(args, "norms", column, "/train/step", RepeatedSteps::Replace);
   std::vector<double> multipliers;
   try {
     multipliers = refine_from_norms(norms.values, total, l1 ? NormKind::L1 : NormKind::L2, tau);
@@ -54,7 +55,7 @@ MutableNode build_table(const Args& args, Context&) {
                    "event files)");
   const std::string column = args.text("column", "/train/lr");
   const std::string steps = args.text("steps", "/train/step");
-  Series series = read_or_fail(args, "file", column, steps);
+  Series series = read_or_fail(args, "file", column, steps, RepeatedSteps::Refuse);
   for (size_t i = 0; i < series.values.size(); ++i)
     if (!std::isfinite(series.values[i]) || series.values[i] < 0)
       args.fail(args.value("file"), "row " + std::to_string(i + 1) + " holds learning rate " +

@@ -22,6 +22,16 @@ class SeriesFileError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// What a step that does not exceed the row before it means. In a table it is a mistake (Refuse). In a log it is a
+// run resumed from an older checkpoint that logged those steps again (Replace): its rows replace the earlier ones
+// from that step on, as TensorBoard shows a resumed run. TensorBoard event files are logs whatever the caller asks.
+enum class RepeatedSteps { Refuse, Replace };
+
+// Appends a logged row: where `step` does not exceed the last row's, the rows from `step` on go first.
+void append_logged_row(Series& series, double step, double value);
+// Drops the rows at `step` and later, counting them in Series::replaced.
+void drop_rows_from(Series& series, double step);
+
 // HDF5 files: `values_name` and `steps_name` are dataset paths (steps are
 // optional). Text files: comma- or tab-separated, '#' starts a comment; with a
 // header row the columns are picked by name (the last component of the
@@ -33,6 +43,7 @@ class SeriesFileError : public std::runtime_error {
 // train/grad_norm, Hugging Face's tag), at the events' steps, as TensorBoard
 // shows it (tfevents_file.hpp). Throws SeriesFileError naming the file, and the
 // line for bad text.
-Series read_series_file(const std::string& name, const std::string& values_name, const std::string& steps_name);
+Series read_series_file(const std::string& name, const std::string& values_name, const std::string& steps_name,
+                        RepeatedSteps repeated = RepeatedSteps::Refuse);
 
 }  // namespace lrkit::schedules
