@@ -160,12 +160,15 @@ Series read_series_file(const std::string& name, const std::string& values_name,
     for (size_t i = 0; i < series.steps.size(); ++i) series.steps[i] = static_cast<double>(i);
   }
   if (repeated == RepeatedSteps::Replace) {
-    Series logged;
+    bool increasing = true;
     for (size_t i = 0; i < series.steps.size(); ++i) {
       if (std::isnan(series.steps[i]))
         throw SeriesFileError("'" + path + "': row " + std::to_string(i + 1) + " has no step (nan)");
-      append_logged_row(logged, series.steps[i], series.values[i]);
+      increasing = increasing && (i == 0 || series.steps[i] > series.steps[i - 1]);
     }
+    if (increasing) return series;  // the usual log, kept without a copy
+    Series logged;
+    for (size_t i = 0; i < series.steps.size(); ++i) append_logged_row(logged, series.steps[i], series.values[i]);
     return logged;
   }
   for (size_t i = 1; i < series.steps.size(); ++i)

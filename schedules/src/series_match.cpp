@@ -21,17 +21,46 @@ bool every_row_matches(const std::vector<int64_t>& steps, const std::vector<doub
   return true;
 }
 
-// The steps at which the schedule started over, if restarts explain every row: where a row leaves the schedule as
-// counted since the last restart, it must be the schedule's first value (a scheduler built anew at a resume).
+// The steps at which the schedule started over, if restarts explain every row. A scheduler built anew at a resume at
+// step s runs the schedule from its start again: row t holds schedule(t - s). A log of every step shows the restart's
+// own row at schedule(0). A log of every k-th step shows the first row after it, at schedule(t - s), where s lies
+// after the row before (or is that row's step: a row logged before the resume that the resumed run then trained
+// anew). Where a row leaves the schedule, the restart is the s of that span after which the most rows follow (the
+// latest among equals). It must explain the row after too, unless that is the last: a schedule run slower is
+// otherwise a restart at every row of a sparse log (row t at schedule(t / 2) is schedule(t - t / 2)). The first 64
+// restarts that explain the row are measured, so that a log costs at most 64 passes over its rows beside one
+// evaluation per step it spans.
 std::vector<int64_t> restarts_explaining(const Schedule& schedule, const std::vector<int64_t>& steps,
                                          const std::vector<double>& values, double tolerance) {
+  const auto follows = [&](size_t row, int64_t restart) {
+    return steps[row] >= restart && relative_difference(values[row], schedule(steps[row] - restart)) <= tolerance;
+  };
+  // How many rows from `row` on follow a restart at `restart`.
+  const auto reach = [&](size_t row, int64_t restart) {
+    size_t end = row;
+    while (end < steps.size() && follows(end, restart)) ++end;
+    return end;
+  };
   std::vector<int64_t> restarts;
   int64_t since = 0;
-  for (size_t i = 0; i < steps.size(); ++i) {
-    if (relative_difference(values[i], schedule(steps[i] - since)) <= tolerance) continue;
-    if (steps[i] == since || relative_difference(values[i], schedule(0)) > tolerance) return {};
-    since = steps[i];
-    restarts.push_back(since);
+  for (size_t i = 0; i < steps.size();) {
+    if (follows(i, since)) {
+      ++i;
+      continue;
+    }
+    const int64_t earliest = std::max({i == 0 ? int64_t{0} : steps[i - 1], since + 1,
+                                       steps[i] - kLongestRestartSearch});
+    int64_t best = -1;
+    size_t best_end = i;
+    int measured = 0;
+    for (int64_t s = steps[i]; s >= earliest && measured < 64; --s) {
+      if (!follows(i, s)) continue;
+      ++measured;
+      if (const size_t end = reach(i, s); end > best_end) best = s, best_end = end;
+    }
+    if (best < 0 || (best_end < i + 2 && best_end < steps.size())) return {};
+    restarts.push_back(since = best);
+    i = best_end;
   }
   return restarts;
 }

@@ -71,6 +71,28 @@ TEST(SeriesMatch, ASchedulerBuiltAnewAtEachResumeIsARestartAtThoseSteps) {
   EXPECT_EQ(m.restarts, (std::vector<int64_t>{60, 130}));
 }
 
+// In a log of every 10th step the restart's own row is missing: the first row after it shows the schedule from the
+// restart on, and the restart is found in the span before that row. A row the session before the resume logged at
+// the resume's step holds the old schedule's rate.
+TEST(SeriesMatch, ARestartInALogOfEveryKthStepIsFoundBeforeItsFirstRow) {
+  const Schedule& s = warm_cosine();
+  const auto rate = [&](int64_t t) { return t < 55 ? s(t) : t < 120 ? s(t - 55) : s(t - 120); };
+  Logged l = logged(200, rate, 10);
+  l.values[12] = s(120 - 55);  // step 120, logged before the resume there
+  auto m = match(s, l);
+  EXPECT_EQ(m.mistake, SeriesMistake::Restarted);
+  EXPECT_EQ(m.restarts, (std::vector<int64_t>{55, 120}));
+  // A schedule run slower is no chain of restarts, one per row, in such a log: each must explain the row after it.
+  for (const int64_t every : {10, 100}) {  // rows 0, 100, 200: restarts at 50 and 100 would explain each one row
+    m = match(s, logged(201, [&](int64_t t) { return s(t / 2); }, every));
+    EXPECT_EQ(m.mistake, SeriesMistake::Slower) << every;
+    EXPECT_EQ(m.amount, 2.0) << every;
+  }
+  // Nor is another schedule.
+  const Schedule linear = parse_schedule("linear(peak=1e-3, floor=1e-5, warmup=10)", 200);
+  EXPECT_EQ(match(s, logged(200, [&](int64_t t) { return linear(t); }, 10)).mistake, SeriesMistake::None);
+}
+
 TEST(SeriesMatch, AScheduleRunFasterOrSlowerIsNamedWithItsFactor) {
   const Schedule& s = warm_cosine();
   auto m = match(s, logged(200, [&](int64_t t) { return s(4 * t); }));  // stepped per micro-batch, 4 per update

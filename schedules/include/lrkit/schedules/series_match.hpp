@@ -17,6 +17,8 @@ namespace lrkit::schedules {
 // (gradient accumulation over up to 64 micro-batches).
 inline constexpr int64_t kLargestMistakenShift = 16;
 inline constexpr int64_t kLargestMistakenFactor = 64;
+// In a log of every k-th step, a restart is looked for up to this many steps before the first row after it.
+inline constexpr int64_t kLongestRestartSearch = 100'000;
 
 // |a - b| relative to the larger of |a| and |b|: 0 when they are equal, infinite when one is not finite.
 double relative_difference(double a, double b);
@@ -24,7 +26,7 @@ double relative_difference(double a, double b);
 enum class SeriesMistake {
   None,       // no single mistake explains the series
   ReadAhead,  // logged rate of step t = the schedule's of step t + amount (amount < 0: behind, holding step 0's)
-  Restarted,  // the schedule started over at each step of `restarts`
+  Restarted,  // the schedule started over at each step of `restarts` (row t holds the schedule's of t - restart)
   Faster,     // logged rate of step t = the schedule's of step amount * t
   Slower,     // logged rate of step t = the schedule's of step floor(t / amount)
   Scaled,     // logged rate = amount * the schedule's
