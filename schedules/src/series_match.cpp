@@ -27,9 +27,10 @@ bool every_row_matches(const std::vector<int64_t>& steps, const std::vector<doub
 // after the row before (or is that row's step: a row logged before the resume that the resumed run then trained
 // anew). Where a row leaves the schedule, the restart is the s of that span after which the most rows follow (the
 // latest among equals). It must explain the row after too, unless that is the last: a schedule run slower is
-// otherwise a restart at every row of a sparse log (row t at schedule(t / 2) is schedule(t - t / 2)). The first 64
-// restarts that explain the row are measured, so that a log costs at most 64 passes over its rows beside one
-// evaluation per step it spans.
+// otherwise a restart at every row of a sparse log (row t at schedule(t / 2) is schedule(t - t / 2)). The first
+// kMostRestartsMeasured restarts that explain the row are measured, so that a log costs at most that many passes over
+// its rows beside one evaluation per step it spans.
+constexpr int kMostRestartsMeasured = 64;
 std::vector<int64_t> restarts_explaining(const Schedule& schedule, const std::vector<int64_t>& steps,
                                          const std::vector<double>& values, double tolerance) {
   const auto follows = [&](size_t row, int64_t restart) {
@@ -53,7 +54,7 @@ std::vector<int64_t> restarts_explaining(const Schedule& schedule, const std::ve
     int64_t best = -1;
     size_t best_end = i;
     int measured = 0;
-    for (int64_t s = steps[i]; s >= earliest && measured < 64; --s) {
+    for (int64_t s = steps[i]; s >= earliest && measured < kMostRestartsMeasured; --s) {
       if (!follows(i, s)) continue;
       ++measured;
       if (const size_t end = reach(i, s); end > best_end) best = s, best_end = end;

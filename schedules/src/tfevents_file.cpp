@@ -192,8 +192,8 @@ class SummaryValue {
   std::string_view tag_;
 };
 
-// Calls on_value(step, value) for each Summary value of each event and on_start(step) for each SessionLog START, in
-// the files' order. Throws SeriesFileError for a damaged record or event, naming its file and byte.
+// Calls on_value(file, step, value) for each Summary value of each event and on_start(step) for each SessionLog
+// START, in the files' order. Throws SeriesFileError for a damaged record or event, naming its file and byte.
 template <class OnValue, class OnStart>
 void for_each_event(const std::vector<std::string>& files, OnValue on_value, OnStart on_start) {
   std::string record;
