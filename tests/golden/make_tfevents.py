@@ -49,7 +49,8 @@ def _messages():
     message("Dim", ("size", 1, F.TYPE_INT64), ("name", 2, F.TYPE_STRING))
     message("TensorShapeProto", ("dim", 2, F.TYPE_MESSAGE, "repeated", ".tensorboard.Dim"))
     message("TensorProto", ("dtype", 1, F.TYPE_INT32),
-            ("tensor_shape", 2, F.TYPE_MESSAGE, ".tensorboard.TensorShapeProto"), ("tensor_content", 4, F.TYPE_BYTES), ("float_val", 5, F.TYPE_FLOAT, "repeated"),
+            ("tensor_shape", 2, F.TYPE_MESSAGE, ".tensorboard.TensorShapeProto"),
+            ("tensor_content", 4, F.TYPE_BYTES), ("float_val", 5, F.TYPE_FLOAT, "repeated"),
             ("double_val", 6, F.TYPE_DOUBLE, "repeated"), ("string_val", 8, F.TYPE_BYTES, "repeated"))
     message("PluginData", ("plugin_name", 1, F.TYPE_STRING), ("content", 2, F.TYPE_BYTES))
     message("SummaryMetadata", ("plugin_data", 1, F.TYPE_MESSAGE, ".tensorboard.PluginData"))
