@@ -74,7 +74,7 @@ TfRecordReader::TfRecordReader(const std::string& path) : path_(path), in_(path,
 
 bool TfRecordReader::next(std::string& data) {
   // Read up to the size the file had when opened: a writer may still be appending.
-  if (offset_ == size_) return false;
+  if (cut_ || offset_ == size_) return false;
   const auto damaged = [&](const std::string& what) {
     return SeriesFileError("'" + path_ + "': the record at byte " + std::to_string(offset_) + " is damaged (" + what +
                            ")");

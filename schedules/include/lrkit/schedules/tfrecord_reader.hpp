@@ -27,14 +27,12 @@ class TfRecordReader {
   bool next(std::string& data);
   // Where the record that next() returned last begins.
   uint64_t record_offset() const { return record_offset_; }
-  // Whether the file ended inside a record.
-  bool ended_inside_a_record() const { return cut_; }
 
  private:
   std::string path_;
   std::ifstream in_;
   uint64_t offset_ = 0, record_offset_ = 0, size_ = 0;
-  bool cut_ = false;
+  bool cut_ = false;  // the file ended inside a record: nothing more to read
 };
 
 }  // namespace lrkit::schedules
