@@ -231,6 +231,14 @@ TEST(TfEventsFile, ADamagedRecordIsNamedByItsFileAndByte) {
   EXPECT_EQ(read_error({other}, "simple"),
             "'" + other + "': the record at byte " + std::to_string(third) +
                 " is damaged (the checksum of its length does not match: not an event file, or a damaged one)");
+  // A header whose checksum holds but whose length runs past the file (2^62 bytes) is a record the file ends inside:
+  // the rows before it read, and nothing that long is allocated.
+  unsigned char huge[8] = {0, 0, 0, 0, 0, 0, 0, 0x40};
+  std::string huge_header(reinterpret_cast<const char*>(huge), 8);
+  const uint32_t huge_crc = masked_crc32c(huge, 8);
+  for (int i = 0; i < 4; ++i) huge_header.push_back(static_cast<char>((huge_crc >> (8 * i)) & 0xFFu));
+  const auto cut = write_bytes("huge_length.tfevents", golden.substr(0, third) + huge_header + std::string(64, 'x'));
+  EXPECT_EQ(read_tfevents_series({cut}, "simple").values, std::vector<double>{0.25});
   // A record whose checksums hold but whose data is no Event: named by its byte, with what is wrong.
   const auto bad_event = write_bytes("bad_event.tfevents", golden.substr(0, third) + tfrecord("\x2a\x05\x0a\x03"));
   EXPECT_EQ(read_error({bad_event}, "simple"), "'" + bad_event + "': the event at byte " + std::to_string(third) +
