@@ -141,12 +141,10 @@ Series read_series_file(const std::string& name, const std::string& values_name,
   if (is_directory_path(path)) {
     if (const auto events = tfevents_files_in(path); !events.empty()) return read_tfevents_series(events, tag);
     const auto runs = tfevents_runs_below(path);
-    std::string runs_text;
-    for (size_t i = 0; i < runs.size() && i < 10; ++i) runs_text += (i ? ", " : "") + runs[i];
-    if (runs.size() > 10) runs_text += " and " + std::to_string(runs.size() - 10) + " more";
     throw SeriesFileError("'" + path + "' is a directory without a run log (log.h5) or event files" +
                           (runs.empty() ? ": name a run directory, a log, a table or a TensorBoard run"
-                                        : "; the TensorBoard runs below it: " + runs_text + ": name one"));
+                                        : "; the TensorBoard runs below it: " + list_for_message(runs, 10) +
+                                              ": name one"));
   }
   if (const auto problem = input_file_problem(path)) throw SeriesFileError(*problem);
   const bool hdf5 = h5::is_hdf5_file(path);

@@ -235,17 +235,6 @@ std::string files_name(const std::vector<std::string>& files) {
          " event files)";
 }
 
-std::string listed(const std::set<std::string>& names) {
-  constexpr size_t kMostListed = 40;
-  std::string out;
-  size_t shown = 0;
-  for (const std::string& name : names) {
-    if (shown == kMostListed) return out + " and " + std::to_string(names.size() - shown) + " more";
-    out += (shown++ ? ", " : "") + text_for_message(name);
-  }
-  return out;
-}
-
 // A writer's own name for its file (events.out.tfevents.TIME.HOST..., TensorBoard's and PyTorch's), or another name
 // with "tfevents" in it on a file whose content is one (make_tfevents.py beside event files is none).
 bool is_event_file_in_directory(const std::string& name, const std::string& path) {
@@ -291,7 +280,7 @@ Series read_tfevents_series(const std::vector<std::string>& files, const std::st
       },
       [&](int64_t step) { drop_rows_from(series, static_cast<double>(step)); });
   if (!series.values.empty()) return series;
-  std::set<std::string> scalar_tags;
+  std::set<std::string> scalar_tags;  // sorted, each once
   for_each_event(
       files,
       [&](const std::string&, int64_t, const SummaryValue& v) {
@@ -299,9 +288,11 @@ Series read_tfevents_series(const std::vector<std::string>& files, const std::st
         if (v.scalar(value).empty()) scalar_tags.emplace(v.tag());
       },
       [](int64_t) {});
+  std::vector<std::string> shown;
+  for (const std::string& name : scalar_tags) shown.push_back(text_for_message(name));
   throw SeriesFileError(files_name(files) + ": no scalar tag '" + text_for_message(tag) + "'" +
-                        (scalar_tags.empty() ? std::string(" (it holds no scalars)")
-                                             : "; its scalar tags: " + listed(scalar_tags)));
+                        (shown.empty() ? std::string(" (it holds no scalars)")
+                                       : "; its scalar tags: " + list_for_message(shown, 40)));
 }
 
 }  // namespace lrkit::schedules
