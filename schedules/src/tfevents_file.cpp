@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string_view>
@@ -82,10 +83,9 @@ class WireReader {
     }
     throw Malformed("a number longer than 10 bytes");
   }
-  uint64_t fixed(int bytes) {
-    if (end_ - p_ < bytes) throw Malformed("a number runs past the end of its message");
-    uint64_t value = 0;
-    for (int i = 0; i < bytes; ++i) value |= uint64_t{p_[i]} << (8 * i);
+  uint64_t fixed(size_t bytes) {
+    if (static_cast<size_t>(end_ - p_) < bytes) throw Malformed("a number runs past the end of its message");
+    const uint64_t value = little_endian(p_, bytes);
     p_ += bytes;
     return value;
   }
@@ -107,16 +107,17 @@ double double_from_bits(uint64_t bits) {
   return x;
 }
 
-// A repeated float or double field's values, packed (one length-delimited field) or not (one field per value).
-void append_reals(const WireField& f, size_t width, std::vector<double>& out) {
-  const auto decode = [&](uint64_t bits) { return width == 4 ? float_from_bits(bits) : double_from_bits(bits); };
-  if (f.type == (width == 4 ? kFixed32 : kFixed64)) return out.push_back(decode(f.bits));
+double real_from_bits(uint64_t bits, size_t width) {
+  return width == 4 ? float_from_bits(bits) : double_from_bits(bits);
+}
+
+// The first value of a repeated float or double field, packed (one length-delimited field) or not (one field per
+// value); none in an empty packed field.
+std::optional<double> first_real(const WireField& f, size_t width) {
+  if (f.type == (width == 4 ? kFixed32 : kFixed64)) return real_from_bits(f.bits, width);
   if (f.type != kBytes || f.size % width != 0) throw Malformed("a tensor's values have the wrong size");
-  for (size_t i = 0; i < f.size; i += width) {
-    uint64_t bits = 0;
-    for (size_t k = 0; k < width; ++k) bits |= uint64_t{f.bytes[i + k]} << (8 * k);
-    out.push_back(decode(bits));
-  }
+  if (f.size == 0) return std::nullopt;
+  return real_from_bits(little_endian(f.bytes, width), width);
 }
 
 // A tensor's one value, or why it is no scalar (its value is then left alone).
@@ -125,13 +126,15 @@ std::string tensor_scalar(const WireField& tensor, double& value) {
   double elements = 1.0;  // no shape: a rank-0 tensor
   const unsigned char* content = nullptr;
   size_t content_size = 0;
-  std::vector<double> reals;
+  std::optional<double> real;  // the first of float_val or double_val
   WireReader fields(tensor);
   for (WireField f; fields.next(f);) {
     if (f.number == field::kTensorDtype && f.type == kVarint) dtype = f.bits;
     if (f.number == field::kTensorContent && f.type == kBytes) content = f.bytes, content_size = f.size;
-    if (f.number == field::kTensorFloats) append_reals(f, 4, reals);
-    if (f.number == field::kTensorDoubles) append_reals(f, 8, reals);
+    if (f.number == field::kTensorFloats || f.number == field::kTensorDoubles) {
+      const auto first = first_real(f, f.number == field::kTensorFloats ? 4 : 8);
+      if (!real) real = first;
+    }
     if (f.number == field::kTensorShape && f.type == kBytes) {
       WireReader dims(f);
       for (WireField d; dims.next(d);) {
@@ -153,14 +156,12 @@ std::string tensor_scalar(const WireField& tensor, double& value) {
   if (elements != 1.0) return "a tensor of " + format_number(elements) + " values";
   const size_t width = dtype == field::kFloat32 ? 4 : 8;
   if (content_size == width) {
-    uint64_t bits = 0;
-    for (size_t k = 0; k < width; ++k) bits |= uint64_t{content[k]} << (8 * k);
-    value = width == 4 ? float_from_bits(bits) : double_from_bits(bits);
+    value = real_from_bits(little_endian(content, width), width);
     return "";
   }
   if (content_size != 0) return "a tensor of " + std::to_string(content_size) + " bytes";
-  if (reals.empty()) return "a tensor without a value";
-  value = reals.front();  // one value stands for every element
+  if (!real) return "a tensor without a value";
+  value = *real;  // one value stands for every element
   return "";
 }
 

@@ -32,13 +32,7 @@ const CrcTables& crc_tables() {
   return tables;
 }
 
-uint32_t little_endian_32(const unsigned char* p) {
-  return uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24;
-}
-
-uint64_t little_endian_64(const unsigned char* p) {
-  return uint64_t{little_endian_32(p)} | uint64_t{little_endian_32(p + 4)} << 32;
-}
+uint32_t little_endian_32(const unsigned char* p) { return static_cast<uint32_t>(little_endian(p, 4)); }
 
 }  // namespace
 
@@ -85,7 +79,7 @@ bool TfRecordReader::next(std::string& data) {
   if (!in_) throw damaged("it cannot be read");
   if (masked_crc32c(header.data(), 8) != little_endian_32(header.data() + 8))
     throw damaged("the checksum of its length does not match: not an event file, or a damaged one");
-  const uint64_t length = little_endian_64(header.data());
+  const uint64_t length = little_endian(header.data(), 8);
   if (length > size_ - offset_ - kHeaderBytes || size_ - offset_ - kHeaderBytes - length < kFooterBytes)
     return cut_ = true, false;
   data.resize(static_cast<size_t>(length));

@@ -9,6 +9,14 @@
 
 namespace lrkit::schedules {
 
+// The unsigned number in `bytes` (at most 8) bytes, least significant first: how TFRecords store their lengths and
+// checksums, and protobuf its fixed-width numbers.
+inline uint64_t little_endian(const unsigned char* p, size_t bytes) {
+  uint64_t value = 0;
+  for (size_t i = 0; i < bytes; ++i) value |= uint64_t{p[i]} << (8 * i);
+  return value;
+}
+
 // CRC-32C (Castagnoli) of `size` bytes, and TFRecord's masking of it.
 uint32_t crc32c(const unsigned char* data, size_t size);
 uint32_t masked_crc32c(const unsigned char* data, size_t size);
