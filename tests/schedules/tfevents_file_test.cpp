@@ -8,10 +8,10 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "lrkit/common/text_file.hpp"
 #include "lrkit/schedules/factory.hpp"
 #include "lrkit/schedules/refine.hpp"
 #include "lrkit/schedules/series_file.hpp"
@@ -22,13 +22,6 @@ namespace lrkit::schedules {
 namespace {
 
 const std::string kGolden = std::string(LRKIT_GOLDEN_DIR) + "/tfevents";
-
-std::string file_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
 
 std::string write_bytes(const std::string& name, const std::string& bytes) {
   const auto path = (testing::scratch_dir() / name).string();
@@ -216,7 +209,7 @@ TEST(TfEventsFile, TagsThatAreNoScalarsAndMissingTagsAreNamed) {
 }
 
 TEST(TfEventsFile, ADamagedRecordIsNamedByItsFileAndByte) {
-  const std::string golden = file_bytes(kGolden + "/forms.tfevents");
+  const std::string golden = read_text(kGolden + "/forms.tfevents");
   const auto records = records_of(kGolden + "/forms.tfevents");
   const size_t third = 2 * 16 + records[0].size() + records[1].size();  // where the third record begins
   std::string data_flipped = golden;
@@ -248,7 +241,7 @@ TEST(TfEventsFile, ADamagedRecordIsNamedByItsFileAndByte) {
 
 TEST(TfEventsFile, AFileCutInsideARecordIsReadUpToIt) {
   // A writer killed mid-write leaves part of a record: every cut reads the whole rows before it, as TensorBoard does.
-  const std::string golden = file_bytes(tfevents_files_in(kGolden + "/hf_cosine").front());
+  const std::string golden = read_text(tfevents_files_in(kGolden + "/hf_cosine").front());
   const Series whole = read_series_file(kGolden + "/hf_cosine", "train/learning_rate", "");
   size_t last_rows = 0;
   for (size_t cut = 0; cut <= golden.size(); ++cut) {
@@ -302,7 +295,7 @@ TEST(TfEventsFile, EveryMutatedEventIsReadOrRefusedByName) {
 TEST(TfEventsFile, DirectoriesNameTheirEventFilesAndTheRunsBelowThem) {
   // events.out.tfevents.* by name; another name holding "tfevents" only where its content is an event file.
   const auto dir = testing::scratch_dir() / "logdir";
-  const std::string golden = file_bytes(kGolden + "/forms.tfevents");
+  const std::string golden = read_text(kGolden + "/forms.tfevents");
   write_bytes("logdir/run_b/events.out.tfevents.2.host", golden);
   write_bytes("logdir/run_b/events.out.tfevents.1.host", golden);
   write_bytes("logdir/run_b/make_tfevents.py", "print('not an event file')\n");
