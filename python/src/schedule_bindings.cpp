@@ -164,7 +164,7 @@ py::dict read_series(const py::object& path_given, const std::string& column, co
   try {
     series = schedules::read_series_file(text_from_python(path), column, steps, schedules::RepeatedSteps::Replace);
   } catch (const schedules::SeriesFileError& e) {
-    throw py::value_error("read_series: " + std::string(e.what()));
+    raise_with_text(PyExc_ValueError, "read_series: " + std::string(e.what()));  // it names the file, maybe not UTF-8
   }
   const auto array = [](const std::vector<double>& v) {
     return py::array_t<double>(static_cast<py::ssize_t>(v.size()), v.data());

@@ -45,6 +45,18 @@ def test_a_csv_reads_by_column_name(tmp_path):
     assert series["replaced"] == 2
 
 
+def test_a_file_name_that_is_not_utf8_comes_back_as_the_str_given(tmp_path):
+    folder = os.path.join(os.fsencode(str(tmp_path)), b"caf\xe9")  # Latin-1: a str with a surrogate in Python
+    os.makedirs(folder)
+    path = os.fsdecode(os.path.join(folder, b"log.csv"))
+    with open(path, "w") as f:
+        f.write("step,lr\n0,1\n")
+    assert list(lrkit.read_series(path, "lr", "step")["values"]) == [1.0]
+    with pytest.raises(ValueError) as error:
+        lrkit.read_series(path, "loss")
+    assert "'" + path + "' line 1: no column named 'loss'" in str(error.value)
+
+
 def test_bad_input_is_a_value_error_naming_the_file():
     with pytest.raises(ValueError, match="no scalar tag 'train/lr'; its scalar tags: loss, lr"):
         lrkit.read_series(GOLDEN / "restarted")
