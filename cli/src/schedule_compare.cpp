@@ -33,6 +33,17 @@ std::string replaced_text(size_t replaced) {
   return " (" + std::to_string(replaced) + (replaced == 1 ? " row" : " rows") + " replaced by a resumed session's)";
 }
 
+// A step or a length that is 0 where the match has none.
+std::string number_or_null(int64_t n) { return n == 0 ? "null" : std::to_string(n); }
+
+std::string length_change_json(const schedules::SeriesMatch& m) {
+  if (m.mistake != schedules::SeriesMistake::LengthChanged) return "null";
+  const schedules::LengthChange& c = m.length_change;
+  return "{\"before\": " + std::to_string(c.before) + ", \"after\": " + std::to_string(c.after) +
+         ", \"last_step_before\": " + std::to_string(c.last_step_before) + ", \"first_step_after\": " +
+         std::to_string(c.first_step_after) + "}";
+}
+
 // The steps beside a column of rates: /train/lr -> /train/step, lr -> step.
 std::string steps_beside(const std::string& column) {
   const auto slash = column.find_last_of('/');
@@ -93,7 +104,9 @@ int compare_with_log(const CompareRequest& request) {
         << (match.follows ? "null" : row_json(match.first_off_detail))
         << ", \"mistake\": " << json_string(schedules::mistake_name(match.mistake)) << ", \"amount\": "
         << format_number(match.amount) << ", \"restarts\": [" << schedules::steps_text(match.restarts)
-        << "], \"explanation\": " << (why.empty() ? "null" : json_string(why)) << "}\n";
+        << "], \"other_length\": " << number_or_null(match.other_length) << ", \"left_end_value_at\": "
+        << number_or_null(match.left_end_value_at) << ", \"length_change\": " << length_change_json(match)
+        << ", \"explanation\": " << (why.empty() ? "null" : json_string(why)) << "}\n";
     std::cout << out.str();
   } else {
     std::cout << request.file << ": " << match.compared << (match.compared == 1 ? " row" : " rows") << " of "
@@ -111,7 +124,7 @@ int compare_with_log(const CompareRequest& request) {
                                       std::to_string(schedules::kLargestMistakenShift) +
                                       " steps ahead or behind, restarted, run 2 to " +
                                       std::to_string(schedules::kLargestMistakenFactor) +
-                                      " times as fast or as slow, or scaled)"
+                                      " times as fast or as slow, built for another length, or scaled)"
                                 : why)
                 << "\n";
     }

@@ -150,6 +150,19 @@ py::dict compare(const Schedule& s, const py::object& steps_given, const py::obj
   d["mistake"] = schedules::mistake_name(m.mistake);
   d["amount"] = m.amount;
   d["restarts"] = m.restarts;
+  const auto int_or_none = [](int64_t n) { return n == 0 ? py::object(py::none()) : py::object(py::int_(n)); };
+  d["other_length"] = int_or_none(m.other_length);
+  d["left_end_value_at"] = int_or_none(m.left_end_value_at);
+  if (m.mistake == schedules::SeriesMistake::LengthChanged) {
+    py::dict change;
+    change["before"] = m.length_change.before;
+    change["after"] = m.length_change.after;
+    change["last_step_before"] = m.length_change.last_step_before;
+    change["first_step_after"] = m.length_change.first_step_after;
+    d["length_change"] = change;
+  } else {
+    d["length_change"] = py::none();
+  }
   const std::string why = schedules::explain(m);
   d["explanation"] = why.empty() ? py::object(py::none()) : py::object(py::str(why));
   return d;
@@ -236,7 +249,8 @@ void bind_schedules(py::module_& m) {
            "whether the rates a loop logged at `steps` follow this schedule (each within `tolerance`, relative), and "
            "where not, the loop mistake that explains every row: a dict of follows, rows, worst and "
            "first_difference (step, logged, schedule, relative), mistake (read_ahead, restarted, faster, slower, "
-           "scaled or none), amount, restarts and explanation")
+           "other_length, length_changed, scaled or none), amount, restarts, other_length, left_end_value_at, "
+           "length_change (before, after, last_step_before, first_step_after) and explanation")
       .def("summary", &summary, py::arg("steps") = py::none(),
            "peak, warmup end, decay start, final value, checkpoints and phases over `steps` (default: total_steps)")
       // Pickled as (canonical spec, total_steps), the pair that rebuilds it bit for bit, so a Schedule and the

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <stdexcept>
 #include <string>
 
+#include "length_search.hpp"
 #include "lrkit/common/numbers.hpp"
 
 namespace lrkit::schedules {
@@ -19,6 +21,106 @@ bool every_row_matches(const std::vector<int64_t>& steps, const std::vector<doub
   for (size_t i = 0; i < steps.size(); ++i)
     if (relative_difference(values[i], expected(steps[i])) > tolerance) return false;
   return true;
+}
+
+// The first row from `row` on whose value is not within `tolerance` of schedule(step); steps.size() if none.
+size_t first_row_off(const Schedule& schedule, const std::vector<int64_t>& steps, const std::vector<double>& values,
+                     double tolerance, size_t row) {
+  while (row < steps.size() && relative_difference(values[row], schedule(steps[row])) <= tolerance) ++row;
+  return row;
+}
+
+// Where the rows follow the schedule's spec built for another length: every row (OtherLength), or the rows up to
+// one under one length and those after it under another, one of the two the schedule's own (LengthChanged: a resume
+// with another run length, whose scheduler took its restored step into a schedule of the new length). The lengths
+// tried are those that give its rate to the first row off, the worst row or the last: in a run given too long a
+// length the last row is mid-decay, in one given too short a length the first row off is, and the worst row pins a
+// length where the first row off lies where lengths differ little (just past a warmup).
+// From a length that fits every row, the farthest length in `direction` (+1, -1) up to which every length fits too.
+// The fitting lengths around one are taken to be a span (the schedule's own length, which the rows do not follow,
+// ends it): it is found by doubling the distance until a length does not fit, then halving the last gap, in about
+// 2 log2(span) passes over the rows.
+template <class Fits>
+int64_t farthest_fitting(int64_t length, int64_t direction, Fits fits) {
+  int64_t good = 0, bad = 1;
+  while (bad <= (int64_t{1} << 40) && fits(length + direction * bad)) good = bad, bad *= 2;
+  while (bad - good > 1) {
+    const int64_t middle = good + (bad - good) / 2;
+    (fits(length + direction * middle) ? good : bad) = middle;
+  }
+  return length + direction * good;
+}
+
+bool explained_by_length(const Schedule& schedule, const std::vector<int64_t>& steps,
+                         const std::vector<double>& values, double tolerance, SeriesMatch& match) {
+  detail::LengthSearch search(schedule, tolerance);
+  if (!search.possible()) return false;
+  const size_t rows = steps.size(), first_off = match.first_off_row;
+  std::vector<int64_t> lengths;
+  for (const size_t row : {first_off, match.worst_row, rows - 1})
+    for (const int64_t length : search.lengths_giving(steps[row], values[row]))
+      if (std::find(lengths.begin(), lengths.end(), length) == lengths.end()) lengths.push_back(length);
+  const auto fits_every_row = [&](int64_t length) {
+    const Schedule* built = length > 0 ? search.built_for(length) : nullptr;
+    return built && first_row_off(*built, steps, values, tolerance, 0) == rows;
+  };
+  for (int64_t length : lengths) {
+    if (!fits_every_row(length)) continue;
+    // A log of every k-th step may fit the lengths next to it too: all of them are named.
+    match.mistake = SeriesMistake::OtherLength;
+    match.other_length = farthest_fitting(length, -1, fits_every_row);
+    match.other_length_last = farthest_fitting(length, +1, fits_every_row);
+    match.amount = static_cast<double>(match.other_length);
+    return true;
+  }
+  const auto changed = [&](int64_t before, int64_t after, size_t first_after) {
+    match.mistake = SeriesMistake::LengthChanged;
+    match.amount = static_cast<double>(before == schedule.total() ? after : before);
+    match.length_change = {before, after, steps[first_after - 1], steps[first_after]};
+    return true;
+  };
+  for (const int64_t length : lengths) {
+    const Schedule& other = *search.built_for(length);
+    // Another length up to a row past the first row off, the schedule's own from the next on.
+    const size_t first_after = first_row_off(other, steps, values, tolerance, 0);
+    if (first_after > first_off && first_row_off(schedule, steps, values, tolerance, first_after) == rows)
+      return changed(length, schedule.total(), first_after);
+    // The schedule's own length up to the first row off, another from there on.
+    if (first_off > 0 && first_row_off(other, steps, values, tolerance, first_off) == rows)
+      return changed(schedule.total(), length, first_off);
+  }
+  // A length shorter than the log, every row before its end under it but not all rows after: a scheduler stepped past
+  // the length it was given, which does not hold its end value there (Hugging Face's cosine rises again, PyTorch's
+  // CosineAnnealingLR starts another period). At least two rows off the schedule must lie before that end.
+  for (const int64_t length : lengths) {
+    const auto end_row = static_cast<size_t>(std::lower_bound(steps.begin(), steps.end(), length) - steps.begin());
+    if (end_row < first_off + 2) continue;
+    if (const size_t left = first_row_off(*search.built_for(length), steps, values, tolerance, 0);
+        left >= end_row && left < rows) {
+      match.mistake = SeriesMistake::OtherLength;
+      match.amount = static_cast<double>(length);
+      match.other_length = length;
+      match.other_length_last = length;
+      match.left_end_value_at = steps[left];
+      return true;
+    }
+  }
+  return false;
+}
+
+// A length whose schedule gives every row the rate that the mistake found gives it, where there is one: a schedule
+// run `factor` times as fast is, at whole steps and without a warmup of fixed steps, the schedule of T / factor
+// steps (as slow: T factor steps), and the rows cannot tell the loop's mistake from another run length.
+int64_t length_alike(const Schedule& schedule, const std::vector<int64_t>& steps, const std::vector<double>& values,
+                     double tolerance, SeriesMistake mistake, int64_t factor) {
+  detail::LengthSearch search(schedule, tolerance);
+  if (!search.possible()) return 0;
+  const int64_t total = schedule.total();
+  if (mistake == SeriesMistake::Faster && total % factor != 0) return 0;
+  if (mistake == SeriesMistake::Slower && total > std::numeric_limits<int64_t>::max() / factor) return 0;
+  const int64_t length = mistake == SeriesMistake::Faster ? total / factor : total * factor;
+  const Schedule* built = search.built_for(length);
+  return built && first_row_off(*built, steps, values, tolerance, 0) == steps.size() ? length : 0;
 }
 
 // The steps at which the schedule started over, if restarts explain every row. A scheduler built anew at a resume at
@@ -68,6 +170,40 @@ std::vector<int64_t> restarts_explaining(const Schedule& schedule, const std::ve
 
 std::string plural(double n, const std::string& word) { return format_number(n) + " " + word + (n == 1 ? "" : "s"); }
 
+// `length` over the schedule's, to 4 significant digits: "3", "0.25", "1.333".
+std::string ratio_text(int64_t length, int64_t schedule_length) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4g", static_cast<double>(length) / static_cast<double>(schedule_length));
+  return text;
+}
+
+std::string other_length_text(const SeriesMatch& m) {
+  const bool span = m.other_length_last != m.other_length;
+  std::string text = "the log follows the schedule built for " +
+                     (span ? "any length from " + std::to_string(m.other_length) + " to " +
+                                 std::to_string(m.other_length_last) + " steps"
+                           : std::to_string(m.other_length) + " steps") +
+                     " instead of " + std::to_string(m.schedule_length) + " (" +
+                     ratio_text(m.other_length, m.schedule_length) +
+                     (span ? " to " + ratio_text(m.other_length_last, m.schedule_length) : "") + " times as long" +
+                     (span ? "; its rows fit each" : "") + "): its warmup, decay and end lie where a run of " +
+                     (span ? "such a" : "that") + " length has them (a scheduler given another run length, such as "
+                     "one counted in micro-batches or per epoch without dividing by the gradient accumulation or the "
+                     "number of workers)";
+  if (m.left_end_value_at > 0)
+    text += "; past that end, from step " + std::to_string(m.left_end_value_at) + " on, the log leaves its end " +
+            "value: the scheduler ran past the length it was given (Hugging Face's cosine rises again there, " +
+            "PyTorch's CosineAnnealingLR starts another period)";
+  return text;
+}
+
+// Faster and Slower: the run length that gives the same rows, where one does.
+std::string alike_text(const SeriesMatch& m) {
+  if (m.other_length == 0) return "";
+  return "; the same rates are the schedule built for " + std::to_string(m.other_length) +
+         " steps, a scheduler given that run length (these rows cannot tell the two apart)";
+}
+
 }  // namespace
 
 std::vector<int64_t> series_steps(const std::vector<double>& steps, const std::vector<double>& values) {
@@ -112,6 +248,7 @@ SeriesMatch match_checked_series(const Schedule& schedule, const std::vector<int
     throw std::invalid_argument("tolerance must be a finite number >= 0 (got " + format_number(tolerance) + ")");
   SeriesMatch match;
   match.compared = steps.size();
+  match.schedule_length = schedule.bounded() ? schedule.total() : 0;
   for (size_t i = 0; i < steps.size(); ++i) {
     const double scheduled = schedule(steps[i]);
     const SeriesRow row{steps[i], values[i], scheduled, relative_difference(values[i], scheduled)};
@@ -140,13 +277,18 @@ SeriesMatch match_checked_series(const Schedule& schedule, const std::vector<int
   const int64_t saturated = std::numeric_limits<int64_t>::max() / kLargestMistakenFactor;
   for (int64_t a = 2; a <= kLargestMistakenFactor; ++a) {
     if (every_row_matches(steps, values, tolerance,
-                          [&](int64_t s) { return schedule(s < saturated ? s * a : schedule.total()); }))
+                          [&](int64_t s) { return schedule(s < saturated ? s * a : schedule.total()); })) {
+      match.other_length = length_alike(schedule, steps, values, tolerance, SeriesMistake::Faster, a);
       return found(SeriesMistake::Faster, static_cast<double>(a));
+    }
   }
   for (int64_t a = 2; a <= kLargestMistakenFactor; ++a) {
-    if (every_row_matches(steps, values, tolerance, [&](int64_t s) { return schedule(s / a); }))
+    if (every_row_matches(steps, values, tolerance, [&](int64_t s) { return schedule(s / a); })) {
+      match.other_length = length_alike(schedule, steps, values, tolerance, SeriesMistake::Slower, a);
       return found(SeriesMistake::Slower, static_cast<double>(a));
+    }
   }
+  if (explained_by_length(schedule, steps, values, tolerance, match)) return match;
   for (size_t i = 0; i < steps.size(); ++i) {
     const double expected = schedule(steps[i]);
     if (expected == 0.0 || values[i] == 0.0) continue;
@@ -181,10 +323,21 @@ std::string explain(const SeriesMatch& m) {
     case SeriesMistake::Faster:
       return "the log runs the schedule " + format_number(a) + " times as fast: update t ran at its rate of step " +
              format_number(a) + " t (a scheduler stepped per micro-batch, with " + format_number(a) +
-             " micro-batches per update)";
+             " micro-batches per update)" + alike_text(m);
     case SeriesMistake::Slower:
       return "the log runs the schedule " + format_number(a) + " times as slow: update t ran at its rate of step " +
-             "floor(t / " + format_number(a) + ") (a scheduler stepped once every " + format_number(a) + " updates)";
+             "floor(t / " + format_number(a) + ") (a scheduler stepped once every " + format_number(a) + " updates)" +
+             alike_text(m);
+    case SeriesMistake::OtherLength:
+      return other_length_text(m);
+    case SeriesMistake::LengthChanged: {
+      const LengthChange& c = m.length_change;
+      return "the run's length changed after step " + std::to_string(c.last_step_before) +
+             ": the rows up to it follow the schedule built for " + std::to_string(c.before) +
+             " steps, those from step " + std::to_string(c.first_step_after) + " on the one built for " +
+             std::to_string(c.after) + " (a resume with another run length, whose scheduler took its restored step " +
+             "into a schedule of the new length)";
+    }
     case SeriesMistake::Scaled:
       return "the log is the schedule times " + format_number(a) + " (another peak, or a parameter group's own rate)";
     case SeriesMistake::None:
@@ -199,6 +352,8 @@ const char* mistake_name(SeriesMistake mistake) {
     case SeriesMistake::Restarted: return "restarted";
     case SeriesMistake::Faster: return "faster";
     case SeriesMistake::Slower: return "slower";
+    case SeriesMistake::OtherLength: return "other_length";
+    case SeriesMistake::LengthChanged: return "length_changed";
     case SeriesMistake::Scaled: return "scaled";
     case SeriesMistake::None: break;
   }

@@ -103,6 +103,130 @@ TEST(SeriesMatch, AScheduleRunFasterOrSlowerIsNamedWithItsFactor) {
   EXPECT_EQ(m.amount, 3.0);
 }
 
+// A loop that counted its run length in micro-batches (or per epoch, or over every worker's batches) built the
+// schedule for T' steps: its warmup, decay and end lie elsewhere. Any whole T' from T / 64 to 64 T is found, a
+// multiple or not, in logs of every step or of every k-th. Where the rows fit the lengths next to it too (rows that
+// end before the decay, sparse rows, or rates that change little with the length), all of them are named.
+TEST(SeriesMatch, AScheduleBuiltForAnotherLengthIsNamedWithThatLength) {
+  const Schedule& s = warm_cosine();
+  for (const int64_t length : {617, 50, 13, 12800}) {
+    const Schedule other = parse_schedule(s.to_spec(), length);
+    for (const int64_t every : {1, 7}) {
+      const auto m = match(s, logged(200, [&](int64_t t) { return other(t); }, every));
+      EXPECT_EQ(m.mistake, SeriesMistake::OtherLength) << length << " every " << every;
+      EXPECT_LE(m.other_length, length) << every;
+      EXPECT_GE(m.other_length_last, length) << every;
+      EXPECT_EQ(m.amount, static_cast<double>(m.other_length));
+      EXPECT_EQ(m.schedule_length, 200);
+      EXPECT_EQ(m.left_end_value_at, 0);
+      if (length == 617 || length == 50) EXPECT_EQ(m.other_length_last, m.other_length) << length << " " << every;
+    }
+  }
+  // Rows 0 and 7 (warmup 10) and 14 (its end value) of a 13-step run fit 11 to 14 steps; the first 200 rows of a 12800-step cosine, whose
+  // rates differ from the 12799-step one's by 1.6e-8, a span of lengths around it.
+  auto m = match(s, logged(200, [&](int64_t t) { return parse_schedule(s.to_spec(), 13)(t); }, 7));
+  EXPECT_EQ(m.other_length, 11);
+  EXPECT_EQ(m.other_length_last, 14);
+  m = match(s, logged(200, [&](int64_t t) { return parse_schedule(s.to_spec(), 12800)(t); }));
+  EXPECT_LT(m.other_length_last - m.other_length, 64);
+  // A warmup and a decay given in percent move with the length: a log that reaches the decay pins it.
+  const Schedule wsd = parse_schedule("wsd(peak=1e-3, warmup=5%, decay=20%, shape=1-sqrt)", 200);
+  const Schedule longer = parse_schedule(wsd.to_spec(), 350);
+  m = match(wsd, logged(350, [&](int64_t t) { return longer(t); }, 3));
+  EXPECT_EQ(m.mistake, SeriesMistake::OtherLength);
+  EXPECT_EQ(m.other_length, 350);
+  EXPECT_EQ(explain(m),
+            "the log follows the schedule built for 350 steps instead of 200 (1.75 times as long): its warmup, decay "
+            "and end lie where a run of that length has them (a scheduler given another run length, such as one "
+            "counted in micro-batches or per epoch without dividing by the gradient accumulation or the number of "
+            "workers)");
+  // One that ends in the stable phase fits every length whose warmup rounds alike and whose decay starts later.
+  m = match(wsd, logged(200, [&](int64_t t) { return longer(t); }, 3));
+  EXPECT_EQ(explain(m),
+            "the log follows the schedule built for any length from 350 to 369 steps instead of 200 (1.75 to 1.845 "
+            "times as long; its rows fit each): its warmup, decay and end lie where a run of such a length has them "
+            "(a scheduler given another run length, such as one counted in micro-batches or per epoch without "
+            "dividing by the gradient accumulation or the number of workers)");
+  // A spec that fixes its own length (total=) is the same at every run length: another schedule is no length of it.
+  const Schedule fixed = parse_schedule("cosine(peak=1e-3, floor=1e-5, warmup=10, total=150)", 200);
+  const Schedule cosine300 = parse_schedule("cosine(peak=1e-3, floor=1e-5, warmup=10)", 300);
+  EXPECT_EQ(match(fixed, logged(200, [&](int64_t t) { return cosine300(t); })).mistake, SeriesMistake::None);
+}
+
+// A scheduler given a length shorter than the run is stepped past its end, where schedulers do not hold the end value
+// (Hugging Face's cosine rises again, PyTorch's CosineAnnealingLR starts another period): the rows before that end
+// name the length, and the first row after it that leaves the end value is named. Two rows off the schedule must lie
+// before the end, or one row would name a length.
+TEST(SeriesMatch, AScheduleRunPastAShorterLengthIsNamedWhereItLeavesItsEnd) {
+  const Schedule s = parse_schedule("cosine(peak=1e-3, warmup=10)", 200);
+  const auto hugging_face_cosine = [](int64_t t, int64_t length) {  // get_cosine_schedule_with_warmup's formula
+    if (t < 10) return 1e-3 * static_cast<double>(t) / 10.0;
+    const double progress = static_cast<double>(t - 10) / static_cast<double>(length - 10);
+    return 1e-3 * std::max(0.0, 0.5 * (1.0 + std::cos(M_PI * progress)));
+  };
+  auto m = match(s, logged(200, [&](int64_t t) { return hugging_face_cosine(t, 80); }));
+  EXPECT_EQ(m.mistake, SeriesMistake::OtherLength);
+  EXPECT_EQ(m.other_length, 80);
+  EXPECT_EQ(m.left_end_value_at, 81);  // its row at 80 is the end value, 0
+  EXPECT_NE(explain(m).find("; past that end, from step 81 on, the log leaves its end value: the scheduler ran past "
+                            "the length it was given (Hugging Face's cosine rises again there"),
+            std::string::npos)
+      << explain(m);
+  m = match(s, logged(200, [&](int64_t t) { return hugging_face_cosine(t, 80); }, 10));
+  EXPECT_EQ(m.mistake, SeriesMistake::OtherLength);
+  EXPECT_EQ(m.other_length, 80);
+  EXPECT_EQ(m.left_end_value_at, 90);
+  // Rows 0 and 50, then the other length's end at 60: one row off the schedule before it names nothing.
+  m = match(s, logged(200, [&](int64_t t) { return hugging_face_cosine(t, 60); }, 50));
+  EXPECT_EQ(m.first_off_row, 1u);
+  EXPECT_EQ(m.mistake, SeriesMistake::None);
+}
+
+// A run resumed with another length (max_steps raised to train on): its scheduler restored its step into a schedule
+// of the new length, and the rate jumps there. Compared with either length's spec, both lengths are named, and the
+// rows on either side of the change.
+TEST(SeriesMatch, ARunWhoseLengthChangedAtAResumeIsNamedWithBothLengths) {
+  const Schedule first = parse_schedule("cosine(peak=1e-3, floor=1e-5, warmup=10)", 200);
+  const Schedule extended = parse_schedule(first.to_spec(), 400);
+  const auto rate = [&](int64_t t) { return t < 120 ? first(t) : extended(t); };
+  for (const Schedule* compared : {&first, &extended}) {
+    auto m = match(*compared, logged(400, rate));
+    EXPECT_EQ(m.mistake, SeriesMistake::LengthChanged) << compared->total();
+    EXPECT_EQ(m.length_change.before, 200);
+    EXPECT_EQ(m.length_change.after, 400);
+    EXPECT_EQ(m.length_change.last_step_before, 119);
+    EXPECT_EQ(m.length_change.first_step_after, 120);
+    EXPECT_EQ(m.amount, compared == &first ? 400.0 : 200.0);  // the length that is not the schedule's
+    m = match(*compared, logged(400, rate, 25));
+    EXPECT_EQ(m.mistake, SeriesMistake::LengthChanged) << compared->total();
+    EXPECT_EQ(m.length_change.last_step_before, 100);
+    EXPECT_EQ(m.length_change.first_step_after, 125);
+  }
+  EXPECT_EQ(explain(match(first, logged(400, rate))),
+            "the run's length changed after step 119: the rows up to it follow the schedule built for 200 steps, "
+            "those from step 120 on the one built for 400 (a resume with another run length, whose scheduler took "
+            "its restored step into a schedule of the new length)");
+}
+
+// Where every phase is a share of the run, the schedule run 4 times as fast is, at whole steps, the schedule of T / 4
+// steps: the mistake named says so, since the rows cannot tell the two apart. With a warmup of fixed steps they differ.
+TEST(SeriesMatch, AFasterScheduleThatIsAlsoAnotherLengthSaysSo) {
+  const Schedule s = parse_schedule("wsd(peak=1e-3, warmup=10%, decay=20%)", 200);
+  auto m = match(s, logged(200, [&](int64_t t) { return s(4 * t); }));
+  EXPECT_EQ(m.mistake, SeriesMistake::Faster);
+  EXPECT_EQ(m.other_length, 50);
+  EXPECT_NE(explain(m).find("micro-batches per update); the same rates are the schedule built for 50 steps, a "
+                            "scheduler given that run length (these rows cannot tell the two apart)"),
+            std::string::npos)
+      << explain(m);
+  m = match(s, logged(200, [&](int64_t t) { return s(t / 2); }, 2));  // even rows only: as slow is twice the length
+  EXPECT_EQ(m.mistake, SeriesMistake::Slower);
+  EXPECT_EQ(m.other_length, 400);
+  m = match(warm_cosine(), logged(200, [&](int64_t t) { return warm_cosine()(4 * t); }));
+  EXPECT_EQ(m.mistake, SeriesMistake::Faster);
+  EXPECT_EQ(m.other_length, 0);  // its warmup of 10 steps is 2.5 steps long in the log
+}
+
 TEST(SeriesMatch, ScaledRatesAreNamedWithTheirScale) {
   const Schedule& s = warm_cosine();
   const auto m = match(s, logged(200, [&](int64_t t) { return 0.25 * s(t); }));
@@ -155,10 +279,11 @@ TEST(SeriesMatch, EveryMistakeHasANameAndWords) {
   EXPECT_EQ(words(SeriesMistake::Restarted, 2),
             "the schedule started over at steps 60, 130 (a resume that built a new scheduler without loading its "
             "state)");
-  const char* names[] = {"read_ahead", "restarted", "faster", "slower", "scaled"};
-  const SeriesMistake kinds[] = {SeriesMistake::ReadAhead, SeriesMistake::Restarted, SeriesMistake::Faster,
-                                 SeriesMistake::Slower, SeriesMistake::Scaled};
-  for (size_t i = 0; i < 5; ++i) EXPECT_STREQ(mistake_name(kinds[i]), names[i]);
+  const char* names[] = {"read_ahead", "restarted", "faster", "slower", "other_length", "length_changed", "scaled"};
+  const SeriesMistake kinds[] = {SeriesMistake::ReadAhead,   SeriesMistake::Restarted,     SeriesMistake::Faster,
+                                 SeriesMistake::Slower,      SeriesMistake::OtherLength,   SeriesMistake::LengthChanged,
+                                 SeriesMistake::Scaled};
+  for (size_t i = 0; i < 7; ++i) EXPECT_STREQ(mistake_name(kinds[i]), names[i]);
 }
 
 // A schedule's infinite rate never matches a finite log (inf / inf would be NaN, which compares as within).
