@@ -42,8 +42,9 @@ constexpr const char* kIntro =
     "CSV/TSV with step and lr columns, or TensorBoard event files: --column names\n"
     "the tag, e.g. train/learning_rate) against SPEC instead. Where they differ, it\n"
     "names the loop mistake that explains it: a scheduler stepped before the\n"
-    "optimizer, rebuilt at a resume, stepped per micro-batch, or another peak. Exit\n"
-    "0: the log follows SPEC; 1: it does not.\n";
+    "optimizer, rebuilt at a resume, stepped per micro-batch, given another run\n"
+    "length (from the start, or at a resume), or another peak. Exit 0: the log\n"
+    "follows SPEC; 1: it does not.\n";
 
 void print_families(std::ostream& out) {
   for (const auto& f : schedules::schedule_families()) {

@@ -104,7 +104,8 @@ int compare_with_log(const CompareRequest& request) {
         << (match.follows ? "null" : row_json(match.first_off_detail))
         << ", \"mistake\": " << json_string(schedules::mistake_name(match.mistake)) << ", \"amount\": "
         << format_number(match.amount) << ", \"restarts\": [" << schedules::steps_text(match.restarts)
-        << "], \"other_length\": " << number_or_null(match.other_length) << ", \"left_end_value_at\": "
+        << "], \"other_length\": " << number_or_null(match.other_length) << ", \"other_length_last\": "
+        << number_or_null(match.other_length_last) << ", \"left_end_value_at\": "
         << number_or_null(match.left_end_value_at) << ", \"length_change\": " << length_change_json(match)
         << ", \"explanation\": " << (why.empty() ? "null" : json_string(why)) << "}\n";
     std::cout << out.str();

@@ -152,6 +152,7 @@ py::dict compare(const Schedule& s, const py::object& steps_given, const py::obj
   d["restarts"] = m.restarts;
   const auto int_or_none = [](int64_t n) { return n == 0 ? py::object(py::none()) : py::object(py::int_(n)); };
   d["other_length"] = int_or_none(m.other_length);
+  d["other_length_last"] = int_or_none(m.other_length_last);
   d["left_end_value_at"] = int_or_none(m.left_end_value_at);
   if (m.mistake == schedules::SeriesMistake::LengthChanged) {
     py::dict change;
@@ -249,7 +250,8 @@ void bind_schedules(py::module_& m) {
            "whether the rates a loop logged at `steps` follow this schedule (each within `tolerance`, relative), and "
            "where not, the loop mistake that explains every row: a dict of follows, rows, worst and "
            "first_difference (step, logged, schedule, relative), mistake (read_ahead, restarted, faster, slower, "
-           "other_length, length_changed, scaled or none), amount, restarts, other_length, left_end_value_at, "
+           "other_length, length_changed, scaled or none), amount, restarts, other_length and other_length_last (the "
+           "span of lengths the rows fit), left_end_value_at, "
            "length_change (before, after, last_step_before, first_step_after) and explanation")
       .def("summary", &summary, py::arg("steps") = py::none(),
            "peak, warmup end, decay start, final value, checkpoints and phases over `steps` (default: total_steps)")

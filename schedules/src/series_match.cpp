@@ -278,13 +278,15 @@ SeriesMatch match_checked_series(const Schedule& schedule, const std::vector<int
   for (int64_t a = 2; a <= kLargestMistakenFactor; ++a) {
     if (every_row_matches(steps, values, tolerance,
                           [&](int64_t s) { return schedule(s < saturated ? s * a : schedule.total()); })) {
-      match.other_length = length_alike(schedule, steps, values, tolerance, SeriesMistake::Faster, a);
+      match.other_length = match.other_length_last =
+          length_alike(schedule, steps, values, tolerance, SeriesMistake::Faster, a);
       return found(SeriesMistake::Faster, static_cast<double>(a));
     }
   }
   for (int64_t a = 2; a <= kLargestMistakenFactor; ++a) {
     if (every_row_matches(steps, values, tolerance, [&](int64_t s) { return schedule(s / a); })) {
-      match.other_length = length_alike(schedule, steps, values, tolerance, SeriesMistake::Slower, a);
+      match.other_length = match.other_length_last =
+          length_alike(schedule, steps, values, tolerance, SeriesMistake::Slower, a);
       return found(SeriesMistake::Slower, static_cast<double>(a));
     }
   }

@@ -15,10 +15,10 @@ namespace {
 
 using lrkit::testing::run_lrkit;
 
-// cosine(peak=1e-3, floor=1e-5, warmup=10) over 100 steps, as the formula gives it.
-double warm_cosine(int64_t t) {
+// cosine(peak=1e-3, floor=1e-5, warmup=10) over `length` steps (100 by default), as the formula gives it.
+double warm_cosine(int64_t t, int64_t length = 100) {
   if (t < 10) return 1e-3 * static_cast<double>(t) / 10.0;
-  const double s = static_cast<double>(std::min<int64_t>(t, 100) - 10) / 90.0;
+  const double s = static_cast<double>(std::min<int64_t>(t, length) - 10) / static_cast<double>(length - 10);
   return 1e-5 + (1e-3 - 1e-5) * 0.5 * (1.0 + std::cos(M_PI * s));
 }
 const std::string kSpec = "'cosine(peak=1e-3, floor=1e-5, warmup=10)'";
@@ -32,7 +32,7 @@ std::string csv_log(const std::string& name, Rate rate) {
 }
 
 TEST(ScheduleCompare, ALogThatFollowsTheSpecExitsZero) {
-  const auto file = csv_log("compare_follows.csv", warm_cosine);
+  const auto file = csv_log("compare_follows.csv", [](int64_t t) { return warm_cosine(t); });
   const auto r = run_lrkit("schedule " + kSpec + " --compare " + file);
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_EQ(r.out.find(file + ": 100 rows of /train/lr, steps 0..99, against cosine(peak=0.001, floor=1e-05, "
@@ -60,6 +60,36 @@ TEST(ScheduleCompare, ADifferenceNamesItsFirstStepAndTheMistakeThatExplainsIt) {
   r = run_lrkit("schedule " + kSpec + " --compare " + other + " --steps 100");
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.out.find("\nno single loop mistake explains it"), std::string::npos) << r.out;
+}
+
+// A scheduler given 250 steps for a run of 100 (its length counted in micro-batches), and a run resumed at update 60
+// with its length raised from 100 to 150: both lengths are named, in words and in JSON.
+TEST(ScheduleCompare, ARunLengthGivenWrongOrChangedAtAResumeIsNamed) {
+  const auto longer = csv_log("compare_longer.csv", [](int64_t t) { return warm_cosine(t, 250); });
+  auto r = run_lrkit("schedule " + kSpec + " --compare " + longer);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("(100 steps: the log's last step + 1; --steps gives the run's)\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nthe log follows the schedule built for 250 steps instead of 100 (2.5 times as long): its "
+                       "warmup, decay and end lie where a run of that length has them"),
+            std::string::npos)
+      << r.out;
+  std::string text = "step,lr\n";
+  for (int64_t t = 0; t < 150; ++t)
+    text += std::to_string(t) + "," + lrkit::format_number(warm_cosine(t, t < 60 ? 100 : 150)) + "\n";
+  const auto changed = lrkit::testing::write_text("compare_changed.csv", text);
+  r = run_lrkit("schedule " + kSpec + " --compare " + changed + " --steps 150 --format json");
+  EXPECT_EQ(r.code, 1) << r.out;
+  for (const char* expected :
+       {"\"mistake\": \"length_changed\", \"amount\": 100, \"restarts\": [], \"other_length\": null, "
+        "\"other_length_last\": null, \"left_end_value_at\": null, \"length_change\": {\"before\": 100, "
+        "\"after\": 150, \"last_step_before\": 59, \"first_step_after\": 60}, \"explanation\": \"the run's length "
+        "changed after step 59: "})
+    EXPECT_NE(r.out.find(expected), std::string::npos) << expected << "\n" << r.out;
+  r = run_lrkit("schedule " + kSpec + " --compare " + longer + " --format json");
+  EXPECT_NE(r.out.find("\"mistake\": \"other_length\", \"amount\": 250, \"restarts\": [], \"other_length\": 250, "
+                       "\"other_length_last\": 250, \"left_end_value_at\": null, \"length_change\": null, "),
+            std::string::npos)
+      << r.out;
 }
 
 // An HDF5 log whose loop rebuilt its scheduler at a resume; the JSON verdict names the restart.
@@ -143,7 +173,7 @@ TEST(ScheduleCompare, AnAppendedCsvOfAResumedRunIsReadAsTheRunTrained) {
 }
 
 TEST(ScheduleCompare, BadInputIsAOneLineError) {
-  const auto follows = csv_log("compare_ok.csv", warm_cosine);
+  const auto follows = csv_log("compare_ok.csv", [](int64_t t) { return warm_cosine(t); });
   const auto nan_row = lrkit::testing::write_text("compare_nan.csv", "step,lr\n0,0\n1,nan\n");
   // A step far below 0 once became the run's length through a cast out of range.
   const auto negative = lrkit::testing::write_text("compare_negative.csv", "step,lr\n-1e300,0.1\n");

@@ -1,5 +1,6 @@
 """Schedule.compare: the rates a PyTorch loop logged against the schedule it meant to follow, and the loop mistake
 that explains a difference (the same verdict as `lrkit schedule SPEC --compare FILE`)."""
+import math
 import subprocess
 
 import pytest
@@ -68,6 +69,73 @@ def test_the_verdict_is_the_command_lines(lrkit_binary, tmp_path):
                           capture_output=True, text=True)
     assert done.returncode == 1, done.stdout + done.stderr
     assert done.stdout.splitlines()[-1] == verdict["explanation"]
+
+
+def rates_of(optimizer, scheduler, steps):
+    """The rate of each of `steps` updates under a PyTorch scheduler, read before the update as a loop logs it."""
+    rates = []
+    for _ in range(steps):
+        rates.append(optimizer.param_groups[0]["lr"])
+        optimizer.step()
+        scheduler.step()
+    return rates
+
+
+def hugging_face_cosine(warmup, length):
+    """transformers' get_cosine_schedule_with_warmup multiplier (num_cycles 0.5; transformers is not in Debian), the
+    function its LambdaLR runs, past `length` too."""
+    def multiplier(step):
+        if step < warmup:
+            return step / max(1, warmup)
+        progress = (step - warmup) / max(1, length - warmup)
+        return max(0.0, 0.5 * (1.0 + math.cos(math.pi * 0.5 * 2.0 * progress)))
+    return multiplier
+
+
+HF_SPEC = "cosine(peak=0.05, warmup=5)"
+
+
+def test_a_scheduler_given_another_run_length_is_named_with_it():
+    """num_training_steps counted in micro-batches: len(dataloader) * epochs = 163 where the run takes 40 updates."""
+    _, optimizer = model_and_optimizer()
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, hugging_face_cosine(5, 163))
+    verdict = lrkit.Schedule(HF_SPEC, TOTAL).compare(range(TOTAL), rates_of(optimizer, scheduler, TOTAL))
+    assert verdict["mistake"] == "other_length"
+    assert (verdict["amount"], verdict["other_length"], verdict["other_length_last"]) == (163, 163, 163)
+    assert verdict["left_end_value_at"] is None and verdict["length_change"] is None
+    assert verdict["explanation"].startswith("the log follows the schedule built for 163 steps instead of 40 (4.075 "
+                                             "times as long)")
+
+
+def test_a_scheduler_run_past_a_shorter_length_is_named_where_it_leaves_its_end():
+    """PyTorch's CosineAnnealingLR given T_max = 10 for a 40-update run starts another period after step 10."""
+    _, optimizer = model_and_optimizer()
+    scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=10, eta_min=1e-4)
+    rates = rates_of(optimizer, scheduler, TOTAL)
+    verdict = lrkit.Schedule("cosine(peak=0.05, floor=1e-4)", TOTAL).compare(range(TOTAL), rates)
+    assert (verdict["mistake"], verdict["other_length"], verdict["left_end_value_at"]) == ("other_length", 10, 11)
+    assert "PyTorch's CosineAnnealingLR starts another period" in verdict["explanation"]
+
+
+def test_a_run_resumed_with_another_length_is_named_with_both():
+    """A Trainer-style resume with max_steps raised from 40 to 60: a new optimizer and scheduler (of the new length)
+    load the checkpoint's states. The restored optimizer holds the rate of step 25 under the old length, the
+    scheduler's next step computes step 26 under the new one."""
+    model, optimizer = model_and_optimizer()
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, hugging_face_cosine(5, 40))
+    rates = rates_of(optimizer, scheduler, 25)
+    saved = optimizer.state_dict(), scheduler.state_dict()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=0.05)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, hugging_face_cosine(5, 60))
+    optimizer.load_state_dict(saved[0])
+    scheduler.load_state_dict(saved[1])
+    rates += rates_of(optimizer, scheduler, 35)
+    for length in (40, 60):
+        verdict = lrkit.Schedule(HF_SPEC, length).compare(range(60), rates)
+        assert verdict["mistake"] == "length_changed", length
+        assert verdict["length_change"] == {"before": 40, "after": 60, "last_step_before": 25,
+                                            "first_step_after": 26}
+        assert verdict["amount"] == 100 - length  # the length that is not the one compared
 
 
 def test_rows_it_cannot_compare_are_value_errors():

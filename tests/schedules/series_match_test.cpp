@@ -215,6 +215,7 @@ TEST(SeriesMatch, AFasterScheduleThatIsAlsoAnotherLengthSaysSo) {
   auto m = match(s, logged(200, [&](int64_t t) { return s(4 * t); }));
   EXPECT_EQ(m.mistake, SeriesMistake::Faster);
   EXPECT_EQ(m.other_length, 50);
+  EXPECT_EQ(m.other_length_last, 50);
   EXPECT_NE(explain(m).find("micro-batches per update); the same rates are the schedule built for 50 steps, a "
                             "scheduler given that run length (these rows cannot tell the two apart)"),
             std::string::npos)

@@ -62,7 +62,8 @@ struct SeriesMatch {
   std::vector<int64_t> restarts;   // Restarted: the steps at which the schedule started over
   // OtherLength: the length the rows follow, and other_length_last the longest of the lengths next to it that every
   // row fits too (a log of every k-th step may not tell them apart; equal where it does). Faster and Slower: a length
-  // whose schedule gives every row the same rate (the rows cannot tell that from the mistake named), else 0.
+  // whose schedule gives every row the same rate (the rows cannot tell that from the mistake named), both equal;
+  // else 0.
   int64_t other_length = 0, other_length_last = 0;
   // OtherLength shorter than the log: the rows before its end follow it, and from this row's step on, past that end,
   // the log does not hold its end value (the scheduler ran past the length it was given); 0 where every row follows.

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# How long `lrkit schedule SPEC --steps ROWS --compare LOG` takes on logs of ROWS rows, one per verdict: a log that
+# follows SPEC (no mistake looked for), one of another schedule (every mistake tried, none explains it), one of a
+# scheduler given 1.5 times the run's length (other_length), and one whose length rose from ROWS to 2 ROWS at 60 % of
+# the run (length_changed). The logs are tables `lrkit schedule --out` writes, cut and joined. Each is compared
+# ROUNDS times, alternated; medians of seconds and of peak memory (MB). With BASELINE (another build's lrkit), each
+# comparison runs with both binaries in turn, and the ratio of this build's to the baseline's is printed.
+# Usage: bench/compare_mistakes.sh [ROWS] [ROUNDS] [BASELINE]   (default 1000000 3)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/lrkit_binary.sh
+source bench/medians.sh
+rows=${1:-1000000}
+rounds=${2:-3}
+baseline=${3:-}
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+spec="cosine(peak=3e-4, warmup=$((rows / 1000)))"
+table() {  # table SPEC STEPS FILE: the spec's rates over STEPS steps, as step,lr rows (the end value's row too)
+  "$LRKIT" schedule "$1" --steps "$2" --out "$3" >/dev/null
+}
+table "$spec" "$rows" "$dir/follows.csv"
+table "linear(peak=3e-4, warmup=$((rows / 1000)))" "$rows" "$dir/other.csv"
+table "$spec" $((rows * 3 / 2)) "$dir/longer_all.csv"
+head -n $((rows + 1)) "$dir/longer_all.csv" >"$dir/longer.csv"
+table "$spec" $((rows * 2)) "$dir/extended.csv"
+change=$((rows * 6 / 10))
+awk -F, -v change="$change" -v rows="$rows" 'NR == FNR { if (FNR == 1 || $1 < change) print; next }
+  FNR > 1 && $1 >= change && $1 < rows' "$dir/follows.csv" "$dir/extended.csv" >"$dir/changed.csv"
+logs=(follows other longer changed)
+binaries=(current)
+[ -n "$baseline" ] && binaries+=(baseline)
+measure() {  # measure BINARY LOG: "seconds megabytes" and the verdict's mistake
+  /usr/bin/time -f "%e %M" -o "$dir/time" "$1" schedule "$spec" --steps "$rows" --compare "$dir/$2.csv" \
+      --format json >"$dir/out" || true
+  read -r t kb < <(tail -n 1 "$dir/time")  # after "Command exited with non-zero status 1"
+  echo "$t $((kb / 1024)) $(grep -o '"mistake": "[a-z_]*"' "$dir/out" | cut -d'"' -f4)"
+}
+declare -A seconds=() megabytes=() verdicts=()
+for ((round = 1; round <= rounds; round++)); do
+  for log in "${logs[@]}"; do
+    for binary in "${binaries[@]}"; do
+      path=$LRKIT
+      [ "$binary" = baseline ] && path=$baseline
+      read -r t m verdict <<<"$(measure "$path" "$log")"
+      seconds[$binary.$log]+="$t "
+      megabytes[$binary.$log]+="$m "
+      verdicts[$binary.$log]=$verdict
+      echo "round $round: $log, $binary: $t s, $m MB, mistake $verdict"
+    done
+  done
+done
+echo "$rows rows each, against $spec; medians of $rounds rounds:"
+for log in "${logs[@]}"; do
+  line="$log: $(median ${seconds[current.$log]}) s, $(median ${megabytes[current.$log]}) MB (${verdicts[current.$log]})"
+  if [ -n "$baseline" ]; then
+    line+="; baseline $(median ${seconds[baseline.$log]}) s, $(median ${megabytes[baseline.$log]}) MB"
+    line+=" (${verdicts[baseline.$log]}); time $(ratio "$(median ${seconds[current.$log]})" \
+      "$(median ${seconds[baseline.$log]})"), memory $(ratio "$(median ${megabytes[current.$log]})" \
+      "$(median ${megabytes[baseline.$log]})")"
+  fi
+  echo "$line"
+done
