@@ -144,6 +144,17 @@ TEST(ScheduleCompare, TensorBoardLogsAreComparedAsTensorBoardShowsThem) {
   for (const char* expected : {"\"rows\": 80", "\"replaced_rows\": 20", "\"mistake\": \"restarted\"",
                                "\"restarts\": [40]"})
     EXPECT_NE(r.out.find(expected), std::string::npos) << expected << "\n" << r.out;
+  // The Trainer run resumed from checkpoint-100 with max_steps raised from 200 to 300 (float32 rates, every 10th
+  // step): either length's spec names both, and the rows on either side of the change.
+  for (const char* steps : {"200", "300"}) {
+    r = run_lrkit("schedule 'cosine(peak=5e-4, warmup=20)' --steps " + std::string(steps) + " --compare " + golden +
+                  "hf_extended --column train/learning_rate");
+    EXPECT_EQ(r.code, 1) << r.out;
+    EXPECT_NE(r.out.find("\nthe run's length changed after step 100: the rows up to it follow the schedule built for "
+                         "200 steps, those from step 110 on the one built for 300 (a resume with another run length"),
+              std::string::npos)
+        << steps << "\n" << r.out;
+  }
   // Without --column, the default /train/lr is no tag of this log: the error lists the tags there are.
   r = run_lrkit("schedule 'cosine(peak=5e-4, warmup=20)' --compare " + golden + "hf_cosine");
   EXPECT_EQ(r.code, 2) << r.out;

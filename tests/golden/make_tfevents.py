@@ -152,6 +152,11 @@ def files():
     out["hf_resumed/events.out.tfevents.1764201600.node1.4242.0"] = hf_session(1764201600.0, range(10, 151, 10))
     out["hf_resumed/events.out.tfevents.1764205200.node1.5151.0"] = hf_session(1764205200.0, range(110, 201, 10),
                                                                                 loss_offset=0.01)
+    # The run killed so again and resumed from checkpoint-100 with max_steps raised to 300: the Trainer's new
+    # scheduler, built for 300 steps, takes the restored step 100 and runs the longer cosine from there.
+    out["hf_extended/events.out.tfevents.1764201600.node1.4242.0"] = hf_session(1764201600.0, range(10, 151, 10))
+    out["hf_extended/events.out.tfevents.1764205200.node1.5151.0"] = hf_session(1764205200.0, range(110, 301, 10),
+                                                                                 total=300, loss_offset=0.01)
     # A plain loop logging every update with new-style (tensor) scalars, resumed at update 40 with
     # SummaryWriter(purge_step=40) by a loop that built its scheduler anew: its rates start over at 40.
     first = EventFile(1764300000.0)
