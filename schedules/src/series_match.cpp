@@ -30,12 +30,6 @@ size_t first_row_off(const Schedule& schedule, const std::vector<int64_t>& steps
   return row;
 }
 
-// Where the rows follow the schedule's spec built for another length: every row (OtherLength), or the rows up to
-// one under one length and those after it under another, one of the two the schedule's own (LengthChanged: a resume
-// with another run length, whose scheduler took its restored step into a schedule of the new length). The lengths
-// tried are those that give its rate to the first row off, the worst row or the last: in a run given too long a
-// length the last row is mid-decay, in one given too short a length the first row off is, and the worst row pins a
-// length where the first row off lies where lengths differ little (just past a warmup).
 // From a length that fits every row, the farthest length in `direction` (+1, -1) up to which every length fits too.
 // The fitting lengths around one are taken to be a span (the schedule's own length, which the rows do not follow,
 // ends it): it is found by doubling the distance until a length does not fit, then halving the last gap, in about
@@ -51,6 +45,12 @@ int64_t farthest_fitting(int64_t length, int64_t direction, Fits fits) {
   return length + direction * good;
 }
 
+// Where the rows follow the schedule's spec built for another length: every row (OtherLength), or the rows up to
+// one under one length and those after it under another, one of the two the schedule's own (LengthChanged: a resume
+// with another run length, whose scheduler took its restored step into a schedule of the new length). The lengths
+// tried are those that give its rate to the first row off, the worst row or the last: in a run given too long a
+// length the last row is mid-decay, in one given too short a length the first row off is, and the worst row pins a
+// length where the first row off lies where lengths differ little (just past a warmup).
 bool explained_by_length(const Schedule& schedule, const std::vector<int64_t>& steps,
                          const std::vector<double>& values, double tolerance, SeriesMatch& match) {
   detail::LengthSearch search(schedule, tolerance);
@@ -64,7 +64,7 @@ bool explained_by_length(const Schedule& schedule, const std::vector<int64_t>& s
     const Schedule* built = length > 0 ? search.built_for(length) : nullptr;
     return built && first_row_off(*built, steps, values, tolerance, 0) == rows;
   };
-  for (int64_t length : lengths) {
+  for (const int64_t length : lengths) {
     if (!fits_every_row(length)) continue;
     // A log of every k-th step may fit the lengths next to it too: all of them are named.
     match.mistake = SeriesMistake::OtherLength;
