@@ -179,13 +179,14 @@ std::string ratio_text(int64_t length, int64_t schedule_length) {
 
 std::string other_length_text(const SeriesMatch& m) {
   const bool span = m.other_length_last != m.other_length;
+  const std::string shortest = ratio_text(m.other_length, m.schedule_length),
+                    longest = ratio_text(m.other_length_last, m.schedule_length);
   std::string text = "the log follows the schedule built for " +
                      (span ? "any length from " + std::to_string(m.other_length) + " to " +
                                  std::to_string(m.other_length_last) + " steps"
                            : std::to_string(m.other_length) + " steps") +
-                     " instead of " + std::to_string(m.schedule_length) + " (" +
-                     ratio_text(m.other_length, m.schedule_length) +
-                     (span ? " to " + ratio_text(m.other_length_last, m.schedule_length) : "") + " times as long" +
+                     " instead of " + std::to_string(m.schedule_length) + " (" + shortest +
+                     (longest != shortest ? " to " + longest : "") + " times as long" +
                      (span ? "; its rows fit each" : "") + "): its warmup, decay and end lie where a run of " +
                      (span ? "such a" : "that") + " length has them (a scheduler given another run length, such as "
                      "one counted in micro-batches or per epoch without dividing by the gradient accumulation or the "

@@ -129,6 +129,17 @@ TEST(SeriesMatch, AScheduleBuiltForAnotherLengthIsNamedWithThatLength) {
   EXPECT_EQ(m.other_length_last, 14);
   m = match(s, logged(200, [&](int64_t t) { return parse_schedule(s.to_spec(), 12800)(t); }));
   EXPECT_LT(m.other_length_last - m.other_length, 64);
+  EXPECT_NE(explain(m).find(" steps instead of 200 (63.95 to 64.06 times as long; its rows fit each): "),
+            std::string::npos)
+      << explain(m);
+  // 400 rows, every 2,500th step of a 2.5e6-step run compared at 1e6: lengths 2.5e6 +- 2 fit, 2.5 times each.
+  const Schedule million = parse_schedule(s.to_spec(), 1'000'000);
+  const Schedule longest = parse_schedule(s.to_spec(), 2'500'000);
+  m = match(million, logged(1'000'000, [&](int64_t t) { return longest(t); }, 2'500));
+  EXPECT_EQ(m.other_length, 2'499'998);
+  EXPECT_EQ(m.other_length_last, 2'500'002);
+  EXPECT_NE(explain(m).find(" steps instead of 1000000 (2.5 times as long; its rows fit each): "), std::string::npos)
+      << explain(m);
   // A warmup and a decay given in percent move with the length: a log that reaches the decay pins it.
   const Schedule wsd = parse_schedule("wsd(peak=1e-3, warmup=5%, decay=20%, shape=1-sqrt)", 200);
   const Schedule longer = parse_schedule(wsd.to_spec(), 350);
