@@ -44,6 +44,15 @@ std::string length_change_json(const schedules::SeriesMatch& m) {
          std::to_string(c.first_step_after) + "}";
 }
 
+std::string setting_json(const schedules::SeriesMatch& m) {
+  if (m.mistake != schedules::SeriesMistake::OtherSetting) return "null";
+  const schedules::OtherSettingFound& s = m.setting;
+  return "{\"name\": " + json_string(s.name) + ", \"given\": " + (s.given.empty() ? "null" : json_string(s.given)) +
+         ", \"value\": " + json_string(s.value) + ", \"spec\": " + json_string(s.spec) + ", \"lowest\": " +
+         json_string(s.lowest) + ", \"highest\": " + json_string(s.highest) + ", \"highest_is_last\": " +
+         (s.highest_is_last ? "true" : "false") + "}";
+}
+
 // The steps beside a column of rates: /train/lr -> /train/step, lr -> step.
 std::string steps_beside(const std::string& column) {
   const auto slash = column.find_last_of('/');
@@ -107,6 +116,7 @@ int compare_with_log(const CompareRequest& request) {
         << "], \"other_length\": " << number_or_null(match.other_length) << ", \"other_length_last\": "
         << number_or_null(match.other_length_last) << ", \"left_end_value_at\": "
         << number_or_null(match.left_end_value_at) << ", \"length_change\": " << length_change_json(match)
+        << ", \"setting\": " << setting_json(match)
         << ", \"explanation\": " << (why.empty() ? "null" : json_string(why)) << "}\n";
     std::cout << out.str();
   } else {
@@ -125,7 +135,8 @@ int compare_with_log(const CompareRequest& request) {
                                       std::to_string(schedules::kLargestMistakenShift) +
                                       " steps ahead or behind, restarted, run 2 to " +
                                       std::to_string(schedules::kLargestMistakenFactor) +
-                                      " times as fast or as slow, built for another length, or scaled)"
+                                      " times as fast or as slow, built for another length, scaled, or with "
+                                      "one other number in the spec)"
                                 : why)
                 << "\n";
     }

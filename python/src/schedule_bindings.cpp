@@ -164,6 +164,19 @@ py::dict compare(const Schedule& s, const py::object& steps_given, const py::obj
   } else {
     d["length_change"] = py::none();
   }
+  if (m.mistake == schedules::SeriesMistake::OtherSetting) {
+    py::dict setting;
+    setting["name"] = m.setting.name;
+    setting["given"] = m.setting.given.empty() ? py::object(py::none()) : py::object(py::str(m.setting.given));
+    setting["value"] = m.setting.value;
+    setting["spec"] = m.setting.spec;
+    setting["lowest"] = m.setting.lowest;
+    setting["highest"] = m.setting.highest;
+    setting["highest_is_last"] = m.setting.highest_is_last;
+    d["setting"] = setting;
+  } else {
+    d["setting"] = py::none();
+  }
   const std::string why = schedules::explain(m);
   d["explanation"] = why.empty() ? py::object(py::none()) : py::object(py::str(why));
   return d;
@@ -250,9 +263,10 @@ void bind_schedules(py::module_& m) {
            "whether the rates a loop logged at `steps` follow this schedule (each within `tolerance`, relative), and "
            "where not, the loop mistake that explains every row: a dict of follows, rows, worst and "
            "first_difference (step, logged, schedule, relative), mistake (read_ahead, restarted, faster, slower, "
-           "other_length, length_changed, scaled or none), amount, restarts, other_length and other_length_last (the "
-           "span of lengths the rows fit), left_end_value_at, "
-           "length_change (before, after, last_step_before, first_step_after) and explanation")
+           "other_length, length_changed, scaled, other_setting or none), amount, restarts, other_length and "
+           "other_length_last (the span of lengths the rows fit), left_end_value_at, length_change (before, after, "
+           "last_step_before, first_step_after), setting (name, given, value, spec, lowest, highest, "
+           "highest_is_last) and explanation")
       .def("summary", &summary, py::arg("steps") = py::none(),
            "peak, warmup end, decay start, final value, checkpoints and phases over `steps` (default: total_steps)")
       // Pickled as (canonical spec, total_steps), the pair that rebuilds it bit for bit, so a Schedule and the

@@ -13,16 +13,34 @@ namespace lrkit::schedules::detail {
 // Grid points per doubling of x: the rate is looked at every 2^(1/8) (9 %) of x.
 inline constexpr int kGridPointsPerDoubling = 8;
 
-// The values of x in [low, high] (0 < low <= high) at which side(x) is 0, found on a geometric grid from low to high,
-// and between two grid points at which side(x) has opposite signs by halving the span between them: to two whole
-// numbers where `whole`, else until side is 0 (at most 64 halvings). side(x) is +1 where the rate at x lies above the
-// logged rate, -1 below, 0 within the tolerance, nullopt where the schedule cannot be built with x. At most `most`
-// values, in the order found; rates that are flat in x (within the tolerance) give each grid point of the flat.
+// The values of x in [low, high] (0 < low <= high) at which side(x) is 0. side(x) is +1 where the rate at x lies above
+// the logged rate, -1 below, 0 within the tolerance, nullopt where the schedule cannot be built with x. They are
+// looked for on a geometric grid from low to high, and between two neighbouring grid points by halving the span
+// between them (to two whole numbers where `whole`, else at most 64 times): where side changes sign, the x at which
+// it is 0; where side becomes 0 or stops being 0, the last x at which it is 0 (a rate that is flat in x, such as the
+// rate of a step before a decay that x moves, is the logged one up to a boundary, and the setting is usually that
+// boundary). At most `most` values, in the order found.
 template <class Side>
 std::vector<double> values_crossing(Side side, double low, double high, bool whole, size_t most) {
   std::vector<double> found;
   const auto add = [&](double x) {
     if (found.size() < most && std::find(found.begin(), found.end(), x) == found.end()) found.push_back(x);
+  };
+  // Halves [a, b], where side(a) is `side_a` and side(b) differs, to the x next to the change on a's side, or to an x
+  // at which side is 0 when neither end is 0. Returns that x, or nullopt where there is none (a crossing whose span
+  // holds an x the schedule cannot take).
+  const auto halve = [&](double a, int side_a, double b) -> std::optional<double> {
+    for (int halvings = 0; halvings < 64 && (!whole || std::fabs(b - a) > 1.0); ++halvings) {
+      double middle = a + (b - a) / 2.0;
+      if (whole) middle = a < b ? std::floor(middle) : std::ceil(middle);
+      if (middle == a || middle == b) break;
+      const auto middle_side = side(middle);
+      if (!middle_side && side_a != 0) return std::nullopt;
+      if (side_a != 0 && *middle_side == 0) return middle;  // a crossing: any x at which side is 0
+      (middle_side == side_a ? a : b) = middle;  // from a flat run, an x the schedule cannot take ends it too
+    }
+    if (side_a == 0) return a;
+    return side(b) == 0 ? std::optional<double>(b) : std::nullopt;
   };
   double before = 0.0;
   std::optional<int> before_side;
@@ -32,31 +50,24 @@ std::vector<double> values_crossing(Side side, double low, double high, bool who
     if (whole) x = std::round(x);
     if (!first && x == before) continue;
     const auto here = side(x);
-    if (here == 0) {
-      add(x);
-    } else if (here && before_side && *before_side != 0 && *here != *before_side) {
-      double below = before, above = x;  // side(below) is before_side, side(above) is here
-      for (int halvings = 0; halvings < 64 && (!whole || above - below > 1.0); ++halvings) {
-        double middle = below + (above - below) / 2.0;
-        if (whole) middle = std::floor(middle);
-        if (middle == below || middle == above) break;
-        const auto middle_side = side(middle);
-        if (!middle_side) break;
-        if (*middle_side == 0) {
-          add(middle);
-          break;
-        }
-        (*middle_side == *before_side ? below : above) = middle;
-      }
-      if (whole && above - below == 1.0) {
-        if (side(below) == 0) add(below);
-        if (side(above) == 0) add(above);
+    if (here && before_side && *here != *before_side) {
+      if (*before_side == 0) {
+        add(before);  // the last grid point of a flat run, then its end
+        if (const auto end = halve(before, 0, x)) add(*end);
+      } else if (*here == 0) {
+        if (const auto start = halve(x, 0, before)) add(*start);  // a flat run's start
+      } else if (const auto crossing = halve(before, *before_side, x)) {
+        add(*crossing);
       }
     }
+    if (here == 0 && before_side != 0) add(x);  // the first grid point of a flat run
     before = x;
     before_side = here;
     first = false;
-    if (x >= high) break;
+    if (x >= high) {
+      if (here == 0) add(x);
+      break;
+    }
   }
   return found;
 }

@@ -13,16 +13,17 @@ namespace {
 // Lengths up to 1e15 steps, as the logged steps are.
 constexpr int64_t kLongestLength = 1'000'000'000'000'000;
 
-bool tabulates(const Schedule& schedule) {
-  const auto phases = schedule.phases();
-  return std::any_of(phases.begin(), phases.end(), [](const Phase& p) { return p.kind == PhaseKind::Table; });
-}
-
 }  // namespace
+
+bool rebuildable_from_spec(const Schedule& schedule) {
+  const auto phases = schedule.phases();
+  return schedule.bounded() &&
+         std::none_of(phases.begin(), phases.end(), [](const Phase& p) { return p.kind == PhaseKind::Table; });
+}
 
 LengthSearch::LengthSearch(const Schedule& schedule, double tolerance)
     : tolerance_(tolerance),
-      possible_(schedule.bounded() && !tabulates(schedule)),
+      possible_(rebuildable_from_spec(schedule)),
       spec_(schedule.to_spec()),
       total_(schedule.total()) {}
 

@@ -13,12 +13,15 @@
 
 namespace lrkit::schedules::detail {
 
+// Whether a schedule can be rebuilt from its spec with another length or setting: it is bounded and tabulates
+// nothing (a refined or table schedule would be read from its file and tabulated again for every value tried).
+bool rebuildable_from_spec(const Schedule& schedule);
+
 class LengthSearch {
  public:
   LengthSearch(const Schedule& schedule, double tolerance);
 
-  // Whether the schedule can be rebuilt for other lengths: it is bounded and tabulates nothing (a refined or table
-  // schedule would be read from its file and tabulated again for every length tried).
+  // rebuildable_from_spec(schedule)
   bool possible() const { return possible_; }
 
   // Lengths T' other than the schedule's own, from T / kLargestMistakenFactor to kLargestMistakenFactor T, whose

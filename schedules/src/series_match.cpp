@@ -9,6 +9,7 @@
 
 #include "length_search.hpp"
 #include "lrkit/common/numbers.hpp"
+#include "setting_search.hpp"
 
 namespace lrkit::schedules {
 
@@ -51,15 +52,28 @@ int64_t farthest_fitting(int64_t length, int64_t direction, Fits fits) {
 // tried are those that give its rate to the first row off, the worst row or the last: in a run given too long a
 // length the last row is mid-decay, in one given too short a length the first row off is, and the worst row pins a
 // length where the first row off lies where lengths differ little (just past a warmup).
+constexpr int64_t kShapeSamples = 1024;
 bool explained_by_length(const Schedule& schedule, const std::vector<int64_t>& steps,
                          const std::vector<double>& values, double tolerance, SeriesMatch& match) {
   detail::LengthSearch search(schedule, tolerance);
   if (!search.possible()) return false;
   const size_t rows = steps.size(), first_off = match.first_off_row;
+  // A length names a mistake only where it shapes the schedule before either end, not only where it holds its end
+  // value: the rates of steps, milestones or an exponential do not depend on the length, and cut short at any length
+  // they would fit a log that holds a rate from some step on. Looked at on up to kShapeSamples steps before the end.
+  const auto shapes = [&](int64_t length) {
+    const Schedule& other = *search.built_for(length);
+    const int64_t end = std::min(length, schedule.total());
+    const int64_t every = std::max<int64_t>(1, end / kShapeSamples);
+    for (int64_t t = 0; t < end; t += every)
+      if (relative_difference(other(t), schedule(t)) > tolerance) return true;
+    return false;
+  };
   std::vector<int64_t> lengths;
   for (const size_t row : {first_off, match.worst_row, rows - 1})
     for (const int64_t length : search.lengths_giving(steps[row], values[row]))
-      if (std::find(lengths.begin(), lengths.end(), length) == lengths.end()) lengths.push_back(length);
+      if (std::find(lengths.begin(), lengths.end(), length) == lengths.end() && shapes(length))
+        lengths.push_back(length);
   const auto fits_every_row = [&](int64_t length) {
     const Schedule* built = length > 0 ? search.built_for(length) : nullptr;
     return built && first_row_off(*built, steps, values, tolerance, 0) == rows;
@@ -79,14 +93,18 @@ bool explained_by_length(const Schedule& schedule, const std::vector<int64_t>& s
     match.length_change = {before, after, steps[first_after - 1], steps[first_after]};
     return true;
   };
+  // The rows before the change lie within the first length: a run trains up to its scheduler's length, and is resumed
+  // from there with another.
   for (const int64_t length : lengths) {
     const Schedule& other = *search.built_for(length);
     // Another length up to a row past the first row off, the schedule's own from the next on.
     const size_t first_after = first_row_off(other, steps, values, tolerance, 0);
-    if (first_after > first_off && first_row_off(schedule, steps, values, tolerance, first_after) == rows)
+    if (first_after > first_off && steps[first_after - 1] <= length &&
+        first_row_off(schedule, steps, values, tolerance, first_after) == rows)
       return changed(length, schedule.total(), first_after);
     // The schedule's own length up to the first row off, another from there on.
-    if (first_off > 0 && first_row_off(other, steps, values, tolerance, first_off) == rows)
+    if (first_off > 0 && steps[first_off - 1] <= schedule.total() &&
+        first_row_off(other, steps, values, tolerance, first_off) == rows)
       return changed(schedule.total(), length, first_off);
   }
   // A length shorter than the log, every row before its end under it but not all rows after: a scheduler stepped past
@@ -300,6 +318,12 @@ SeriesMatch match_checked_series(const Schedule& schedule, const std::vector<int
       return found(SeriesMistake::Scaled, scale);
     break;
   }
+  if (auto setting = detail::setting_explaining(schedule, steps, values, tolerance,
+                                                {match.first_off_row, match.worst_row, steps.size() - 1})) {
+    match.setting = {setting->number.name, setting->given,   setting->value,          setting->spec,
+                     setting->lowest,      setting->highest, setting->highest_is_last};
+    return found(SeriesMistake::OtherSetting, 0.0);
+  }
   return match;
 }
 
@@ -343,6 +367,16 @@ std::string explain(const SeriesMatch& m) {
     }
     case SeriesMistake::Scaled:
       return "the log is the schedule times " + format_number(a) + " (another peak, or a parameter group's own rate)";
+    case SeriesMistake::OtherSetting: {
+      const OtherSettingFound& s = m.setting;
+      const std::string span =
+          s.lowest == s.highest ? ""
+                                : "; the rows fit any value from " + s.lowest + " to " + s.highest +
+                                      (s.highest_is_last ? ", the largest tried" : "");
+      return "the log follows " + s.spec + ": the spec with " + s.name + "=" + s.value +
+             (s.given.empty() ? ", which it leaves at its default" : " instead of " + s.given) + span +
+             " (a scheduler given another value)";
+    }
     case SeriesMistake::None:
       break;
   }
@@ -358,6 +392,7 @@ const char* mistake_name(SeriesMistake mistake) {
     case SeriesMistake::OtherLength: return "other_length";
     case SeriesMistake::LengthChanged: return "length_changed";
     case SeriesMistake::Scaled: return "scaled";
+    case SeriesMistake::OtherSetting: return "other_setting";
     case SeriesMistake::None: break;
   }
   return "none";

@@ -119,11 +119,13 @@ TEST(SeriesMatch, AScheduleBuiltForAnotherLengthIsNamedWithThatLength) {
       EXPECT_EQ(m.amount, static_cast<double>(m.other_length));
       EXPECT_EQ(m.schedule_length, 200);
       EXPECT_EQ(m.left_end_value_at, 0);
-      if (length == 617 || length == 50) EXPECT_EQ(m.other_length_last, m.other_length) << length << " " << every;
+      if (length == 617 || length == 50) {
+        EXPECT_EQ(m.other_length_last, m.other_length) << length << " " << every;
+      }
     }
   }
-  // Rows 0 and 7 (warmup 10) and 14 (its end value) of a 13-step run fit 11 to 14 steps; the first 200 rows of a 12800-step cosine, whose
-  // rates differ from the 12799-step one's by 1.6e-8, a span of lengths around it.
+  // Rows 0 and 7 (warmup 10) and 14 (its end value) of a 13-step run fit 11 to 14 steps; the first 200 rows of a
+  // 12800-step cosine, whose rates differ from the 12799-step one's by 1.6e-8, a span of lengths around it.
   auto m = match(s, logged(200, [&](int64_t t) { return parse_schedule(s.to_spec(), 13)(t); }, 7));
   EXPECT_EQ(m.other_length, 11);
   EXPECT_EQ(m.other_length_last, 14);
@@ -158,10 +160,79 @@ TEST(SeriesMatch, AScheduleBuiltForAnotherLengthIsNamedWithThatLength) {
             "times as long; its rows fit each): its warmup, decay and end lie where a run of such a length has them "
             "(a scheduler given another run length, such as one counted in micro-batches or per epoch without "
             "dividing by the gradient accumulation or the number of workers)");
-  // A spec that fixes its own length (total=) is the same at every run length: another schedule is no length of it.
+  // A spec that fixes its own length (total=) is the same at every run length: the length is its total= setting.
   const Schedule fixed = parse_schedule("cosine(peak=1e-3, floor=1e-5, warmup=10, total=150)", 200);
   const Schedule cosine300 = parse_schedule("cosine(peak=1e-3, floor=1e-5, warmup=10)", 300);
-  EXPECT_EQ(match(fixed, logged(200, [&](int64_t t) { return cosine300(t); })).mistake, SeriesMistake::None);
+  m = match(fixed, logged(200, [&](int64_t t) { return cosine300(t); }));
+  EXPECT_EQ(m.mistake, SeriesMistake::OtherSetting);
+  EXPECT_EQ(m.setting.name, "total");
+  EXPECT_EQ(m.setting.value, "300");
+  // The rates of steps or milestones do not depend on the length: cut short, a schedule of them would fit any log
+  // that holds its rate from some step on, which names no length.
+  const Schedule steps = parse_schedule("multistep(peak=0.1, milestones=[50, 120], gamma=0.2)", 200);
+  const Schedule one_milestone = parse_schedule("multistep(peak=0.1, milestones=[50], gamma=0.2)", 200);
+  m = match(steps, logged(200, [&](int64_t t) { return one_milestone(t); }));
+  EXPECT_NE(m.mistake, SeriesMistake::OtherLength);
+  EXPECT_NE(m.mistake, SeriesMistake::LengthChanged);
+}
+
+// One number of the spec given otherwise (a warmup, a floor the spec leaves at its default, a peak beside a fixed
+// floor, a milestone) makes every row follow: the number is named with the value, written as plainly as the rows
+// allow, and the spec the rows follow. Where the rows fit a span of values, the span is named.
+TEST(SeriesMatch, OneOtherNumberOfTheSpecIsNamedWithItsValue) {
+  const auto setting = [](const std::string& spec, const std::string& logged_spec, int64_t total, int64_t every) {
+    const Schedule s = parse_schedule(spec, total), l = parse_schedule(logged_spec, total);
+    const auto m = match(s, logged(total + 1, [&](int64_t t) { return l(t); }, every));
+    EXPECT_EQ(m.mistake, SeriesMistake::OtherSetting) << spec << " / " << logged_spec;
+    return m.setting;
+  };
+  auto found = setting("cosine(peak=3e-4, warmup=100)", "cosine(peak=3e-4, warmup=500)", 5000, 1);
+  EXPECT_EQ(found.name, "warmup");
+  EXPECT_EQ(found.given, "100");
+  EXPECT_EQ(found.value, "500");
+  EXPECT_EQ(found.spec, "cosine(peak=0.0003, warmup=500)");
+  EXPECT_EQ(found.lowest, "500");
+  EXPECT_EQ(found.highest, "500");
+  found = setting("cosine(peak=3e-4, warmup=100)", "cosine(peak=3e-4, warmup=100, floor=3e-5)", 5000, 7);
+  EXPECT_EQ(found.name, "floor");
+  EXPECT_EQ(found.given, "");
+  EXPECT_EQ(found.value, "10%");
+  EXPECT_EQ(found.spec, "cosine(peak=0.0003, floor=10%, warmup=100)");
+  found = setting("cosine(peak=6e-4, floor=1e-5, warmup=100)", "cosine(peak=3e-4, floor=1e-5, warmup=100)", 5000, 1);
+  EXPECT_EQ(found.name, "peak");
+  EXPECT_EQ(found.value, "0.0003");
+  found = setting("multistep(peak=0.1, milestones=[50, 120], gamma=0.2)",
+                  "multistep(peak=0.1, milestones=[50, 130], gamma=0.2)", 200, 1);
+  EXPECT_EQ(found.name, "milestones");
+  EXPECT_EQ(found.given, "[50, 120]");
+  EXPECT_EQ(found.value, "[50, 130]");
+  // A milestone at or past the log's end fits it, as far as the values tried reach (64 times the spec's).
+  found = setting("multistep(peak=0.1, milestones=[50, 120], gamma=0.2)",
+                  "multistep(peak=0.1, milestones=[50], gamma=0.2)", 200, 1);
+  EXPECT_EQ(found.value, "[50, 1000]");
+  EXPECT_EQ(found.lowest, "201");
+  EXPECT_EQ(found.highest, "7680");
+  EXPECT_TRUE(found.highest_is_last);
+  // A decay in percent of whole steps: every percent that rounds to the same steps fits.
+  found = setting("wsd(peak=1e-3, warmup=2%, decay=20%)", "wsd(peak=1e-3, warmup=2%, decay=10%)", 5000, 1);
+  EXPECT_EQ(found.value, "10%");
+  EXPECT_EQ(found.lowest, "9.991%");
+  EXPECT_EQ(found.highest, "10%");
+  const auto words = [](const std::string& spec, const std::string& logged_spec, int64_t total) {
+    const Schedule s = parse_schedule(spec, total), l = parse_schedule(logged_spec, total);
+    return explain(match(s, logged(total + 1, [&](int64_t t) { return l(t); })));
+  };
+  EXPECT_EQ(words("cosine(peak=3e-4, warmup=100)", "cosine(peak=3e-4, warmup=500)", 5000),
+            "the log follows cosine(peak=0.0003, warmup=500): the spec with warmup=500 instead of 100 (a scheduler "
+            "given another value)");
+  EXPECT_EQ(words("multistep(peak=0.1, milestones=[50, 120], gamma=0.2)",
+                  "multistep(peak=0.1, milestones=[50], gamma=0.2)", 200),
+            "the log follows multistep(peak=0.1, milestones=[50, 1000], gamma=0.2): the spec with milestones=[50, "
+            "1000] instead of [50, 120]; the rows fit any value from 201 to 7680, the largest tried (a scheduler given "
+            "another value)");
+  EXPECT_EQ(words("cosine(peak=3e-4, warmup=100)", "cosine(peak=3e-4, warmup=100, floor=10%)", 5000),
+            "the log follows cosine(peak=0.0003, floor=10%, warmup=100): the spec with floor=10%, which it leaves at "
+            "its default (a scheduler given another value)");
 }
 
 // A scheduler given a length shorter than the run is stepped past its end, where schedulers do not hold the end value
@@ -291,11 +362,12 @@ TEST(SeriesMatch, EveryMistakeHasANameAndWords) {
   EXPECT_EQ(words(SeriesMistake::Restarted, 2),
             "the schedule started over at steps 60, 130 (a resume that built a new scheduler without loading its "
             "state)");
-  const char* names[] = {"read_ahead", "restarted", "faster", "slower", "other_length", "length_changed", "scaled"};
-  const SeriesMistake kinds[] = {SeriesMistake::ReadAhead,   SeriesMistake::Restarted,     SeriesMistake::Faster,
-                                 SeriesMistake::Slower,      SeriesMistake::OtherLength,   SeriesMistake::LengthChanged,
-                                 SeriesMistake::Scaled};
-  for (size_t i = 0; i < 7; ++i) EXPECT_STREQ(mistake_name(kinds[i]), names[i]);
+  const char* names[] = {"read_ahead",     "restarted", "faster",       "slower", "other_length",
+                         "length_changed", "scaled",    "other_setting"};
+  const SeriesMistake kinds[] = {SeriesMistake::ReadAhead,     SeriesMistake::Restarted, SeriesMistake::Faster,
+                                 SeriesMistake::Slower,        SeriesMistake::OtherLength,
+                                 SeriesMistake::LengthChanged, SeriesMistake::Scaled,    SeriesMistake::OtherSetting};
+  for (size_t i = 0; i < 8; ++i) EXPECT_STREQ(mistake_name(kinds[i]), names[i]);
 }
 
 // A schedule's infinite rate never matches a finite log (inf / inf would be NaN, which compares as within).

@@ -2,7 +2,8 @@
 // and where it does not, which of the common loop mistakes explains it: a scheduler stepped before its optimizer
 // (the schedule read ahead), one that started over at a resume (its state not restored), one stepped per micro-batch
 // or once per several updates (the schedule run faster or slower), one built for another run length (from the start,
-// or from a resume on), or another base rate (every rate scaled).
+// or from a resume on), or another base rate (every rate scaled), or one other setting of the spec (its warmup, its
+// floor, a milestone).
 #pragma once
 
 #include <cstddef>
@@ -34,6 +35,19 @@ enum class SeriesMistake {
   OtherLength,    // the rows follow the schedule's spec built for `amount` steps (other_length) instead of T
   LengthChanged,  // the rows follow the spec built for one length up to a row, and for another from the next row on
   Scaled,         // logged rate = amount * the schedule's
+  OtherSetting,   // the rows follow the spec with one number written otherwise (`setting`)
+};
+
+// OtherSetting: the number, its value in the spec compared ("" where the spec leaves it at its default) and the value
+// that makes every row follow, and that spec.
+struct OtherSettingFound {
+  std::string name;          // "warmup", "floor", "peak", "entry 2 of milestones"
+  std::string given, value;  // as written: "100", "10%"
+  std::string spec;          // the spec the rows follow
+  // The values around `value` that every row fits too, as written (both `value` where the rows pin it);
+  // highest_is_last: the span reaches the largest value tried (64 times the spec's).
+  std::string lowest, highest;
+  bool highest_is_last = false;
 };
 
 // LengthChanged: the length the rows up to last_step_before follow, and the one those from first_step_after on
@@ -69,6 +83,7 @@ struct SeriesMatch {
   // the log does not hold its end value (the scheduler ran past the length it was given); 0 where every row follows.
   int64_t left_end_value_at = 0;
   LengthChange length_change;      // LengthChanged
+  OtherSettingFound setting;       // OtherSetting
 };
 
 // The series' steps as whole numbers, after the checks match_series makes (and throws for) below.
@@ -76,10 +91,10 @@ std::vector<int64_t> series_steps(const std::vector<double>& steps, const std::v
 
 // Compares values[i], the logged rate of update steps[i] (whole, >= 0), with schedule(steps[i]) (past the schedule's
 // end, its end value). Where a row differs by more than `tolerance` (relative), it tries each mistake above and
-// reports the first that makes every row match. Another length is tried by rebuilding the schedule from its spec
-// (parse_schedule(schedule.to_spec(), T')) for a bounded schedule that tabulates nothing (not refined or table). Throws std::invalid_argument for rows it cannot compare (no rows,
-// a step that is not a whole number >= 0, a value that is not finite), naming the row (the first is row 1), and for
-// a tolerance that is not a finite number >= 0.
+// reports the first that makes every row match. Another length or setting is tried by rebuilding the schedule from its
+// spec (parse_schedule(schedule.to_spec(), T')) for a bounded schedule that tabulates nothing (not refined or table).
+// Throws std::invalid_argument for rows it cannot compare (no rows, a step that is not a whole number >= 0, a value
+// that is not finite), naming the row (the first is row 1), and for a tolerance that is not a finite number >= 0.
 SeriesMatch match_series(const Schedule& schedule, const std::vector<double>& steps, const std::vector<double>& values,
                          double tolerance);
 // The same for steps series_steps has already returned (and values it has checked with them).
@@ -88,7 +103,7 @@ SeriesMatch match_checked_series(const Schedule& schedule, const std::vector<int
 
 // The mistake in words, what the loop did and the usual way a loop comes to do it ("" for None); its name in
 // lower_snake_case for JSON and Python (read_ahead, restarted, faster, slower, other_length, length_changed, scaled,
-// none); steps as "60, 130".
+// other_setting, none); steps as "60, 130".
 std::string explain(const SeriesMatch& match);
 const char* mistake_name(SeriesMistake mistake);
 std::string steps_text(const std::vector<int64_t>& steps);
