@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # How long `lrkit schedule SPEC --steps ROWS --compare LOG` takes on logs of ROWS rows, one per verdict: a log that
 # follows SPEC (no mistake looked for), one of another schedule (every mistake tried, none explains it), one of a
-# scheduler given 1.5 times the run's length (other_length), and one whose length rose from ROWS to 2 ROWS at 60 % of
-# the run (length_changed). The logs are tables `lrkit schedule --out` writes, cut and joined. Each is compared
-# ROUNDS times, alternated; medians of seconds and of peak memory (MB). With BASELINE (another build's lrkit), each
-# comparison runs with both binaries in turn, and the ratio of this build's to the baseline's is printed.
+# scheduler given 1.5 times the run's length (other_length), one whose length rose from ROWS to 2 ROWS at 60 % of the
+# run (length_changed), and one whose warmup was twice the spec's (other_setting). The logs are tables that
+# `lrkit schedule --out` writes, cut and joined. Each is compared ROUNDS times, alternated; medians of seconds and of
+# peak memory (MB). With BASELINE (another build's lrkit), each comparison runs with both binaries in turn, and the
+# ratio of this build's to the baseline's is printed.
 # Usage: bench/compare_mistakes.sh [ROWS] [ROUNDS] [BASELINE]   (default 1000000 3)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,10 +25,11 @@ table "linear(peak=3e-4, warmup=$((rows / 1000)))" "$rows" "$dir/other.csv"
 table "$spec" $((rows * 3 / 2)) "$dir/longer_all.csv"
 head -n $((rows + 1)) "$dir/longer_all.csv" >"$dir/longer.csv"
 table "$spec" $((rows * 2)) "$dir/extended.csv"
+table "cosine(peak=3e-4, warmup=$((rows / 500)))" "$rows" "$dir/warmup.csv"
 change=$((rows * 6 / 10))
 awk -F, -v change="$change" -v rows="$rows" 'NR == FNR { if (FNR == 1 || $1 < change) print; next }
   FNR > 1 && $1 >= change && $1 < rows' "$dir/follows.csv" "$dir/extended.csv" >"$dir/changed.csv"
-logs=(follows other longer changed)
+logs=(follows other longer changed warmup)
 binaries=(current)
 [ -n "$baseline" ] && binaries+=(baseline)
 measure() {  # measure BINARY LOG: "seconds megabytes" and the verdict's mistake
