@@ -165,7 +165,7 @@ std::optional<SettingFound> setting_explaining(const Schedule& schedule, const s
     const auto found = [&](double value) -> std::optional<SettingFound> {
       const bool whole = number.whole && value == std::round(value);
       const auto fits = [&](double x) { return fits_every_row(build(number, x)); };
-      const double lowest = farthest_fitting(value, whole ? std::ceil(low) : low, whole, fits);
+      const double lowest = farthest_fitting(value, whole ? std::max(1.0, std::ceil(low)) : low, whole, fits);
       const double highest = farthest_fitting(value, high, whole, fits);
       double named = value;
       SettingFound result{number, number.length == 0 ? "" : number.list_length == 0
@@ -200,8 +200,8 @@ std::optional<SettingFound> setting_explaining(const Schedule& schedule, const s
       };
       std::vector<double> candidates;
       for (const bool whole : {true, false}) {
-        if (whole && !(number.whole && low >= 1)) continue;
-        const auto crossing = values_crossing(side, whole ? std::ceil(low) : low, high, whole, 8);
+        if (whole && !(number.whole && high >= 1)) continue;
+        const auto crossing = values_crossing(side, whole ? std::max(1.0, std::ceil(low)) : low, high, whole, 8);
         candidates.insert(candidates.end(), crossing.begin(), crossing.end());
       }
       for (const double x : candidates) {

@@ -82,12 +82,32 @@ TEST(ScheduleCompare, ARunLengthGivenWrongOrChangedAtAResumeIsNamed) {
   for (const char* expected :
        {"\"mistake\": \"length_changed\", \"amount\": 100, \"restarts\": [], \"other_length\": null, "
         "\"other_length_last\": null, \"left_end_value_at\": null, \"length_change\": {\"before\": 100, "
-        "\"after\": 150, \"last_step_before\": 59, \"first_step_after\": 60}, \"explanation\": \"the run's length "
-        "changed after step 59: "})
+        "\"after\": 150, \"last_step_before\": 59, \"first_step_after\": 60}, \"setting\": null, \"explanation\": "
+        "\"the run's length changed after step 59: "})
     EXPECT_NE(r.out.find(expected), std::string::npos) << expected << "\n" << r.out;
   r = run_lrkit("schedule " + kSpec + " --compare " + longer + " --format json");
   EXPECT_NE(r.out.find("\"mistake\": \"other_length\", \"amount\": 250, \"restarts\": [], \"other_length\": 250, "
                        "\"other_length_last\": 250, \"left_end_value_at\": null, \"length_change\": null, "),
+            std::string::npos)
+      << r.out;
+}
+
+// A loop whose scheduler was given a warmup of 25 steps where the spec has 10: the setting, both values and the spec
+// the log follows, in words and in JSON.
+TEST(ScheduleCompare, AnotherNumberOfTheSpecIsNamed) {
+  const auto path = (lrkit::testing::scratch_dir() / "compare_warmup.csv").string();
+  ASSERT_EQ(run_lrkit("schedule 'cosine(peak=1e-3, floor=1e-5, warmup=25)' --steps 100 --out " + path).code, 0);
+  auto r = run_lrkit("schedule " + kSpec + " --compare " + path + " --steps 100");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("\nthe log follows cosine(peak=0.001, floor=1e-05, warmup=25): the spec with warmup=25 instead "
+                       "of 10 (a scheduler given another value)\n"),
+            std::string::npos)
+      << r.out;
+  r = run_lrkit("schedule " + kSpec + " --compare " + path + " --steps 100 --format json");
+  EXPECT_NE(r.out.find("\"mistake\": \"other_setting\", \"amount\": 0, "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"setting\": {\"name\": \"warmup\", \"given\": \"10\", \"value\": \"25\", \"spec\": "
+                       "\"cosine(peak=0.001, floor=1e-05, warmup=25)\", \"lowest\": \"25\", \"highest\": \"25\", "
+                       "\"highest_is_last\": false}, "),
             std::string::npos)
       << r.out;
 }

@@ -102,7 +102,7 @@ def test_a_scheduler_given_another_run_length_is_named_with_it():
     verdict = lrkit.Schedule(HF_SPEC, TOTAL).compare(range(TOTAL), rates_of(optimizer, scheduler, TOTAL))
     assert verdict["mistake"] == "other_length"
     assert (verdict["amount"], verdict["other_length"], verdict["other_length_last"]) == (163, 163, 163)
-    assert verdict["left_end_value_at"] is None and verdict["length_change"] is None
+    assert verdict["left_end_value_at"] is None and verdict["length_change"] is None and verdict["setting"] is None
     assert verdict["explanation"].startswith("the log follows the schedule built for 163 steps instead of 40 (4.075 "
                                              "times as long)")
 
@@ -136,6 +136,17 @@ def test_a_run_resumed_with_another_length_is_named_with_both():
         assert verdict["length_change"] == {"before": 40, "after": 60, "last_step_before": 25,
                                             "first_step_after": 26}
         assert verdict["amount"] == 100 - length  # the length that is not the one compared
+
+
+def test_another_warmup_is_named_with_its_value():
+    """The Trainer's warmup_steps counted in micro-batches (3 per update): 15 warmup updates where the spec has 5."""
+    _, optimizer = model_and_optimizer()
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, hugging_face_cosine(15, TOTAL))
+    verdict = lrkit.Schedule(HF_SPEC, TOTAL).compare(range(TOTAL), rates_of(optimizer, scheduler, TOTAL))
+    assert verdict["mistake"] == "other_setting"
+    assert verdict["setting"] == {"name": "warmup", "given": "5", "value": "15", "spec": "cosine(peak=0.05, warmup=15)",
+                                  "lowest": "15", "highest": "15", "highest_is_last": False}
+    assert verdict["length_change"] is None and verdict["other_length"] is None
 
 
 def test_rows_it_cannot_compare_are_value_errors():
