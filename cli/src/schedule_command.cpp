@@ -43,8 +43,9 @@ constexpr const char* kIntro =
     "the tag, e.g. train/learning_rate) against SPEC instead. Where they differ, it\n"
     "names the loop mistake that explains it: a scheduler stepped before the\n"
     "optimizer, rebuilt at a resume, stepped per micro-batch, given another run\n"
-    "length (from the start, or at a resume), or another peak. Exit 0: the log\n"
-    "follows SPEC; 1: it does not.\n";
+    "length (from the start, or at a resume), another peak, or another value of\n"
+    "one number of SPEC (its warmup, its floor). Exit 0: the log follows SPEC;\n"
+    "1: it does not.\n";
 
 void print_families(std::ostream& out) {
   for (const auto& f : schedules::schedule_families()) {
