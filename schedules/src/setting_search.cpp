@@ -168,10 +168,11 @@ std::optional<SettingFound> setting_explaining(const Schedule& schedule, const s
       const double lowest = farthest_fitting(value, whole ? std::max(1.0, std::ceil(low)) : low, whole, fits);
       const double highest = farthest_fitting(value, high, whole, fits);
       double named = value;
-      SettingFound result{number, number.length == 0 ? "" : number.list_length == 0
-                                                                ? spec.substr(number.position, number.length)
-                                                                : spec.substr(number.list_position, number.list_length),
-                          "", "", "", "", false};
+      SettingFound result;
+      result.number = number;
+      if (number.length > 0)
+        result.given = number.list_length > 0 ? spec.substr(number.list_position, number.list_length)
+                                              : spec.substr(number.position, number.length);
       // A span narrower than 1e-3 of the value is the value, as written.
       if (whole ? lowest < highest : highest - lowest > 1e-3 * value) {
         const double first = whole ? lowest : std::min(value, rounded_inward(lowest, true));
