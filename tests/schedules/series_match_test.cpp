@@ -169,11 +169,15 @@ TEST(SeriesMatch, AScheduleBuiltForAnotherLengthIsNamedWithThatLength) {
   EXPECT_EQ(m.setting.value, "300");
   // The rates of steps or milestones do not depend on the length: cut short, a schedule of them would fit any log
   // that holds its rate from some step on, which names no length.
+  // (A second milestone at 130 read as "the rows up to 129 follow the schedule built for 50 steps" before this rule.)
   const Schedule steps = parse_schedule("multistep(peak=0.1, milestones=[50, 120], gamma=0.2)", 200);
-  const Schedule one_milestone = parse_schedule("multistep(peak=0.1, milestones=[50], gamma=0.2)", 200);
-  m = match(steps, logged(200, [&](int64_t t) { return one_milestone(t); }));
-  EXPECT_NE(m.mistake, SeriesMistake::OtherLength);
-  EXPECT_NE(m.mistake, SeriesMistake::LengthChanged);
+  for (const char* logged_spec :
+       {"multistep(peak=0.1, milestones=[50], gamma=0.2)", "multistep(peak=0.1, milestones=[50, 130], gamma=0.2)"}) {
+    const Schedule other = parse_schedule(logged_spec, 200);
+    m = match(steps, logged(200, [&](int64_t t) { return other(t); }));
+    EXPECT_EQ(m.mistake, SeriesMistake::OtherSetting) << logged_spec;
+    EXPECT_EQ(m.setting.name, "milestones") << logged_spec;
+  }
 }
 
 // One number of the spec given otherwise (a warmup, a floor the spec leaves at its default, a peak beside a fixed
