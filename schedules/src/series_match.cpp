@@ -93,18 +93,14 @@ bool explained_by_length(const Schedule& schedule, const std::vector<int64_t>& s
     match.length_change = {before, after, steps[first_after - 1], steps[first_after]};
     return true;
   };
-  // The rows before the change lie within the first length: a run trains up to its scheduler's length, and is resumed
-  // from there with another.
   for (const int64_t length : lengths) {
     const Schedule& other = *search.built_for(length);
     // Another length up to a row past the first row off, the schedule's own from the next on.
     const size_t first_after = first_row_off(other, steps, values, tolerance, 0);
-    if (first_after > first_off && steps[first_after - 1] <= length &&
-        first_row_off(schedule, steps, values, tolerance, first_after) == rows)
+    if (first_after > first_off && first_row_off(schedule, steps, values, tolerance, first_after) == rows)
       return changed(length, schedule.total(), first_after);
     // The schedule's own length up to the first row off, another from there on.
-    if (first_off > 0 && steps[first_off - 1] <= schedule.total() &&
-        first_row_off(other, steps, values, tolerance, first_off) == rows)
+    if (first_off > 0 && first_row_off(other, steps, values, tolerance, first_off) == rows)
       return changed(schedule.total(), length, first_off);
   }
   // A length shorter than the log, every row before its end under it but not all rows after: a scheduler stepped past
