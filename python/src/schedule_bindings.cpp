@@ -154,29 +154,21 @@ py::dict compare(const Schedule& s, const py::object& steps_given, const py::obj
   d["other_length"] = int_or_none(m.other_length);
   d["other_length_last"] = int_or_none(m.other_length_last);
   d["left_end_value_at"] = int_or_none(m.left_end_value_at);
-  if (m.mistake == schedules::SeriesMistake::LengthChanged) {
-    py::dict change;
-    change["before"] = m.length_change.before;
-    change["after"] = m.length_change.after;
-    change["last_step_before"] = m.length_change.last_step_before;
-    change["first_step_after"] = m.length_change.first_step_after;
-    d["length_change"] = change;
-  } else {
-    d["length_change"] = py::none();
-  }
-  if (m.mistake == schedules::SeriesMistake::OtherSetting) {
-    py::dict setting;
-    setting["name"] = m.setting.name;
-    setting["given"] = m.setting.given.empty() ? py::object(py::none()) : py::object(py::str(m.setting.given));
-    setting["value"] = m.setting.value;
-    setting["spec"] = m.setting.spec;
-    setting["lowest"] = m.setting.lowest;
-    setting["highest"] = m.setting.highest;
-    setting["highest_is_last"] = m.setting.highest_is_last;
-    d["setting"] = setting;
-  } else {
-    d["setting"] = py::none();
-  }
+  const schedules::LengthChange& c = m.length_change;
+  d["length_change"] = m.mistake != schedules::SeriesMistake::LengthChanged
+                           ? py::object(py::none())
+                           : py::dict(py::arg("before") = c.before, py::arg("after") = c.after,
+                                      py::arg("last_step_before") = c.last_step_before,
+                                      py::arg("first_step_after") = c.first_step_after);
+  const schedules::OtherSettingFound& setting = m.setting;
+  d["setting"] = m.mistake != schedules::SeriesMistake::OtherSetting
+                     ? py::object(py::none())
+                     : py::dict(py::arg("name") = setting.name,
+                                py::arg("given") = setting.given.empty() ? py::object(py::none())
+                                                                         : py::object(py::str(setting.given)),
+                                py::arg("value") = setting.value, py::arg("spec") = setting.spec,
+                                py::arg("lowest") = setting.lowest, py::arg("highest") = setting.highest,
+                                py::arg("highest_is_last") = setting.highest_is_last);
   const std::string why = schedules::explain(m);
   d["explanation"] = why.empty() ? py::object(py::none()) : py::object(py::str(why));
   return d;
