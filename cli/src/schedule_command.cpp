@@ -131,8 +131,11 @@ int run_schedule_command(const std::vector<std::string>& args) {
       ("momentum", po::value<std::string>(), "BASE,MAX: add the momentum column that onecycle and triangular cycle "
        "against the rate (PyTorch's cycle_momentum; e.g. 0.85,0.95)")
       ("compare", po::value<std::string>(), "check the rates a run logged in this file against SPEC")
-      ("column", po::value<std::string>()->default_value("/train/lr"), "--compare: the rates' dataset or column")
-      ("tolerance", po::value<double>()->default_value(1e-6, "1e-6"), "--compare: the relative difference allowed");
+      ("fit", po::value<std::string>(), "find the spec the rates a run logged in this file follow (no SPEC)")
+      ("column", po::value<std::string>()->default_value("/train/lr"),
+       "--compare, --fit: the rates' dataset or column")
+      ("tolerance", po::value<double>()->default_value(1e-6, "1e-6"),
+       "--compare, --fit: the relative difference allowed");
   std::string spec;
   const auto vm = parse_with_positional(args, options, spec, "schedule");
   if (vm.count("help")) {
@@ -143,25 +146,32 @@ int run_schedule_command(const std::vector<std::string>& args) {
     print_families(std::cout);
     return kExitOk;
   }
-  if (spec.empty()) throw UsageError("missing SPEC, e.g. lrkit schedule 'cosine(peak=1e-3)' --steps 1000");
+  if (vm.count("fit") && !spec.empty())
+    throw UsageError("--fit finds the spec itself: drop SPEC '" + spec + "' (--compare checks a log against one)");
+  for (const char* other : {"compare", "branches"})
+    if (vm.count("fit") && vm.count(other))
+      throw UsageError(std::string("--fit prints its verdict alone: drop --") + other);
+  if (spec.empty() && !vm.count("fit"))
+    throw UsageError("missing SPEC, e.g. lrkit schedule 'cosine(peak=1e-3)' --steps 1000");
 
   if (vm.count("branches")) return print_branches(spec, vm["branches"].as<std::string>(), vm);
   for (const char* key : {"column", "tolerance"})
-    if (!vm[key].defaulted() && !vm.count("compare"))
-      throw UsageError(std::string("--") + key + " goes with --compare");
-  if (vm.count("compare")) {
+    if (!vm[key].defaulted() && !vm.count("compare") && !vm.count("fit"))
+      throw UsageError(std::string("--") + key + " goes with --compare or --fit");
+  for (const char* verdict : {"compare", "fit"}) {
+    if (!vm.count(verdict)) continue;
     for (const char* alone : {"every", "at", "summary", "plot", "out", "momentum"})
       if (vm.count(alone) && !vm[alone].defaulted())
-        throw UsageError(std::string("--compare prints its verdict alone: drop --") + alone);
+        throw UsageError(std::string("--") + verdict + " prints its verdict alone: drop --" + alone);
     if (steps && *steps < 1) throw UsageError("--steps must be at least 1 (got " + std::to_string(*steps) + ")");
     CompareRequest request;
     request.spec = spec;
-    request.file = vm["compare"].as<std::string>();
+    request.file = vm[verdict].as<std::string>();
     request.column = vm["column"].as<std::string>();
     request.steps = steps;
     request.tolerance = vm["tolerance"].as<double>();
     request.format = parse_format(vm["format"].as<std::string>());
-    return compare_with_log(request);
+    return std::string(verdict) == "fit" ? fit_log(request) : compare_with_log(request);
   }
 
   if (steps && *steps < 1) throw UsageError("--steps must be at least 1 (got " + std::to_string(*steps) + ")");

@@ -9,6 +9,7 @@
 #include "lrkit/common/numbers.hpp"
 #include "lrkit/schedules/factory.hpp"
 #include "lrkit/schedules/series_file.hpp"
+#include "lrkit/schedules/series_fit.hpp"
 #include "lrkit/schedules/series_match.hpp"
 
 namespace lrkit::cli {
@@ -59,26 +60,43 @@ std::string steps_beside(const std::string& column) {
   return slash == std::string::npos ? "step" : column.substr(0, slash + 1) + "step";
 }
 
+// The rates a run logged, with their steps as whole numbers; `option` (--compare, --fit) names the request in errors,
+// as does the tolerance's check.
+struct LoggedRates {
+  schedules::Series series;
+  std::vector<int64_t> steps;
+};
+LoggedRates read_logged_rates(const CompareRequest& request, const std::string& option) {
+  if (!(request.tolerance >= 0.0) || !std::isfinite(request.tolerance))
+    throw UsageError("--tolerance must be a finite number >= 0 (got " + format_number(request.tolerance) + ")");
+  LoggedRates logged;
+  try {
+    logged.series = schedules::read_series_file(request.file, request.column, steps_beside(request.column),
+                                                schedules::RepeatedSteps::Replace);
+    logged.steps = schedules::series_steps(logged.series.steps, logged.series.values);
+  } catch (const schedules::SeriesFileError& e) {
+    throw UsageError(option + ": " + e.what());
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(option + ": '" + request.file + "' " + e.what());
+  }
+  return logged;
+}
+
+// The first line of a verdict: the file, its rows and steps, and the rows a resumed session's replaced.
+std::string rows_line(const CompareRequest& request, const LoggedRates& logged) {
+  const size_t rows = logged.steps.size();
+  return request.file + ": " + std::to_string(rows) + (rows == 1 ? " row" : " rows") + " of " + request.column +
+         ", steps " + format_number(logged.series.steps.front()) + ".." + format_number(logged.series.steps.back()) +
+         replaced_text(logged.series.replaced);
+}
+
 }  // namespace
 
 int compare_with_log(const CompareRequest& request) {
-  if (!(request.tolerance >= 0.0) || !std::isfinite(request.tolerance))
-    throw UsageError("--tolerance must be a finite number >= 0 (got " + format_number(request.tolerance) + ")");
-  schedules::Series series;
-  try {
-    series = schedules::read_series_file(request.file, request.column, steps_beside(request.column),
-                                         schedules::RepeatedSteps::Replace);
-  } catch (const schedules::SeriesFileError& e) {
-    throw UsageError("--compare: " + std::string(e.what()));
-  }
+  const LoggedRates logged = read_logged_rates(request, "--compare");
+  const schedules::Series& series = logged.series;
+  const std::vector<int64_t>& steps = logged.steps;
   // The run's length: what the caller says, else the spec's own, else what the log reached.
-  const std::vector<int64_t> steps = [&] {
-    try {
-      return schedules::series_steps(series.steps, series.values);
-    } catch (const std::invalid_argument& e) {
-      throw UsageError("--compare: '" + request.file + "' " + e.what());
-    }
-  }();
   const int64_t logged_end = steps.back() + 1;
   std::string length_from;
   const schedules::Schedule schedule = [&] {
@@ -120,10 +138,7 @@ int compare_with_log(const CompareRequest& request) {
         << ", \"explanation\": " << (why.empty() ? "null" : json_string(why)) << "}\n";
     std::cout << out.str();
   } else {
-    std::cout << request.file << ": " << match.compared << (match.compared == 1 ? " row" : " rows") << " of "
-              << request.column << ", steps " << format_number(series.steps.front()) << ".."
-              << format_number(series.steps.back()) << replaced_text(series.replaced) << ", against "
-              << schedule.to_spec() << " (" << length << ")\n";
+    std::cout << rows_line(request, logged) << ", against " << schedule.to_spec() << " (" << length << ")\n";
     if (match.follows) {
       std::cout << "follows it: the worst relative difference is " << format_number(worst.relative) << " at step "
                 << worst.step << " (tolerance " << format_number(request.tolerance) << ")\n";
@@ -142,6 +157,39 @@ int compare_with_log(const CompareRequest& request) {
     }
   }
   return match.follows ? kExitOk : kExitFailure;
+}
+
+int fit_log(const CompareRequest& request) {
+  const LoggedRates logged = read_logged_rates(request, "--fit");
+  const auto fit = schedules::fit_checked_series(logged.steps, logged.series.values, request.steps, request.tolerance);
+  if (fit.spec.empty())
+    throw UsageError("--fit: '" + request.file + "' holds no rate above 0 to fit a schedule to");
+  const schedules::SeriesRow& worst = fit.match.worst_detail;
+  if (request.format == TableFormat::Json) {
+    std::cout << "{\"file\": " << json_string(request.file) << ", \"column\": " << json_string(request.column)
+              << ", \"rows\": " << logged.steps.size() << ", \"first_step\": " << logged.steps.front()
+              << ", \"last_step\": " << logged.steps.back() << ", \"replaced_rows\": " << logged.series.replaced
+              << ", \"fits\": " << (fit.fits ? "true" : "false") << ", \"spec\": " << json_string(fit.spec)
+              << ", \"steps\": " << fit.total << ", \"tolerance\": " << format_number(request.tolerance)
+              << ", \"worst\": " << row_json(worst) << ", \"first_difference\": "
+              << (fit.match.follows ? "null" : row_json(fit.match.first_off_detail)) << "}\n";
+  } else {
+    std::cout << rows_line(request, logged) << "\n";
+    if (fit.fits) {
+      std::cout << "fits " << fit.spec << " over " << fit.total << " steps: the worst relative difference is "
+                << format_number(worst.relative) << " at step " << worst.step << " (tolerance "
+                << format_number(request.tolerance) << ")\n";
+    } else {
+      std::cout << "no spec of constant, cosine, linear, wsd, polynomial, invsqrt, exponential, onecycle or step with "
+                   "one number found from the log fits it; the closest, "
+                << fit.spec << " over " << fit.total << " steps, differs from " << row_text(fit.match.first_off_detail)
+                << " (tolerance " << format_number(request.tolerance) << ")"
+                << (request.steps ? "" : "; the run's length was taken as the last step or the last step + 1: "
+                                         "--steps gives it")
+                << "\n";
+    }
+  }
+  return fit.fits ? kExitOk : kExitFailure;
 }
 
 }  // namespace lrkit::cli

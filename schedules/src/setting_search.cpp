@@ -101,21 +101,28 @@ double farthest_fitting(double value, double limit, bool whole, Fits fits) {
 
 }  // namespace
 
-std::vector<SpecNumber> spec_numbers(const std::string& spec) {
+std::vector<SpecNumber> spec_numbers(const std::string& spec, int64_t total) {
   const SpecCall root = parse_spec(spec);
   std::vector<SpecNumber> out;
   collect(spec, root, out);
-  // Keys the outermost call leaves at their defaults that loops often set otherwise: a warmup, a floor.
-  if (const FamilyInfo* family = family_named(root.name)) {
-    const size_t close = spec.rfind(')');
-    for (const char* key : {"warmup", "floor"}) {
-      const bool known = std::find(family->keys.begin(), family->keys.end(), key) != family->keys.end();
-      const bool given = std::any_of(out.begin(), out.end(), [&](const SpecNumber& n) { return n.name == key; });
-      if (known && !given && close != std::string::npos)
-        out.push_back({key, close, 0, 0.0, std::string(key) == "floor", std::string(key) == "warmup"});
-    }
-  }
   if (out.size() > kMostSpecNumbers) out.resize(kMostSpecNumbers);
+  for (SpecNumber& n : out) n.low = n.value / kFactor, n.high = n.value * kFactor;
+  // Keys the outermost call leaves at their defaults that loops often set otherwise: a warmup, a floor (in percent of
+  // the peak, and in the peak's units beside a peak written as a number).
+  const FamilyInfo* family = family_named(root.name);
+  const size_t close = spec.rfind(')');
+  if (!family || close == std::string::npos) return out;
+  const auto has = [&](const char* key) {
+    return std::find(family->keys.begin(), family->keys.end(), key) != family->keys.end() &&
+           std::none_of(out.begin(), out.end(), [&](const SpecNumber& n) { return n.name == key; });
+  };
+  const auto peak = std::find_if(out.begin(), out.end(), [](const SpecNumber& n) { return n.name == "peak"; });
+  const double peak_value = peak != out.end() && !peak->percent ? peak->value : 0.0;
+  if (has("warmup") && total > 1) out.push_back({"warmup", close, 0, 0.0, false, true, 0, 0, 1.0, static_cast<double>(total - 1)});
+  if (has("floor")) {
+    out.push_back({"floor", close, 0, 0.0, true, false, 0, 0, 1e-4, 100.0});
+    if (peak_value > 0) out.push_back({"floor", close, 0, 0.0, false, false, 0, 0, 1e-6 * peak_value, peak_value});
+  }
   return out;
 }
 
@@ -145,14 +152,10 @@ std::optional<SettingFound> setting_explaining(const Schedule& schedule, const s
       if (relative_difference(values[i], (*s)(steps[i])) > tolerance) return false;
     return true;
   };
-  for (const SpecNumber& number : spec_numbers(spec)) {
-    if (number.value < 0) continue;
-    double low = number.value / kFactor, high = number.value * kFactor;
-    if (number.value == 0) {
-      if (number.name == "warmup" && !number.percent) low = 1, high = static_cast<double>(total);
-      else if (number.name == "floor") low = 1e-4, high = 100;
-      else continue;
-    }
+  // The value of `number` that makes every row follow, where one does.
+  const auto search = [&](const SpecNumber& number) -> std::optional<SettingFound> {
+    const double low = number.low, high = number.high;
+    if (!(low > 0) || !(high >= low)) return std::nullopt;  // a number <= 0, whose values are not looked for
     const auto written = [&](double x) { return format_number(x) + (number.percent ? "%" : ""); };
     // A list entry is shown in its list: [50, 130] for the second of milestones=[50, 120].
     const auto shown = [&](double x) {
@@ -220,6 +223,18 @@ std::optional<SettingFound> setting_explaining(const Schedule& schedule, const s
         }
       }
     }
+    return std::nullopt;
+  };
+  const std::vector<SpecNumber> numbers = spec_numbers(spec, total);
+  for (size_t i = 0; i < numbers.size(); ++i) {
+    auto result = search(numbers[i]);
+    if (!result) continue;
+    // An inserted key's other forms (a floor in percent and in the peak's units): the plainer value is named.
+    for (size_t j = i + 1; j < numbers.size() && numbers[i].length == 0; ++j) {
+      if (numbers[j].name != numbers[i].name || numbers[j].length != 0) continue;
+      if (auto other = search(numbers[j]); other && other->value.size() < result->value.size()) result = other;
+    }
+    return result;
   }
   return std::nullopt;
 }

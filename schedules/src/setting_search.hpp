@@ -24,11 +24,15 @@ struct SpecNumber {
   bool whole = false;   // written as a whole number (steps, or a whole peak)
   // An entry of a list of numbers: where the list's text ("[50, 120]") starts in the spec, and its length; else 0.
   size_t list_position = 0, list_length = 0;
+  // The values looked for: from value / 64 to 64 value; an inserted warmup from 1 to T steps, an inserted floor from
+  // 0.0001 % to 100 % of the peak, or from 1e-6 peak to the peak (both forms are tried; the plainer is named).
+  double low = 0.0, high = 0.0;
 };
 
-// The numbers of `spec` (canonical, as Schedule::to_spec writes it), outermost call first, at most kMostSpecNumbers.
+// The numbers of `spec` (canonical, as Schedule::to_spec writes it) for a run of `total` steps, outermost call first,
+// at most kMostSpecNumbers, and the keys inserted after them.
 inline constexpr size_t kMostSpecNumbers = 24;
-std::vector<SpecNumber> spec_numbers(const std::string& spec);
+std::vector<SpecNumber> spec_numbers(const std::string& spec, int64_t total);
 
 // `spec` with `number` written as `value` (a key inserted as ", NAME=VALUE").
 std::string with_number(const std::string& spec, const SpecNumber& number, double value);
@@ -45,8 +49,7 @@ struct SettingFound {
 };
 
 // The first number of the schedule's spec that, given another value, makes every row follow it: the values tried
-// are those that give its logged rate to one of the rows `probes` (from a value / 64 to 64 times it; an inserted
-// warmup from 1 to T steps, an inserted floor from 0.0001 % to 100 % of the peak), written as plainly as every row
+// (SpecNumber::low to high) are those that give its logged rate to one of the rows `probes`, written as plainly as every row
 // allows (the fewest significant digits), with the span of values the rows fit. nullopt where no number does, or the
 // schedule cannot be rebuilt from its spec (no end, or tabulated: refined, table).
 std::optional<SettingFound> setting_explaining(const Schedule& schedule, const std::vector<int64_t>& steps,
