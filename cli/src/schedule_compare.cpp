@@ -163,7 +163,7 @@ int fit_log(const CompareRequest& request) {
   const LoggedRates logged = read_logged_rates(request, "--fit");
   const auto fit = schedules::fit_checked_series(logged.steps, logged.series.values, request.steps, request.tolerance);
   if (fit.spec.empty())
-    throw UsageError("--fit: '" + request.file + "' holds no rate above 0 to fit a schedule to");
+    throw UsageError("--fit: '" + request.file + "' holds no rate >= 0 to fit a schedule to");
   const schedules::SeriesRow& worst = fit.match.worst_detail;
   if (request.format == TableFormat::Json) {
     std::cout << "{\"file\": " << json_string(request.file) << ", \"column\": " << json_string(request.column)

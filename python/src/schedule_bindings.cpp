@@ -15,6 +15,7 @@
 #include "lrkit/schedules/refine.hpp"
 #include "lrkit/schedules/schedule.hpp"
 #include "lrkit/schedules/series_file.hpp"
+#include "lrkit/schedules/series_fit.hpp"
 #include "lrkit/schedules/series_match.hpp"
 #include "lrkit/schedules/spec.hpp"
 #include "lrkit/schedules/spec_error.hpp"
@@ -118,35 +119,34 @@ py::object cycled_momentum(const Schedule& s, const py::object& step, double bas
   return momentum ? py::object(py::float_(*momentum)) : py::object(py::none());
 }
 
+// A 1-d sequence of numbers as doubles; `who` and `what` name it in the TypeError for anything else.
+std::vector<double> number_vector(const py::object& given, const std::string& who, const char* what) {
+  const auto array = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(given);
+  if (!array || array.ndim() != 1) throw py::type_error(who + ": " + what + " must be a 1-d sequence of numbers");
+  return std::vector<double>(array.data(), array.data() + array.size());
+}
+
+py::dict row_dict(const schedules::SeriesRow& r) {
+  return py::dict(py::arg("step") = r.step, py::arg("logged") = r.logged, py::arg("schedule") = r.scheduled,
+                  py::arg("relative") = r.relative);
+}
+
 // The logged rates against the schedule (schedules::match_series, which also checks the rows and the tolerance): a
 // dict of the verdict, its rows and the loop mistake that explains a difference.
 py::dict compare(const Schedule& s, const py::object& steps_given, const py::object& rates_given, double tolerance) {
-  const auto as_vector = [](const py::object& given, const char* what) {
-    const auto array = py::array_t<double, py::array::c_style | py::array::forcecast>::ensure(given);
-    if (!array || array.ndim() != 1)
-      throw py::type_error(std::string("Schedule.compare: ") + what + " must be a 1-d sequence of numbers");
-    return std::vector<double>(array.data(), array.data() + array.size());
-  };
-  const std::vector<double> steps = as_vector(steps_given, "steps"), rates = as_vector(rates_given, "rates");
+  const std::vector<double> steps = number_vector(steps_given, "Schedule.compare", "steps"),
+                            rates = number_vector(rates_given, "Schedule.compare", "rates");
   schedules::SeriesMatch m;
   try {
     m = schedules::match_series(s, steps, rates, tolerance);
   } catch (const std::invalid_argument& e) {
     throw py::value_error("Schedule.compare: " + std::string(e.what()));
   }
-  const auto row = [](const schedules::SeriesRow& r) {
-    py::dict d;
-    d["step"] = r.step;
-    d["logged"] = r.logged;
-    d["schedule"] = r.scheduled;
-    d["relative"] = r.relative;
-    return d;
-  };
   py::dict d;
   d["follows"] = m.follows;
   d["rows"] = m.compared;
-  d["worst"] = row(m.worst_detail);
-  d["first_difference"] = m.follows ? py::object(py::none()) : py::object(row(m.first_off_detail));
+  d["worst"] = row_dict(m.worst_detail);
+  d["first_difference"] = m.follows ? py::object(py::none()) : py::object(row_dict(m.first_off_detail));
   d["mistake"] = schedules::mistake_name(m.mistake);
   d["amount"] = m.amount;
   d["restarts"] = m.restarts;
@@ -172,6 +172,31 @@ py::dict compare(const Schedule& s, const py::object& steps_given, const py::obj
   const std::string why = schedules::explain(m);
   d["explanation"] = why.empty() ? py::object(py::none()) : py::object(py::str(why));
   return d;
+}
+
+// The spec the logged rates follow (schedules::fit_checked_series), as `lrkit schedule --fit` finds it.
+py::dict fit_schedule(const py::object& steps_given, const py::object& rates_given, const py::object& total_given,
+                      double tolerance) {
+  const std::vector<double> steps = number_vector(steps_given, "fit_schedule", "steps"),
+                            rates = number_vector(rates_given, "fit_schedule", "rates");
+  const auto total = whole_number_or_none(total_given, "fit_schedule: total");
+  if (total && *total < 1) throw py::value_error("fit_schedule: total must be at least 1 (got " +
+                                                 std::to_string(*total) + ")");
+  if (!(tolerance >= 0.0) || !std::isfinite(tolerance))
+    throw py::value_error("fit_schedule: tolerance must be a finite number >= 0 (got " + format_number(tolerance) +
+                          ")");
+  std::vector<int64_t> whole;
+  try {
+    whole = schedules::series_steps(steps, rates);
+  } catch (const std::invalid_argument& e) {
+    throw py::value_error("fit_schedule: " + std::string(e.what()));
+  }
+  const auto fit = schedules::fit_checked_series(whole, rates, total, tolerance);
+  if (fit.spec.empty()) throw py::value_error("fit_schedule: no rate >= 0 to fit a schedule to");
+  return py::dict(py::arg("fits") = fit.fits, py::arg("spec") = fit.spec, py::arg("total") = fit.total,
+                  py::arg("worst") = row_dict(fit.match.worst_detail),
+                  py::arg("first_difference") =
+                      fit.match.follows ? py::object(py::none()) : py::object(row_dict(fit.match.first_off_detail)));
 }
 
 // A series from a file as table(...), refined(...) and `lrkit schedule --compare` read it: a run log, a CSV or TSV,
@@ -346,6 +371,13 @@ void bind_schedules(py::module_& m) {
         "text as a spec value: itself where it reads back as one word, else a quoted string "
         "(f'table(file={lrkit.spec_word(path)})' for a path with spaces, commas or brackets)");
 
+  m.def("fit_schedule", &fit_schedule, py::arg("steps"), py::arg("rates"), py::arg("total") = py::none(),
+        py::arg("tolerance") = 1e-6,
+        "the spec the rates a loop logged at `steps` follow, as `lrkit schedule --fit` finds it: constant, cosine, "
+        "linear, wsd, polynomial, invsqrt, exponential, onecycle or step, from the log's peak and warmup and one "
+        "number or the run's length (default: the last step + 1, or the last step) that the rows pin. A dict of fits, "
+        "spec, total, worst and first_difference (step, logged, schedule, relative); where no family fits, the "
+        "closest tried with fits False");
   m.def("read_series", &read_series, py::arg("path"), py::arg("column") = "/train/lr",
         py::arg("steps") = "/train/step",
         "a series as lrkit's table(...), refined(...) and `lrkit schedule --compare` read it: a dict of steps and "

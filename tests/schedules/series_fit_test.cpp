@@ -1,0 +1,120 @@
+// fit_checked_series: the spec a logged series follows, found without one.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "lrkit/schedules/factory.hpp"
+#include "lrkit/schedules/series_fit.hpp"
+
+namespace lrkit::schedules {
+namespace {
+
+struct Logged {
+  std::vector<int64_t> steps;
+  std::vector<double> values;
+};
+
+// The rates of `spec` over `total` steps at steps 0, every, 2 every, ... up to `last` (default: total - 1).
+Logged logged(const std::string& spec, int64_t total, int64_t every = 1, std::optional<int64_t> last = std::nullopt) {
+  const Schedule s = parse_schedule(spec, total);
+  Logged out;
+  for (int64_t t = 0; t <= last.value_or(total - 1); t += every) {
+    out.steps.push_back(t);
+    out.values.push_back(s(t));
+  }
+  return out;
+}
+
+SeriesFit fit(const Logged& l, std::optional<int64_t> total = std::nullopt, double tolerance = 1e-6) {
+  return fit_checked_series(l.steps, l.values, total, tolerance);
+}
+
+// Each family's log, of every step and of every 10th, gives back its spec and length: the peak and warmup read from
+// the log, one more number (a floor, a decay, a power, a factor) found by the search --compare makes. (A log of every
+// 10th step holds each warmup's last step here; onecycle peaks at step 299, which it misses: see the next test.)
+TEST(SeriesFit, EachFamilysLogGivesBackItsSpec) {
+  const char* specs[] = {
+      "constant(peak=0.0003, warmup=10)",
+      "cosine(peak=0.0003, warmup=100)",
+      "cosine(peak=0.0003, floor=1e-05, warmup=100)",
+      "cosine(peak=0.1, floor=10%)",
+      "linear(peak=0.001, warmup=20)",
+      "wsd(peak=0.0003, decay=20%, shape=1-sqrt, warmup=100)",
+      "wsd(peak=0.001, decay=10%, shape=linear, warmup=50)",
+      "polynomial(peak=0.01, power=3)",
+      "invsqrt(peak=0.001, warmup=100)",
+      "exponential(peak=0.1, gamma=0.995)",
+      "onecycle(peak=0.01)",
+      "step(peak=0.1, every=30, gamma=0.5, warmup=10)",
+  };
+  for (const char* spec : specs) {
+    for (const int64_t every : {1, 10}) {
+      if (every == 10 && std::string(spec).find("onecycle") == 0) continue;
+      const auto f = fit(logged(spec, 1000, every), 1000);
+      EXPECT_TRUE(f.fits) << spec << " every " << every << ": " << f.spec;
+      EXPECT_EQ(f.total, 1000) << spec;
+      // The spec found gives every logged rate (the same spec, or one that cannot be told from it in these rows).
+      EXPECT_TRUE(f.match.follows) << spec;
+      if (every == 1) {
+        EXPECT_EQ(f.spec, spec);
+      }
+    }
+  }
+}
+
+// The peak is the log's largest rate: a log of every k-th step that misses the warmup's last step (where a decay
+// follows at once) holds no peak, and no spec fits it; the closest comes back.
+TEST(SeriesFit, ALogThatMissesThePeakFitsNoSpec) {
+  const auto f = fit(logged("cosine(peak=0.0003, warmup=100)", 1000, 7), 1000);
+  EXPECT_FALSE(f.fits) << f.spec;
+  EXPECT_FALSE(f.match.follows);
+}
+
+// Without a length, the run's is taken as the last step + 1 (a log of steps 0..T-1) or the last step (a Trainer's,
+// which logs step T at the end value); a log cut short before its end pins no length and is refused as a fit with
+// the closest spec tried, and fits once its length is given.
+TEST(SeriesFit, TheLengthIsTheLogsUnlessGiven) {
+  const std::string spec = "cosine(peak=0.0003, floor=1e-05, warmup=100)";
+  auto f = fit(logged(spec, 1000));
+  EXPECT_EQ(f.spec, spec);
+  EXPECT_EQ(f.total, 1000);
+  f = fit(logged(spec, 1000, 10, 1000));  // steps 0, 10, ..., 1000
+  EXPECT_EQ(f.spec, spec);
+  EXPECT_EQ(f.total, 1000);
+  const Logged cut = logged(spec, 1000, 1, 600);
+  f = fit(cut);
+  EXPECT_FALSE(f.fits) << f.spec;
+  EXPECT_FALSE(f.spec.empty());
+  EXPECT_FALSE(f.match.follows);
+  f = fit(cut, 1000);
+  EXPECT_TRUE(f.fits);
+  EXPECT_EQ(f.spec, spec);
+}
+
+// A float32 log's peak reads as written (0.0005, not 0.000500000023748), and the fit stays within the tolerance.
+TEST(SeriesFit, AFloat32LogsPeakIsWrittenPlainly) {
+  Logged l = logged("cosine(peak=5e-4, warmup=20)", 200, 10, 200);
+  for (double& v : l.values) v = static_cast<double>(static_cast<float>(v));
+  const auto f = fit(l);
+  EXPECT_TRUE(f.fits);
+  EXPECT_EQ(f.spec, "cosine(peak=0.0005, warmup=20)");
+  EXPECT_EQ(f.total, 200);
+  EXPECT_LT(f.match.worst, 1e-7);
+}
+
+// A family it does not try (uba) fits no spec: the closest one tried comes back with its first differing row. A log of
+// zeros is constant(peak=0); one whose largest rate is below 0 has no spec at all (every family refuses that peak).
+TEST(SeriesFit, ALogOfNoFamilyTriedGetsTheClosest) {
+  const auto f = fit(logged("uba(peak=1e-3, phi=1.5, warmup=20)", 1000), 1000);
+  EXPECT_FALSE(f.fits);
+  EXPECT_FALSE(f.match.follows);
+  EXPECT_GT(f.match.worst, 1e-6);
+  EXPECT_NE(f.spec.find("(peak=0.001"), std::string::npos) << f.spec;
+  EXPECT_EQ(fit({{0, 1, 2}, {0.0, 0.0, 0.0}}).spec, "constant(peak=0)");
+  EXPECT_TRUE(fit({{0, 1, 2}, {-1.0, -1.0, -1.0}}).spec.empty());
+}
+
+}  // namespace
+}  // namespace lrkit::schedules
