@@ -203,6 +203,50 @@ TEST(ScheduleCompare, AnAppendedCsvOfAResumedRunIsReadAsTheRunTrained) {
       << r.out;
 }
 
+// `lrkit schedule --fit FILE`: the spec a Trainer's TensorBoard run followed (float32 rates every 10 steps, resumed
+// once), one a CSV's rows follow in JSON, and a log of no family tried, with the closest.
+TEST(ScheduleFit, ALogsSpecIsFoundWithoutOne) {
+  const std::string golden = std::string(LRKIT_GOLDEN_DIR) + "/tfevents/";
+  auto r = run_lrkit("schedule --fit " + golden + "hf_resumed --column train/learning_rate");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out, golden + "hf_resumed: 20 rows of train/learning_rate, steps 10..200 (5 rows replaced by a resumed "
+                            "session's)\nfits cosine(peak=0.0005, warmup=20) over 200 steps: the worst relative "
+                            "difference is 4.74974494622458e-08 at step 140 (tolerance 1e-06)\n");
+  const auto path = (lrkit::testing::scratch_dir() / "fit_wsd.csv").string();
+  ASSERT_EQ(run_lrkit("schedule 'wsd(peak=1e-3, warmup=50, decay=10%, shape=linear)' --steps 1000 --out " + path).code,
+            0);
+  r = run_lrkit("schedule --fit " + path + " --format json");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("\"rows\": 1001, \"first_step\": 0, \"last_step\": 1000, \"replaced_rows\": 0, \"fits\": true, "
+                       "\"spec\": \"wsd(peak=0.001, decay=10%, shape=linear, warmup=50)\", \"steps\": 1000, "),
+            std::string::npos)
+      << r.out;
+  const auto other = (lrkit::testing::scratch_dir() / "fit_uba.csv").string();
+  ASSERT_EQ(run_lrkit("schedule 'uba(peak=1e-3, phi=1.5, warmup=20)' --steps 500 --out " + other).code, 0);
+  r = run_lrkit("schedule --fit " + other);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("\nno spec of constant, cosine, linear, wsd, polynomial, invsqrt, exponential, onecycle or step "
+                       "with one number found from the log fits it; the closest, "),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("; the run's length was taken as the last step or the last step + 1: --steps gives it\n"),
+            std::string::npos)
+      << r.out;
+  for (const auto& [args, message] : std::vector<std::pair<std::string, std::string>>{
+           {"'cosine(peak=1e-3)' --fit " + path,
+            "lrkit schedule: --fit finds the spec itself: drop SPEC 'cosine(peak=1e-3)' (--compare checks a log "
+            "against one)"},
+           {"--fit " + path + " --compare " + path, "lrkit schedule: --fit prints its verdict alone: drop --compare"},
+           {"--fit " + path + " --at 3", "lrkit schedule: --fit prints its verdict alone: drop --at"},
+           {"--fit /nonexistent/log.csv",
+            "lrkit schedule: --fit: '/nonexistent/log.csv' does not exist or cannot be reached"},
+       }) {
+    r = run_lrkit("schedule " + args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
+    EXPECT_EQ(r.out, message + "\n") << args;
+  }
+}
+
 TEST(ScheduleCompare, BadInputIsAOneLineError) {
   const auto follows = csv_log("compare_ok.csv", [](int64_t t) { return warm_cosine(t); });
   const auto nan_row = lrkit::testing::write_text("compare_nan.csv", "step,lr\n0,0\n1,nan\n");
