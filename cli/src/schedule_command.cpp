@@ -22,6 +22,7 @@ namespace {
 
 constexpr const char* kIntro =
     "usage: lrkit schedule SPEC [--steps N] [options]\n"
+    "       lrkit schedule --fit FILE [--column C] [--steps N]\n"
     "\n"
     "Prints the learning rate of every update 0..N of the schedule SPEC (the row at N\n"
     "is the end value). SPEC examples:\n"
@@ -45,7 +46,12 @@ constexpr const char* kIntro =
     "optimizer, rebuilt at a resume, stepped per micro-batch, given another run\n"
     "length (from the start, or at a resume), another peak, or another value of\n"
     "one number of SPEC (its warmup, its floor). Exit 0: the log follows SPEC;\n"
-    "1: it does not.\n";
+    "1: it does not.\n"
+    "\n"
+    "--fit FILE finds the spec such a log follows, without SPEC: constant, cosine,\n"
+    "linear, wsd, polynomial, invsqrt, exponential, onecycle or step, from the log's\n"
+    "peak and warmup, with one more number or the length the rows pin. Exit 0: one\n"
+    "fits (printed with its length); 1: none does (the closest is printed).\n";
 
 void print_families(std::ostream& out) {
   for (const auto& f : schedules::schedule_families()) {
