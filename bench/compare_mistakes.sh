@@ -83,5 +83,7 @@ for ((round = 1; round <= rounds; round++)); do
   done
 done
 for log in follows uba; do
-  echo "--fit $log: $(median ${seconds[fit.$log]}) s (${fitted[$log]}); $(ratio "$(median ${seconds[fit.$log]})"     "$(median ${seconds[current.follows]})") times --compare of the follows log"
+  fit_time=$(median ${seconds[fit.$log]})
+  echo "--fit $log: $fit_time s (${fitted[$log]});" \
+       "$(ratio "$fit_time" "$(median ${seconds[current.follows]})") times --compare of the follows log"
 done

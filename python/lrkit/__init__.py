@@ -29,7 +29,7 @@ from ._lrkit import (  # noqa: F401
 from .diagnosis import Diagnosis, diagnose  # noqa: F401
 from .logs import RunLog, read_log  # noqa: F401
 
-__all__ = ["Schedule", "SpecError", "decay_branches", "DecayBranches", "DecayBranch", "families", "refine_multipliers", "read_series",
-           "fit_schedule", "spec_word", "sample_weights", "weight_stats", "read_log", "RunLog",
+__all__ = ["Schedule", "SpecError", "decay_branches", "DecayBranches", "DecayBranch", "families", "refine_multipliers",
+           "read_series", "fit_schedule", "spec_word", "sample_weights", "weight_stats", "read_log", "RunLog",
            "diagnose", "Diagnosis",
            "Hdet", "HdetConfig", "HdetState", "SpikeDetector", "__version__"]

@@ -118,7 +118,8 @@ std::vector<SpecNumber> spec_numbers(const std::string& spec, int64_t total) {
   };
   const auto peak = std::find_if(out.begin(), out.end(), [](const SpecNumber& n) { return n.name == "peak"; });
   const double peak_value = peak != out.end() && !peak->percent ? peak->value : 0.0;
-  if (has("warmup") && total > 1) out.push_back({"warmup", close, 0, 0.0, false, true, 0, 0, 1.0, static_cast<double>(total - 1)});
+  if (has("warmup") && total > 1)
+    out.push_back({"warmup", close, 0, 0.0, false, true, 0, 0, 1.0, static_cast<double>(total - 1)});
   if (has("floor")) {
     out.push_back({"floor", close, 0, 0.0, true, false, 0, 0, 1e-4, 100.0});
     if (peak_value > 0) out.push_back({"floor", close, 0, 0.0, false, false, 0, 0, 1e-6 * peak_value, peak_value});

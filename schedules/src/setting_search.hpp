@@ -49,9 +49,9 @@ struct SettingFound {
 };
 
 // The first number of the schedule's spec that, given another value, makes every row follow it: the values tried
-// (SpecNumber::low to high) are those that give its logged rate to one of the rows `probes`, written as plainly as every row
-// allows (the fewest significant digits), with the span of values the rows fit. nullopt where no number does, or the
-// schedule cannot be rebuilt from its spec (no end, or tabulated: refined, table).
+// (SpecNumber::low to high) are those that give its logged rate to one of the rows `probes`, written as plainly as
+// every row allows (the fewest significant digits), with the span of values the rows fit. nullopt where no number
+// does, or the schedule cannot be rebuilt from its spec (no end, or tabulated: refined, table).
 std::optional<SettingFound> setting_explaining(const Schedule& schedule, const std::vector<int64_t>& steps,
                                                const std::vector<double>& values, double tolerance,
                                                const std::vector<size_t>& probes);
