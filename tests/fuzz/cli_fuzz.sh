@@ -121,6 +121,7 @@ for ((k = 0; k < files; k++)); do
   attempt "mutated log #$k (refine)" "$lrkit" refine "$scratch/m_log.h5" --peak 1e-3 --out "$scratch/m_refined.csv"
   attempt "mutated log #$k (table)" "$lrkit" schedule "table(file=$scratch/m_log.h5, values=/train/lr)" --steps 10
   attempt "mutated log #$k (compare)" "$lrkit" schedule "cosine(peak=1e-3)" --compare "$scratch/m_log.h5"
+  attempt "mutated log #$k (fit)" "$lrkit" schedule --fit "$scratch/m_log.h5"
   attempt "mutated log #$k (log repair)" "$lrkit" log repair "$scratch/m_log.h5"  # last: it may write the file
   mutate_file "$checkpoint" "$scratch/m_ckpt.pt"
   attempt "mutated checkpoint #$k" "$lrkit" train --config "$scratch/tiny.cfg" --train.steps=1 --init-from "$scratch/m_ckpt.pt" \
@@ -130,6 +131,7 @@ for ((k = 0; k < files; k++)); do
   mutate_file "$scratch/table.csv" "$scratch/m_table.csv"
   attempt "mutated table #$k" "$lrkit" schedule "table(file=$scratch/m_table.csv)" --steps 50
   attempt "mutated table #$k (compare)" "$lrkit" schedule "cosine(peak=1e-3)" --compare "$scratch/m_table.csv"
+  attempt "mutated table #$k (fit)" "$lrkit" schedule --fit "$scratch/m_table.csv"
   mutate_file "$scratch/events.tfevents" "$scratch/m_events.tfevents"
   attempt "mutated event file #$k (table)" "$lrkit" schedule "table(file=$scratch/m_events.tfevents, column=v/1)" \
     --steps 10
