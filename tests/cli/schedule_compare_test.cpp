@@ -31,6 +31,16 @@ std::string csv_log(const std::string& name, Rate rate) {
   return lrkit::testing::write_text(name, text);
 }
 
+// Each `lrkit schedule ARGS` exits 2 with one line that begins with its message.
+void expect_one_line_errors(const std::vector<std::pair<std::string, std::string>>& cases) {
+  for (const auto& [args, message] : cases) {
+    const auto r = run_lrkit("schedule " + args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
+    EXPECT_EQ(r.out.find(message), 0u) << args << "\n" << r.out;
+    EXPECT_EQ(lrkit::testing::count_lines(r.out), 1) << args << "\n" << r.out;
+  }
+}
+
 TEST(ScheduleCompare, ALogThatFollowsTheSpecExitsZero) {
   const auto file = csv_log("compare_follows.csv", [](int64_t t) { return warm_cosine(t); });
   const auto r = run_lrkit("schedule " + kSpec + " --compare " + file);
@@ -232,19 +242,14 @@ TEST(ScheduleFit, ALogsSpecIsFoundWithoutOne) {
   EXPECT_NE(r.out.find("; the run's length was taken as the last step or the last step + 1: --steps gives it\n"),
             std::string::npos)
       << r.out;
-  for (const auto& [args, message] : std::vector<std::pair<std::string, std::string>>{
-           {"'cosine(peak=1e-3)' --fit " + path,
-            "lrkit schedule: --fit finds the spec itself: drop SPEC 'cosine(peak=1e-3)' (--compare checks a log "
-            "against one)"},
-           {"--fit " + path + " --compare " + path, "lrkit schedule: --fit prints its verdict alone: drop --compare"},
-           {"--fit " + path + " --at 3", "lrkit schedule: --fit prints its verdict alone: drop --at"},
-           {"--fit /nonexistent/log.csv",
-            "lrkit schedule: --fit: '/nonexistent/log.csv' does not exist or cannot be reached"},
-       }) {
-    r = run_lrkit("schedule " + args);
-    EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
-    EXPECT_EQ(r.out, message + "\n") << args;
-  }
+  expect_one_line_errors({
+      {"'cosine(peak=1e-3)' --fit " + path,
+       "lrkit schedule: --fit finds the spec itself: drop SPEC 'cosine(peak=1e-3)' (--compare checks a log against "
+       "one)"},
+      {"--fit " + path + " --compare " + path, "lrkit schedule: --fit prints its verdict alone: drop --compare"},
+      {"--fit " + path + " --at 3", "lrkit schedule: --fit prints its verdict alone: drop --at"},
+      {"--fit /nonexistent/log.csv", "lrkit schedule: --fit: '/nonexistent/log.csv' does not exist or cannot be reached"},
+  });
 }
 
 TEST(ScheduleCompare, BadInputIsAOneLineError) {
@@ -252,7 +257,7 @@ TEST(ScheduleCompare, BadInputIsAOneLineError) {
   const auto nan_row = lrkit::testing::write_text("compare_nan.csv", "step,lr\n0,0\n1,nan\n");
   // A step far below 0 once became the run's length through a cast out of range.
   const auto negative = lrkit::testing::write_text("compare_negative.csv", "step,lr\n-1e300,0.1\n");
-  const std::vector<std::pair<std::string, std::string>> cases = {
+  std::vector<std::pair<std::string, std::string>> cases = {
       {"--compare /nonexistent/log.csv",
        "lrkit schedule: --compare: '/nonexistent/log.csv' does not exist or cannot be reached"},
       {"--compare " + follows + " --column loss", "lrkit schedule: --compare: '" + follows +
@@ -267,12 +272,8 @@ TEST(ScheduleCompare, BadInputIsAOneLineError) {
       {"--column /train/lr", "lrkit schedule: --column goes with --compare"},
       {"--tolerance 1e-3", "lrkit schedule: --tolerance goes with --compare"},
   };
-  for (const auto& [args, message] : cases) {
-    const auto r = run_lrkit("schedule " + kSpec + " " + args);
-    EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
-    EXPECT_EQ(r.out.find(message), 0u) << args << "\n" << r.out;
-    EXPECT_EQ(lrkit::testing::count_lines(r.out), 1) << args << "\n" << r.out;
-  }
+  for (auto& [args, message] : cases) args = kSpec + " " + args;
+  expect_one_line_errors(cases);
 }
 
 }  // namespace

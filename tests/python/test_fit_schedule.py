@@ -7,28 +7,18 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="PyTorch is not installed for this Python")
 import lrkit  # noqa: E402
+from scheduler_rates import hugging_face_linear, rates_of  # noqa: E402
 
 STEPS = 300
 
 
-def rates_of(peak, make_scheduler, steps=STEPS):
-    """The rate of each update under a PyTorch scheduler, read before the update as a loop logs it."""
+def rates_under(peak, make_scheduler, steps=STEPS):
+    """The rates of `steps` updates of SGD at `peak` under the scheduler make_scheduler(optimizer) builds."""
     optimizer = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=peak)
-    scheduler = make_scheduler(optimizer)
-    rates = []
-    for _ in range(steps):
-        rates.append(optimizer.param_groups[0]["lr"])
-        optimizer.step()
-        scheduler.step()
-    return rates
+    return rates_of(optimizer, make_scheduler(optimizer), steps)
 
 
 S = torch.optim.lr_scheduler
-
-
-def hugging_face_linear(warmup, total):
-    """transformers' get_linear_schedule_with_warmup multiplier (not in Debian: transcribed)."""
-    return lambda step: step / max(1, warmup) if step < warmup else max(0.0, (total - step) / max(1, total - warmup))
 
 
 @pytest.mark.parametrize("peak,make,spec", [
@@ -42,13 +32,13 @@ def hugging_face_linear(warmup, total):
     (3e-4, lambda o: S.LambdaLR(o, hugging_face_linear(30, STEPS)), "linear(peak=0.0003, warmup=30)"),
 ])
 def test_pytorchs_schedulers_are_fitted_from_their_rates(peak, make, spec):
-    fit = lrkit.fit_schedule(range(STEPS), rates_of(peak, make))
+    fit = lrkit.fit_schedule(range(STEPS), rates_under(peak, make))
     assert fit["fits"], fit
     assert (fit["spec"], fit["total"]) == (spec, STEPS)
     assert fit["first_difference"] is None and fit["worst"]["relative"] <= 1e-6
     # The spec found gives the same rates as lrkit's own schedule.
     schedule = lrkit.Schedule(fit["spec"], fit["total"])
-    assert schedule.compare(range(STEPS), rates_of(peak, make))["follows"]
+    assert schedule.compare(range(STEPS), rates_under(peak, make))["follows"]
 
 
 def test_a_trainer_log_of_every_10th_step_in_float32():
@@ -77,7 +67,7 @@ def test_no_family_tried_gives_the_closest_and_bad_input_is_refused():
 
 
 def test_the_fit_is_the_command_lines(lrkit_binary, tmp_path):
-    rates = rates_of(0.1, lambda o: S.CosineAnnealingLR(o, T_max=STEPS, eta_min=1e-4))
+    rates = rates_under(0.1, lambda o: S.CosineAnnealingLR(o, T_max=STEPS, eta_min=1e-4))
     path = tmp_path / "rates.csv"
     path.write_text("step,lr\n" + "".join(f"{t},{r!r}\n" for t, r in enumerate(rates)))
     done = subprocess.run([lrkit_binary, "schedule", "--fit", str(path)], capture_output=True, text=True)

@@ -1,6 +1,5 @@
 """Schedule.compare: the rates a PyTorch loop logged against the schedule it meant to follow, and the loop mistake
 that explains a difference (the same verdict as `lrkit schedule SPEC --compare FILE`)."""
-import math
 import subprocess
 
 import pytest
@@ -8,6 +7,7 @@ import pytest
 torch = pytest.importorskip("torch", reason="PyTorch is not installed for this Python")
 import lrkit  # noqa: E402
 import lrkit.torch as lt  # noqa: E402
+from scheduler_rates import hugging_face_cosine, rates_of  # noqa: E402
 from small_model import model_and_optimizer  # noqa: E402
 
 SPEC, TOTAL = "cosine(peak=0.05, floor=1e-4, warmup=5)", 40
@@ -69,27 +69,6 @@ def test_the_verdict_is_the_command_lines(lrkit_binary, tmp_path):
                           capture_output=True, text=True)
     assert done.returncode == 1, done.stdout + done.stderr
     assert done.stdout.splitlines()[-1] == verdict["explanation"]
-
-
-def rates_of(optimizer, scheduler, steps):
-    """The rate of each of `steps` updates under a PyTorch scheduler, read before the update as a loop logs it."""
-    rates = []
-    for _ in range(steps):
-        rates.append(optimizer.param_groups[0]["lr"])
-        optimizer.step()
-        scheduler.step()
-    return rates
-
-
-def hugging_face_cosine(warmup, length):
-    """transformers' get_cosine_schedule_with_warmup multiplier (num_cycles 0.5; transformers is not in Debian), the
-    function its LambdaLR runs, past `length` too."""
-    def multiplier(step):
-        if step < warmup:
-            return step / max(1, warmup)
-        progress = (step - warmup) / max(1, length - warmup)
-        return max(0.0, 0.5 * (1.0 + math.cos(math.pi * 0.5 * 2.0 * progress)))
-    return multiplier
 
 
 HF_SPEC = "cosine(peak=0.05, warmup=5)"
