@@ -1,14 +1,44 @@
 // Where a schedule's rate at one step, as a function of one of its settings x (its length, its warmup, its floor),
-// comes to a logged rate: what match_series uses to find the setting a loop's scheduler was given.
+// comes to a logged rate, and the helpers that the searches for such a setting share (match_series' lengths and
+// settings, fit_checked_series): a rate against the logged one, the first row a schedule does not give, numbers to
+// a number of significant digits.
 #pragma once
 
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <vector>
 
+#include "lrkit/schedules/schedule.hpp"
+#include "lrkit/schedules/series_match.hpp"
+
 namespace lrkit::schedules::detail {
+
+// `rate` against a logged `value`: +1 above it, -1 below, 0 within the tolerance (relative); nullopt for no rate (a
+// schedule that cannot be built with the value tried). What values_crossing's side(x) gives.
+inline std::optional<int> side_of(std::optional<double> rate, double value, double tolerance) {
+  if (!rate) return std::nullopt;
+  if (relative_difference(*rate, value) <= tolerance) return 0;
+  return *rate > value ? 1 : -1;
+}
+
+// The first row from `row` on whose value is not within `tolerance` of schedule(step); steps.size() if none.
+inline size_t first_row_off(const Schedule& schedule, const std::vector<int64_t>& steps,
+                            const std::vector<double>& values, double tolerance, size_t row = 0) {
+  while (row < steps.size() && relative_difference(values[row], schedule(steps[row])) <= tolerance) ++row;
+  return row;
+}
+
+// `x` to `digits` significant digits.
+inline double rounded(double x, int digits) {
+  char text[40];
+  std::snprintf(text, sizeof text, "%.*g", digits, x);
+  return std::strtod(text, nullptr);
+}
 
 // Grid points per doubling of x: the rate is looked at every 2^(1/8) (9 %) of x.
 inline constexpr int kGridPointsPerDoubling = 8;

@@ -42,12 +42,9 @@ std::vector<int64_t> LengthSearch::lengths_giving(int64_t step, double value) {
   std::vector<int64_t> lengths;
   if (!possible_) return lengths;
   // The rate at `step` under length L against `value` (see values_crossing).
-  const auto side = [&](double length) -> std::optional<int> {
+  const auto side = [&](double length) {
     const Schedule* s = built_for(static_cast<int64_t>(length));
-    if (!s) return std::nullopt;
-    const double rate = (*s)(step);
-    if (relative_difference(rate, value) <= tolerance_) return 0;
-    return rate > value ? 1 : -1;
+    return side_of(s ? std::optional<double>((*s)(step)) : std::nullopt, value, tolerance_);
   };
   const int64_t shortest = std::max<int64_t>(1, total_ / kLargestMistakenFactor);
   const int64_t longest =

@@ -1,9 +1,8 @@
 #include "lrkit/schedules/series_fit.hpp"
 
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 
+#include "crossing_search.hpp"
 #include "lrkit/common/numbers.hpp"
 #include "lrkit/schedules/factory.hpp"
 
@@ -14,12 +13,8 @@ namespace {
 // `x` with the fewest significant digits within a quarter of the tolerance of it (a float32 log's 0.000500000024
 // is 0.0005), so that the spec reads as it was written and its rates stay within the tolerance.
 double plainest_near(double x, double tolerance) {
-  for (int digits = 1; digits <= 17; ++digits) {
-    char text[40];
-    std::snprintf(text, sizeof text, "%.*g", digits, x);
-    const double r = std::strtod(text, nullptr);
-    if (relative_difference(r, x) <= tolerance / 4) return r;
-  }
+  for (int digits = 1; digits <= 17; ++digits)
+    if (const double r = detail::rounded(x, digits); relative_difference(r, x) <= tolerance / 4) return r;
   return x;
 }
 

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "crossing_search.hpp"
 #include "length_search.hpp"
 #include "lrkit/common/numbers.hpp"
 #include "setting_search.hpp"
@@ -24,17 +25,11 @@ bool every_row_matches(const std::vector<int64_t>& steps, const std::vector<doub
   return true;
 }
 
-// The first row from `row` on whose value is not within `tolerance` of schedule(step); steps.size() if none.
-size_t first_row_off(const Schedule& schedule, const std::vector<int64_t>& steps, const std::vector<double>& values,
-                     double tolerance, size_t row) {
-  while (row < steps.size() && relative_difference(values[row], schedule(steps[row])) <= tolerance) ++row;
-  return row;
-}
-
 // From a length that fits every row, the farthest length in `direction` (+1, -1) up to which every length fits too.
 // The fitting lengths around one are taken to be a span (the schedule's own length, which the rows do not follow,
 // ends it): it is found by doubling the distance until a length does not fit, then halving the last gap, in about
-// 2 log2(span) passes over the rows.
+// 2 log2(span) passes over the rows. (A setting's span is halved within its range instead, to 1e-4 of its value:
+// setting_search.cpp. Lengths reach 1e15 steps, where halving the whole range would cost 50 passes for a span of 1.)
 template <class Fits>
 int64_t farthest_fitting(int64_t length, int64_t direction, Fits fits) {
   int64_t good = 0, bad = 1;
@@ -76,7 +71,7 @@ bool explained_by_length(const Schedule& schedule, const std::vector<int64_t>& s
         lengths.push_back(length);
   const auto fits_every_row = [&](int64_t length) {
     const Schedule* built = length > 0 ? search.built_for(length) : nullptr;
-    return built && first_row_off(*built, steps, values, tolerance, 0) == rows;
+    return built && detail::first_row_off(*built, steps, values, tolerance, 0) == rows;
   };
   for (const int64_t length : lengths) {
     if (!fits_every_row(length)) continue;
@@ -96,11 +91,11 @@ bool explained_by_length(const Schedule& schedule, const std::vector<int64_t>& s
   for (const int64_t length : lengths) {
     const Schedule& other = *search.built_for(length);
     // Another length up to a row past the first row off, the schedule's own from the next on.
-    const size_t first_after = first_row_off(other, steps, values, tolerance, 0);
-    if (first_after > first_off && first_row_off(schedule, steps, values, tolerance, first_after) == rows)
+    const size_t first_after = detail::first_row_off(other, steps, values, tolerance, 0);
+    if (first_after > first_off && detail::first_row_off(schedule, steps, values, tolerance, first_after) == rows)
       return changed(length, schedule.total(), first_after);
     // The schedule's own length up to the first row off, another from there on.
-    if (first_off > 0 && first_row_off(other, steps, values, tolerance, first_off) == rows)
+    if (first_off > 0 && detail::first_row_off(other, steps, values, tolerance, first_off) == rows)
       return changed(schedule.total(), length, first_off);
   }
   // A length shorter than the log, every row before its end under it but not all rows after: a scheduler stepped past
@@ -109,7 +104,7 @@ bool explained_by_length(const Schedule& schedule, const std::vector<int64_t>& s
   for (const int64_t length : lengths) {
     const auto end_row = static_cast<size_t>(std::lower_bound(steps.begin(), steps.end(), length) - steps.begin());
     if (end_row < first_off + 2) continue;
-    if (const size_t left = first_row_off(*search.built_for(length), steps, values, tolerance, 0);
+    if (const size_t left = detail::first_row_off(*search.built_for(length), steps, values, tolerance, 0);
         left >= end_row && left < rows) {
       match.mistake = SeriesMistake::OtherLength;
       match.amount = static_cast<double>(length);
@@ -134,7 +129,7 @@ int64_t length_alike(const Schedule& schedule, const std::vector<int64_t>& steps
   if (mistake == SeriesMistake::Slower && total > std::numeric_limits<int64_t>::max() / factor) return 0;
   const int64_t length = mistake == SeriesMistake::Faster ? total / factor : total * factor;
   const Schedule* built = search.built_for(length);
-  return built && first_row_off(*built, steps, values, tolerance, 0) == steps.size() ? length : 0;
+  return built && detail::first_row_off(*built, steps, values, tolerance, 0) == steps.size() ? length : 0;
 }
 
 // The steps at which the schedule started over, if restarts explain every row. A scheduler built anew at a resume at

@@ -58,13 +58,6 @@ void collect(const std::string& spec, const SpecCall& call, std::vector<SpecNumb
   for (const SpecCall* c : inner) collect(spec, *c, out);
 }
 
-// `x` to `digits` significant digits.
-double rounded(double x, int digits) {
-  char text[40];
-  std::snprintf(text, sizeof text, "%.*g", digits, x);
-  return std::strtod(text, nullptr);
-}
-
 // x > 0 to 4 significant digits, rounded up or down, so that a span's ends as printed lie within it.
 double rounded_inward(double x, bool up) {
   const double unit = std::pow(10.0, std::floor(std::log10(x)) - 3);
@@ -148,10 +141,7 @@ std::optional<SettingFound> setting_explaining(const Schedule& schedule, const s
     }
   };
   const auto fits_every_row = [&](const std::optional<Schedule>& s) {
-    if (!s) return false;
-    for (size_t i = 0; i < steps.size(); ++i)
-      if (relative_difference(values[i], (*s)(steps[i])) > tolerance) return false;
-    return true;
+    return s && first_row_off(*s, steps, values, tolerance) == steps.size();
   };
   // The value of `number` that makes every row follow, where one does.
   const auto search = [&](const SpecNumber& number) -> std::optional<SettingFound> {
@@ -196,12 +186,9 @@ std::optional<SettingFound> setting_explaining(const Schedule& schedule, const s
     };
     std::vector<double> tried;
     for (const size_t row : probes) {
-      const auto side = [&](double x) -> std::optional<int> {
+      const auto side = [&](double x) {
         const auto s = build(number, x);
-        if (!s) return std::nullopt;
-        const double rate = (*s)(steps[row]);
-        if (relative_difference(rate, values[row]) <= tolerance) return 0;
-        return rate > values[row] ? 1 : -1;
+        return side_of(s ? std::optional<double>((*s)(steps[row])) : std::nullopt, values[row], tolerance);
       };
       std::vector<double> candidates;
       for (const bool whole : {true, false}) {
