@@ -180,18 +180,12 @@ py::dict fit_schedule(const py::object& steps_given, const py::object& rates_giv
   const std::vector<double> steps = number_vector(steps_given, "fit_schedule", "steps"),
                             rates = number_vector(rates_given, "fit_schedule", "rates");
   const auto total = whole_number_or_none(total_given, "fit_schedule: total");
-  if (total && *total < 1) throw py::value_error("fit_schedule: total must be at least 1 (got " +
-                                                 std::to_string(*total) + ")");
-  if (!(tolerance >= 0.0) || !std::isfinite(tolerance))
-    throw py::value_error("fit_schedule: tolerance must be a finite number >= 0 (got " + format_number(tolerance) +
-                          ")");
-  std::vector<int64_t> whole;
+  schedules::SeriesFit fit;
   try {
-    whole = schedules::series_steps(steps, rates);
+    fit = schedules::fit_checked_series(schedules::series_steps(steps, rates), rates, total, tolerance);
   } catch (const std::invalid_argument& e) {
     throw py::value_error("fit_schedule: " + std::string(e.what()));
   }
-  const auto fit = schedules::fit_checked_series(whole, rates, total, tolerance);
   if (fit.spec.empty()) throw py::value_error("fit_schedule: no rate >= 0 to fit a schedule to");
   return py::dict(py::arg("fits") = fit.fits, py::arg("spec") = fit.spec, py::arg("total") = fit.total,
                   py::arg("worst") = row_dict(fit.match.worst_detail),

@@ -1,6 +1,8 @@
 #include "lrkit/schedules/series_fit.hpp"
 
 #include <cmath>
+#include <stdexcept>
+#include <string>
 
 #include "crossing_search.hpp"
 #include "lrkit/common/numbers.hpp"
@@ -50,6 +52,9 @@ std::optional<std::pair<int64_t, double>> first_drop(const std::vector<int64_t>&
 
 SeriesFit fit_checked_series(const std::vector<int64_t>& steps, const std::vector<double>& values,
                              std::optional<int64_t> total, double tolerance) {
+  if (!(tolerance >= 0.0) || !std::isfinite(tolerance))
+    throw std::invalid_argument("tolerance must be a finite number >= 0 (got " + format_number(tolerance) + ")");
+  if (total && *total < 1) throw std::invalid_argument("total must be at least 1 (got " + std::to_string(*total) + ")");
   double largest = values.front();
   for (const double v : values) largest = std::max(largest, v);
   const double peak = plainest_near(largest, tolerance);

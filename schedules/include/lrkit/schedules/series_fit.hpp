@@ -25,7 +25,7 @@ struct SeriesFit {
 // row's slope puts it), over `total` steps (default: the last step + 1); then match_checked_series names one number
 // of it, or its length, that the rows follow otherwise. The first family that every row follows is the fit, tried in
 // the order above; where none is, the one whose worst row is closest. An empty spec where no family can be built (no
-// rate >= 0).
+// rate >= 0). Throws std::invalid_argument for a tolerance that is not a finite number >= 0 and a total below 1.
 SeriesFit fit_checked_series(const std::vector<int64_t>& steps, const std::vector<double>& values,
                              std::optional<int64_t> total, double tolerance);
 
