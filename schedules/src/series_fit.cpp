@@ -20,12 +20,18 @@ double plainest_near(double x, double tolerance) {
   return x;
 }
 
-// The step a linear warmup from 0 reaches `peak` at: the first row at the peak, or, where a row before it has a rate
-// above 0, the step that row's slope puts the peak at (a log of every k-th step misses the warmup's end). 0 where
-// the first row is at the peak.
-int64_t warmup_of(const std::vector<int64_t>& steps, const std::vector<double>& values, double peak, double tolerance) {
-  size_t peak_row = 0;
-  while (peak_row < values.size() && relative_difference(values[peak_row], peak) > tolerance) ++peak_row;
+// The first row at `peak` (within the tolerance); values.size() if none.
+size_t first_row_at(const std::vector<double>& values, double peak, double tolerance) {
+  size_t row = 0;
+  while (row < values.size() && relative_difference(values[row], peak) > tolerance) ++row;
+  return row;
+}
+
+// The step a linear warmup from 0 reaches `peak` at: the first row at the peak, `peak_row`, or, where a row before it
+// has a rate above 0, the step that row's slope puts the peak at (a log of every k-th step misses the warmup's end).
+// 0 where the first row is at the peak.
+int64_t warmup_of(const std::vector<int64_t>& steps, const std::vector<double>& values, double peak,
+                  size_t peak_row) {
   if (peak_row == 0 || peak_row == values.size()) return 0;
   for (size_t i = peak_row; i-- > 0;) {
     if (values[i] > 0) {
@@ -36,13 +42,12 @@ int64_t warmup_of(const std::vector<int64_t>& steps, const std::vector<double>& 
   return steps[peak_row];
 }
 
-// The first row after the peak's below it, as (step, rate), in a log whose rate holds at the peak up to it: where a
-// step schedule drops first.
+// The first row after the peak's (from `peak_row` on) below it, as (step, rate), in a log whose rate holds at the
+// peak up to it: where a step schedule drops first.
 std::optional<std::pair<int64_t, double>> first_drop(const std::vector<int64_t>& steps,
                                                      const std::vector<double>& values, double peak,
-                                                     double tolerance) {
-  size_t row = 0;
-  while (row < values.size() && relative_difference(values[row], peak) > tolerance) ++row;
+                                                     double tolerance, size_t peak_row) {
+  size_t row = peak_row;
   while (row < values.size() && relative_difference(values[row], peak) <= tolerance) ++row;
   if (row == 0 || row == values.size() || !(values[row] > 0)) return std::nullopt;
   return std::make_pair(steps[row], values[row]);
@@ -58,7 +63,8 @@ SeriesFit fit_checked_series(const std::vector<int64_t>& steps, const std::vecto
   double largest = values.front();
   for (const double v : values) largest = std::max(largest, v);
   const double peak = plainest_near(largest, tolerance);
-  const int64_t warmup = warmup_of(steps, values, largest, tolerance);
+  const size_t peak_row = first_row_at(values, largest, tolerance);
+  const int64_t warmup = warmup_of(steps, values, largest, peak_row);
   // Without a length given, the run's is the last step + 1, or the last step where the log holds the end value's row
   // (a Trainer logs the step max_steps).
   std::vector<int64_t> lengths = {total ? *total : steps.back() + 1};
@@ -77,7 +83,7 @@ SeriesFit fit_checked_series(const std::vector<int64_t>& steps, const std::vecto
       "onecycle(" + p + ")",
   };
   // A step schedule: its first drop after the warmup gives the steps between drops and the factor, where there is one.
-  if (const auto drop = first_drop(steps, values, largest, tolerance))
+  if (const auto drop = first_drop(steps, values, largest, tolerance, peak_row))
     candidates.push_back("step(" + p + w + ", every=" + std::to_string(drop->first - warmup) +
                          ", gamma=" + format_number(plainest_near(drop->second / largest, tolerance)) + ")");
   SeriesFit closest;

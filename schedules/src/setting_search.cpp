@@ -178,8 +178,9 @@ std::optional<SettingFound> setting_explaining(const Schedule& schedule, const s
       } else {
         result.lowest = result.highest = written(value);
       }
+      // `value` fits (the caller checked); a plainer value of its span is checked once more.
       const auto followed = build(number, named);
-      if (!followed || !fits_every_row(followed)) return std::nullopt;
+      if (!followed || (named != value && !fits_every_row(followed))) return std::nullopt;
       result.value = shown(named);
       result.spec = followed->to_spec();
       return result;
