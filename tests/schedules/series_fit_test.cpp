@@ -48,6 +48,25 @@ TEST(SeriesFit, EachFamilysLogGivesBackItsSpec) {
       "exponential(peak=0.1, gamma=0.995)",
       "onecycle(peak=0.01)",
       "step(peak=0.1, every=30, gamma=0.5, warmup=10)",
+      // MultiStepLR: every drop a milestone.
+      "multistep(peak=0.1, milestones=[300, 600, 800], gamma=0.2, warmup=10)",
+      "uba(peak=0.001, phi=1.5, warmup=20)",
+      // Hugging Face's and big_vision's inverse square root, its timescale found.
+      "invsqrt(peak=0.001, timescale=400, shift=true, warmup=100)",
+      // Where the rate climbs again: CosineAnnealingWarmRestarts, timm's cycle decay, Hugging Face's equal cycles and
+      // its cosine of one whole cycle, CyclicLR's three modes.
+      "restarts(peak=0.01, period=100, mult=2, floor=1%)",
+      "restarts(peak=0.01, period=100, peak_decay=0.5, floor=1%)",
+      "restarts(peak=0.0003, warmup=100, cycles=7)",
+      "cosine(peak=0.0003, warmup=100, cycles=1)",
+      "triangular(peak=0.1, floor=0.01, up=20, down=30)",
+      "triangular(peak=0.1, floor=0.001, up=20, down=30, mode=triangular2)",
+      "triangular(peak=0.05, floor=0.005, up=20, mode=exp_range, gamma=0.999)",
+      // Two numbers beside the peak and the warmup, one read from the log: a warmup from above 0 (step 0's rate, or
+      // where the warmup's line meets it), a decay from the last row at the peak, a floor held from the decay's end on
+      // (Megatron's --lr-decay-iters, Hugging Face's num_stable_steps).
+      "wsd(peak=0.001, floor=10%, decay=20%, shape=linear, warmup=100, warmup_init=0.0001)",
+      "wsd(peak=0.0003, floor=10%, decay=200, shape=cosine, total=800, warmup=100)",
   };
   for (const char* spec : specs) {
     for (const int64_t every : {1, 10}) {
@@ -104,10 +123,11 @@ TEST(SeriesFit, AFloat32LogsPeakIsWrittenPlainly) {
   EXPECT_LT(f.match.worst, 1e-7);
 }
 
-// A family it does not try (uba) fits no spec: the closest one tried comes back with its first differing row. A log of
-// zeros is constant(peak=0); one whose largest rate is below 0 has no spec at all (every family refuses that peak).
+// A family it does not try (infinite) fits no spec: the closest one tried comes back with its first differing row. A
+// log of zeros is constant(peak=0); one whose largest rate is below 0 has no spec at all (every family refuses that
+// peak).
 TEST(SeriesFit, ALogOfNoFamilyTriedGetsTheClosest) {
-  const auto f = fit(logged("uba(peak=1e-3, phi=1.5, warmup=20)", 1000), 1000);
+  const auto f = fit(logged("infinite(peak=1e-3, const=5e-4, warmup=20)", 1000), 1000);
   EXPECT_FALSE(f.fits);
   EXPECT_FALSE(f.match.follows);
   EXPECT_GT(f.match.worst, 1e-6);

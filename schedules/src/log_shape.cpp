@@ -1,0 +1,110 @@
+#include "log_shape.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "crossing_search.hpp"
+#include "lrkit/schedules/series_match.hpp"
+
+namespace lrkit::schedules::detail {
+
+namespace {
+
+bool same_rate(double a, double b, double tolerance) { return relative_difference(a, b) <= tolerance; }
+
+// The warmup's start and the step it reaches the peak at, from the rows before the peak row.
+void read_warmup(const std::vector<int64_t>& steps, const std::vector<double>& values, double tolerance,
+                 LogShape& shape) {
+  const size_t peak_row = shape.peak_row;
+  if (peak_row == 0) return;
+  const double largest = shape.largest;
+  double init = 0.0;
+  if (steps[0] == 0) {
+    init = values[0] > 0 ? plainest_near(values[0], tolerance / 4) : 0.0;
+  } else if (peak_row >= 2 && values[peak_row - 1] > values[peak_row - 2]) {
+    // The line through the warmup's last two rows, unless one from 0 through the last gives the other as well.
+    const size_t i = peak_row - 1;
+    const double from_zero = values[i] * static_cast<double>(steps[i - 1]) / static_cast<double>(steps[i]);
+    const double slope = (values[i] - values[i - 1]) / static_cast<double>(steps[i] - steps[i - 1]);
+    const double start = values[i] - slope * static_cast<double>(steps[i]);
+    if (!same_rate(from_zero, values[i - 1], tolerance) && start > 0 && start < largest)
+      init = plainest_near(start, tolerance / 4 * largest / start);
+  }
+  shape.warmup_init = init;
+  shape.warmup = steps[peak_row];
+  // Where a row before the peak row lies above the start, the line from the start through it reaches the peak at
+  // `reached`: a log of every k-th step misses the warmup's end.
+  for (size_t i = peak_row; i-- > 0;) {
+    if (steps[i] > 0 && values[i] > init && !same_rate(values[i], init, tolerance)) {
+      const double reached = static_cast<double>(steps[i]) * (largest - init) / (values[i] - init);
+      shape.warmup = std::min(steps[peak_row], static_cast<int64_t>(std::llround(reached)));
+      return;
+    }
+  }
+}
+
+// The levels after the peak row, where it leaves the peak, and where the log climbs again.
+void read_after_peak(const std::vector<int64_t>& steps, const std::vector<double>& values, double tolerance,
+                     LogShape& shape) {
+  double level = shape.largest;
+  bool rising = false, levels_end = false;
+  for (size_t row = shape.peak_row + 1; row < values.size(); ++row) {
+    const RowChange change{steps[row - 1], steps[row], values[row], row};
+    if (!levels_end && !same_rate(values[row], level, tolerance)) {
+      if (!shape.leaves_peak) shape.leaves_peak = change;
+      if (shape.levels.size() == kMostLevels) {
+        shape.levels.clear();
+        levels_end = true;
+      } else {
+        shape.levels.push_back(change);
+        level = values[row];
+      }
+    }
+    const bool rises = values[row] > values[row - 1] && !same_rate(values[row], values[row - 1], tolerance);
+    if (rises && !rising) {
+      if (shape.climbs.size() < 2) shape.climbs.push_back(change);
+      ++shape.climb_count;
+    }
+    rising = rises;
+    if (shape.climb_count == 1) shape.second_top = std::max(shape.second_top, values[row]);
+  }
+}
+
+void read_hold(const std::vector<int64_t>& steps, const std::vector<double>& values, double tolerance,
+               LogShape& shape) {
+  const double end = values.back();
+  size_t row = values.size() - 1;
+  while (row > shape.peak_row + 1 && same_rate(values[row - 1], end, tolerance)) --row;
+  if (row + 1 < values.size() && row > shape.peak_row && !same_rate(end, shape.largest, tolerance))
+    shape.hold = RowChange{steps[row - 1], steps[row], end, row};
+}
+
+}  // namespace
+
+double plainest_near(double x, double tolerance) {
+  for (int digits = 1; digits <= 17; ++digits)
+    if (const double r = rounded(x, digits); relative_difference(r, x) <= tolerance) return r;
+  return x;
+}
+
+int64_t plainest_whole(int64_t low, int64_t high) {
+  if (low > high) return high;
+  for (int64_t power = 1'000'000'000'000'000'000; power > 1; power /= 10) {
+    const int64_t multiple = high / power * power;
+    if (multiple >= low && multiple >= 1) return multiple;
+  }
+  return high;
+}
+
+LogShape read_log_shape(const std::vector<int64_t>& steps, const std::vector<double>& values, double tolerance) {
+  LogShape shape;
+  shape.largest = *std::max_element(values.begin(), values.end());
+  shape.peak = plainest_near(shape.largest, tolerance / 4);
+  while (!same_rate(values[shape.peak_row], shape.largest, tolerance)) ++shape.peak_row;
+  read_warmup(steps, values, tolerance, shape);
+  read_after_peak(steps, values, tolerance, shape);
+  read_hold(steps, values, tolerance, shape);
+  return shape;
+}
+
+}  // namespace lrkit::schedules::detail
