@@ -21,13 +21,21 @@ void read_warmup(const std::vector<int64_t>& steps, const std::vector<double>& v
   double init = 0.0;
   if (steps[0] == 0) {
     init = values[0] > 0 ? plainest_near(values[0], tolerance / 4) : 0.0;
-  } else if (peak_row >= 2 && values[peak_row - 1] > values[peak_row - 2]) {
-    // The line through the warmup's last two rows, unless one from 0 through the last gives the other as well.
-    const size_t i = peak_row - 1;
-    const double from_zero = values[i] * static_cast<double>(steps[i - 1]) / static_cast<double>(steps[i]);
-    const double slope = (values[i] - values[i - 1]) / static_cast<double>(steps[i] - steps[i - 1]);
+  } else if (values[peak_row - 1] > 0) {
+    // The line through the warmup's last two rows (the last and the peak row where it is the only one), unless one
+    // from 0 through the last gives the other as well (or, from the only one, reaches the peak at a whole step).
+    const size_t i = peak_row - 1, j = peak_row >= 2 ? peak_row - 2 : peak_row;
+    const double slope = (values[i] - values[j]) / static_cast<double>(steps[i] - steps[j]);
     const double start = values[i] - slope * static_cast<double>(steps[i]);
-    if (!same_rate(from_zero, values[i - 1], tolerance) && start > 0 && start < largest)
+    bool from_zero = false;
+    if (j < i) {
+      from_zero = same_rate(values[i] * static_cast<double>(steps[j]) / static_cast<double>(steps[i]), values[j],
+                            tolerance);
+    } else {
+      const double reached = static_cast<double>(steps[i]) * largest / values[i];
+      from_zero = same_rate(reached, std::round(reached), tolerance);
+    }
+    if (!from_zero && start > 0 && start < largest)
       init = plainest_near(start, tolerance / 4 * largest / start);
   }
   shape.warmup_init = init;

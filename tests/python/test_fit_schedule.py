@@ -7,7 +7,8 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="PyTorch is not installed for this Python")
 import lrkit  # noqa: E402
-from scheduler_rates import hugging_face_linear, rates_of  # noqa: E402
+from scheduler_rates import (hugging_face_cosine_with_restarts, hugging_face_linear, hugging_face_polynomial,  # noqa: E402
+                             hugging_face_wsd, rates_of)
 
 STEPS = 300
 
@@ -30,6 +31,24 @@ S = torch.optim.lr_scheduler
     (0.5, lambda o: S.PolynomialLR(o, total_iters=STEPS, power=2.0), "polynomial(peak=0.5, power=2)"),
     (0.5, lambda o: S.StepLR(o, step_size=30, gamma=0.5), "step(peak=0.5, every=30, gamma=0.5)"),
     (3e-4, lambda o: S.LambdaLR(o, hugging_face_linear(30, STEPS)), "linear(peak=0.0003, warmup=30)"),
+    # Read from the log's shape: every drop, the climbs after the peak, a warmup from above 0, OneCycleLR's settings.
+    (0.1, lambda o: S.MultiStepLR(o, milestones=[50, 120, 160], gamma=0.2),
+     "multistep(peak=0.1, milestones=[50, 120, 160], gamma=0.2)"),
+    (0.1, lambda o: S.CosineAnnealingWarmRestarts(o, T_0=20, T_mult=2, eta_min=1e-4),
+     "restarts(peak=0.1, period=20, mult=2, floor=0.1%)"),
+    (0.01, lambda o: S.CyclicLR(o, base_lr=0.01, max_lr=0.1, step_size_up=20, step_size_down=30,
+                                cycle_momentum=False), "triangular(peak=0.1, floor=0.01, up=20, down=30)"),
+    (0.001, lambda o: S.CyclicLR(o, base_lr=0.001, max_lr=0.1, step_size_up=15, mode="triangular2",
+                                 cycle_momentum=False), "triangular(peak=0.1, floor=0.001, up=15, mode=triangular2)"),
+    (0.005, lambda o: S.CyclicLR(o, base_lr=0.005, max_lr=0.05, step_size_up=10, mode="exp_range", gamma=0.995,
+                                 cycle_momentum=False),
+     "triangular(peak=0.05, floor=0.005, up=10, mode=exp_range, gamma=0.995)"),
+    (0.5, lambda o: S.SequentialLR(o, [S.LinearLR(o, start_factor=0.01, total_iters=5),
+                                       S.CosineAnnealingLR(o, T_max=STEPS - 5, eta_min=1e-4)], milestones=[5]),
+     "cosine(peak=0.5, floor=0.02%, warmup=5, warmup_init=0.005)"),
+    (0.01, lambda o: S.OneCycleLR(o, max_lr=0.01, total_steps=STEPS, pct_start=0.25, div_factor=10,
+                                  final_div_factor=100),
+     "onecycle(peak=0.01, pct_start=0.25, div_factor=10, final_div_factor=100)"),
 ])
 def test_pytorchs_schedulers_are_fitted_from_their_rates(peak, make, spec):
     fit = lrkit.fit_schedule(range(STEPS), rates_under(peak, make))
@@ -41,13 +60,23 @@ def test_pytorchs_schedulers_are_fitted_from_their_rates(peak, make, spec):
     assert schedule.compare(range(STEPS), rates_under(peak, make))["follows"]
 
 
-def test_a_trainer_log_of_every_10th_step_in_float32():
+@pytest.mark.parametrize("multiplier,spec", [
+    (hugging_face_linear(20, 200), "linear(peak=0.0005, warmup=20)"),
+    # min_lr_ratio: the warmup starts at the floor (where its line meets step 0), the decay where the log leaves the
+    # peak.
+    (hugging_face_wsd(20, 40, 200, 0.1, "cosine"),
+     "wsd(peak=0.0005, floor=10%, decay=20%, shape=cosine, warmup=20, warmup_init=5e-05)"),
+    # lr_end and the power: the floor is the rate of step max_steps, which the Trainer logs.
+    (hugging_face_polynomial(20, 200, 5e-4, 1e-5, 2.0), "polynomial(peak=0.0005, floor=2%, power=2, warmup=20)"),
+    # Equal cycles, the last ending at the floor (at max_steps, which the Trainer logs: not a cycle of 60 steps).
+    (hugging_face_cosine_with_restarts(20, 200, 3), "restarts(peak=0.0005, warmup=20, cycles=3)"),
+])
+def test_a_trainer_log_of_every_10th_step_in_float32(multiplier, spec):
     """A Trainer's log: the rate after each 10th update, as float32, up to the last step max_steps (its end value)."""
-    multiplier = hugging_face_linear(20, 200)
     steps = list(range(10, 201, 10))
     rates = [float(torch.tensor(5e-4 * multiplier(s), dtype=torch.float32)) for s in steps]
     fit = lrkit.fit_schedule(steps, rates)
-    assert (fit["fits"], fit["spec"], fit["total"]) == (True, "linear(peak=0.0005, warmup=20)", 200)
+    assert (fit["fits"], fit["spec"], fit["total"]) == (True, spec, 200)
 
 
 def test_no_family_tried_gives_the_closest_and_bad_input_is_refused():

@@ -46,6 +46,14 @@ TEST(LogShape, AWarmupsStartAndEnd) {
   EXPECT_EQ(s.warmup_init, 0.0);
   EXPECT_EQ(s.warmup, 100);
   EXPECT_EQ(s.peak, 3e-4);  // 0.000300000014 as float32
+  // One row before the peak row: a line from 0 through it that reaches the peak at a whole step is the warmup (18 steps
+  // from 0), one that does not is not (20 steps from 0.1 of the peak, Hugging Face's min_lr_ratio).
+  s = read_log_shape({10, 20}, {1e-3 * 10 / 18, 1e-3}, 1e-6);
+  EXPECT_EQ(s.warmup, 18);
+  EXPECT_EQ(s.warmup_init, 0.0);
+  s = read_log_shape({10, 20}, {1e-3 * 0.55, 1e-3}, 1e-6);
+  EXPECT_EQ(s.warmup, 20);
+  EXPECT_DOUBLE_EQ(s.warmup_init, 1e-4);
 }
 
 // A step schedule's levels, each at the row that first shows it; a smooth decay has too many to be one.
