@@ -5,8 +5,7 @@
 # run (length_changed), and one whose warmup was twice the spec's (other_setting). The logs are tables that
 # `lrkit schedule --out` writes, cut and joined. Each is compared ROUNDS times, alternated; medians of seconds and of
 # peak memory (MB). With BASELINE (another build's lrkit), each comparison runs with both binaries in turn, and the
-# ratio of this build's to the baseline's is printed. Then `lrkit schedule --fit` on the log that follows SPEC and on
-# one of a family it does not try (uba), against --compare of the first.
+# ratio of this build's to the baseline's is printed. (`--fit`: bench/fit_logs.sh.)
 # Usage: bench/compare_mistakes.sh [ROWS] [ROUNDS] [BASELINE]   (default 1000000 3)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -63,27 +62,4 @@ for log in "${logs[@]}"; do
       "$(median ${megabytes[baseline.$log]})")"
   fi
   echo "$line"
-done
-# --fit (this build only): the follows log, whose spec cosine is the second family tried, and a uba log, which no
-# family fits (every family tried at both lengths); against --compare of the follows log in the same rounds.
-table "uba(peak=3e-4, phi=1.5, warmup=$((rows / 1000)))" "$rows" "$dir/uba.csv"
-fit_seconds() {  # fit_seconds LOG: seconds, and the spec found (or "none")
-  /usr/bin/time -f "%e" -o "$dir/time" "$LRKIT" schedule --fit "$dir/$1.csv" --format json >"$dir/out" || true
-  local spec=none
-  grep -q '"fits": true' "$dir/out" && spec=$(grep -o '"spec": "[^"]*"' "$dir/out" | cut -d'"' -f4)
-  echo "$(tail -n 1 "$dir/time") $spec"
-}
-declare -A fitted=()
-for ((round = 1; round <= rounds; round++)); do
-  for log in follows uba; do
-    read -r t found <<<"$(fit_seconds "$log")"
-    seconds[fit.$log]+="$t "
-    fitted[$log]=$found
-    echo "round $round: --fit $log: $t s, $found"
-  done
-done
-for log in follows uba; do
-  fit_time=$(median ${seconds[fit.$log]})
-  echo "--fit $log: $fit_time s (${fitted[$log]});" \
-       "$(ratio "$fit_time" "$(median ${seconds[current.follows]})") times --compare of the follows log"
 done

@@ -49,9 +49,11 @@ constexpr const char* kIntro =
     "1: it does not.\n"
     "\n"
     "--fit FILE finds the spec such a log follows, without SPEC: constant, cosine,\n"
-    "linear, wsd, polynomial, invsqrt, exponential, onecycle or step, from the log's\n"
-    "peak and warmup, with one more number or the length the rows pin. Exit 0: one\n"
-    "fits (printed with its length); 1: none does (the closest is printed).\n";
+    "linear, wsd, polynomial, invsqrt, exponential, uba, onecycle, step, multistep,\n"
+    "restarts or triangular, from what the log shows (its peak, warmup, drops,\n"
+    "climbs, a floor it ends at), with one more number or the length the rows pin.\n"
+    "Exit 0: one fits (printed with its length); 1: none does (the closest is\n"
+    "printed).\n";
 
 void print_families(std::ostream& out) {
   for (const auto& f : schedules::schedule_families()) {

@@ -180,8 +180,8 @@ int fit_log(const CompareRequest& request) {
                 << format_number(worst.relative) << " at step " << worst.step << " (tolerance "
                 << format_number(request.tolerance) << ")\n";
     } else {
-      std::cout << "no spec of constant, cosine, linear, wsd, polynomial, invsqrt, exponential, onecycle or step with "
-                   "one number found from the log fits it; the closest, "
+      std::cout << "no spec of the families --fit tries (lrkit schedule --help), from the numbers the log shows and "
+                   "one found, fits it; the closest, "
                 << fit.spec << " over " << fit.total << " steps, differs from " << row_text(fit.match.first_off_detail)
                 << " (tolerance " << format_number(request.tolerance) << ")"
                 << (request.steps ? "" : "; the run's length was taken as the last step or the last step + 1: "

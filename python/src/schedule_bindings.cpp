@@ -368,8 +368,9 @@ void bind_schedules(py::module_& m) {
   m.def("fit_schedule", &fit_schedule, py::arg("steps"), py::arg("rates"), py::arg("total") = py::none(),
         py::arg("tolerance") = 1e-6,
         "the spec the rates a loop logged at `steps` follow, as `lrkit schedule --fit` finds it: constant, cosine, "
-        "linear, wsd, polynomial, invsqrt, exponential, onecycle or step, from the log's peak and warmup and one "
-        "number or the run's length (default: the last step + 1, or the last step) that the rows pin. A dict of fits, "
+        "linear, wsd, polynomial, invsqrt, exponential, uba, onecycle, step, multistep, restarts or triangular, "
+        "from what the log's shape shows (its peak, warmup, drops, climbs, a floor it ends at) and one number or the "
+        "run's length (default: the last step + 1, or the last step) that the rows pin. A dict of fits, "
         "spec, total, worst and first_difference (step, logged, schedule, relative); where no family fits, the "
         "closest tried with fits False");
   m.def("read_series", &read_series, py::arg("path"), py::arg("column") = "/train/lr",

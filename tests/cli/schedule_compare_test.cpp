@@ -231,12 +231,20 @@ TEST(ScheduleFit, ALogsSpecIsFoundWithoutOne) {
                        "\"spec\": \"wsd(peak=0.001, decay=10%, shape=linear, warmup=50)\", \"steps\": 1000, "),
             std::string::npos)
       << r.out;
-  const auto other = (lrkit::testing::scratch_dir() / "fit_uba.csv").string();
-  ASSERT_EQ(run_lrkit("schedule 'uba(peak=1e-3, phi=1.5, warmup=20)' --steps 500 --out " + other).code, 0);
+  // A family read from the log's climbs (CyclicLR's floor and rise from step 0, its fall to the row before a climb).
+  const auto cyclic = (lrkit::testing::scratch_dir() / "fit_triangular.csv").string();
+  ASSERT_EQ(run_lrkit("schedule 'triangular(peak=0.1, floor=0.01, up=20, down=30)' --steps 700 --out " + cyclic).code,
+            0);
+  r = run_lrkit("schedule --fit " + cyclic);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("\nfits triangular(peak=0.1, floor=0.01, up=20, down=30) over 701 steps: "), std::string::npos)
+      << r.out;
+  const auto other = (lrkit::testing::scratch_dir() / "fit_infinite.csv").string();
+  ASSERT_EQ(run_lrkit("schedule 'infinite(peak=1e-3, const=5e-4, warmup=20)' --steps 500 --out " + other).code, 0);
   r = run_lrkit("schedule --fit " + other);
   EXPECT_EQ(r.code, 1) << r.out;
-  EXPECT_NE(r.out.find("\nno spec of constant, cosine, linear, wsd, polynomial, invsqrt, exponential, onecycle or step "
-                       "with one number found from the log fits it; the closest, "),
+  EXPECT_NE(r.out.find("\nno spec of the families --fit tries (lrkit schedule --help), from the numbers the log shows "
+                       "and one found, fits it; the closest, "),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("; the run's length was taken as the last step or the last step + 1: --steps gives it\n"),

@@ -3,9 +3,14 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <optional>
+#include <random>
 #include <string>
 
 namespace lrkit {
@@ -25,6 +30,33 @@ TEST(FormatNumber, ShortestFormThatParsesBack) {
   EXPECT_EQ(format_number(std::numeric_limits<double>::infinity()), "inf");
   EXPECT_EQ(format_number(-std::numeric_limits<double>::quiet_NaN()), "nan");
   EXPECT_EQ(format_number(std::numeric_limits<double>::quiet_NaN()), "nan");
+}
+
+// The text is printf's "%.{p}g" with the fewest digits p that parse back, whatever the value: random bit patterns
+// (every magnitude, subnormals), numbers of few digits, and next to powers of 2, where the shortest round-trip digits
+// and printf's correctly rounded ones can differ.
+TEST(FormatNumber, FewestPrintfDigitsThatParseBack) {
+  const auto fewest_digits = [](double v) {
+    char text[40];
+    for (int digits = 1; digits <= 17; ++digits) {
+      std::snprintf(text, sizeof text, "%.*g", digits, v);
+      if (std::strtod(text, nullptr) == v) break;
+    }
+    return std::string(text);
+  };
+  std::mt19937_64 bits(5);
+  std::uniform_int_distribution<int> few(1, 99999), exponent(-30, 30);
+  for (int i = 0; i < 20000; ++i) {
+    double v = 0.0;
+    const uint64_t pattern = bits();
+    std::memcpy(&v, &pattern, sizeof v);
+    const double plain = few(bits) * std::pow(10.0, exponent(bits));
+    const double power_of_2 = std::nextafter(std::ldexp(1.0, exponent(bits) * 30), 0.0);
+    for (const double x : {v, plain, power_of_2}) {
+      if (!std::isfinite(x) || (x == std::floor(x) && std::fabs(x) < 1e15)) continue;  // whole: "%.0f"
+      ASSERT_EQ(format_number(x), fewest_digits(x));
+    }
+  }
 }
 
 TEST(ParseNumber, TheWholeTextAndFiniteOnly) {

@@ -53,7 +53,13 @@ inline std::string format_number(double value) {
     std::snprintf(buffer, sizeof buffer, "%.0f", value);
     return buffer;
   }
-  for (int precision = 1; precision <= 17; ++precision) {
+  // The fewest significant digits that give `value` back: no fewer than the shortest round-trip form's (to_chars), and
+  // that many unless printf's correctly rounded ones miss it (next to a power of 2). One printf where a loop from 1
+  // digit took up to 17 (the searches of `--compare` and `--fit` write thousands of specs); the same text.
+  const auto shortest = std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::scientific);
+  int digits = 0;
+  for (const char* c = buffer; c != shortest.ptr && *c != 'e'; ++c) digits += *c >= '0' && *c <= '9';
+  for (int precision = std::max(digits, 1); precision <= 17; ++precision) {
     std::snprintf(buffer, sizeof buffer, "%.*g", precision, value);
     double back = 0.0;
     std::from_chars(buffer, buffer + std::char_traits<char>::length(buffer), back);
