@@ -11,6 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lrkit_binary.sh
 source bench/medians.sh
+source bench/side_by_side.sh
 rows=${1:-1000000}
 rounds=${2:-3}
 baseline=${3:-}
@@ -30,36 +31,12 @@ change=$((rows * 6 / 10))
 awk -F, -v change="$change" -v rows="$rows" 'NR == FNR { if (FNR == 1 || $1 < change) print; next }
   FNR > 1 && $1 >= change && $1 < rows' "$dir/follows.csv" "$dir/extended.csv" >"$dir/changed.csv"
 logs=(follows other longer changed warmup)
-binaries=(current)
-[ -n "$baseline" ] && binaries+=(baseline)
 measure() {  # measure BINARY LOG: "seconds megabytes" and the verdict's mistake
   /usr/bin/time -f "%e %M" -o "$dir/time" "$1" schedule "$spec" --steps "$rows" --compare "$dir/$2.csv" \
       --format json >"$dir/out" || true
   read -r t kb < <(tail -n 1 "$dir/time")  # after "Command exited with non-zero status 1"
-  echo "$t $((kb / 1024)) $(grep -o '"mistake": "[a-z_]*"' "$dir/out" | cut -d'"' -f4)"
+  echo "$t $((kb / 1024)) mistake $(grep -o '"mistake": "[a-z_]*"' "$dir/out" | cut -d'"' -f4)"
 }
-declare -A seconds=() megabytes=() verdicts=()
-for ((round = 1; round <= rounds; round++)); do
-  for log in "${logs[@]}"; do
-    for binary in "${binaries[@]}"; do
-      path=$LRKIT
-      [ "$binary" = baseline ] && path=$baseline
-      read -r t m verdict <<<"$(measure "$path" "$log")"
-      seconds[$binary.$log]+="$t "
-      megabytes[$binary.$log]+="$m "
-      verdicts[$binary.$log]=$verdict
-      echo "round $round: $log, $binary: $t s, $m MB, mistake $verdict"
-    done
-  done
-done
+side_by_side_rounds "$rounds" measure "${logs[@]}"
 echo "$rows rows each, against $spec; medians of $rounds rounds:"
-for log in "${logs[@]}"; do
-  line="$log: $(median ${seconds[current.$log]}) s, $(median ${megabytes[current.$log]}) MB (${verdicts[current.$log]})"
-  if [ -n "$baseline" ]; then
-    line+="; baseline $(median ${seconds[baseline.$log]}) s, $(median ${megabytes[baseline.$log]}) MB"
-    line+=" (${verdicts[baseline.$log]}); time $(ratio "$(median ${seconds[current.$log]})" \
-      "$(median ${seconds[baseline.$log]})"), memory $(ratio "$(median ${megabytes[current.$log]})" \
-      "$(median ${megabytes[baseline.$log]})")"
-  fi
-  echo "$line"
-done
+side_by_side_medians "${logs[@]}"

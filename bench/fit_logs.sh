@@ -12,19 +12,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lrkit_binary.sh
 source bench/medians.sh
+source bench/side_by_side.sh
 rows=${1:-1000000}
 rounds=${2:-3}
 baseline=${3:-}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-binaries=(current)
-[ -n "$baseline" ] && binaries+=(baseline)
-binary_path() { if [ "$1" = baseline ]; then echo "$baseline"; else echo "$LRKIT"; fi; }
-fit() {  # fit BINARY LOG [--steps N]: "seconds megabytes spec" (spec "none" where nothing fits)
+fit() {  # fit LRKIT LOG [--steps N]: "seconds megabytes spec" (spec "none" where nothing fits)
   local binary=$1 log=$2
   shift 2
-  /usr/bin/time -f "%e %M" -o "$dir/time" "$(binary_path "$binary")" schedule --fit "$log" "$@" --format json \
-      >"$dir/out" || true
+  /usr/bin/time -f "%e %M" -o "$dir/time" "$binary" schedule --fit "$log" "$@" --format json >"$dir/out" || true
   local t kb spec=none
   read -r t kb < <(tail -n 1 "$dir/time")  # after "Command exited with non-zero status 1"
   grep -q '"fits": true' "$dir/out" && spec=$(grep -o '"spec": "[^"]*"' "$dir/out" | cut -d'"' -f4 | tr -d ' ')
@@ -38,15 +35,15 @@ awk -F'\t' -v out="$dir/golden" '!/^#/ && NF {
   close(file); print $1, $3 > (out "/lengths")
 }' tests/golden/schedules.tsv
 cases=$(wc -l <"$dir/golden/lengths")
-for binary in "${binaries[@]}"; do
-  fitted=0 seconds=0
+for binary in "$LRKIT" ${baseline:+"$baseline"}; do
+  fitted=0 total_seconds=0
   while read -r name length; do
     read -r t _ spec <<<"$(fit "$binary" "$dir/golden/$name.csv" --steps "$length")"
     [ "$spec" != none ] && fitted=$((fitted + 1))
-    seconds=$(awk -v a="$seconds" -v b="$t" 'BEGIN {print a + b}')
+    total_seconds=$(awk -v a="$total_seconds" -v b="$t" 'BEGIN {print a + b}')
     echo "$binary: $name: $spec ($t s)"
   done <"$dir/golden/lengths"
-  echo "golden cases, $binary: $fitted of $cases fit, $seconds s in all"
+  echo "golden cases, $binary: $fitted of $cases fit, $total_seconds s in all"
 done
 
 table() {  # table SPEC FILE: the spec's rates over ROWS steps, as step,lr rows
@@ -59,26 +56,7 @@ table "wsd(peak=3e-4, floor=10%, decay=$((rows / 5)), shape=linear, total=$((row
       "$dir/wsd_held.csv"
 table "infinite(peak=3e-4, const=1.5e-4, warmup=$warmup)" "$dir/none.csv"
 logs=(cosine restarts wsd_held none)
-declare -A seconds=() megabytes=() specs=()
-for ((round = 1; round <= rounds; round++)); do
-  for log in "${logs[@]}"; do
-    for binary in "${binaries[@]}"; do
-      read -r t m spec <<<"$(fit "$binary" "$dir/$log.csv")"
-      seconds[$binary.$log]+="$t "
-      megabytes[$binary.$log]+="$m "
-      specs[$binary.$log]=$spec
-      echo "round $round: $log, $binary: $t s, $m MB, $spec"
-    done
-  done
-done
+fit_log() { fit "$1" "$dir/$2.csv"; }
+side_by_side_rounds "$rounds" fit_log "${logs[@]}"
 echo "$rows rows each; medians of $rounds rounds:"
-for log in "${logs[@]}"; do
-  line="$log: $(median ${seconds[current.$log]}) s, $(median ${megabytes[current.$log]}) MB (${specs[current.$log]})"
-  if [ -n "$baseline" ]; then
-    line+="; baseline $(median ${seconds[baseline.$log]}) s, $(median ${megabytes[baseline.$log]}) MB"
-    line+=" (${specs[baseline.$log]}); time $(ratio "$(median ${seconds[current.$log]})" \
-      "$(median ${seconds[baseline.$log]})"), memory $(ratio "$(median ${megabytes[current.$log]})" \
-      "$(median ${megabytes[baseline.$log]})")"
-  fi
-  echo "$line"
-done
+side_by_side_medians "${logs[@]}"
