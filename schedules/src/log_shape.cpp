@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "crossing_search.hpp"
+#include "lrkit/common/numbers.hpp"
 #include "lrkit/schedules/series_match.hpp"
 
 namespace lrkit::schedules::detail {
@@ -11,6 +12,38 @@ namespace lrkit::schedules::detail {
 namespace {
 
 bool same_rate(double a, double b, double tolerance) { return relative_difference(a, b) <= tolerance; }
+
+// Whether every row before the peak row follows `ramp` (the share of the way from the start to the peak at a share of
+// the warmup) over a warmup of `length` steps.
+template <class Ramp>
+bool warmup_rows_follow(const std::vector<int64_t>& steps, const std::vector<double>& values, double tolerance,
+                        const LogShape& shape, int64_t length, Ramp ramp) {
+  for (size_t row = 0; row < shape.peak_row; ++row) {
+    const double share = ramp(static_cast<double>(steps[row]) / static_cast<double>(length));
+    if (!same_rate(values[row], shape.warmup_init + (shape.largest - shape.warmup_init) * share, tolerance))
+      return false;
+  }
+  return true;
+}
+
+// A cosine or 1-sqrt warmup where the rows follow one of them up to the first row at the peak, and not the line read.
+void read_warmup_shape(const std::vector<int64_t>& steps, const std::vector<double>& values, double tolerance,
+                       LogShape& shape) {
+  if (shape.peak_row < 2 || steps[0] < 0 ||
+      warmup_rows_follow(steps, values, tolerance, shape, shape.warmup, [](double p) { return p; }))
+    return;
+  const int64_t length = steps[shape.peak_row];
+  if (warmup_rows_follow(steps, values, tolerance, shape, length,
+                         [](double p) { return 0.5 * (1.0 - std::cos(kPi * p)); })) {
+    shape.warmup_shape = "cosine";
+  } else if (warmup_rows_follow(steps, values, tolerance, shape, length,
+                                [](double p) { return 1.0 - std::sqrt(1.0 - p); })) {
+    shape.warmup_shape = "1-sqrt";
+  } else {
+    return;
+  }
+  shape.warmup = length;
+}
 
 // The warmup's start and the step it reaches the peak at, from the rows before the peak row.
 void read_warmup(const std::vector<int64_t>& steps, const std::vector<double>& values, double tolerance,
@@ -46,9 +79,10 @@ void read_warmup(const std::vector<int64_t>& steps, const std::vector<double>& v
     if (steps[i] > 0 && values[i] > init && !same_rate(values[i], init, tolerance)) {
       const double reached = static_cast<double>(steps[i]) * (largest - init) / (values[i] - init);
       shape.warmup = std::min(steps[peak_row], static_cast<int64_t>(std::llround(reached)));
-      return;
+      break;
     }
   }
+  read_warmup_shape(steps, values, tolerance, shape);
 }
 
 // The levels after the peak row, where it leaves the peak, and where the log climbs again.

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace lrkit::schedules::detail {
@@ -30,6 +31,9 @@ struct LogShape {
   // is within the tolerance of 0).
   int64_t warmup = 0;
   double warmup_init = 0.0;
+  // "cosine" or "1-sqrt" where the warmup rows follow that ramp from the start to the first row at the peak and not
+  // the line (Hugging Face's warmup_type); "linear" otherwise.
+  std::string warmup_shape = "linear";
   std::optional<RowChange> leaves_peak;  // the first row after the peak row off the peak
   // Each row after the peak row whose rate leaves the level of the row before it (a step schedule's drops), up to
   // kMostLevels; empty where there are more (the rate changes smoothly).

@@ -39,6 +39,7 @@ class Candidates {
     if (s_.warmup > 0) {
       warmup_ = ", warmup=" + whole(s_.warmup);
       if (s_.warmup_init > 0) warmup_ += ", warmup_init=" + format_number(s_.warmup_init);
+      if (s_.warmup_shape != "linear") warmup_ += ", warmup_shape=" + s_.warmup_shape;
     }
   }
 
@@ -65,9 +66,9 @@ class Candidates {
  private:
   void add(std::string spec) { out_.push_back(std::move(spec)); }
 
-  // constant, cosine, linear and wsd (three decay shapes), and where a floor is given, polynomial; with the family's
-  // own total where one is given (a decay that ends before the run). The wsd's decay ends at that total (or the run's
-  // end) and starts where the log leaves its peak, or is 20 %.
+  // constant, cosine, linear and wsd (1-sqrt, linear, cosine and Megatron's exp decays), and where a floor is given,
+  // polynomial; with the family's own total where one is given (a decay that ends before the run). The wsd's decay
+  // ends at that total (or the run's end) and starts where the log leaves its peak, or is 20 %.
   void decays(std::optional<double> floor, std::optional<int64_t> own_total) {
     // linear's floor is a rate (one above the peak ramps up), the others' may be a percentage of the peak.
     const auto more = [&](bool percent) {
@@ -80,7 +81,7 @@ class Candidates {
     if (!floor) add("constant(" + peak_ + warmup_ + ")");
     add("cosine(" + peak_ + more(true) + warmup_ + ")");
     add("linear(" + peak_ + more(false) + warmup_ + ")");
-    for (const char* shape : {"1-sqrt", "linear", "cosine"})
+    for (const char* shape : {"1-sqrt", "linear", "cosine", "exp"})
       add("wsd(" + peak_ + more(true) + ", decay=" + decay(own_total.value_or(length_)) + ", shape=" + shape + warmup_ +
           ")");
     if (floor) add("polynomial(" + peak_ + more(true) + ", power=2" + warmup_ + ")");

@@ -56,6 +56,21 @@ TEST(LogShape, AWarmupsStartAndEnd) {
   EXPECT_DOUBLE_EQ(s.warmup_init, 1e-4);
 }
 
+// A warmup that is no line: cosine or 1-sqrt, where every warmup row follows it up to the first row at the peak.
+TEST(LogShape, AWarmupsRamp) {
+  for (const char* ramp : {"cosine", "1-sqrt"}) {
+    const auto s = shape_of(std::string("constant(peak=1e-3, warmup=100, warmup_init=1e-4, warmup_shape=") + ramp + ")",
+                            300, 10);
+    EXPECT_EQ(s.warmup_shape, ramp);
+    EXPECT_EQ(s.warmup, 100);
+    EXPECT_EQ(s.warmup_init, 1e-4);
+  }
+  EXPECT_EQ(shape_of("constant(peak=1e-3, warmup=100, warmup_init=1e-4)", 300, 10).warmup_shape, "linear");
+  // An exp warmup is none of them: its line is read, and no family tried fits it.
+  EXPECT_EQ(shape_of("constant(peak=1e-3, warmup=100, warmup_init=1e-4, warmup_shape=exp)", 300, 10).warmup_shape,
+            "linear");
+}
+
 // A step schedule's levels, each at the row that first shows it; a smooth decay has too many to be one.
 TEST(LogShape, AStepSchedulesLevels) {
   auto s = shape_of("multistep(peak=0.1, milestones=[50, 120, 160], gamma=0.2)", 200);

@@ -70,6 +70,8 @@ TEST(SeriesFit, EachFamilysLogGivesBackItsSpec) {
       // (Megatron's --lr-decay-iters, Hugging Face's num_stable_steps).
       "wsd(peak=0.001, floor=10%, decay=20%, shape=linear, warmup=100, warmup_init=0.0001)",
       "wsd(peak=0.0003, floor=10%, decay=200, shape=cosine, total=800, warmup=100)",
+      // A warmup that is no line (Hugging Face's warmup_type), a decay of Megatron-LM's exp shape.
+      "wsd(peak=0.001, floor=10%, decay=20%, shape=exp, warmup=100, warmup_init=0.0001, warmup_shape=cosine)",
   };
   for (const char* spec : specs) {
     for (const int64_t every : {1, 10}) {
@@ -91,14 +93,12 @@ TEST(SeriesFit, EachFamilysLogGivesBackItsSpec) {
 // that gives every logged rate, except for the cases listed, which it cannot read (see each list).
 TEST(SeriesFit, TheGoldenCasesAreFittedFromTheirRates) {
   // Every step: a peak the log never holds (OneCycleLR whose pct_start T - 1 is no whole step, timm's warmup laid over
-  // the schedule's start), a warmup that is no line (Hugging Face's WSD with warmup_type cosine or 1-sqrt, ConstantLR's
-  // step), two numbers the log does not show beside the peak (cycles=1.75 and a floor), a decay shape not tried (exp),
-  // and joins of two families.
+  // the schedule's start), a warmup of no shape tried (ConstantLR's step), two numbers the log does not show beside
+  // the peak (cycles=1.75 and a floor), and joins of two families.
   const std::set<std::string> unfitted_dense = {
       "onecycle_linear_three_phase", "onecycle_short", "sequential_constant_exponential", "constant_lr",
-      "hf_cosine_with_min_lr_cycles", "hf_wsd_cosine_warmup", "hf_wsd_1-sqrt_warmup", "megatron_inverse_square_root",
-      "megatron_inverse_square_root_min_lr", "megatron_wsd_exponential", "timm_cosine", "timm_cosine_cycles",
-      "timm_poly"};
+      "hf_cosine_with_min_lr_cycles", "megatron_inverse_square_root", "megatron_inverse_square_root_min_lr",
+      "timm_cosine", "timm_cosine_cycles", "timm_poly"};
   // Every 10th step, also: a peak between two rows (OneCycleLR at step 299, a warmup of 5 or 99 steps, CyclicLR's
   // top at 15). A ConstantLR of 5 steps and a OneCycleLR of 17 fit in 5 and 2 rows.
   std::set<std::string> unfitted_sparse = unfitted_dense;
