@@ -49,6 +49,12 @@ class Candidates {
       cycles();
       return out_;
     }
+    // A log that ends holding a floor is a step schedule's last level, or a decay that ended there: tried first, as
+    // each family tried before them costs a search over every row.
+    if (s_.hold) {
+      steps();
+      ends_at_floor();
+    }
     decays(std::nullopt, std::nullopt);
     add("polynomial(" + peak_ + warmup_ + ", power=2)");
     add("invsqrt(" + peak_ + warmup_ + ")");
@@ -57,8 +63,10 @@ class Candidates {
     add("exponential(" + peak_ + warmup_ + ", gamma=0.99)");
     add("uba(" + peak_ + ", phi=1" + warmup_ + ")");
     onecycles();
-    steps();
-    ends_at_floor();
+    if (!s_.hold) {
+      steps();
+      ends_at_floor();
+    }
     ramp();
     return out_;
   }
