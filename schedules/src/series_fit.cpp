@@ -49,6 +49,10 @@ class Candidates {
       cycles();
       return out_;
     }
+    // A cosine warmup is OneCycleLR's first phase: named so before the cosine decay after a cosine warmup that gives
+    // the same rates.
+    const bool one_cycle_first = s_.warmup_shape == "cosine";
+    if (one_cycle_first) onecycles();
     // A log that ends holding a floor is a step schedule's last level, or a decay that ended there: tried first, as
     // each family tried before them costs a search over every row.
     if (s_.hold) {
@@ -62,7 +66,7 @@ class Candidates {
     add("invsqrt(" + peak_ + warmup_ + ", timescale=" + whole(std::max<int64_t>(s_.warmup, 1)) + ", shift=true)");
     add("exponential(" + peak_ + warmup_ + ", gamma=0.99)");
     add("uba(" + peak_ + ", phi=1" + warmup_ + ")");
-    onecycles();
+    if (!one_cycle_first) onecycles();
     if (!s_.hold) {
       steps();
       ends_at_floor();

@@ -124,6 +124,12 @@ TEST(SeriesFit, TheGoldenCasesAreFittedFromTheirRates) {
       EXPECT_EQ(f.fits, expected) << f.spec << " over " << f.total;
       if (!f.fits) continue;
       ++(every == 1 ? fitted_dense : fitted_sparse);
+      // The case's own family where it is one (not a combinator), but for a LinearLR ramp, which is the same rows as a
+      // constant after a linear warmup, and a 17-step OneCycleLR's two rows.
+      const std::string family = c.spec.substr(0, c.spec.find('('));
+      const bool combinator = family == "join" || family == "warmup" || family == "floor" || family == "scale";
+      if (!combinator && c.name != "linear_ramp" && !(every == 10 && c.name == "onecycle_short"))
+        EXPECT_EQ(f.spec.substr(0, f.spec.find('(')), family) << f.spec;
       // Each row, against the spec found, here rather than from the fit's own comparison.
       const Schedule found = parse_schedule(f.spec, f.total);
       for (size_t row = 0; row < l.steps.size(); ++row)
