@@ -77,8 +77,21 @@ void read_warmup(const std::vector<int64_t>& steps, const std::vector<double>& v
   // `reached`: a log of every k-th step misses the warmup's end.
   for (size_t i = peak_row; i-- > 0;) {
     if (steps[i] > 0 && values[i] > init && !same_rate(values[i], init, tolerance)) {
-      const double reached = static_cast<double>(steps[i]) * (largest - init) / (values[i] - init);
+      const double slope = (values[i] - init) / static_cast<double>(steps[i]);
+      const double reached = (largest - init) / slope;
       shape.warmup = std::min(steps[peak_row], static_cast<int64_t>(std::llround(reached)));
+      // Where the line passes above the peak row, the warmup ended between the rows and a decay followed at once: the
+      // peak, never logged, lies between the largest rate and the line there. The plainest number in between is read
+      // as it where its step on the line is a whole one between the two rows (a Trainer's logging_steps of 50 and a
+      // warmup_ratio that gives 469 warmup steps).
+      const double on_line = init + slope * static_cast<double>(steps[peak_row]);
+      if (same_rate(on_line, largest, tolerance) || on_line < largest) break;
+      const double peak = plainest_between(largest, on_line);
+      const double end = (peak - init) / slope;
+      if (same_rate(end, std::round(end), tolerance) && std::round(end) > static_cast<double>(steps[i])) {
+        shape.peak = peak;
+        shape.warmup = static_cast<int64_t>(std::round(end));
+      }
       break;
     }
   }
@@ -127,6 +140,13 @@ double plainest_near(double x, double tolerance) {
   for (int digits = 1; digits <= 17; ++digits)
     if (const double r = rounded(x, digits); relative_difference(r, x) <= tolerance) return r;
   return x;
+}
+
+double plainest_between(double low, double high) {
+  for (int digits = 1; digits <= 17; ++digits)
+    for (const double x : {rounded((low + high) / 2, digits), rounded(low, digits), rounded(high, digits)})
+      if (x >= low && x <= high) return x;
+  return low;
 }
 
 int64_t plainest_whole(int64_t low, int64_t high) {

@@ -24,8 +24,10 @@ inline constexpr size_t kMostLevels = 64;
 
 struct LogShape {
   double largest = 0.0;  // the largest rate logged
-  double peak = 0.0;     // that rate, with the fewest significant digits within a quarter of the tolerance
-  size_t peak_row = 0;   // the first row at it
+  // That rate, with the fewest significant digits within a quarter of the tolerance; or, where the warmup ended between
+  // two rows and a decay followed at once, the peak the warmup's line reaches between them (read_warmup).
+  double peak = 0.0;
+  size_t peak_row = 0;   // the first row at the largest rate
   // A linear warmup from `warmup_init` that reaches the peak at step `warmup` (0: none). The start is the rate of
   // step 0 where the log holds it, else where the line through the warmup's last two rows meets step 0 (0 where that
   // is within the tolerance of 0).
@@ -52,6 +54,10 @@ LogShape read_log_shape(const std::vector<int64_t>& steps, const std::vector<dou
 // `x` with the fewest significant digits within `tolerance` (relative) of it: a float32 log's 0.000500000024 is
 // 0.0005 at a tolerance of 2.5e-7.
 double plainest_near(double x, double tolerance);
+
+// The number in [low, high] with the fewest significant digits (low <= high): a peak of 0.0005 between a decay's first
+// logged rate 0.000499 and the warmup's line at that row.
+double plainest_between(double low, double high);
 
 // The whole number in [low, high] with the most trailing zeros, the highest among equals (low <= high): the
 // milestone 100 of a drop seen somewhere from step 99 to 105. `high` where low > high.

@@ -7,8 +7,8 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="PyTorch is not installed for this Python")
 import lrkit  # noqa: E402
-from scheduler_rates import (hugging_face_cosine_with_restarts, hugging_face_linear, hugging_face_polynomial,  # noqa: E402
-                             hugging_face_wsd, rates_of)
+from scheduler_rates import (hugging_face_cosine, hugging_face_cosine_with_restarts, hugging_face_linear,  # noqa: E402
+                             hugging_face_polynomial, hugging_face_wsd, rates_of)
 
 STEPS = 300
 
@@ -77,6 +77,17 @@ def test_a_trainer_log_of_every_10th_step_in_float32(multiplier, spec):
     rates = [float(torch.tensor(5e-4 * multiplier(s), dtype=torch.float32)) for s in steps]
     fit = lrkit.fit_schedule(steps, rates)
     assert (fit["fits"], fit["spec"], fit["total"]) == (True, spec, 200)
+
+
+def test_a_warmup_ratio_that_ends_between_two_logged_steps():
+    """A Trainer's warmup_ratio 0.0586 of 8000 steps: ceil(468.8) = 469 warmup steps, logged every 50th step, so that
+    the peak itself is never logged; it is read where the warmup's line reaches a plain number between two rows."""
+    multiplier = hugging_face_cosine(469, 8000)
+    steps = list(range(50, 8001, 50))
+    rates = [float(torch.tensor(5e-4 * multiplier(s), dtype=torch.float32)) for s in steps]
+    assert max(rates) < 5e-4
+    fit = lrkit.fit_schedule(steps, rates)
+    assert (fit["fits"], fit["spec"], fit["total"]) == (True, "cosine(peak=0.0005, warmup=469)", 8000)
 
 
 def test_no_family_tried_gives_the_closest_and_bad_input_is_refused():

@@ -46,6 +46,11 @@ TEST(LogShape, AWarmupsStartAndEnd) {
   EXPECT_EQ(s.warmup_init, 0.0);
   EXPECT_EQ(s.warmup, 100);
   EXPECT_EQ(s.peak, 3e-4);  // 0.000300000014 as float32
+  // A warmup that ends between two rows, a decay following at once: the peak between the largest rate and the line.
+  s = shape_of("cosine(peak=5e-4, warmup=469)", 2000, 50, 50);
+  EXPECT_EQ(s.peak, 5e-4);
+  EXPECT_EQ(s.warmup, 469);
+  EXPECT_LT(s.largest, 5e-4);
   // One row before the peak row: a line from 0 through it that reaches the peak at a whole step is the warmup (18 steps
   // from 0), one that does not is not (20 steps from 0.1 of the peak, Hugging Face's min_lr_ratio).
   s = read_log_shape({10, 20}, {1e-3 * 10 / 18, 1e-3}, 1e-6);
@@ -122,6 +127,9 @@ TEST(LogShape, PlainestNumbers) {
   EXPECT_EQ(plainest_whole(5, 5), 5);
   EXPECT_EQ(plainest_whole(7, 3), 3);
   EXPECT_EQ(plainest_whole(1, 4'000'000'000'000'000'000), 4'000'000'000'000'000'000);
+  EXPECT_EQ(plainest_between(0.000499, 0.000533), 0.0005);
+  EXPECT_EQ(plainest_between(1.744, 1.758), 1.75);
+  EXPECT_EQ(plainest_between(0.3, 0.3), 0.3);
   EXPECT_EQ(plainest_near(0.000500000024, 2.5e-7), 0.0005);
   EXPECT_EQ(plainest_near(0.12345, 0.0), 0.12345);
 }
