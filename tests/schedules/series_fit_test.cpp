@@ -130,8 +130,9 @@ TEST(SeriesFit, TheGoldenCasesAreFittedFromTheirRates) {
       // constant after a linear warmup, and a 17-step OneCycleLR's two rows.
       const std::string family = c.spec.substr(0, c.spec.find('('));
       const bool combinator = family == "join" || family == "warmup" || family == "floor" || family == "scale";
-      if (!combinator && c.name != "linear_ramp" && !(every == 10 && c.name == "onecycle_short"))
+      if (!combinator && c.name != "linear_ramp" && !(every == 10 && c.name == "onecycle_short")) {
         EXPECT_EQ(f.spec.substr(0, f.spec.find('(')), family) << f.spec;
+      }
       // Each row, against the spec found, here rather than from the fit's own comparison.
       const Schedule found = parse_schedule(f.spec, f.total);
       for (size_t row = 0; row < l.steps.size(); ++row)
