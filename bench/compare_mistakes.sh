@@ -9,14 +9,8 @@
 # Usage: bench/compare_mistakes.sh [ROWS] [ROUNDS] [BASELINE]   (default 1000000 3)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source scripts/lrkit_binary.sh
-source bench/medians.sh
 source bench/side_by_side.sh
-rows=${1:-1000000}
-rounds=${2:-3}
-baseline=${3:-}
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+side_by_side_arguments "$@"
 spec="cosine(peak=3e-4, warmup=$((rows / 1000)))"
 table() {  # table SPEC STEPS FILE: the spec's rates over STEPS steps, as step,lr rows (the end value's row too)
   "$LRKIT" schedule "$1" --steps "$2" --out "$3" >/dev/null

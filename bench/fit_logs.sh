@@ -10,14 +10,8 @@
 # Usage: bench/fit_logs.sh [ROWS] [ROUNDS] [BASELINE]   (default 1000000 3)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source scripts/lrkit_binary.sh
-source bench/medians.sh
 source bench/side_by_side.sh
-rows=${1:-1000000}
-rounds=${2:-3}
-baseline=${3:-}
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+side_by_side_arguments "$@"
 fit() {  # fit LRKIT LOG [--steps N]: "seconds megabytes spec" (spec "none" where nothing fits)
   local binary=$1 log=$2
   shift 2

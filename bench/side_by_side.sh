@@ -1,12 +1,26 @@
 # shellcheck shell=bash
 # Rounds of one measurement per log with this build's lrkit and, where `baseline` is set, another build's, alternated,
-# and their medians side by side; sourced by the benches that compare two builds (after scripts/lrkit_binary.sh and
-# bench/medians.sh).
+# and their medians side by side; sourced, from the repository root, by the benches that compare two builds on logs
+# of ROWS rows: `bench/NAME.sh [ROWS] [ROUNDS] [BASELINE]`.
+# side_by_side_arguments "$@": sets rows (default 1000000), rounds (3), baseline (none) and dir, a scratch folder
+# removed at exit; LRKIT is this build's lrkit (scripts/lrkit_binary.sh).
 # side_by_side_rounds ROUNDS MEASURE LOG...: runs `MEASURE BINARY LOG`, which prints "seconds megabytes result", ROUNDS
 # times for each log with each binary ($LRKIT, then $baseline); fills seconds, megabytes and results, keyed
 # current.LOG and baseline.LOG, and prints each run.
 # side_by_side_medians LOG...: a line per log: this build's median seconds and megabytes and its result, and with a
 # baseline, the baseline's and the ratios of this build's to them.
+source scripts/lrkit_binary.sh
+source bench/medians.sh
+
+side_by_side_arguments() {
+  # shellcheck disable=SC2034  # rows is the caller's
+  rows=${1:-1000000}
+  rounds=${2:-3}
+  baseline=${3:-}
+  dir=$(mktemp -d)
+  trap 'rm -rf "$dir"' EXIT
+}
+
 side_by_side_rounds() {
   local rounds=$1 measure=$2 round log binary path t m result
   shift 2

@@ -231,7 +231,8 @@ SeriesFit fit_checked_series(const std::vector<int64_t>& steps, const std::vecto
   std::vector<int64_t> lengths = {total ? *total : steps.back() + 1};
   if (!total && steps.back() >= 1) lengths.push_back(steps.back());
   std::vector<std::vector<std::string>> candidates;
-  for (const int64_t length : lengths) candidates.push_back(Candidates(shape, steps, values, length, tolerance).specs());
+  for (const int64_t length : lengths)
+    candidates.push_back(Candidates(shape, steps, values, length, tolerance).specs());
   SeriesFit closest;
   bool tried = false;
   // Each length gives as many candidates, in the same order: the i-th of each is one family's (Candidates' choices
