@@ -168,7 +168,13 @@ class Candidates {
     }
     if (s_.climb_count < detail::kMostLevels)
       add("restarts(" + peak_ + ", cycles=" + whole(static_cast<int64_t>(s_.climb_count) + 1) + warmup_ + ")");
-    add("cosine(" + peak_ + warmup_ + ", cycles=1)");
+    // Hugging Face's num_cycles c: its first trough, at W + (T - W) / 2c, lies from the row before the climb's last
+    // row to the climb's first; the plainest c there.
+    const double rest = static_cast<double>(length_ - s_.warmup);
+    const double cycles = detail::plainest_between(rest / (2.0 * static_cast<double>(first.at - s_.warmup)),
+                                                   rest / (2.0 * static_cast<double>(std::max<int64_t>(
+                                                                         first.after - 1 - s_.warmup, 1))));
+    add("cosine(" + peak_ + warmup_ + ", cycles=" + format_number(cycles) + ")");
     const int64_t up = s_.warmup, down = first.after - up;
     if (up < 1 || down < 1) return;
     const double floor = s_.warmup_init;
