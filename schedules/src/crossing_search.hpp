@@ -1,7 +1,7 @@
 // Where a schedule's rate at one step, as a function of one of its settings x (its length, its warmup, its floor),
 // comes to a logged rate, and the helpers that the searches for such a setting share (match_series' lengths and
 // settings, fit_checked_series): a rate against the logged one, the first row a schedule does not give, numbers to
-// a number of significant digits.
+// a number of significant digits, the plainest number in a span.
 #pragma once
 
 #include <algorithm>
@@ -38,6 +38,18 @@ inline double rounded(double x, int digits) {
   char text[40];
   std::snprintf(text, sizeof text, "%.*g", digits, x);
   return std::strtod(text, nullptr);
+}
+
+// The number with the fewest significant digits in [first, last] (0 < first <= last), the lowest of those, or
+// `fallback` where rounding finds none: a setting's plainest value in the span its rows allow, a peak of 0.0005
+// between a decay's first logged rate 0.000499 and the warmup's line at that row.
+inline double plainest_between(double first, double last, double fallback) {
+  for (int digits = 1; digits <= 17; ++digits) {
+    const double unit = std::pow(10.0, std::floor(std::log10(last)) - digits + 1);
+    const double x = rounded(std::ceil(first / unit) * unit, digits);
+    if (x >= first && x <= last) return x;
+  }
+  return fallback;
 }
 
 // Grid points per doubling of x: the rate is looked at every 2^(1/8) (9 %) of x.

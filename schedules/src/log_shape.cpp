@@ -86,7 +86,7 @@ void read_warmup(const std::vector<int64_t>& steps, const std::vector<double>& v
       // warmup_ratio that gives 469 warmup steps).
       const double on_line = init + slope * static_cast<double>(steps[peak_row]);
       if (same_rate(on_line, largest, tolerance) || on_line < largest) break;
-      const double peak = plainest_between(largest, on_line);
+      const double peak = plainest_between(largest, on_line, largest);
       const double end = (peak - init) / slope;
       if (same_rate(end, std::round(end), tolerance) && std::round(end) > static_cast<double>(steps[i])) {
         shape.peak = peak;
@@ -140,13 +140,6 @@ double plainest_near(double x, double tolerance) {
   for (int digits = 1; digits <= 17; ++digits)
     if (const double r = rounded(x, digits); relative_difference(r, x) <= tolerance) return r;
   return x;
-}
-
-double plainest_between(double low, double high) {
-  for (int digits = 1; digits <= 17; ++digits)
-    for (const double x : {rounded((low + high) / 2, digits), rounded(low, digits), rounded(high, digits)})
-      if (x >= low && x <= high) return x;
-  return low;
 }
 
 int64_t plainest_whole(int64_t low, int64_t high) {

@@ -55,10 +55,6 @@ LogShape read_log_shape(const std::vector<int64_t>& steps, const std::vector<dou
 // 0.0005 at a tolerance of 2.5e-7.
 double plainest_near(double x, double tolerance);
 
-// The number in [low, high] with the fewest significant digits (low <= high): a peak of 0.0005 between a decay's first
-// logged rate 0.000499 and the warmup's line at that row.
-double plainest_between(double low, double high);
-
 // The whole number in [low, high] with the most trailing zeros, the highest among equals (low <= high): the
 // milestone 100 of a drop seen somewhere from step 99 to 105. `high` where low > high.
 int64_t plainest_whole(int64_t low, int64_t high);

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "crossing_search.hpp"
 #include "log_shape.hpp"
 #include "lrkit/common/numbers.hpp"
 #include "lrkit/schedules/factory.hpp"
@@ -171,9 +172,9 @@ class Candidates {
     // Hugging Face's num_cycles c: its first trough, at W + (T - W) / 2c, lies from the row before the climb's last
     // row to the climb's first; the plainest c there.
     const double rest = static_cast<double>(length_ - s_.warmup);
-    const double cycles = detail::plainest_between(rest / (2.0 * static_cast<double>(first.at - s_.warmup)),
-                                                   rest / (2.0 * static_cast<double>(std::max<int64_t>(
-                                                                         first.after - 1 - s_.warmup, 1))));
+    const double fewest = rest / (2.0 * static_cast<double>(first.at - s_.warmup));
+    const double most = rest / (2.0 * static_cast<double>(std::max<int64_t>(first.after - 1 - s_.warmup, 1)));
+    const double cycles = detail::plainest_between(fewest, most, fewest);
     add("cosine(" + peak_ + warmup_ + ", cycles=" + format_number(cycles) + ")");
     const int64_t up = s_.warmup, down = first.after - up;
     if (up < 1 || down < 1) return;

@@ -65,17 +65,6 @@ double rounded_inward(double x, bool up) {
   return rounded(r, 4);
 }
 
-// The number with the fewest significant digits in [first, last] (0 < first <= last), or `fallback` where rounding
-// finds none.
-double plainest_between(double first, double last, double fallback) {
-  for (int digits = 1; digits <= 17; ++digits) {
-    const double unit = std::pow(10.0, std::floor(std::log10(last)) - digits + 1);
-    const double x = rounded(std::ceil(first / unit) * unit, digits);
-    if (x >= first && x <= last) return x;
-  }
-  return fallback;
-}
-
 // From `value`, which fits, the farthest value towards `limit` up to which every value fits (the values that fit are
 // taken to be a span): `limit` itself where it fits, else found by halving, to whole numbers where `whole`, else to
 // 1e-4 of `value`.

@@ -222,9 +222,13 @@ TEST(ScheduleFit, ALogsSpecIsFoundWithoutOne) {
   EXPECT_EQ(r.out, golden + "hf_resumed: 20 rows of train/learning_rate, steps 10..200 (5 rows replaced by a resumed "
                             "session's)\nfits cosine(peak=0.0005, warmup=20) over 200 steps: the worst relative "
                             "difference is 4.74974494622458e-08 at step 140 (tolerance 1e-06)\n");
-  const auto path = (lrkit::testing::scratch_dir() / "fit_wsd.csv").string();
-  ASSERT_EQ(run_lrkit("schedule 'wsd(peak=1e-3, warmup=50, decay=10%, shape=linear)' --steps 1000 --out " + path).code,
-            0);
+  // A spec's table over `steps` steps, written to scratch as `name`: its path.
+  const auto table_of = [](const std::string& spec, int steps, const std::string& name) {
+    const auto file = (lrkit::testing::scratch_dir() / name).string();
+    EXPECT_EQ(run_lrkit("schedule '" + spec + "' --steps " + std::to_string(steps) + " --out " + file).code, 0) << spec;
+    return file;
+  };
+  const auto path = table_of("wsd(peak=1e-3, warmup=50, decay=10%, shape=linear)", 1000, "fit_wsd.csv");
   r = run_lrkit("schedule --fit " + path + " --format json");
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("\"rows\": 1001, \"first_step\": 0, \"last_step\": 1000, \"replaced_rows\": 0, \"fits\": true, "
@@ -232,16 +236,12 @@ TEST(ScheduleFit, ALogsSpecIsFoundWithoutOne) {
             std::string::npos)
       << r.out;
   // A family read from the log's climbs (CyclicLR's floor and rise from step 0, its fall to the row before a climb).
-  const auto cyclic = (lrkit::testing::scratch_dir() / "fit_triangular.csv").string();
-  ASSERT_EQ(run_lrkit("schedule 'triangular(peak=0.1, floor=0.01, up=20, down=30)' --steps 700 --out " + cyclic).code,
-            0);
-  r = run_lrkit("schedule --fit " + cyclic);
+  r = run_lrkit("schedule --fit " + table_of("triangular(peak=0.1, floor=0.01, up=20, down=30)", 700,
+                                               "fit_triangular.csv"));
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("\nfits triangular(peak=0.1, floor=0.01, up=20, down=30) over 701 steps: "), std::string::npos)
       << r.out;
-  const auto other = (lrkit::testing::scratch_dir() / "fit_infinite.csv").string();
-  ASSERT_EQ(run_lrkit("schedule 'infinite(peak=1e-3, const=5e-4, warmup=20)' --steps 500 --out " + other).code, 0);
-  r = run_lrkit("schedule --fit " + other);
+  r = run_lrkit("schedule --fit " + table_of("infinite(peak=1e-3, const=5e-4, warmup=20)", 500, "fit_infinite.csv"));
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("\nno spec of the families --fit tries (lrkit schedule --help), from the numbers the log shows "
                        "and one found, fits it; the closest, "),

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "crossing_search.hpp"
 #include "log_shape.hpp"
 #include "lrkit/schedules/factory.hpp"
 
@@ -127,9 +128,9 @@ TEST(LogShape, PlainestNumbers) {
   EXPECT_EQ(plainest_whole(5, 5), 5);
   EXPECT_EQ(plainest_whole(7, 3), 3);
   EXPECT_EQ(plainest_whole(1, 4'000'000'000'000'000'000), 4'000'000'000'000'000'000);
-  EXPECT_EQ(plainest_between(0.000499, 0.000533), 0.0005);
-  EXPECT_EQ(plainest_between(1.744, 1.758), 1.75);
-  EXPECT_EQ(plainest_between(0.3, 0.3), 0.3);
+  EXPECT_EQ(plainest_between(0.000499, 0.000533, 0.000499), 0.0005);
+  EXPECT_EQ(plainest_between(1.744, 1.758, 1.744), 1.75);
+  EXPECT_EQ(plainest_between(0.3, 0.3, 0.3), 0.3);
   EXPECT_EQ(plainest_near(0.000500000024, 2.5e-7), 0.0005);
   EXPECT_EQ(plainest_near(0.12345, 0.0), 0.12345);
 }
