@@ -9,9 +9,9 @@
 #include <string_view>
 #include <utility>
 
-#include "json_line.hpp"
 #include "lrkit/common/csv_line.hpp"
 #include "lrkit/common/input_file.hpp"
+#include "lrkit/common/json_object.hpp"
 #include "lrkit/common/message_text.hpp"
 #include "lrkit/common/numbers.hpp"
 #include "rank_log_parts.hpp"
@@ -290,7 +290,7 @@ class WideRow {
     const JsonMember* first[3] = {};   // by kFields' order; null: the row has no such field for the rank
     const JsonMember* repeat[3] = {};  // a second member of the same name
   };
-  void read(const JsonObjectLine& object, const WideNames& names) {
+  void read(const JsonObject& object, const WideNames& names) {
     ++row_;
     ranks_.clear();
     for (size_t i = 0; i < object.size(); ++i)
@@ -460,7 +460,7 @@ void read_csv(const std::string& source, std::istream& in, const Names& names, i
 void read_json_lines(const std::string& source, std::istream& in, const Names& names, int64_t fixed_rank, size_t file,
                      TextRows& out) {
   WideNames wide_names(names);
-  JsonObjectLine object;  // reused: its members keep their storage from line to line
+  JsonObject object;  // reused: its members keep their storage from line to line
   // The file's layout, told by its first row: a rank field (or a file of one rank), or a field per rank.
   enum class Layout { unknown, per_rank_row, per_rank_field } layout = Layout::unknown;
   WideRow wide_row;  // reused
@@ -473,7 +473,7 @@ void read_json_lines(const std::string& source, std::istream& in, const Names& n
                          text_for_message(line.substr(first, 1)) + "')");
     try {
       object.parse(line);
-    } catch (const JsonLineError& e) {
+    } catch (const JsonError& e) {
       throw RankLogError(where() + ": not a JSON object (" + e.what() + "; truncated file?)");
     }
     // Names are looked up whole: "train/loss" is one key, not a path. A field read twice is ambiguous (Python's json

@@ -1,12 +1,12 @@
-#include "json_line.hpp"
+#include "lrkit/common/json_object.hpp"
 
 #include <cstdint>
 
-namespace lrkit::diagnostics {
+namespace lrkit {
 
 namespace {
 
-constexpr int kDeepest = 256;  // nesting levels: a deeper line is refused before it runs the stack out
+constexpr int kDeepest = 256;  // nesting levels: a deeper text is refused before it runs the stack out
 
 bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
@@ -36,27 +36,25 @@ void append_utf8(uint32_t code, std::string& out) {
   }
 }
 
-// Reads one line from its start; `at_` is where it stands. A null destination skips what it reads (checked all the
+// Reads one text from its start; `at_` is where it stands. A null destination skips what it reads (checked all the
 // same: a nested value, or a nested object's names).
 class Reader {
  public:
-  explicit Reader(std::string_view line) : line_(line) {}
+  explicit Reader(std::string_view text) : text_(text) {}
 
   void skip_blanks() {
-    while (at_ < line_.size() && is_blank(line_[at_])) ++at_;
+    while (at_ < text_.size() && is_blank(text_[at_])) ++at_;
   }
-  bool at_end() const { return at_ >= line_.size(); }
-  bool at(char c, size_t ahead = 0) const { return at_ + ahead < line_.size() && line_[at_ + ahead] == c; }
+  bool at_end() const { return at_ >= text_.size(); }
+  bool at(char c, size_t ahead = 0) const { return at_ + ahead < text_.size() && text_[at_ + ahead] == c; }
 
-  [[noreturn]] void fail(const std::string& what) const {
-    throw JsonLineError(what + " at character " + std::to_string(at_ + 1));
-  }
+  [[noreturn]] void fail(const std::string& what) const { throw JsonError(what, at_); }
 
   // An object from its '{'; `member()` reads each member in turn, from its name's opening quote.
   template <class Member>
   void object(Member&& member) {
     elements('}', "the object", "a member", [&] {
-      if (!at('"')) fail(at_end() ? "the line ends inside the object" : "expected a member's name in double quotes");
+      if (!at('"')) fail(at_end() ? "the text ends inside the object" : "expected a member's name in double quotes");
       member();
     });
   }
@@ -65,26 +63,26 @@ class Reader {
   void member(std::string* name, JsonMember* value, int depth) {
     string(name);
     skip_blanks();
-    if (!at(':')) fail(at_end() ? "the line ends inside the object" : "expected ':' after a member's name");
+    if (!at(':')) fail(at_end() ? "the text ends inside the object" : "expected ':' after a member's name");
     ++at_;
     skip_blanks();
     this->value(value, depth);
   }
 
   void value(JsonMember* out, int depth) {
-    if (at_end()) fail("the line ends where a value should be");
+    if (at_end()) fail("the text ends where a value should be");
     const size_t start = at_;
-    const char c = line_[at_];
+    const char c = text_[at_];
     if (c == '{' || c == '[') {
       if (depth >= kDeepest) fail("values nested deeper than " + std::to_string(kDeepest) + " levels");
       if (c == '{') {
         object([&] { member(nullptr, nullptr, depth + 1); });
       } else {
-        array(depth + 1);
+        array(depth + 1, [](size_t, size_t) {});
       }
       if (out) {
         out->kind = JsonMember::Kind::nested;
-        out->text.assign(line_.substr(start, at_ - start));
+        out->text.assign(text_.substr(start, at_ - start));
       }
       return;
     }
@@ -96,7 +94,7 @@ class Reader {
     const bool may_be_word = c == 't' || c == 'f' || c == 'n' || c == 'N' || c == 'I' || (c == '-' && at('I', 1));
     for (const std::string_view word : {"true", "false", "null", "NaN", "Infinity", "-Infinity"}) {
       if (!may_be_word) break;  // a number, the common value, is not compared with each word
-      if (line_.compare(at_, word.size(), word) != 0) continue;
+      if (text_.compare(at_, word.size(), word) != 0) continue;
       at_ += word.size();
       if (out) {
         out->kind = JsonMember::Kind::word;
@@ -108,15 +106,21 @@ class Reader {
     number();
     if (out) {
       out->kind = JsonMember::Kind::number;
-      out->text.assign(line_.substr(start, at_ - start));
+      out->text.assign(text_.substr(start, at_ - start));
     }
   }
 
- private:
-  void array(int depth) {
-    elements(']', "an array", "an array's element", [&] { value(nullptr, depth); });
+  // An array from its '['; `element(first, end)` is told where each element's text lies.
+  template <class Element>
+  void array(int depth, Element&& element) {
+    elements(']', "an array", "an array's element", [&] {
+      const size_t first = at_;
+      value(nullptr, depth);
+      element(first, at_);
+    });
   }
 
+ private:
   // An object's or array's elements, from its opening bracket to `close`: `element()` reads each, separated by commas.
   template <class Element>
   void elements(char close, const char* inside, const char* element_name, Element&& element) {
@@ -138,7 +142,7 @@ class Reader {
         ++at_;
         return;
       }
-      fail(at_end() ? std::string("the line ends inside ") + inside
+      fail(at_end() ? std::string("the text ends inside ") + inside
                     : std::string("expected ',' or '") + close + "' after " + element_name);
     }
   }
@@ -147,8 +151,8 @@ class Reader {
   void number() {
     if (at('-')) ++at_;
     const auto digits = [&](const char* after) {
-      if (at_end() || !is_digit(line_[at_])) fail(std::string("expected a digit ") + after);
-      while (at_ < line_.size() && is_digit(line_[at_])) ++at_;
+      if (at_end() || !is_digit(text_[at_])) fail(std::string("expected a digit ") + after);
+      while (at_ < text_.size() && is_digit(text_[at_])) ++at_;
     };
     if (at('0')) {
       ++at_;
@@ -172,11 +176,11 @@ class Reader {
     if (out) out->clear();
     while (true) {
       const size_t plain = at_;  // a run of characters that stand for themselves, copied at once
-      while (at_ < line_.size() && line_[at_] != '"' && line_[at_] != '\\' && static_cast<unsigned char>(line_[at_]) >= 0x20)
+      while (at_ < text_.size() && text_[at_] != '"' && text_[at_] != '\\' && static_cast<unsigned char>(text_[at_]) >= 0x20)
         ++at_;
-      if (out) out->append(line_.data() + plain, at_ - plain);
-      if (at_end()) fail("the line ends inside a string");
-      const char c = line_[at_];
+      if (out) out->append(text_.data() + plain, at_ - plain);
+      if (at_end()) fail("the text ends inside a string");
+      const char c = text_[at_];
       if (c == '"') {
         ++at_;
         return;
@@ -189,8 +193,8 @@ class Reader {
 
   // The escape after a backslash.
   void escape(std::string* out) {
-    if (at_end()) fail("the line ends inside a string");
-    const char c = line_[at_++];
+    if (at_end()) fail("the text ends inside a string");
+    const char c = text_[at_++];
     char plain = 0;
     switch (c) {
       case '"': plain = '"'; break;
@@ -211,7 +215,7 @@ class Reader {
     uint32_t code = code_unit();
     // A pair of UTF-16 surrogates is one character; a lone one is kept as its own code (WTF-8, as Python's
     // surrogatepass writes it), so a file name or note that holds one does not cost the row.
-    if (code >= 0xD800 && code < 0xDC00 && line_.compare(at_, 2, "\\u") == 0) {
+    if (code >= 0xD800 && code < 0xDC00 && text_.compare(at_, 2, "\\u") == 0) {
       const size_t before = at_;
       at_ += 2;
       const uint32_t low = code_unit();
@@ -228,22 +232,22 @@ class Reader {
   uint32_t code_unit() {
     uint32_t code = 0;
     for (int i = 0; i < 4; ++i, ++at_) {
-      const int digit = at_end() ? -1 : hex_value(line_[at_]);
+      const int digit = at_end() ? -1 : hex_value(text_[at_]);
       if (digit < 0) fail("expected four hex digits after '\\u'");
       code = code * 16 + static_cast<uint32_t>(digit);
     }
     return code;
   }
 
-  std::string_view line_;
+  std::string_view text_;
   size_t at_ = 0;
 };
 
 }  // namespace
 
-void JsonObjectLine::parse(std::string_view line) {
+void JsonObject::parse(std::string_view text) {
   count_ = 0;
-  Reader reader(line);
+  Reader reader(text);
   reader.skip_blanks();
   if (!reader.at('{')) reader.fail("expected '{'");
   reader.object([&] {
@@ -255,7 +259,18 @@ void JsonObjectLine::parse(std::string_view line) {
   if (!reader.at_end()) reader.fail("text after the object");
 }
 
-const JsonMember* JsonObjectLine::find(std::string_view name, const JsonMember** repeat) const {
+std::vector<std::string_view> json_array_elements(std::string_view array_text) {
+  std::vector<std::string_view> elements;
+  Reader reader(array_text);
+  reader.skip_blanks();
+  if (!reader.at('[')) reader.fail("expected '['");
+  reader.array(0, [&](size_t first, size_t end) { elements.push_back(array_text.substr(first, end - first)); });
+  reader.skip_blanks();
+  if (!reader.at_end()) reader.fail("text after the array");
+  return elements;
+}
+
+const JsonMember* JsonObject::find(std::string_view name, const JsonMember** repeat) const {
   const JsonMember* found = nullptr;
   if (repeat) *repeat = nullptr;
   for (size_t i = 0; i < count_; ++i) {
@@ -270,4 +285,4 @@ const JsonMember* JsonObjectLine::find(std::string_view name, const JsonMember**
   return found;
 }
 
-}  // namespace lrkit::diagnostics
+}  // namespace lrkit

@@ -1,5 +1,6 @@
-// One JSON-lines row read as an object: members, values as text, and every refusal with its position.
-#include "json_line.hpp"
+// A JSON object read from one line or a whole file: members, values as text, an array's elements, and every refusal
+// with its position.
+#include "lrkit/common/json_object.hpp"
 
 #include <gtest/gtest.h>
 
@@ -7,21 +8,21 @@
 #include <utility>
 #include <vector>
 
-namespace lrkit::diagnostics {
+namespace lrkit {
 namespace {
 
 std::string refusal_of(const std::string& line) {
-  JsonObjectLine object;
+  JsonObject object;
   try {
     object.parse(line);
-  } catch (const JsonLineError& e) {
+  } catch (const JsonError& e) {
     return e.what();
   }
   return "no error";
 }
 
-TEST(JsonObjectLine, ReadsEachMembersTextAndKind) {
-  JsonObjectLine object;
+TEST(JsonObject, ReadsEachMembersTextAndKind) {
+  JsonObject object;
   object.parse(R"( {"loss": 1.5e-3, "name": "x\"y\\z\/\n\u00e9\ud83d\ude00", "ok": true, "none": null, "l": NaN,)"
                R"( "g": -Infinity, "nested": {"step": [1, {"i": 2}], "s": "}"}, "empty": [], "n": -0} )");
   ASSERT_EQ(object.size(), 9u);
@@ -46,8 +47,8 @@ TEST(JsonObjectLine, ReadsEachMembersTextAndKind) {
   EXPECT_EQ(object.find("los"), nullptr);
 }
 
-TEST(JsonObjectLine, TheFirstOfTwoMembersOfOneNameIsFoundAndALineForgetsTheOneBefore) {
-  JsonObjectLine object;
+TEST(JsonObject, TheFirstOfTwoMembersOfOneNameIsFoundAndALineForgetsTheOneBefore) {
+  JsonObject object;
   object.parse(R"({"a": 1, "b": 2, "c": 3, "a": 4, "a": 5})");
   EXPECT_EQ(object.find("a")->text, "1");
   const JsonMember* repeat = nullptr;
@@ -71,19 +72,19 @@ TEST(JsonObjectLine, TheFirstOfTwoMembersOfOneNameIsFoundAndALineForgetsTheOneBe
   EXPECT_EQ(object.find("a")->text, "5") << "a name is compared decoded";
 }
 
-TEST(JsonObjectLine, ALoneSurrogateIsKeptAsItsOwnCode) {
-  JsonObjectLine object;
+TEST(JsonObject, ALoneSurrogateIsKeptAsItsOwnCode) {
+  JsonObject object;
   object.parse(R"({"note": "\ud800x", "low": "\udc00"})");
   EXPECT_EQ(object.find("note")->text, "\xED\xA0\x80x");
   EXPECT_EQ(object.find("low")->text, "\xED\xB0\x80");
 }
 
-TEST(JsonObjectLine, RefusesWhatIsNotOneObjectSayingWhereAndWhy) {
+TEST(JsonObject, RefusesWhatIsNotOneObjectSayingWhereAndWhy) {
   const std::string deep = std::string(R"({"a": )") + std::string(300, '[') + std::string(300, ']') + "}";
   const std::pair<std::string, std::string> cases[] = {
       {R"([1, 2])", "expected '{' at character 1"},
-      {R"({"a": 1)", "the line ends inside the object at character 8"},
-      {R"({"a": 1, "lo)", "the line ends inside a string at character 13"},
+      {R"({"a": 1)", "the text ends inside the object at character 8"},
+      {R"({"a": 1, "lo)", "the text ends inside a string at character 13"},
       {R"({"a" 1})", "expected ':' after a member's name at character 6"},
       {R"({a: 1})", "expected a member's name in double quotes at character 2"},
       {R"({"a": 1,})", "expected a member's name in double quotes at character 9"},
@@ -102,7 +103,7 @@ TEST(JsonObjectLine, RefusesWhatIsNotOneObjectSayingWhereAndWhy) {
       {R"({"a": [1, 2})", "expected ',' or ']' after an array's element at character 12"},
       {R"({"a": {"b" 1}})", "expected ':' after a member's name at character 12"},
       {R"({"a": })", "expected a value"},
-      {R"({"a": )", "the line ends where a value should be at character 7"},
+      {R"({"a": )", "the text ends where a value should be at character 7"},
       {deep, "values nested deeper than 256 levels"},
   };
   for (const auto& [line, expected] : cases)
@@ -111,5 +112,46 @@ TEST(JsonObjectLine, RefusesWhatIsNotOneObjectSayingWhereAndWhy) {
   EXPECT_EQ(refusal_of(deep_enough), "no error");
 }
 
+TEST(JsonObject, AWholeFileIsOneObjectAndAnArraysElementsAreItsTexts) {
+  // As Python's json.dumps(indent=2) writes a Hugging Face trainer_state.json.
+  const std::string file = "{\n  \"log_history\": [\n    {\n      \"learning_rate\": 5e-05,\n      \"step\": 10\n    },\n"
+                           "    {\"eval_loss\": NaN, \"step\": 20},\n    [],\n    \"s,]\",\n    -1.5e3\n  ],\n  \"max_steps\": 200\n}\n";
+  JsonObject object;
+  object.parse(file);
+  ASSERT_EQ(object.size(), 2u);
+  EXPECT_EQ(object.find("max_steps")->text, "200");
+  const auto elements = json_array_elements(object.find("log_history")->text);
+  ASSERT_EQ(elements.size(), 5u);
+  EXPECT_EQ(elements[0], "{\n      \"learning_rate\": 5e-05,\n      \"step\": 10\n    }") << "without the blanks around";
+  EXPECT_EQ(elements[1], R"({"eval_loss": NaN, "step": 20})");
+  EXPECT_EQ(elements[2], "[]");
+  EXPECT_EQ(elements[3], R"("s,]")");
+  EXPECT_EQ(elements[4], "-1.5e3");
+  object.parse(elements[0]);
+  EXPECT_EQ(object.find("learning_rate")->text, "5e-05");
+  EXPECT_TRUE(json_array_elements(" [ ] ").empty());
+}
+
+TEST(JsonObject, ARefusalSaysItsReasonAndOffsetApart) {
+  const auto refusal = [](const auto& read) -> std::pair<std::string, size_t> {
+    try {
+      read();
+    } catch (const JsonError& e) {
+      EXPECT_EQ(e.what(), e.reason() + " at character " + std::to_string(e.offset() + 1));
+      return {e.reason(), e.offset()};
+    }
+    return {"no error", 0};
+  };
+  JsonObject object;
+  EXPECT_EQ(refusal([&] { object.parse("{\n  \"a\": [1,\n  2,,\n]}"); }),
+            (std::pair<std::string, size_t>{"expected a value (a number, a string, an object, an array, true, false or null)", 17}));
+  EXPECT_EQ(refusal([&] { object.parse("{\"a\": 1\n"); }),
+            (std::pair<std::string, size_t>{"the text ends inside the object", 8}));
+  EXPECT_EQ(refusal([] { json_array_elements("{}"); }), (std::pair<std::string, size_t>{"expected '['", 0}));
+  EXPECT_EQ(refusal([] { json_array_elements("[1] 2"); }), (std::pair<std::string, size_t>{"text after the array", 4}));
+  EXPECT_EQ(refusal([] { json_array_elements("[1 2]"); }),
+            (std::pair<std::string, size_t>{"expected ',' or ']' after an array's element", 3}));
+}
+
 }  // namespace
-}  // namespace lrkit::diagnostics
+}  // namespace lrkit
