@@ -72,6 +72,7 @@ class Reader {
   void value(JsonMember* out, int depth) {
     if (at_end()) fail("the text ends where a value should be");
     const size_t start = at_;
+    if (out) out->at = start;
     const char c = text_[at_];
     if (c == '{' || c == '[') {
       if (depth >= kDeepest) fail("values nested deeper than " + std::to_string(kDeepest) + " levels");

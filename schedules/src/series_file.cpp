@@ -12,8 +12,11 @@
 #include "lrkit/common/input_file.hpp"
 #include "lrkit/common/numbers.hpp"
 #include "lrkit/common/run_log_file.hpp"
+#include "lrkit/common/text_file.hpp"
 #include "lrkit/h5/file.hpp"
 #include "lrkit/schedules/tfevents_file.hpp"
+#include "json_series.hpp"
+#include "series_columns.hpp"
 
 namespace lrkit::schedules {
 
@@ -64,12 +67,7 @@ bool has_hdf5_name(const std::string& path) {
   return extension == ".h5" || extension == ".hdf5";
 }
 
-// Text files name columns by the last component of a dataset path: /train/lr -> lr.
-std::string column_name(const std::string& dataset) { return dataset.substr(dataset.find_last_of('/') + 1); }
-
-Series read_text(const std::string& path, const std::string& values_dataset, const std::string& steps_dataset) {
-  const std::string values_name = column_name(values_dataset);
-  const std::string steps_name = column_name(steps_dataset);
+Series read_table(const std::string& path, const std::string& values_dataset, const std::string& steps_dataset) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw SeriesFileError("cannot open '" + path + "': no such file or not readable");
   // Text has no NUL bytes: a binary file would otherwise fail on whichever of its bytes came first.
@@ -95,15 +93,22 @@ Series read_text(const std::string& path, const std::string& values_dataset, con
     if (first_row) {
       first_row = false;
       if (!parse_double(fields[0], probe)) {  // a header row
-        auto column = [&](const std::string& name) -> long {
-          const auto it = std::find(fields.begin(), fields.end(), name);
-          return it == fields.end() ? -1 : static_cast<long>(it - fields.begin());
+        const auto first_column = [&](const std::vector<std::string>& names) -> long {
+          for (const std::string& name : names)
+            if (const auto it = std::find(fields.begin(), fields.end(), name); it != fields.end())
+              return static_cast<long>(it - fields.begin());
+          return -1;
         };
-        value_col = fields.size() == 1 ? 0 : column(values_name);
-        if (value_col < 0)
-          throw SeriesFileError("'" + path + "' line " + std::to_string(line_no) + ": no column named '" +
-                                values_name + "' in the header");
-        step_col = steps_name.empty() ? -1 : column(steps_name);
+        const auto values_names = column_names_for(values_dataset);
+        value_col = fields.size() == 1 ? 0 : first_column(values_names);
+        if (value_col < 0) {
+          std::vector<std::string> quoted;
+          for (const std::string& field : fields) quoted.push_back("'" + text_for_message(field, 40) + "'");
+          throw SeriesFileError("'" + path + "' line " + std::to_string(line_no) + ": no column named " +
+                                names_for_message(values_names) + " in the header (its columns: " +
+                                list_for_message(quoted, 24) + "): --column names one");
+        }
+        step_col = first_column(step_column_names_for(steps_dataset));
         continue;
       }
       value_col = fields.size() >= 2 ? 1 : 0;
@@ -113,6 +118,11 @@ Series read_text(const std::string& path, const std::string& values_dataset, con
     if (fields.size() < needed)
       throw SeriesFileError("'" + path + "' line " + std::to_string(line_no) + ": expected at least " +
                             std::to_string(needed) + " fields, found " + std::to_string(fields.size()));
+    // A table of several metrics (Lightning's CSVLogger, a Weights & Biases export) leaves a metric's cell empty in
+    // the rows that log others: with a step column, such a row holds no value of this one. Without one, a row's place
+    // is its step, and an empty cell is refused below.
+    if (step_col >= 0 && fields[static_cast<size_t>(value_col)].find_first_not_of(" \t\r") == std::string::npos)
+      continue;
     double value = 0.0;
     // nan and inf are numbers, as in an HDF5 series: a refined schedule fills a skipped update's norm, a table
     // refuses such a rate, each naming the row.
@@ -132,26 +142,82 @@ Series read_text(const std::string& path, const std::string& values_dataset, con
   return series;
 }
 
+// The first character of a file that is not blank (a byte-order mark passed over): '{' starts JSON, which no table
+// does. 0 for a file of blanks.
+char first_character(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  skip_byte_order_mark(in);
+  char c = 0;
+  while (in.get(c))
+    if (c != ' ' && c != '\t' && c != '\r' && c != '\n') return c;
+  return 0;
+}
+
+// A JSON file's text, without a byte-order mark.
+std::string json_text(const std::string& path) {
+  try {
+    std::string text = read_text(path);
+    if (text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);
+    return text;
+  } catch (const std::runtime_error& e) {
+    throw SeriesFileError(e.what());
+  }
+}
+
+// A Hugging Face Trainer's state in a directory: DIR/trainer_state.json (trainer.save_state() at the end of a run), or
+// the newest checkpoint's (DIR/checkpoint-N/trainer_state.json, the largest N), whose log_history holds every row
+// logged up to it. Empty where there is none.
+std::string trainer_state_in(const std::string& directory) {
+  namespace fs = std::filesystem;
+  const auto regular = [](const fs::path& p) {
+    std::error_code ec;
+    return fs::is_regular_file(p, ec);
+  };
+  if (regular(fs::path(directory) / "trainer_state.json")) return (fs::path(directory) / "trainer_state.json").string();
+  std::string newest;
+  long long newest_step = -1;
+  std::error_code ec;
+  for (fs::directory_iterator it(directory, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind("checkpoint-", 0) != 0 || name.size() == 11 || name.size() > 29 ||
+        name.find_first_not_of("0123456789", 11) != std::string::npos || !regular(it->path() / "trainer_state.json"))
+      continue;
+    const long long step = std::stoll(name.substr(11));
+    if (step > newest_step) {
+      newest_step = step;
+      newest = (it->path() / "trainer_state.json").string();
+    }
+  }
+  return newest;
+}
+
 }  // namespace
 
 Series read_series_file(const std::string& name, const std::string& values_name, const std::string& steps_name,
                         RepeatedSteps repeated) {
-  const std::string path = run_log_argument(name);
+  std::string path = run_log_argument(name);
   const std::string tag = !values_name.empty() && values_name.front() == '/' ? values_name.substr(1) : values_name;
   if (is_directory_path(path)) {
     if (const auto events = tfevents_files_in(path); !events.empty()) return read_tfevents_series(events, tag);
-    const auto runs = tfevents_runs_below(path);
-    throw SeriesFileError("'" + path + "' is a directory without a run log (log.h5) or event files" +
-                          (runs.empty() ? ": name a run directory, a log, a table or a TensorBoard run"
-                                        : "; the TensorBoard runs below it: " + list_for_message(runs, 10) +
-                                              ": name one"));
+    const std::string state = trainer_state_in(path);
+    if (state.empty()) {
+      const auto runs = tfevents_runs_below(path);
+      throw SeriesFileError("'" + path + "' is a directory without a run log (log.h5), event files or a " +
+                            "trainer_state.json" +
+                            (runs.empty() ? ": name a run directory, a log, a table or a TensorBoard run"
+                                          : "; the TensorBoard runs below it: " + list_for_message(runs, 10) +
+                                                ": name one"));
+    }
+    path = state;
   }
   if (const auto problem = input_file_problem(path)) throw SeriesFileError(*problem);
   const bool hdf5 = h5::is_hdf5_file(path);
   if (!hdf5 && is_tfevents_file(path)) return read_tfevents_series({path}, tag);
   if (!hdf5 && has_hdf5_name(path))  // read as text, a damaged log gave "line 2: '<binary>' is not a number"
     throw SeriesFileError("'" + path + "' is not an HDF5 file (or is truncated); a CSV or TSV table needs another name");
-  Series series = hdf5 ? read_hdf5(path, values_name, steps_name) : read_text(path, values_name, steps_name);
+  Series series = hdf5                              ? read_hdf5(path, values_name, steps_name)
+                  : first_character(path) == '{' ? read_json_series(path, json_text(path), values_name, steps_name)
+                                                 : read_table(path, values_name, steps_name);
   if (series.values.empty()) throw SeriesFileError("'" + path + "': " + values_name + " holds no rows");
   if (series.steps.empty()) {
     series.steps.resize(series.values.size());
@@ -166,6 +232,8 @@ Series read_series_file(const std::string& name, const std::string& values_name,
     }
     if (increasing) return series;  // the usual log, kept without a copy
     Series logged;
+    logged.run_steps = series.run_steps;
+    logged.last_line_cut = series.last_line_cut;
     for (size_t i = 0; i < series.steps.size(); ++i) append_logged_row(logged, series.steps[i], series.values[i]);
     return logged;
   }

@@ -120,6 +120,8 @@ TEST(JsonObject, AWholeFileIsOneObjectAndAnArraysElementsAreItsTexts) {
   object.parse(file);
   ASSERT_EQ(object.size(), 2u);
   EXPECT_EQ(object.find("max_steps")->text, "200");
+  EXPECT_EQ(file.substr(object.find("max_steps")->at, 3), "200") << "where the value lies in the text";
+  EXPECT_EQ(file.substr(object.find("log_history")->at, 1), "[");
   const auto elements = json_array_elements(object.find("log_history")->text);
   ASSERT_EQ(elements.size(), 5u);
   EXPECT_EQ(elements[0], "{\n      \"learning_rate\": 5e-05,\n      \"step\": 10\n    }") << "without the blanks around";

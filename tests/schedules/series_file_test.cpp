@@ -16,6 +16,43 @@ namespace {
 
 using lrkit::testing::write_text;
 
+// Tables other loggers write, as they write them.
+TEST(SeriesFile, TheTablesOfOtherLoggersAreReadByTheirColumnsAndSteps) {
+  // Lightning's CSVLogger: one table of every metric, a metric's cell empty in the rows that log others;
+  // LearningRateMonitor names a group's rate lr-AdamW/pg1.
+  const auto lightning = write_text("metrics.csv",
+                                    "epoch,lr-AdamW/pg1,lr-AdamW/pg2,step,train_loss\n"
+                                    ",0.001,0.0001,0,\n0,,,0,2.5\n,0.002,0.0002,50,\n0,,,50,2.25\n"
+                                    "0,,,99,\n,0.003,0.0003,100,\n");
+  const Series pg2 = read_series_file(lightning, "lr-AdamW/pg2", "step");
+  EXPECT_EQ(pg2.steps, (std::vector<double>{0, 50, 100})) << "the rows with a value";
+  EXPECT_EQ(pg2.values, (std::vector<double>{0.0001, 0.0002, 0.0003})) << "the column named whole, not 'pg2'";
+  EXPECT_EQ(read_series_file(lightning, "train_loss", "step").steps, (std::vector<double>{0, 50}));
+  // Weights & Biases' run history (_step) and TensorBoard's CSV download (Step).
+  EXPECT_EQ(read_series_file(write_text("wandb.csv", "_runtime,_step,train/learning_rate\n1.5,0,1e-4\n3,10,2e-4\n"),
+                             "/train/learning_rate", "/train/step")
+                .steps,
+            (std::vector<double>{0, 10}));
+  const auto tensorboard = write_text("tb.csv", "Wall time,Step,Value\n1700000000.5,10,5e-05\n1700000001.5,20,4e-05\n");
+  EXPECT_EQ(read_series_file(tensorboard, "Value", "step").steps, (std::vector<double>{10, 20}));
+  try {
+    read_series_file(tensorboard, "/train/lr", "/train/step");
+    ADD_FAILURE() << "no lr column";
+  } catch (const SeriesFileError& e) {
+    EXPECT_NE(std::string(e.what()).find("tb.csv' line 1: no column named 'train/lr' or 'lr' in the header (its columns: "
+                                         "'Wall time', 'Step', 'Value'): --column names one"),
+              std::string::npos)
+        << e.what();
+  }
+  // Without a step column a row's place is its step: an empty cell is refused, not passed over.
+  try {
+    read_series_file(write_text("gap.csv", "lr,loss\n0.1,2\n,3\n"), "lr", "step");
+    ADD_FAILURE() << "an empty cell without steps";
+  } catch (const SeriesFileError& e) {
+    EXPECT_NE(std::string(e.what()).find("gap.csv' line 3: '' is not a number"), std::string::npos) << e.what();
+  }
+}
+
 TEST(SeriesFile, CsvWithHeaderPicksColumnsByName) {
   const auto path = write_text("h.csv", "# comment\nstep,grad_norm,lr\n0,1.5,0.1\n10,2.5,0.2\n");
   const Series s = read_series_file(path, "/train/lr", "/train/step");

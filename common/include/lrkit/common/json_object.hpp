@@ -35,6 +35,7 @@ struct JsonMember {
   Kind kind = Kind::number;
   // A number's or a word's text as written; a string's content, escapes decoded; an object's or array's text whole.
   std::string text;
+  size_t at = 0;  // where the value starts in the text parsed (an offset from 0)
 };
 
 class JsonObject {

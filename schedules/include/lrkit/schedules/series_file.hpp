@@ -1,10 +1,13 @@
 // Reads a numeric series (values, with optional steps) from an HDF5 dataset, a
-// CSV/TSV text file or TensorBoard event files: the input of table(...) and
-// refined(...) schedules and of `lrkit schedule --compare`. A run directory
-// stands for its log (DIR/log.h5), a directory of event files for those.
+// CSV/TSV text file, a JSON log (a Hugging Face trainer_state.json, JSON lines)
+// or TensorBoard event files: the input of table(...) and refined(...)
+// schedules and of `lrkit schedule --compare` and `--fit`. A run directory
+// stands for its log (DIR/log.h5), a directory of event files for those, a
+// Trainer's output or checkpoint directory for its trainer_state.json.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -15,6 +18,8 @@ struct Series {
   std::vector<double> steps;  // 0, 1, 2, ... when the file has none
   std::vector<double> values;
   size_t replaced = 0;  // rows a resumed session wrote again, which replaced these (TensorBoard event files)
+  int64_t run_steps = 0;  // the run's length where the file records it (a Trainer's max_steps), else 0
+  bool last_line_cut = false;  // JSON lines: the last line, without its line end, is no object (a writer killed)
 };
 
 class SeriesFileError : public std::runtime_error {
@@ -32,17 +37,18 @@ void append_logged_row(Series& series, double step, double value);
 // Drops the rows at `step` and later, counting them in Series::replaced.
 void drop_rows_from(Series& series, double step);
 
-// HDF5 files: `values_name` and `steps_name` are dataset paths (steps are
-// optional). Text files: comma- or tab-separated, '#' starts a comment; with a
-// header row the columns are picked by name (the last component of the
-// dataset path: /train/lr -> lr; a lone column is taken whatever its name),
-// without one a single column is
-// the values and two columns are step,value. Event files (known by their
-// content; a directory by the names of the files directly in it): the scalar
-// tag `values_name` without its leading '/' (/train/grad_norm ->
-// train/grad_norm, Hugging Face's tag), at the events' steps, as TensorBoard
-// shows it (tfevents_file.hpp). Throws SeriesFileError naming the file, and the
-// line for bad text.
+// HDF5 files: `values_name` and `steps_name` are dataset paths (steps are optional). Text files: comma- or
+// tab-separated, '#' starts a comment; with a header row the columns are picked by name (series_columns.hpp: the path
+// whole without its leading '/', else its last component, /train/lr -> lr; a step column also by the names other
+// loggers give it; a lone column is taken whatever its name), and with a step column a row whose value cell is empty
+// logs other metrics and is passed over; without a header a single column is the values and two columns are
+// step,value. JSON (a file whose first character is '{'): a Hugging Face Trainer's trainer_state.json, the rows of
+// its log_history that hold the column (its max_steps gives run_steps), or JSON lines, an object per row
+// (json_series.hpp). A directory: its event files, else its trainer_state.json, else its newest checkpoint-N's. Event
+// files (known by their content; a directory by the names of the files directly in it): the scalar tag
+// `values_name` without its leading '/' (/train/grad_norm -> train/grad_norm, Hugging Face's tag), at the events'
+// steps, as TensorBoard shows it (tfevents_file.hpp). Throws SeriesFileError naming the file, and the line for bad
+// text.
 Series read_series_file(const std::string& name, const std::string& values_name, const std::string& steps_name,
                         RepeatedSteps repeated = RepeatedSteps::Refuse);
 

@@ -1,0 +1,213 @@
+#include "json_series.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string_view>
+
+#include "lrkit/common/json_object.hpp"
+#include "lrkit/common/message_text.hpp"
+#include "lrkit/common/numbers.hpp"
+#include "series_columns.hpp"
+
+namespace lrkit::schedules {
+
+namespace {
+
+// Line and column (from 1, a column in characters) of a byte offset in `text`.
+std::string line_and_column(std::string_view text, size_t offset) {
+  offset = std::min(offset, text.size());
+  const size_t line_start = text.rfind('\n', offset == 0 ? 0 : offset - 1);
+  const size_t first = offset == 0 || line_start == std::string_view::npos ? 0 : line_start + 1;
+  const size_t line = static_cast<size_t>(std::count(text.begin(), text.begin() + static_cast<long>(first), '\n')) + 1;
+  return "line " + std::to_string(line) + ", column " +
+         std::to_string(characters_before(text.substr(first), offset - first) + 1);
+}
+
+size_t line_of(std::string_view text, size_t offset) {
+  return static_cast<size_t>(std::count(text.begin(), text.begin() + static_cast<long>(offset), '\n')) + 1;
+}
+
+// A member's value as a number: a JSON number, or the words Python's json writes for the non-finite ones. Empty
+// (false) for null: the row holds no value. Throws `fail` for the other kinds.
+template <class Fail>
+bool number_of(const JsonMember& member, double& out, Fail&& fail) {
+  switch (member.kind) {
+    case JsonMember::Kind::number: {
+      const char* first = member.text.data();
+      const char* last = first + member.text.size();
+      const auto [end, ec] = chars_to_double(first, last, out);
+      // A number past double's range (1e999) is read as Python reads it, an infinity.
+      if (ec == std::errc::result_out_of_range) out = member.text.front() == '-' ? -HUGE_VAL : HUGE_VAL;
+      else if (ec != std::errc() || end != last) fail("'" + text_for_message(member.text) + "' is not a number");
+      return true;
+    }
+    case JsonMember::Kind::word:
+      if (member.text == "null") return false;
+      if (member.text == "NaN") out = std::numeric_limits<double>::quiet_NaN();
+      else if (member.text == "Infinity") out = HUGE_VAL;
+      else if (member.text == "-Infinity") out = -HUGE_VAL;
+      else fail("'" + member.text + "' is not a number");
+      return true;
+    case JsonMember::Kind::string:
+      fail("the string \"" + text_for_message(member.text) + "\" is not a number");
+      return false;
+    case JsonMember::Kind::nested:
+      fail("'" + text_for_message(member.text, 40) + "' is not a number");
+      return false;
+  }
+  return false;
+}
+
+// The rows of JSON objects (log_history's entries or the lines of JSON lines) that hold the column.
+class RowReader {
+ public:
+  RowReader(const std::string& path, const std::string& values_name, const std::string& steps_name,
+            std::string rows_name)
+      : path_(path),
+        values_names_(column_names_for(values_name)),
+        steps_names_(step_column_names_for(steps_name)),
+        rows_name_(std::move(rows_name)) {}
+
+  // One object's row; `where` names it in errors ("line 12", "log_history entry 3 (line 40)").
+  void add(const JsonObject& object, const std::string& where) {
+    for (size_t i = 0; i < object.size() && seen_names_.size() < 64; ++i)
+      if (std::find(seen_names_.begin(), seen_names_.end(), object[i].name) == seen_names_.end())
+        seen_names_.push_back(object[i].name);
+    const JsonMember* value_member = nullptr;
+    for (const std::string& name : values_names_)
+      if ((value_member = object.find(name))) break;
+    if (!value_member) return;  // another metric's row
+    const auto fail = [&](const std::string& name) {
+      return [&, name](const std::string& problem) -> void {
+        throw SeriesFileError("'" + path_ + "' " + where + ": " + name + ": " + problem);
+      };
+    };
+    double value = 0.0;
+    if (!number_of(*value_member, value, fail(value_member->name))) return;  // null: no value this row
+    if (!steps_names_.empty()) {
+      const JsonMember* step_member = nullptr;
+      for (const std::string& name : steps_names_)
+        if ((step_member = object.find(name))) break;
+      if (!step_member)
+        throw SeriesFileError("'" + path_ + "' " + where + ": it holds " + value_member->name +
+                              " but no step (" + names_for_message(steps_names_) + ")");
+      double step = 0.0;
+      if (!number_of(*step_member, step, fail(step_member->name)) || !std::isfinite(step))
+        fail(step_member->name)("the step must be a finite number (it is " + step_member->text + ")");
+      series_.steps.push_back(step);
+    }
+    series_.values.push_back(value);
+  }
+
+  Series take() {
+    if (series_.values.empty())
+      throw SeriesFileError("'" + path_ + "': no " + rows_name_ + " holds " + names_for_message(values_names_) +
+                            (seen_names_.empty() ? "" : " (they hold " + list_for_message(seen_names_, 24) + ")") +
+                            ": --column names one");
+    return std::move(series_);
+  }
+
+ private:
+  std::string path_;
+  std::vector<std::string> values_names_, steps_names_;
+  std::string rows_name_;
+  std::vector<std::string> seen_names_;
+  Series series_;
+};
+
+Series read_trainer_state(const std::string& path, std::string_view text, const JsonObject& state,
+                          RowReader& rows) {
+  const JsonMember* history = state.find("log_history");
+  if (history->kind != JsonMember::Kind::nested || history->text.front() != '[')
+    throw SeriesFileError("'" + path + "' " + line_and_column(text, history->at) +
+                          ": log_history is not an array (a Hugging Face trainer_state.json's is a list of logs)");
+  // The entries are views into the member's copy of its text, which lies at history->at in the file.
+  const auto entries = json_array_elements(history->text);
+  JsonObject entry;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const size_t offset = history->at + static_cast<size_t>(entries[i].data() - history->text.data());
+    const std::string where = "log_history entry " + std::to_string(i + 1) + " (line " +
+                              std::to_string(line_of(text, offset)) + ")";
+    try {
+      entry.parse(entries[i]);
+    } catch (const JsonError&) {
+      throw SeriesFileError("'" + path + "' " + where + ": not a JSON object but '" +
+                            text_for_message(entries[i], 40) + "'");
+    }
+    rows.add(entry, where);
+  }
+  Series series = rows.take();
+  double max_steps = 0.0;
+  if (const JsonMember* planned = state.find("max_steps");
+      planned && number_of(*planned, max_steps, [](const std::string&) {}) && max_steps >= 1 && max_steps < 1e15 &&
+      max_steps == std::floor(max_steps))
+    series.run_steps = static_cast<int64_t>(max_steps);
+  return series;
+}
+
+Series read_json_lines(const std::string& path, std::string_view text, RowReader& rows) {
+  bool last_line_cut = false;
+  JsonObject object;
+  size_t start = 0, number = 0;
+  while (start < text.size()) {
+    const size_t end = std::min(text.find('\n', start), text.size());
+    std::string_view line = text.substr(start, end - start);
+    ++number;
+    const bool last_without_end = end == text.size();
+    start = end + 1;
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    try {
+      object.parse(line);
+    } catch (const JsonError& e) {
+      if (last_without_end) {  // a writer killed mid-line: the rows before it are whole
+        last_line_cut = true;
+        break;
+      }
+      throw SeriesFileError("'" + path + "' line " + std::to_string(number) + ", column " +
+                            std::to_string(characters_before(line, e.offset()) + 1) + ": " + e.reason() +
+                            " (JSON lines: an object per line)");
+    }
+    rows.add(object, "line " + std::to_string(number));
+  }
+  Series series = rows.take();
+  series.last_line_cut = last_line_cut;
+  return series;
+}
+
+}  // namespace
+
+Series read_json_series(const std::string& path, const std::string& text, const std::string& values_name,
+                        const std::string& steps_name) {
+  JsonObject whole;
+  try {
+    whole.parse(text);
+  } catch (const JsonError& e) {
+    // More than one object: JSON lines, read line by line (each line's own errors said there). Otherwise the file
+    // is one document broken at that point.
+    if (e.reason() != "text after the object") {
+      const size_t first_end = std::min(text.find('\n'), text.size());
+      JsonObject first_line;
+      bool one_per_line = true;
+      try {
+        first_line.parse(std::string_view(text).substr(0, first_end));
+      } catch (const JsonError&) {
+        one_per_line = false;
+      }
+      if (!one_per_line)
+        throw SeriesFileError("'" + path + "' " + line_and_column(text, e.offset()) + ": not JSON: " + e.reason() +
+                              (e.reason().rfind("the text ends", 0) == 0 ? " (a truncated file?)" : ""));
+    }
+    RowReader rows(path, values_name, steps_name, "line");
+    return read_json_lines(path, text, rows);
+  }
+  RowReader rows(path, values_name, steps_name, "entry of log_history");
+  if (!whole.find("log_history")) {  // one object: a file of one JSON line
+    RowReader line_rows(path, values_name, steps_name, "line");
+    line_rows.add(whole, "line 1");
+    return line_rows.take();
+  }
+  return read_trainer_state(path, text, whole, rows);
+}
+
+}  // namespace lrkit::schedules
