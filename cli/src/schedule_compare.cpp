@@ -82,12 +82,23 @@ LoggedRates read_logged_rates(const CompareRequest& request, const std::string& 
   return logged;
 }
 
-// The first line of a verdict: the file, its rows and steps, and the rows a resumed session's replaced.
+// The first line of a verdict: the file, its rows and steps, the rows a resumed session's replaced, a last line cut
+// by a kill, and the run's length where the file records it.
 std::string rows_line(const CompareRequest& request, const LoggedRates& logged) {
   const size_t rows = logged.steps.size();
+  const schedules::Series& series = logged.series;
   return request.file + ": " + std::to_string(rows) + (rows == 1 ? " row" : " rows") + " of " + request.column +
-         ", steps " + format_number(logged.series.steps.front()) + ".." + format_number(logged.series.steps.back()) +
-         replaced_text(logged.series.replaced);
+         ", steps " + format_number(series.steps.front()) + ".." + format_number(series.steps.back()) +
+         replaced_text(series.replaced) +
+         (series.last_line_cut ? " (its last line, cut off by a kill mid-line, left out)" : "") +
+         (series.run_steps > 0 ? ", of a run of " + std::to_string(series.run_steps) + " steps (its max_steps)" : "");
+}
+
+// The run's length: --steps, else the one the file records (a Trainer's max_steps).
+std::optional<int64_t> run_length(const CompareRequest& request, const schedules::Series& series) {
+  if (request.steps) return request.steps;
+  if (series.run_steps > 0) return series.run_steps;
+  return std::nullopt;
 }
 
 }  // namespace
@@ -96,12 +107,17 @@ int compare_with_log(const CompareRequest& request) {
   const LoggedRates logged = read_logged_rates(request, "--compare");
   const schedules::Series& series = logged.series;
   const std::vector<int64_t>& steps = logged.steps;
-  // The run's length: what the caller says, else the spec's own, else what the log reached.
+  // The run's length: what the caller says, else the one the log records, else the spec's own, else what the log
+  // reached.
   const int64_t logged_end = steps.back() + 1;
   std::string length_from;
   const schedules::Schedule schedule = [&] {
     try {
       if (request.steps) return schedules::parse_schedule(request.spec, request.steps);
+      if (series.run_steps > 0) {
+        length_from = ": the log's max_steps; --steps gives another";
+        return schedules::parse_schedule(request.spec, series.run_steps);
+      }
       try {
         return schedules::parse_schedule(request.spec, std::nullopt);
       } catch (const schedules::SpecError&) {  // it needs the run's length: the log's
@@ -126,7 +142,9 @@ int compare_with_log(const CompareRequest& request) {
         << ", \"spec\": "
         << json_string(schedule.to_spec()) << ", \"steps\": "
         << (schedule.bounded() ? std::to_string(schedule.total()) : "null")
-        << ", \"tolerance\": " << format_number(request.tolerance) << ", \"follows\": "
+        << ", \"tolerance\": " << format_number(request.tolerance) << ", \"run_steps\": "
+        << number_or_null(series.run_steps) << ", \"last_line_cut\": " << (series.last_line_cut ? "true" : "false")
+        << ", \"follows\": "
         << (match.follows ? "true" : "false") << ", \"worst\": " << row_json(worst) << ", \"first_difference\": "
         << (match.follows ? "null" : row_json(match.first_off_detail))
         << ", \"mistake\": " << json_string(schedules::mistake_name(match.mistake)) << ", \"amount\": "
@@ -161,7 +179,8 @@ int compare_with_log(const CompareRequest& request) {
 
 int fit_log(const CompareRequest& request) {
   const LoggedRates logged = read_logged_rates(request, "--fit");
-  const auto fit = schedules::fit_checked_series(logged.steps, logged.series.values, request.steps, request.tolerance);
+  const std::optional<int64_t> length = run_length(request, logged.series);
+  const auto fit = schedules::fit_checked_series(logged.steps, logged.series.values, length, request.tolerance);
   if (fit.spec.empty())
     throw UsageError("--fit: '" + request.file + "' holds no rate >= 0 to fit a schedule to");
   const schedules::SeriesRow& worst = fit.match.worst_detail;
@@ -171,6 +190,8 @@ int fit_log(const CompareRequest& request) {
               << ", \"last_step\": " << logged.steps.back() << ", \"replaced_rows\": " << logged.series.replaced
               << ", \"fits\": " << (fit.fits ? "true" : "false") << ", \"spec\": " << json_string(fit.spec)
               << ", \"steps\": " << fit.total << ", \"tolerance\": " << format_number(request.tolerance)
+              << ", \"run_steps\": " << number_or_null(logged.series.run_steps)
+              << ", \"last_line_cut\": " << (logged.series.last_line_cut ? "true" : "false")
               << ", \"worst\": " << row_json(worst) << ", \"first_difference\": "
               << (fit.match.follows ? "null" : row_json(fit.match.first_off_detail)) << "}\n";
   } else {
@@ -184,8 +205,8 @@ int fit_log(const CompareRequest& request) {
                    "one found, fits it; the closest, "
                 << fit.spec << " over " << fit.total << " steps, differs from " << row_text(fit.match.first_off_detail)
                 << " (tolerance " << format_number(request.tolerance) << ")"
-                << (request.steps ? "" : "; the run's length was taken as the last step or the last step + 1: "
-                                         "--steps gives it")
+                << (length ? "" : "; the run's length was taken as the last step or the last step + 1: "
+                                  "--steps gives it")
                 << "\n";
     }
   }

@@ -194,7 +194,7 @@ py::dict fit_schedule(const py::object& steps_given, const py::object& rates_giv
 }
 
 // A series from a file as table(...), refined(...) and `lrkit schedule --compare` read it: a run log, a CSV or TSV,
-// or TensorBoard event files.
+// a JSON log (a Hugging Face trainer_state.json, JSON lines) or TensorBoard event files.
 py::dict read_series(const py::object& path_given, const std::string& column, const std::string& steps) {
   const py::object path = py::module_::import("os").attr("fspath")(path_given);
   if (!py::isinstance<py::str>(path)) throw py::type_error("read_series: path must be a str or an os.PathLike of one");
@@ -211,6 +211,8 @@ py::dict read_series(const py::object& path_given, const std::string& column, co
   d["steps"] = array(series.steps);
   d["values"] = array(series.values);
   d["replaced"] = series.replaced;
+  d["run_steps"] = series.run_steps > 0 ? py::object(py::int_(series.run_steps)) : py::object(py::none());
+  d["last_line_cut"] = series.last_line_cut;
   return d;
 }
 
@@ -376,10 +378,14 @@ void bind_schedules(py::module_& m) {
   m.def("read_series", &read_series, py::arg("path"), py::arg("column") = "/train/lr",
         py::arg("steps") = "/train/step",
         "a series as lrkit's table(...), refined(...) and `lrkit schedule --compare` read it: a dict of steps and "
-        "values (float64 arrays) and replaced. path: a run directory or its log.h5 (column and steps are datasets), "
-        "a CSV or TSV (columns by the datasets' last names), or TensorBoard event files, one or a run's directory "
-        "(column is the tag, without its leading '/': train/learning_rate); rows a resumed run logged again replace "
-        "the earlier ones, as TensorBoard shows them, and replaced counts those. Raises ValueError naming the file");
+        "values (float64 arrays), replaced, run_steps and last_line_cut. path: a run directory or its log.h5 (column "
+        "and steps are datasets), a CSV or TSV (columns by name: the dataset path whole, else its last name; a row "
+        "whose cell is empty logs other metrics), a Hugging Face trainer_state.json (its log_history; an output or "
+        "checkpoint directory stands for its own or its newest checkpoint's, and run_steps is its max_steps, else None) "
+        "or JSON lines, or TensorBoard event files, one or a run's directory (column is the tag, without its leading "
+        "'/': train/learning_rate); rows a resumed run logged again replace the earlier ones, as TensorBoard shows "
+        "them, and replaced counts those; last_line_cut: a JSON-lines log's last line, cut off by a kill, was left "
+        "out. Raises ValueError naming the file");
   m.def("refine_multipliers",
         [](const std::vector<double>& norms, const py::object& total_steps_given, const std::string& norm, double tau) {
           const int64_t total_steps = whole_number(total_steps_given, "total_steps");

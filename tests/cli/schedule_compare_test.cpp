@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -258,6 +259,55 @@ TEST(ScheduleFit, ALogsSpecIsFoundWithoutOne) {
       {"--fit " + path + " --at 3", "lrkit schedule: --fit prints its verdict alone: drop --at"},
       {"--fit /nonexistent/log.csv", "lrkit schedule: --fit: '/nonexistent/log.csv' does not exist or cannot be reached"},
   });
+}
+
+// A Hugging Face Trainer's checkpoint-100/trainer_state.json of a run of `max_steps` (0: none written) that follows
+// cosine(peak=5e-4, warmup=20) over 200 steps, logged every 10th step to step 100 beside its losses and an evaluation:
+// the directory's path.
+std::string trainer_checkpoint(const std::string& name, int max_steps) {
+  std::string history;
+  for (int64_t t = 10; t <= 100; t += 10) {
+    const double rate = t < 20 ? 5e-4 * static_cast<double>(t) / 20.0
+                               : 5e-4 * 0.5 * (1.0 + std::cos(M_PI * static_cast<double>(t - 20) / 180.0));
+    history += std::string(t == 10 ? "" : ",\n") + "    {\n      \"epoch\": " + std::to_string(static_cast<double>(t) / 100.0) +
+               ",\n      \"grad_norm\": 1.5,\n      \"learning_rate\": " + lrkit::format_number(rate) +
+               ",\n      \"loss\": 2.0,\n      \"step\": " + std::to_string(t) + "\n    }";
+    if (t == 50) history += ",\n    {\n      \"eval_loss\": 2.5,\n      \"step\": 50\n    }";
+  }
+  const std::string dir = name + "/checkpoint-100";
+  std::filesystem::create_directories(lrkit::testing::scratch_dir() / dir);
+  lrkit::testing::write_text(dir + "/trainer_state.json",
+                             "{\n  \"global_step\": 100,\n  \"log_history\": [\n" + history + "\n  ],\n" +
+                                 (max_steps ? "  \"max_steps\": " + std::to_string(max_steps) + ",\n" : "") +
+                                 "  \"train_batch_size\": 8\n}\n");
+  return (lrkit::testing::scratch_dir() / name).string();
+}
+
+TEST(ScheduleFit, ATrainersCheckpointIsReadWithItsRunsLength) {
+  const std::string out = trainer_checkpoint("hf_out", 200);
+  auto r = run_lrkit("schedule --fit " + out + " --column train/learning_rate");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out, out + ": 10 rows of train/learning_rate, steps 10..100, of a run of 200 steps (its max_steps)\n"
+                         "fits cosine(peak=0.0005, warmup=20) over 200 steps: the worst relative difference is "
+                         "3.6951522376689273e-16 at step 100 (tolerance 1e-06)\n");
+  r = run_lrkit("schedule 'cosine(peak=5e-4, warmup=20)' --compare " + out + " --column train/learning_rate");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find(", against cosine(peak=0.0005, warmup=20) (200 steps: the log's max_steps; --steps gives "
+                       "another)\nfollows it"),
+            std::string::npos)
+      << r.out;
+  r = run_lrkit("schedule 'cosine(peak=5e-4, warmup=20)' --compare " + out +
+                " --column train/learning_rate --steps 300 --format json");
+  EXPECT_EQ(r.code, 1) << "--steps over max_steps: " << r.out;
+  EXPECT_NE(r.out.find("\"spec\": \"cosine(peak=0.0005, warmup=20)\", \"steps\": 300, "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(", \"tolerance\": 1e-06, \"run_steps\": 200, \"last_line_cut\": false, "), std::string::npos)
+      << r.out;
+  // Without max_steps, --compare takes the log's last step + 1 as the run's length, and finds the run's own.
+  r = run_lrkit("schedule 'cosine(peak=5e-4, warmup=20)' --compare " + trainer_checkpoint("hf_out_no_length", 0) +
+                " --column train/learning_rate");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("(101 steps: the log's last step + 1; --steps gives the run's)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("the log follows the schedule built for 200 steps instead of 101"), std::string::npos) << r.out;
 }
 
 TEST(ScheduleCompare, BadInputIsAOneLineError) {

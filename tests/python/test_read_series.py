@@ -64,3 +64,70 @@ def test_bad_input_is_a_value_error_naming_the_file():
         lrkit.read_series(os.path.join(str(GOLDEN), "missing.csv"))
     with pytest.raises(TypeError, match="path must be a str"):
         lrkit.read_series(b"/tmp/x.csv")
+
+
+def trainer_state(log_history, max_steps):
+    """A trainer_state.json's text as transformers' TrainerState.save_to_json writes it."""
+    import json
+    state = {"best_global_step": None, "best_metric": None, "best_model_checkpoint": None, "epoch": 0.5,
+             "eval_steps": 50, "global_step": log_history[-1]["step"], "is_hyper_param_search": False,
+             "is_local_process_zero": True, "is_world_process_zero": True, "log_history": log_history,
+             "logging_steps": 10, "max_steps": max_steps, "num_input_tokens_seen": 0, "num_train_epochs": 1,
+             "save_steps": 100, "stateful_callbacks": {"TrainerControl": {"args": {"should_save": True}}},
+             "total_flos": 0.0, "train_batch_size": 8, "trial_name": None, "trial_params": None}
+    return json.dumps(state, indent=2, sort_keys=True) + "\n"
+
+
+def test_a_trainers_checkpoint_gives_its_logged_rates_and_its_runs_length(tmp_path, lrkit_binary):
+    """A Trainer run of max_steps 200 under get_cosine_schedule_with_warmup (20 warmup steps), saved at step 100:
+    its rates, as log_history holds them beside the losses and an evaluation, fit over the length it records."""
+    import subprocess
+    from scheduler_rates import hugging_face_cosine
+    multiplier = hugging_face_cosine(20, 200)
+    history = []
+    for step in range(10, 101, 10):
+        history.append({"epoch": step / 200, "grad_norm": float("nan") if step == 30 else 1.5,
+                        "learning_rate": 5e-4 * multiplier(step), "loss": 2.0, "step": step})
+        if step == 50:
+            history.append({"epoch": 0.25, "eval_loss": 2.5, "eval_runtime": 0.5, "step": 50})
+    checkpoint = tmp_path / "out" / "checkpoint-100"
+    checkpoint.mkdir(parents=True)
+    (checkpoint / "trainer_state.json").write_text(trainer_state(history, 200))
+    series = lrkit.read_series(tmp_path / "out", "train/learning_rate")
+    assert list(series["steps"]) == list(range(10, 101, 10)) and series["run_steps"] == 200
+    assert list(series["values"]) == [row["learning_rate"] for row in history if "learning_rate" in row]
+    assert np.isnan(lrkit.read_series(checkpoint / "trainer_state.json", "grad_norm", "step")["values"][2])
+    assert list(lrkit.read_series(checkpoint, "eval_loss", "step")["steps"]) == [50]
+    fit = lrkit.fit_schedule(series["steps"], series["values"], total=series["run_steps"])
+    assert (fit["fits"], fit["spec"], fit["total"]) == (True, "cosine(peak=0.0005, warmup=20)", 200)
+    done = subprocess.run([lrkit_binary, "schedule", "--fit", str(tmp_path / "out"), "--column", "train/learning_rate"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[1].startswith("fits cosine(peak=0.0005, warmup=20) over 200 steps: ")
+    with pytest.raises(ValueError, match=r"no entry of log_history holds 'train/lr' or 'lr' \(they hold epoch, "
+                                         r"grad_norm, learning_rate, loss, step, eval_loss, eval_runtime\)"):
+        lrkit.read_series(tmp_path / "out")
+
+
+def test_a_lightning_csv_loggers_table_and_json_lines(tmp_path):
+    """Lightning's CSVLogger writes one table of every metric (csv.DictWriter, a metric's cell empty in the rows that
+    log others); LearningRateMonitor names a group's rate lr-AdamW/pg1. A JSON-lines log cut off mid-line by a kill."""
+    import csv
+    rows = []
+    for step in range(0, 100, 5):
+        rows.append({"lr-AdamW/pg1": 1e-3 * (1 - step / 100), "lr-AdamW/pg2": 1e-4, "step": step})
+        rows.append({"epoch": 0, "train_loss": 3.0 - step / 100, "step": step})
+    path = tmp_path / "metrics.csv"
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=["epoch", "lr-AdamW/pg1", "lr-AdamW/pg2", "step", "train_loss"])
+        writer.writeheader()
+        writer.writerows(rows)
+    series = lrkit.read_series(path, "lr-AdamW/pg1", "step")
+    assert list(series["steps"]) == list(range(0, 100, 5))
+    assert list(series["values"]) == [row["lr-AdamW/pg1"] for row in rows if "lr-AdamW/pg1" in row]
+    assert series["run_steps"] is None and not series["last_line_cut"]
+    lines = tmp_path / "log.jsonl"
+    lines.write_text('{"step": 0, "lr": 0.001, "loss": NaN}\n{"step": 1, "eval_loss": 2.0}\n'
+                     '{"step": 2, "lr": 0.002}\n{"step": 3, "lr": 0.0')
+    series = lrkit.read_series(lines, "lr", "step")
+    assert list(series["steps"]) == [0, 2] and series["last_line_cut"]
