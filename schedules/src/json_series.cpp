@@ -24,10 +24,6 @@ std::string line_and_column(std::string_view text, size_t offset) {
          std::to_string(characters_before(text.substr(first), offset - first) + 1);
 }
 
-size_t line_of(std::string_view text, size_t offset) {
-  return static_cast<size_t>(std::count(text.begin(), text.begin() + static_cast<long>(offset), '\n')) + 1;
-}
-
 // A member's value as a number: a JSON number, or the words Python's json writes for the non-finite ones. Empty
 // (false) for null: the row holds no value. Throws `fail` for the other kinds.
 template <class Fail>
@@ -69,8 +65,9 @@ class RowReader {
         steps_names_(step_column_names_for(steps_name)),
         rows_name_(std::move(rows_name)) {}
 
-  // One object's row; `where` names it in errors ("line 12", "log_history entry 3 (line 40)").
-  void add(const JsonObject& object, const std::string& where) {
+  // One object's row; `where()` names it in errors ("line 12", "log_history entry 3 (line 40)").
+  template <class Where>
+  void add(const JsonObject& object, const Where& where) {
     for (size_t i = 0; i < object.size() && seen_names_.size() < 64; ++i)
       if (std::find(seen_names_.begin(), seen_names_.end(), object[i].name) == seen_names_.end())
         seen_names_.push_back(object[i].name);
@@ -80,7 +77,7 @@ class RowReader {
     if (!value_member) return;  // another metric's row
     const auto fail = [&](const std::string& name) {
       return [&, name](const std::string& problem) -> void {
-        throw SeriesFileError("'" + path_ + "' " + where + ": " + name + ": " + problem);
+        throw SeriesFileError("'" + path_ + "' " + where() + ": " + name + ": " + problem);
       };
     };
     double value = 0.0;
@@ -90,7 +87,7 @@ class RowReader {
       for (const std::string& name : steps_names_)
         if ((step_member = object.find(name))) break;
       if (!step_member)
-        throw SeriesFileError("'" + path_ + "' " + where + ": it holds " + value_member->name +
+        throw SeriesFileError("'" + path_ + "' " + where() + ": it holds " + value_member->name +
                               " but no step (" + names_for_message(steps_names_) + ")");
       double step = 0.0;
       if (!number_of(*step_member, step, fail(step_member->name)) || !std::isfinite(step))
@@ -125,14 +122,21 @@ Series read_trainer_state(const std::string& path, std::string_view text, const 
   // The entries are views into the member's copy of its text, which lies at history->at in the file.
   const auto entries = json_array_elements(history->text);
   JsonObject entry;
+  // Each entry's line, counted on from the entry before: a log of 100,000 entries is not scanned from its start
+  // for each.
+  size_t line = 1, counted_to = 0;
   for (size_t i = 0; i < entries.size(); ++i) {
     const size_t offset = history->at + static_cast<size_t>(entries[i].data() - history->text.data());
-    const std::string where = "log_history entry " + std::to_string(i + 1) + " (line " +
-                              std::to_string(line_of(text, offset)) + ")";
+    line += static_cast<size_t>(std::count(text.begin() + static_cast<long>(counted_to),
+                                           text.begin() + static_cast<long>(offset), '\n'));
+    counted_to = offset;
+    const auto where = [&] {
+      return "log_history entry " + std::to_string(i + 1) + " (line " + std::to_string(line) + ")";
+    };
     try {
       entry.parse(entries[i]);
     } catch (const JsonError&) {
-      throw SeriesFileError("'" + path + "' " + where + ": not a JSON object but '" +
+      throw SeriesFileError("'" + path + "' " + where() + ": not a JSON object but '" +
                             text_for_message(entries[i], 40) + "'");
     }
     rows.add(entry, where);
@@ -168,7 +172,7 @@ Series read_json_lines(const std::string& path, std::string_view text, RowReader
                             std::to_string(characters_before(line, e.offset()) + 1) + ": " + e.reason() +
                             " (JSON lines: an object per line)");
     }
-    rows.add(object, "line " + std::to_string(number));
+    rows.add(object, [&] { return "line " + std::to_string(number); });
   }
   Series series = rows.take();
   series.last_line_cut = last_line_cut;
@@ -204,7 +208,7 @@ Series read_json_series(const std::string& path, const std::string& text, const 
   RowReader rows(path, values_name, steps_name, "entry of log_history");
   if (!whole.find("log_history")) {  // one object: a file of one JSON line
     RowReader line_rows(path, values_name, steps_name, "line");
-    line_rows.add(whole, "line 1");
+    line_rows.add(whole, [] { return std::string("line 1"); });
     return line_rows.take();
   }
   return read_trainer_state(path, text, whole, rows);

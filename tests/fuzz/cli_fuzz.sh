@@ -95,6 +95,11 @@ printf '%b' '\x18\x00\x00\x00\x00\x00\x00\x00\xa3\x7f\x4b\x22\x09\x00\x00\x00\x0
   '\x09\x00\x00\x00\x00\x00\x08\x70\x40\x10\x01\x2a\x0c\x0a\x0a\x0a\x03\x76\x2f\x31\x15\x00\x00\xc0\x3f\x2c\xec' \
   '\xc0\x87\x1a\x00\x00\x00\x00\x00\x00\x00\x12\x9b\xd8\x2d\x09\x00\x00\x00\x00\x00\x08\x70\x40\x10\x02\x2a\x0d' \
   '\x0a\x0b\x0a\x04\x76\x2f\x32\x32\x15\x00\x00\x80\x41\x8f\xa3\xb6\x88' >"$scratch/events.tfevents"
+# A Hugging Face Trainer's trainer_state.json (its training logs, an evaluation, max_steps) and a JSON-lines log.
+printf '{\n  "global_step": 20,\n  "log_history": [\n    {\n      "epoch": 0.5,\n      "grad_norm": NaN,\n      "learning_rate": 5e-05,\n      "loss": 2.5,\n      "step": 10\n    },\n    {\n      "eval_loss": 2.25,\n      "step": 10\n    },\n    {\n      "learning_rate": 2.5e-05,\n      "step": 20\n    }\n  ],\n  "max_steps": 40\n}\n' \
+  >"$scratch/trainer_state.json"
+printf '{"step": 0, "lr": 0.001, "loss": 3.0}\n{"step": 5, "eval_loss": 2.9}\n{"global_step": 10, "lr": 0.0005}\n' \
+  >"$scratch/log.jsonl"
 for i in $(seq 1 300); do echo "And God said, Let there be light: and there was light. $i"; done >"$scratch/corpus.txt"
 printf '[model]\nlayers = 1\nheads = 2\nwidth = 16\ncontext = 16\n[data]\npath = %s\n[train]\nsteps = 4\nbatch = 4\nlog_every = 4\nthreads = 1\n[eval]\nevery = 0\nbatches = 1\n[checkpoint]\nevery = 4\n[schedule]\nspec = cosine(peak=1e-3)\n' \
   "$scratch/corpus.txt" >"$scratch/tiny.cfg"
@@ -139,6 +144,13 @@ for ((k = 0; k < files; k++)); do
     "refined(norms=$scratch/m_events.tfevents, column=v/22, peak=1e-3)" --steps 10
   attempt "mutated event file #$k (compare)" "$lrkit" schedule "constant(1.5)" --compare "$scratch/m_events.tfevents" \
     --column v/1
+  mutate_file "$scratch/trainer_state.json" "$scratch/m_trainer_state.json"
+  attempt "mutated trainer state #$k (compare)" "$lrkit" schedule "cosine(peak=5e-5)" --compare \
+    "$scratch/m_trainer_state.json" --column train/learning_rate
+  attempt "mutated trainer state #$k (fit)" "$lrkit" schedule --fit "$scratch/m_trainer_state.json" --column grad_norm
+  mutate_file "$scratch/log.jsonl" "$scratch/m_log.jsonl"
+  attempt "mutated JSON lines #$k (table)" "$lrkit" schedule "table(file=$scratch/m_log.jsonl)" --steps 10
+  attempt "mutated JSON lines #$k (fit)" "$lrkit" schedule --fit "$scratch/m_log.jsonl"
 done
 
 summary=""
