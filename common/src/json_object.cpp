@@ -40,7 +40,7 @@ void append_utf8(uint32_t code, std::string& out) {
 // same: a nested value, or a nested object's names).
 class Reader {
  public:
-  explicit Reader(std::string_view text) : text_(text) {}
+  explicit Reader(std::string_view text, bool copy_nested = true) : text_(text), copy_nested_(copy_nested) {}
 
   void skip_blanks() {
     while (at_ < text_.size() && is_blank(text_[at_])) ++at_;
@@ -83,13 +83,21 @@ class Reader {
       }
       if (out) {
         out->kind = JsonMember::Kind::nested;
-        out->text.assign(text_.substr(start, at_ - start));
+        out->end = at_;
+        if (copy_nested_) {
+          out->text.assign(text_.substr(start, at_ - start));
+        } else {
+          out->text.clear();
+        }
       }
       return;
     }
     if (c == '"') {
       string(out ? &out->text : nullptr);
-      if (out) out->kind = JsonMember::Kind::string;
+      if (out) {
+        out->kind = JsonMember::Kind::string;
+        out->end = at_;
+      }
       return;
     }
     const bool may_be_word = c == 't' || c == 'f' || c == 'n' || c == 'N' || c == 'I' || (c == '-' && at('I', 1));
@@ -100,6 +108,7 @@ class Reader {
       if (out) {
         out->kind = JsonMember::Kind::word;
         out->text.assign(word);
+        out->end = at_;
       }
       return;
     }
@@ -108,6 +117,7 @@ class Reader {
     if (out) {
       out->kind = JsonMember::Kind::number;
       out->text.assign(text_.substr(start, at_ - start));
+      out->end = at_;
     }
   }
 
@@ -241,14 +251,15 @@ class Reader {
   }
 
   std::string_view text_;
+  bool copy_nested_;
   size_t at_ = 0;
 };
 
 }  // namespace
 
-void JsonObject::parse(std::string_view text) {
+void JsonObject::parse(std::string_view text, Nested nested) {
   count_ = 0;
-  Reader reader(text);
+  Reader reader(text, nested == Nested::copied);
   reader.skip_blanks();
   if (!reader.at('{')) reader.fail("expected '{'");
   reader.object([&] {

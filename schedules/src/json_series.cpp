@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <limits>
 #include <string_view>
 
+#include "lrkit/common/input_file.hpp"
 #include "lrkit/common/json_object.hpp"
 #include "lrkit/common/message_text.hpp"
 #include "lrkit/common/numbers.hpp"
@@ -113,20 +115,21 @@ class RowReader {
   Series series_;
 };
 
+// `text` is the whole file, `state` its object read with Nested::located.
 Series read_trainer_state(const std::string& path, std::string_view text, const JsonObject& state,
-                          RowReader& rows) {
+                          const std::string& values_name, const std::string& steps_name) {
   const JsonMember* history = state.find("log_history");
-  if (history->kind != JsonMember::Kind::nested || history->text.front() != '[')
+  if (history->kind != JsonMember::Kind::nested || text[history->at] != '[')
     throw SeriesFileError("'" + path + "' " + line_and_column(text, history->at) +
                           ": log_history is not an array (a Hugging Face trainer_state.json's is a list of logs)");
-  // The entries are views into the member's copy of its text, which lies at history->at in the file.
-  const auto entries = json_array_elements(history->text);
+  const auto entries = json_array_elements(text.substr(history->at, history->end - history->at));
+  RowReader rows(path, values_name, steps_name, "entry of log_history");
   JsonObject entry;
   // Each entry's line, counted on from the entry before: a log of 100,000 entries is not scanned from its start
   // for each.
   size_t line = 1, counted_to = 0;
   for (size_t i = 0; i < entries.size(); ++i) {
-    const size_t offset = history->at + static_cast<size_t>(entries[i].data() - history->text.data());
+    const size_t offset = static_cast<size_t>(entries[i].data() - text.data());
     line += static_cast<size_t>(std::count(text.begin() + static_cast<long>(counted_to),
                                            text.begin() + static_cast<long>(offset), '\n'));
     counted_to = offset;
@@ -150,21 +153,19 @@ Series read_trainer_state(const std::string& path, std::string_view text, const 
   return series;
 }
 
-Series read_json_lines(const std::string& path, std::string_view text, RowReader& rows) {
+// The lines of JSON lines after the first (line `number`, already added to `rows`), read one at a time: a log of
+// millions of rows is never held whole.
+Series read_json_lines(const std::string& path, std::istream& in, size_t number, RowReader& rows) {
   bool last_line_cut = false;
   JsonObject object;
-  size_t start = 0, number = 0;
-  while (start < text.size()) {
-    const size_t end = std::min(text.find('\n', start), text.size());
-    std::string_view line = text.substr(start, end - start);
+  std::string line;
+  while (std::getline(in, line)) {
     ++number;
-    const bool last_without_end = end == text.size();
-    start = end + 1;
-    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     try {
       object.parse(line);
     } catch (const JsonError& e) {
-      if (last_without_end) {  // a writer killed mid-line: the rows before it are whole
+      if (in.eof()) {  // the last line, without its line end: a writer killed mid-line; the rows before it are whole
         last_line_cut = true;
         break;
       }
@@ -179,39 +180,57 @@ Series read_json_lines(const std::string& path, std::string_view text, RowReader
   return series;
 }
 
+// The whole file from where `in` stands, in one allocation.
+std::string rest_of(const std::string& path, std::ifstream& in) {
+  const std::streamoff start = in.tellg();
+  in.seekg(0, std::ios::end);
+  const std::streamoff end = in.tellg();
+  in.seekg(start);
+  std::string text(static_cast<size_t>(std::max<std::streamoff>(end - start, 0)), '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (start < 0 || end < 0 || !in) throw SeriesFileError("cannot read '" + path + "'");
+  return text;
+}
+
 }  // namespace
 
-Series read_json_series(const std::string& path, const std::string& text, const std::string& values_name,
-                        const std::string& steps_name) {
-  JsonObject whole;
+Series read_json_series(const std::string& path, const std::string& values_name, const std::string& steps_name) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw SeriesFileError("cannot open '" + path + "': no such file or not readable");
+  skip_byte_order_mark(in);
+  const std::streamoff text_start = in.tellg();
+  // The first line that is not blank tells the form: a whole object starts JSON lines (unless it is a
+  // trainer_state.json written on one line); the first line of one object over many lines is no whole object.
+  std::string line;
+  size_t number = 0;
+  while (std::getline(in, line) && line.find_first_not_of(" \t\r") == std::string::npos) ++number;
+  ++number;
+  JsonObject first;
+  bool whole_line = true;
   try {
-    whole.parse(text);
-  } catch (const JsonError& e) {
-    // More than one object: JSON lines, read line by line (each line's own errors said there). Otherwise the file
-    // is one document broken at that point.
-    if (e.reason() != "text after the object") {
-      const size_t first_end = std::min(text.find('\n'), text.size());
-      JsonObject first_line;
-      bool one_per_line = true;
-      try {
-        first_line.parse(std::string_view(text).substr(0, first_end));
-      } catch (const JsonError&) {
-        one_per_line = false;
-      }
-      if (!one_per_line)
-        throw SeriesFileError("'" + path + "' " + line_and_column(text, e.offset()) + ": not JSON: " + e.reason() +
-                              (e.reason().rfind("the text ends", 0) == 0 ? " (a truncated file?)" : ""));
-    }
+    first.parse(line);
+  } catch (const JsonError&) {
+    whole_line = false;
+  }
+  if (whole_line && !first.find("log_history")) {
     RowReader rows(path, values_name, steps_name, "line");
-    return read_json_lines(path, text, rows);
+    rows.add(first, [&] { return "line " + std::to_string(number); });
+    return read_json_lines(path, in, number, rows);
   }
-  RowReader rows(path, values_name, steps_name, "entry of log_history");
-  if (!whole.find("log_history")) {  // one object: a file of one JSON line
-    RowReader line_rows(path, values_name, steps_name, "line");
-    line_rows.add(whole, [] { return std::string("line 1"); });
-    return line_rows.take();
+  in.clear();
+  in.seekg(text_start);
+  const std::string text = rest_of(path, in);
+  JsonObject state;
+  try {
+    state.parse(text, JsonObject::Nested::located);
+  } catch (const JsonError& e) {
+    throw SeriesFileError("'" + path + "' " + line_and_column(text, e.offset()) + ": not JSON: " + e.reason() +
+                          (e.reason().rfind("the text ends", 0) == 0 ? " (a truncated file?)" : ""));
   }
-  return read_trainer_state(path, text, whole, rows);
+  if (!state.find("log_history"))
+    throw SeriesFileError("'" + path + "' is one JSON object without a log_history: not a Hugging Face " +
+                          "trainer_state.json, nor JSON lines (an object per line)");
+  return read_trainer_state(path, text, state, values_name, steps_name);
 }
 
 }  // namespace lrkit::schedules

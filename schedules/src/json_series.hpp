@@ -1,7 +1,6 @@
 // A series from JSON: a Hugging Face Trainer's trainer_state.json (the rows of its log_history that hold the column,
-// at their steps; its max_steps is the run's length) or JSON lines (an object per row, as a custom loop or a
-// DispersionHook writes them). Rows without the column are other metrics' (evaluations, the closing summary) and are
-// passed over. series_file.cpp reads a file as JSON where its first character, blanks aside, is '{'.
+// at their steps; its max_steps is the run's length) or JSON lines (an object per row, as a custom loop logs them).
+// Rows without the column are other metrics' (evaluations, the closing summary) and are passed over. series_file.cpp reads a file as JSON where its first character, blanks aside, is '{'.
 #pragma once
 
 #include <string>
@@ -10,9 +9,7 @@
 
 namespace lrkit::schedules {
 
-// `text` is the file's whole text. Throws SeriesFileError naming the file and the line (and column, or log_history's
-// entry) of what is wrong.
-Series read_json_series(const std::string& path, const std::string& text, const std::string& values_name,
-                        const std::string& steps_name);
+// Throws SeriesFileError naming the file and the line (and column, or log_history's entry) of what is wrong.
+Series read_json_series(const std::string& path, const std::string& values_name, const std::string& steps_name);
 
 }  // namespace lrkit::schedules

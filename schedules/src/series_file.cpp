@@ -12,7 +12,6 @@
 #include "lrkit/common/input_file.hpp"
 #include "lrkit/common/numbers.hpp"
 #include "lrkit/common/run_log_file.hpp"
-#include "lrkit/common/text_file.hpp"
 #include "lrkit/h5/file.hpp"
 #include "lrkit/schedules/tfevents_file.hpp"
 #include "json_series.hpp"
@@ -153,17 +152,6 @@ char first_character(const std::string& path) {
   return 0;
 }
 
-// A JSON file's text, without a byte-order mark.
-std::string json_text(const std::string& path) {
-  try {
-    std::string text = read_text(path);
-    if (text.rfind("\xEF\xBB\xBF", 0) == 0) text.erase(0, 3);
-    return text;
-  } catch (const std::runtime_error& e) {
-    throw SeriesFileError(e.what());
-  }
-}
-
 // A Hugging Face Trainer's state in a directory: DIR/trainer_state.json (trainer.save_state() at the end of a run), or
 // the newest checkpoint's (DIR/checkpoint-N/trainer_state.json, the largest N), whose log_history holds every row
 // logged up to it. Empty where there is none.
@@ -216,7 +204,7 @@ Series read_series_file(const std::string& name, const std::string& values_name,
   if (!hdf5 && has_hdf5_name(path))  // read as text, a damaged log gave "line 2: '<binary>' is not a number"
     throw SeriesFileError("'" + path + "' is not an HDF5 file (or is truncated); a CSV or TSV table needs another name");
   Series series = hdf5                              ? read_hdf5(path, values_name, steps_name)
-                  : first_character(path) == '{' ? read_json_series(path, json_text(path), values_name, steps_name)
+                  : first_character(path) == '{' ? read_json_series(path, values_name, steps_name)
                                                  : read_table(path, values_name, steps_name);
   if (series.values.empty()) throw SeriesFileError("'" + path + "': " + values_name + " holds no rows");
   if (series.steps.empty()) {

@@ -121,7 +121,14 @@ TEST(JsonObject, AWholeFileIsOneObjectAndAnArraysElementsAreItsTexts) {
   ASSERT_EQ(object.size(), 2u);
   EXPECT_EQ(object.find("max_steps")->text, "200");
   EXPECT_EQ(file.substr(object.find("max_steps")->at, 3), "200") << "where the value lies in the text";
-  EXPECT_EQ(file.substr(object.find("log_history")->at, 1), "[");
+  const JsonMember& history = *object.find("log_history");
+  EXPECT_EQ(file.substr(history.at, history.end - history.at), history.text) << "where the value lies in the text";
+  object.parse(file, JsonObject::Nested::located);
+  EXPECT_EQ(object.find("log_history")->text, "") << "located, not copied";
+  EXPECT_EQ(object.find("log_history")->at, history.at);
+  EXPECT_EQ(object.find("log_history")->end, history.end);
+  EXPECT_EQ(object.find("max_steps")->text, "200") << "a number is copied all the same";
+  object.parse(file);
   const auto elements = json_array_elements(object.find("log_history")->text);
   ASSERT_EQ(elements.size(), 5u);
   EXPECT_EQ(elements[0], "{\n      \"learning_rate\": 5e-05,\n      \"step\": 10\n    }") << "without the blanks around";

@@ -35,14 +35,17 @@ struct JsonMember {
   Kind kind = Kind::number;
   // A number's or a word's text as written; a string's content, escapes decoded; an object's or array's text whole.
   std::string text;
-  size_t at = 0;  // where the value starts in the text parsed (an offset from 0)
+  size_t at = 0, end = 0;  // where the value starts in the text parsed, and where it ends (offsets from 0)
 };
 
 class JsonObject {
  public:
+  // How an object's or array's text is kept: copied into the member's text, or only located by its `at` and `end`
+  // (its text left empty), where the caller keeps `text` and the value is large (a trainer_state.json's log_history).
+  enum class Nested { copied, located };
   // Reads `text` (blanks, line breaks included, around the object allowed). Throws JsonError where it is not one
   // object. The members' texts are copies: `text` need not outlive the call.
-  void parse(std::string_view text);
+  void parse(std::string_view text, Nested nested = Nested::copied);
   // The first member of that name: the object's own members, not those nested in them. Null where there is none.
   // With `repeat`, the search goes on past it: *repeat is the next member of that name, null where there is none.
   const JsonMember* find(std::string_view name, const JsonMember** repeat = nullptr) const;
