@@ -6,6 +6,7 @@
 #   - as a Hugging Face Trainer's trainer_state.json (trainer_state: json.dumps(indent=2, sort_keys=True) of its
 #     state, an evaluation every 1000 steps in its log_history);
 #   - as JSON lines (jsonl: an object per step);
+#   - as an MLflow run (mlflow: MLflow's file store, a "timestamp value step" line per step in metrics/learning_rate);
 #   - as TensorBoard event files (events: an event per tag and step, as add_scalar writes them), where a Python with
 #     google.protobuf and crcmod can write them (Debian: python3-protobuf, python3-crcmod); left out otherwise.
 # Each is compared ROUNDS times, alternated; medians of seconds and of peak memory (MB), and each form's ratio to the
@@ -25,6 +26,7 @@ trap 'rm -rf "$dir"' EXIT
 "$python" - "$steps" "$dir" <<'PYEOF'
 import json
 import math
+import os
 import sys
 
 steps, out = int(sys.argv[1]), sys.argv[2]
@@ -37,8 +39,11 @@ def hf_cosine_rate(step, peak, warmup, total):  # make_tfevents.py's, which impo
 
 
 history = []
+os.makedirs(out + "/mlruns/0/run/metrics")
+with open(out + "/mlruns/0/run/meta.yaml", "w") as meta:
+    meta.write("run_id: run\n")
 with open(out + "/run.csv", "w") as csv, open(out + "/lightning.csv", "w") as lightning, \
-        open(out + "/log.jsonl", "w") as lines:
+        open(out + "/log.jsonl", "w") as lines, open(out + "/mlruns/0/run/metrics/learning_rate", "w") as mlflow:
     csv.write("step,loss,grad_norm,learning_rate,epoch\n")
     lightning.write("epoch,lr-AdamW,step,train_loss,grad_norm\n")
     for step in range(steps):
@@ -49,6 +54,7 @@ with open(out + "/run.csv", "w") as csv, open(out + "/lightning.csv", "w") as li
         lightning.write(",%r,%d,,\n%r,,%d,%r,%r\n" % (row["learning_rate"], step, row["epoch"], step, row["loss"],
                                                       row["grad_norm"]))
         lines.write(json.dumps(row) + "\n")
+        mlflow.write("%s %s %s\n" % (1764201600000 + step, row["learning_rate"], step))
         history.append(row)
         if step % 1000 == 999:
             history.append({"epoch": row["epoch"], "eval_loss": row["loss"], "eval_runtime": 1.5, "step": step})
@@ -57,11 +63,11 @@ state = {"best_metric": None, "epoch": steps / 1000.0, "global_step": steps, "lo
 with open(out + "/trainer_state.json", "w") as f:
     f.write(json.dumps(state, indent=2, sort_keys=True) + "\n")
 PYEOF
-forms=(csv lightning trainer_state jsonl)
+forms=(csv lightning trainer_state jsonl mlflow)
 declare -A files=([csv]=run.csv [lightning]=lightning.csv [trainer_state]=trainer_state.json [jsonl]=log.jsonl
-                  [events]=run/events.out.tfevents.1764201600.bench.1.0)
+                  [mlflow]=mlruns/0/run/metrics/learning_rate [events]=run/events.out.tfevents.1764201600.bench.1.0)
 declare -A columns=([csv]=learning_rate [lightning]=lr-AdamW [trainer_state]=train/learning_rate
-                    [jsonl]=learning_rate [events]=train/learning_rate)
+                    [jsonl]=learning_rate [mlflow]=train/learning_rate [events]=train/learning_rate)
 if [ -n "$events_python" ]; then
   mkdir "$dir/run"
   "$events_python" - "$steps" "$dir/${files[events]}" <<'PYEOF'

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "lrkit/common/csv_line.hpp"
+#include "lrkit/common/file_status.hpp"
 #include "lrkit/common/message_text.hpp"
 #include "lrkit/common/input_file.hpp"
 #include "lrkit/common/numbers.hpp"
@@ -15,6 +16,7 @@
 #include "lrkit/h5/file.hpp"
 #include "lrkit/schedules/tfevents_file.hpp"
 #include "json_series.hpp"
+#include "mlflow_series.hpp"
 #include "series_columns.hpp"
 
 namespace lrkit::schedules {
@@ -154,26 +156,23 @@ char first_character(const std::string& path) {
 
 // A Hugging Face Trainer's state in a directory: DIR/trainer_state.json (trainer.save_state() at the end of a run), or
 // the newest checkpoint's (DIR/checkpoint-N/trainer_state.json, the largest N), whose log_history holds every row
-// logged up to it. Empty where there is none.
+// logged up to it. Empty where there is none. (file_status.hpp asks the disk: not std::filesystem, whose copy in the
+// LibTorch 2.x wheels a process that loads them beside lrkit may call.)
 std::string trainer_state_in(const std::string& directory) {
-  namespace fs = std::filesystem;
-  const auto regular = [](const fs::path& p) {
-    std::error_code ec;
-    return fs::is_regular_file(p, ec);
-  };
-  if (regular(fs::path(directory) / "trainer_state.json")) return (fs::path(directory) / "trainer_state.json").string();
+  const auto state_in = [](const std::string& dir) { return (std::filesystem::path(dir) / "trainer_state.json").string(); };
+  if (path_kind(state_in(directory)) == PathKind::kFile) return state_in(directory);
   std::string newest;
   long long newest_step = -1;
-  std::error_code ec;
-  for (fs::directory_iterator it(directory, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
+  for (const std::string& name : directory_names(directory)) {
+    const std::string checkpoint = (std::filesystem::path(directory) / name).string();
     if (name.rfind("checkpoint-", 0) != 0 || name.size() == 11 || name.size() > 29 ||
-        name.find_first_not_of("0123456789", 11) != std::string::npos || !regular(it->path() / "trainer_state.json"))
+        name.find_first_not_of("0123456789", 11) != std::string::npos ||
+        path_kind(state_in(checkpoint)) != PathKind::kFile)
       continue;
     const long long step = std::stoll(name.substr(11));
     if (step > newest_step) {
       newest_step = step;
-      newest = (it->path() / "trainer_state.json").string();
+      newest = state_in(checkpoint);
     }
   }
   return newest;
@@ -187,16 +186,19 @@ Series read_series_file(const std::string& name, const std::string& values_name,
   const std::string tag = !values_name.empty() && values_name.front() == '/' ? values_name.substr(1) : values_name;
   if (is_directory_path(path)) {
     if (const auto events = tfevents_files_in(path); !events.empty()) return read_tfevents_series(events, tag);
-    const std::string state = trainer_state_in(path);
-    if (state.empty()) {
-      const auto runs = tfevents_runs_below(path);
-      throw SeriesFileError("'" + path + "' is a directory without a run log (log.h5), event files or a " +
-                            "trainer_state.json" +
-                            (runs.empty() ? ": name a run directory, a log, a table or a TensorBoard run"
-                                          : "; the TensorBoard runs below it: " + list_for_message(runs, 10) +
-                                                ": name one"));
+    const std::string file = is_mlflow_run(path) ? mlflow_metric_in(path, values_name) : trainer_state_in(path);
+    if (file.empty()) {
+      const auto tensorboard = tfevents_runs_below(path);
+      const auto mlflow = mlflow_runs_below(path);
+      throw SeriesFileError(
+          "'" + path + "' is a directory without a run log (log.h5), event files, a trainer_state.json or an MLflow " +
+          "run's metrics" +
+          (tensorboard.empty() && mlflow.empty() ? ": name a run directory, a log, a table or a TensorBoard run" : "") +
+          (tensorboard.empty() ? "" : "; the TensorBoard runs below it: " + list_for_message(tensorboard, 10)) +
+          (mlflow.empty() ? "" : "; the MLflow runs below it: " + list_for_message(mlflow, 10)) +
+          (tensorboard.empty() && mlflow.empty() ? "" : ": name one"));
     }
-    path = state;
+    path = file;
   }
   if (const auto problem = input_file_problem(path)) throw SeriesFileError(*problem);
   const bool hdf5 = h5::is_hdf5_file(path);
@@ -204,6 +206,7 @@ Series read_series_file(const std::string& name, const std::string& values_name,
   if (!hdf5 && has_hdf5_name(path))  // read as text, a damaged log gave "line 2: '<binary>' is not a number"
     throw SeriesFileError("'" + path + "' is not an HDF5 file (or is truncated); a CSV or TSV table needs another name");
   Series series = hdf5                              ? read_hdf5(path, values_name, steps_name)
+                  : is_mlflow_metric_file(path)  ? read_mlflow_metric(path)
                   : first_character(path) == '{' ? read_json_series(path, values_name, steps_name)
                                                  : read_table(path, values_name, steps_name);
   if (series.values.empty()) throw SeriesFileError("'" + path + "': " + values_name + " holds no rows");

@@ -131,3 +131,25 @@ def test_a_lightning_csv_loggers_table_and_json_lines(tmp_path):
                      '{"step": 2, "lr": 0.002}\n{"step": 3, "lr": 0.0')
     series = lrkit.read_series(lines, "lr", "step")
     assert list(series["steps"]) == [0, 2] and series["last_line_cut"]
+
+
+def test_an_mlflow_run_gives_its_metric(tmp_path):
+    """mlruns/EXPERIMENT/RUN as MLflow's FileStore writes it under Hugging Face's MLflowCallback (the metrics at the
+    global step, "%s %s %s\\n" % (timestamp, value, step) appended per value), resumed from step 60's checkpoint after it
+    had logged step 80."""
+    from scheduler_rates import hugging_face_cosine
+    multiplier = hugging_face_cosine(20, 100)
+    run = tmp_path / "mlruns" / "7" / "0f1e2d3c"
+    (run / "metrics").mkdir(parents=True)
+    (tmp_path / "mlruns" / "7" / "meta.yaml").write_text("experiment_id: '7'\nname: lrkit\n")
+    (run / "meta.yaml").write_text("run_id: 0f1e2d3c\nstatus: 3\n")
+    logged = [s for s in range(10, 81, 10)] + [s for s in range(70, 101, 10)]
+    with open(run / "metrics" / "learning_rate", "w") as f:
+        for i, step in enumerate(logged):
+            f.write("%s %s %s\n" % (1764201600000 + 1000 * i, 1e-3 * multiplier(step), step))
+    series = lrkit.read_series(run, "train/learning_rate")
+    assert list(series["steps"]) == list(range(10, 101, 10)) and series["replaced"] == 2
+    fit = lrkit.fit_schedule(series["steps"], series["values"])
+    assert (fit["fits"], fit["spec"], fit["total"]) == (True, "cosine(peak=0.001, warmup=20)", 100)
+    with pytest.raises(ValueError, match=r"the MLflow runs below it: .*0f1e2d3c: name one$"):
+        lrkit.read_series(tmp_path / "mlruns" / "7", "learning_rate")

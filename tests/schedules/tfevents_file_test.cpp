@@ -314,8 +314,9 @@ TEST(TfEventsFile, DirectoriesNameTheirEventFilesAndTheRunsBelowThem) {
     FAIL() << "a log directory of runs read as one";
   } catch (const SeriesFileError& e) {
     EXPECT_EQ(std::string(e.what()), "'" + dir.string() +
-                                         "' is a directory without a run log (log.h5), event files or a "
-                                         "trainer_state.json; the TensorBoard runs below it: " +
+                                         "' is a directory without a run log (log.h5), event files, a "
+                                         "trainer_state.json or an MLflow run's metrics; the TensorBoard runs below "
+                                         "it: " +
                                          (dir / "run_a").string() + ", " + (dir / "run_b").string() + ": name one");
   }
   // Three files of the same events: each later file's rows replace the earlier's.
