@@ -93,7 +93,7 @@ class RowReader {
                               " but no step (" + names_for_message(steps_names_) + ")");
       double step = 0.0;
       if (!number_of(*step_member, step, fail(step_member->name)) || !std::isfinite(step))
-        fail(step_member->name)("the step must be a finite number (it is " + step_member->text + ")");
+        fail(step_member->name)("the step must be a finite number (it is " + text_for_message(step_member->text) + ")");
       series_.steps.push_back(step);
     }
     series_.values.push_back(value);
@@ -224,8 +224,11 @@ Series read_json_series(const std::string& path, const std::string& values_name,
   try {
     state.parse(text, JsonObject::Nested::located);
   } catch (const JsonError& e) {
-    throw SeriesFileError("'" + path + "' " + line_and_column(text, e.offset()) + ": not JSON: " + e.reason() +
-                          (e.reason().rfind("the text ends", 0) == 0 ? " (a truncated file?)" : ""));
+    const std::string hint = e.reason().rfind("the text ends", 0) == 0 ? " (a truncated file?)"
+                             : e.reason() == "text after the object"
+                                 ? " (a trainer_state.json is one object; JSON lines are one object a line)"
+                                 : "";
+    throw SeriesFileError("'" + path + "' " + line_and_column(text, e.offset()) + ": not JSON: " + e.reason() + hint);
   }
   if (!state.find("log_history"))
     throw SeriesFileError("'" + path + "' is one JSON object without a log_history: not a Hugging Face " +

@@ -125,6 +125,12 @@ TEST(JsonSeries, ARefusalNamesTheFileTheLineAndWhatIsWrong) {
             "'" + dir + "broken.json' line 3, column 16: not JSON: expected a member's name in double quotes");
   EXPECT_EQ(refused("truncated.json", trainer_state(50).substr(0, 200), "learning_rate"),
             "'" + dir + "truncated.json' line 11, column 13: not JSON: the text ends inside a string (a truncated file?)");
+  EXPECT_EQ(refused("pretty.jsonl", "{\n  \"step\": 1,\n  \"lr\": 2\n}\n{\n  \"step\": 2,\n  \"lr\": 3\n}\n", "lr"),
+            "'" + dir + "pretty.jsonl' line 5, column 1: not JSON: text after the object (a trainer_state.json is one "
+            "object; JSON lines are one object a line)");
+  EXPECT_EQ(refused("config.json", "{\n  \"lr\": 0.001,\n  \"step\": 3\n}\n", "lr"),
+            "'" + dir + "config.json' is one JSON object without a log_history: not a Hugging Face trainer_state.json, "
+            "nor JSON lines (an object per line)");
   EXPECT_EQ(refused("middle.jsonl", "{\"step\": 1, \"lr\": 2}\n{\"step\": 2, \"lr\": }\n{\"step\": 3, \"lr\": 4}\n", "lr"),
             "'" + dir + "middle.jsonl' line 2, column 19: expected a value (a number, a string, an object, an array, "
             "true, false or null) (JSON lines: an object per line)");
