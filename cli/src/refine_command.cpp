@@ -38,9 +38,10 @@ int run_refine_command(const std::vector<std::string>& args) {
     std::cout << "usage: lrkit refine RUN.h5|RUN_DIR --peak LR --out FILE.h5|FILE.csv|FILE.tsv [options]\n\n"
                  "Reads /train/grad_norm_l1 (or /train/grad_norm with --norm l2) of a finished run and\n"
                  "writes the refined schedule; train the next run with the printed schedule.spec.\n"
-                 "RUN may also be a CSV or TensorBoard event files (a Hugging Face Trainer's run\n"
-                 "directory: --norm l2 reads its train/grad_norm; give --steps where it logged\n"
-                 "every k-th step).\n\n"
+                 "RUN may also be a CSV, TensorBoard event files, a Hugging Face Trainer's output\n"
+                 "or checkpoint directory (--norm l2 reads its grad_norm; its max_steps is the\n"
+                 "length), an MLflow run or JSON lines; give --steps where it logged every k-th\n"
+                 "step.\n\n"
               << visible;
     return kExitOk;
   }
@@ -61,7 +62,9 @@ int run_refine_command(const std::vector<std::string>& args) {
   } catch (const schedules::SeriesFileError& e) {
     throw UsageError(e.what());
   }
-  // The source run's length: its rows where it logged every step; a log of every k-th step does not tell.
+  // The source run's length: the one its log records (a Trainer's max_steps), else its rows where it logged every
+  // step; a log of every k-th step does not tell.
+  if (steps == 0 && norms.run_steps > 0) steps = norms.run_steps;
   if (steps == 0) {
     if (norms.steps.back() - norms.steps.front() + 1 != static_cast<double>(norms.steps.size()))
       throw UsageError("'" + run + "' holds " + std::to_string(norms.steps.size()) + " gradient norms at steps " +

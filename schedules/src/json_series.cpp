@@ -102,8 +102,7 @@ class RowReader {
   Series take() {
     if (series_.values.empty())
       throw SeriesFileError("'" + path_ + "': no " + rows_name_ + " holds " + names_for_message(values_names_) +
-                            (seen_names_.empty() ? "" : " (they hold " + list_for_message(seen_names_, 24) + ")") +
-                            ": --column names one");
+                            (seen_names_.empty() ? "" : " (they hold " + list_for_message(seen_names_, 24) + ")"));
     return std::move(series_);
   }
 

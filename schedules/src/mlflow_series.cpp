@@ -82,8 +82,7 @@ std::string mlflow_metric_in(const std::string& run, const std::string& values_n
   std::vector<std::string> metrics;
   list_metrics(joined(run, "metrics"), "", metrics);
   throw SeriesFileError("'" + run + "': the MLflow run has no metric " + names_for_message(names) +
-                        (metrics.empty() ? " (it has none)" : " (its metrics: " + list_for_message(metrics, 24) + ")") +
-                        ": --column names one");
+                        (metrics.empty() ? " (it has none)" : " (its metrics: " + list_for_message(metrics, 24) + ")"));
 }
 
 Series read_mlflow_metric(const std::string& path) {

@@ -107,7 +107,7 @@ Series read_table(const std::string& path, const std::string& values_dataset, co
           for (const std::string& field : fields) quoted.push_back("'" + text_for_message(field, 40) + "'");
           throw SeriesFileError("'" + path + "' line " + std::to_string(line_no) + ": no column named " +
                                 names_for_message(values_names) + " in the header (its columns: " +
-                                list_for_message(quoted, 24) + "): --column names one");
+                                list_for_message(quoted, 24) + ")");
         }
         step_col = first_column(step_column_names_for(steps_dataset));
         continue;

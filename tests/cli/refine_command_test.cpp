@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "lrkit/h5/file.hpp"
@@ -84,6 +85,26 @@ TEST(RefineCommand, ATrainersTensorBoardRunRefinesOnceItsLengthIsGiven) {
   EXPECT_NE(r.out.find("refined 200 steps from " + run + " (l2 norms)\n"), std::string::npos) << r.out;
   const auto table = run_lrkit("schedule 'table(file=" + dir + "/refined.csv)' --steps 200 --format csv");
   const auto spec = run_lrkit("schedule 'refined(norms=" + run + ", peak=5e-4, norm=l2)' --steps 200 --format csv");
+  ASSERT_EQ(spec.code, 0) << spec.out;
+  EXPECT_EQ(table.out, spec.out);
+}
+
+// A Trainer's checkpoint: its trainer_state.json's max_steps is the length, so its norms of every 10th step refine
+// without --steps, to the same schedule as the spec that reads them over max_steps.
+TEST(RefineCommand, ATrainersCheckpointRefinesOverItsMaxSteps) {
+  const auto dir = out_dir("refine_trainer_state");
+  std::filesystem::create_directories(dir + "/checkpoint-60");
+  std::ostringstream history;
+  for (int step = 10; step <= 60; step += 10)
+    history << (step == 10 ? "" : ",\n") << "    {\"grad_norm\": " << 1.0 + 0.25 * std::sin(step)
+            << ", \"learning_rate\": 0.0005, \"step\": " << step << "}";
+  std::ofstream(dir + "/checkpoint-60/trainer_state.json")
+      << "{\n  \"log_history\": [\n" << history.str() << "\n  ],\n  \"max_steps\": 120\n}\n";
+  auto r = run_lrkit("refine " + dir + " --peak 5e-4 --norm l2 --out " + dir + "/refined.csv");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("refined 120 steps from " + dir + " (l2 norms)\n"), std::string::npos) << r.out;
+  const auto table = run_lrkit("schedule 'table(file=" + dir + "/refined.csv)' --steps 120 --format csv");
+  const auto spec = run_lrkit("schedule 'refined(norms=" + dir + ", peak=5e-4, norm=l2)' --steps 120 --format csv");
   ASSERT_EQ(spec.code, 0) << spec.out;
   EXPECT_EQ(table.out, spec.out);
 }

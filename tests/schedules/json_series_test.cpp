@@ -148,7 +148,7 @@ TEST(JsonSeries, ARefusalNamesTheFileTheLineAndWhatIsWrong) {
             "trainer_state.json's is a list of logs)");
   EXPECT_EQ(refusal_of(write_text("trainer_state.json", trainer_state(50)), "/train/lr"),
             "'" + dir + "trainer_state.json': no entry of log_history holds 'train/lr' or 'lr' (they hold epoch, "
-            "grad_norm, learning_rate, loss, step, eval_loss, eval_runtime): --column names one");
+            "grad_norm, learning_rate, loss, step, eval_loss, eval_runtime)");
 }
 
 }  // namespace

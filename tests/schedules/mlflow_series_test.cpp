@@ -69,7 +69,7 @@ TEST(MlflowSeries, ARefusalNamesTheRunOrTheLine) {
   };
   const std::string run = mlflow_run("e5f6", "1764201600000 5e-05 10\n1764201601000 x 20\n");
   EXPECT_EQ(refusal(run, "lr"), "'" + run + "': the MLflow run has no metric 'lr' (its metrics: learning_rate, "
-                                            "train/loss): --column names one");
+                                            "train/loss)");
   EXPECT_EQ(refusal(run, "learning_rate"),
             "'" + run + "/metrics/learning_rate' line 2: the value 'x' is not a number");
   write_text("mlruns/1/e5f6/metrics/learning_rate", "5e-05,10\n");
