@@ -13,7 +13,8 @@ namespace lrkit::cli {
 struct CompareRequest {
   std::string spec, file;
   std::string column = "/train/lr";  // the steps are its sibling `step` (/train/step; a text file's step column)
-  std::optional<int64_t> steps;  // the run's length; default: the log's max_steps, else the spec's own, else the last step + 1
+  // The run's length; default: the log's max_steps, else the spec's own, else the last logged step + 1.
+  std::optional<int64_t> steps;
   double tolerance = 1e-6;
   TableFormat format = TableFormat::Csv;  // Json: one object; otherwise text lines
 };

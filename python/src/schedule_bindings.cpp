@@ -381,11 +381,12 @@ void bind_schedules(py::module_& m) {
         "values (float64 arrays), replaced, run_steps and last_line_cut. path: a run directory or its log.h5 (column "
         "and steps are datasets), a CSV or TSV (columns by name: the dataset path whole, else its last name; a row "
         "whose cell is empty logs other metrics), a Hugging Face trainer_state.json (its log_history; an output or "
-        "checkpoint directory stands for its own or its newest checkpoint's, and run_steps is its max_steps, else None) "
-        "or JSON lines, or TensorBoard event files, one or a run's directory (column is the tag, without its leading "
-        "'/': train/learning_rate); rows a resumed run logged again replace the earlier ones, as TensorBoard shows "
-        "them, and replaced counts those; last_line_cut: a JSON-lines log's last line, cut off by a kill, was left "
-        "out. Raises ValueError naming the file");
+        "checkpoint directory stands for its own or its newest checkpoint's; run_steps is its max_steps, else None), "
+        "JSON lines or an array of records, an MLflow run (column names the metric) or a metric's file, or "
+        "TensorBoard event files, one or a run's directory (column is the tag, without its leading '/': "
+        "train/learning_rate); rows a resumed run logged again replace the earlier ones, as TensorBoard shows them, "
+        "and replaced counts those; last_line_cut: a JSON-lines or MLflow log's last line, cut off by a kill, was "
+        "left out. Raises ValueError naming the file");
   m.def("refine_multipliers",
         [](const std::vector<double>& norms, const py::object& total_steps_given, const std::string& norm, double tau) {
           const int64_t total_steps = whole_number(total_steps_given, "total_steps");

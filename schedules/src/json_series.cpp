@@ -114,6 +114,32 @@ class RowReader {
   Series series_;
 };
 
+// The rows of an array of objects, `array` a view into the file's `text`: log_history's entries, or a file that is
+// one array of records. `element` names one in errors ("log_history entry", "element").
+Series read_object_array(const std::string& path, std::string_view text, std::string_view array,
+                         const std::string& element, RowReader& rows) {
+  const auto elements = json_array_elements(array);
+  JsonObject object;
+  // Each element's line, counted on from the element before: an array of 100,000 is not scanned from the file's start
+  // for each.
+  size_t line = 1, counted_to = 0;
+  for (size_t i = 0; i < elements.size(); ++i) {
+    const size_t offset = static_cast<size_t>(elements[i].data() - text.data());
+    line += static_cast<size_t>(std::count(text.begin() + static_cast<long>(counted_to),
+                                           text.begin() + static_cast<long>(offset), '\n'));
+    counted_to = offset;
+    const auto where = [&] { return element + " " + std::to_string(i + 1) + " (line " + std::to_string(line) + ")"; };
+    try {
+      object.parse(elements[i]);
+    } catch (const JsonError&) {
+      throw SeriesFileError("'" + path + "' " + where() + ": not a JSON object but '" +
+                            text_for_message(elements[i], 40) + "'");
+    }
+    rows.add(object, where);
+  }
+  return rows.take();
+}
+
 // `text` is the whole file, `state` its object read with Nested::located.
 Series read_trainer_state(const std::string& path, std::string_view text, const JsonObject& state,
                           const std::string& values_name, const std::string& steps_name) {
@@ -121,29 +147,9 @@ Series read_trainer_state(const std::string& path, std::string_view text, const 
   if (history->kind != JsonMember::Kind::nested || text[history->at] != '[')
     throw SeriesFileError("'" + path + "' " + line_and_column(text, history->at) +
                           ": log_history is not an array (a Hugging Face trainer_state.json's is a list of logs)");
-  const auto entries = json_array_elements(text.substr(history->at, history->end - history->at));
   RowReader rows(path, values_name, steps_name, "entry of log_history");
-  JsonObject entry;
-  // Each entry's line, counted on from the entry before: a log of 100,000 entries is not scanned from its start
-  // for each.
-  size_t line = 1, counted_to = 0;
-  for (size_t i = 0; i < entries.size(); ++i) {
-    const size_t offset = static_cast<size_t>(entries[i].data() - text.data());
-    line += static_cast<size_t>(std::count(text.begin() + static_cast<long>(counted_to),
-                                           text.begin() + static_cast<long>(offset), '\n'));
-    counted_to = offset;
-    const auto where = [&] {
-      return "log_history entry " + std::to_string(i + 1) + " (line " + std::to_string(line) + ")";
-    };
-    try {
-      entry.parse(entries[i]);
-    } catch (const JsonError&) {
-      throw SeriesFileError("'" + path + "' " + where() + ": not a JSON object but '" +
-                            text_for_message(entries[i], 40) + "'");
-    }
-    rows.add(entry, where);
-  }
-  Series series = rows.take();
+  Series series = read_object_array(path, text, text.substr(history->at, history->end - history->at),
+                                    "log_history entry", rows);
   double max_steps = 0.0;
   if (const JsonMember* planned = state.find("max_steps");
       planned && number_of(*planned, max_steps, [](const std::string&) {}) && max_steps >= 1 && max_steps < 1e15 &&
@@ -219,15 +225,26 @@ Series read_json_series(const std::string& path, const std::string& values_name,
   in.clear();
   in.seekg(text_start);
   const std::string text = rest_of(path, in);
+  const auto not_json = [&](const JsonError& e, const std::string& hint) {
+    return SeriesFileError("'" + path + "' " + line_and_column(text, e.offset()) + ": not JSON: " + e.reason() +
+                           (e.reason().rfind("the text ends", 0) == 0 ? " (a truncated file?)" : hint));
+  };
+  if (line.find_first_not_of(" \t\r") != std::string::npos && line[line.find_first_not_of(" \t\r")] == '[') {
+    // An array of records: pandas' to_json(orient="records"), a W&B history exported as JSON.
+    RowReader rows(path, values_name, steps_name, "element of the array");
+    try {
+      return read_object_array(path, text, text, "element", rows);
+    } catch (const JsonError& e) {
+      throw not_json(e, "");
+    }
+  }
   JsonObject state;
   try {
     state.parse(text, JsonObject::Nested::located);
   } catch (const JsonError& e) {
-    const std::string hint = e.reason().rfind("the text ends", 0) == 0 ? " (a truncated file?)"
-                             : e.reason() == "text after the object"
-                                 ? " (a trainer_state.json is one object; JSON lines are one object a line)"
-                                 : "";
-    throw SeriesFileError("'" + path + "' " + line_and_column(text, e.offset()) + ": not JSON: " + e.reason() + hint);
+    throw not_json(e, e.reason() == "text after the object"
+                          ? " (a trainer_state.json is one object; JSON lines are one object a line)"
+                          : "");
   }
   if (!state.find("log_history"))
     throw SeriesFileError("'" + path + "' is one JSON object without a log_history: not a Hugging Face " +

@@ -1,6 +1,8 @@
 // A series from JSON: a Hugging Face Trainer's trainer_state.json (the rows of its log_history that hold the column,
-// at their steps; its max_steps is the run's length) or JSON lines (an object per row, as a custom loop logs them).
-// Rows without the column are other metrics' (evaluations, the closing summary) and are passed over. series_file.cpp reads a file as JSON where its first character, blanks aside, is '{'.
+// at their steps; its max_steps is the run's length), JSON lines (an object per row, as a custom loop logs them) or
+// an array of records (pandas' to_json(orient="records")). Rows without the column are other metrics' (evaluations,
+// the closing summary) and are passed over. series_file.cpp reads a file as JSON where its first character, blanks
+// aside, is '{' or '['.
 #pragma once
 
 #include <string>

@@ -56,7 +56,8 @@ bool parse_value(std::string_view text, double& out) {
 }  // namespace
 
 bool is_mlflow_run(const std::string& directory) {
-  return path_kind(joined(directory, "meta.yaml")) == PathKind::kFile && is_directory_path(joined(directory, "metrics"));
+  return path_kind(joined(directory, "meta.yaml")) == PathKind::kFile &&
+         is_directory_path(joined(directory, "metrics"));
 }
 
 std::vector<std::string> mlflow_runs_below(const std::string& directory) {

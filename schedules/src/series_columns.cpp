@@ -14,8 +14,8 @@ void add_once(std::vector<std::string>& names, const std::string& name) {
 
 std::vector<std::string> column_names_for(const std::string& dataset) {
   std::vector<std::string> names;
-  add_once(names, dataset.substr(dataset.find_first_not_of('/') == std::string::npos ? dataset.size()
-                                                                                      : dataset.find_first_not_of('/')));
+  const size_t first = dataset.find_first_not_of('/');
+  add_once(names, first == std::string::npos ? std::string() : dataset.substr(first));
   add_once(names, dataset.substr(dataset.find_last_of('/') + 1));
   return names;
 }

@@ -143,8 +143,8 @@ Series read_table(const std::string& path, const std::string& values_dataset, co
   return series;
 }
 
-// The first character of a file that is not blank (a byte-order mark passed over): '{' starts JSON, which no table
-// does. 0 for a file of blanks.
+// The first character of a file that is not blank (a byte-order mark passed over): '{' or '[' starts JSON, which
+// no table does. 0 for a file of blanks.
 char first_character(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   skip_byte_order_mark(in);
@@ -159,7 +159,9 @@ char first_character(const std::string& path) {
 // logged up to it. Empty where there is none. (file_status.hpp asks the disk: not std::filesystem, whose copy in the
 // LibTorch 2.x wheels a process that loads them beside lrkit may call.)
 std::string trainer_state_in(const std::string& directory) {
-  const auto state_in = [](const std::string& dir) { return (std::filesystem::path(dir) / "trainer_state.json").string(); };
+  const auto state_in = [](const std::string& dir) {
+    return (std::filesystem::path(dir) / "trainer_state.json").string();
+  };
   if (path_kind(state_in(directory)) == PathKind::kFile) return state_in(directory);
   std::string newest;
   long long newest_step = -1;
@@ -207,8 +209,9 @@ Series read_series_file(const std::string& name, const std::string& values_name,
     throw SeriesFileError("'" + path + "' is not an HDF5 file (or is truncated); a CSV or TSV table needs another name");
   Series series = hdf5                              ? read_hdf5(path, values_name, steps_name)
                   : is_mlflow_metric_file(path)  ? read_mlflow_metric(path)
-                  : first_character(path) == '{' ? read_json_series(path, values_name, steps_name)
-                                                 : read_table(path, values_name, steps_name);
+                  : first_character(path) == '{' || first_character(path) == '['
+                      ? read_json_series(path, values_name, steps_name)
+                      : read_table(path, values_name, steps_name);
   if (series.values.empty()) throw SeriesFileError("'" + path + "': " + values_name + " holds no rows");
   if (series.steps.empty()) {
     series.steps.resize(series.values.size());

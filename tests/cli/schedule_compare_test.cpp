@@ -269,8 +269,9 @@ std::string trainer_checkpoint(const std::string& name, int max_steps) {
   for (int64_t t = 10; t <= 100; t += 10) {
     const double rate = t < 20 ? 5e-4 * static_cast<double>(t) / 20.0
                                : 5e-4 * 0.5 * (1.0 + std::cos(M_PI * static_cast<double>(t - 20) / 180.0));
-    history += std::string(t == 10 ? "" : ",\n") + "    {\n      \"epoch\": " + std::to_string(static_cast<double>(t) / 100.0) +
-               ",\n      \"grad_norm\": 1.5,\n      \"learning_rate\": " + lrkit::format_number(rate) +
+    history += std::string(t == 10 ? "" : ",\n") + "    {\n      \"epoch\": " +
+               std::to_string(static_cast<double>(t) / 100.0) + ",\n      \"grad_norm\": 1.5,\n" +
+               "      \"learning_rate\": " + lrkit::format_number(rate) +
                ",\n      \"loss\": 2.0,\n      \"step\": " + std::to_string(t) + "\n    }";
     if (t == 50) history += ",\n    {\n      \"eval_loss\": 2.5,\n      \"step\": 50\n    }";
   }

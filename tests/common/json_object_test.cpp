@@ -114,8 +114,9 @@ TEST(JsonObject, RefusesWhatIsNotOneObjectSayingWhereAndWhy) {
 
 TEST(JsonObject, AWholeFileIsOneObjectAndAnArraysElementsAreItsTexts) {
   // As Python's json.dumps(indent=2) writes a Hugging Face trainer_state.json.
-  const std::string file = "{\n  \"log_history\": [\n    {\n      \"learning_rate\": 5e-05,\n      \"step\": 10\n    },\n"
-                           "    {\"eval_loss\": NaN, \"step\": 20},\n    [],\n    \"s,]\",\n    -1.5e3\n  ],\n  \"max_steps\": 200\n}\n";
+  const std::string file =
+      "{\n  \"log_history\": [\n    {\n      \"learning_rate\": 5e-05,\n      \"step\": 10\n    },\n"
+      "    {\"eval_loss\": NaN, \"step\": 20},\n    [],\n    \"s,]\",\n    -1.5e3\n  ],\n  \"max_steps\": 200\n}\n";
   JsonObject object;
   object.parse(file);
   ASSERT_EQ(object.size(), 2u);
@@ -131,7 +132,8 @@ TEST(JsonObject, AWholeFileIsOneObjectAndAnArraysElementsAreItsTexts) {
   object.parse(file);
   const auto elements = json_array_elements(object.find("log_history")->text);
   ASSERT_EQ(elements.size(), 5u);
-  EXPECT_EQ(elements[0], "{\n      \"learning_rate\": 5e-05,\n      \"step\": 10\n    }") << "without the blanks around";
+  EXPECT_EQ(elements[0], "{\n      \"learning_rate\": 5e-05,\n      \"step\": 10\n    }")
+      << "without the blanks around";
   EXPECT_EQ(elements[1], R"({"eval_loss": NaN, "step": 20})");
   EXPECT_EQ(elements[2], "[]");
   EXPECT_EQ(elements[3], R"("s,]")");
@@ -152,8 +154,9 @@ TEST(JsonObject, ARefusalSaysItsReasonAndOffsetApart) {
     return {"no error", 0};
   };
   JsonObject object;
+  const std::string expected_value = "expected a value (a number, a string, an object, an array, true, false or null)";
   EXPECT_EQ(refusal([&] { object.parse("{\n  \"a\": [1,\n  2,,\n]}"); }),
-            (std::pair<std::string, size_t>{"expected a value (a number, a string, an object, an array, true, false or null)", 17}));
+            (std::pair<std::string, size_t>{expected_value, 17}));
   EXPECT_EQ(refusal([&] { object.parse("{\"a\": 1\n"); }),
             (std::pair<std::string, size_t>{"the text ends inside the object", 8}));
   EXPECT_EQ(refusal([] { json_array_elements("{}"); }), (std::pair<std::string, size_t>{"expected '['", 0}));

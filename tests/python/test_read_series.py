@@ -113,6 +113,7 @@ def test_a_lightning_csv_loggers_table_and_json_lines(tmp_path):
     """Lightning's CSVLogger writes one table of every metric (csv.DictWriter, a metric's cell empty in the rows that
     log others); LearningRateMonitor names a group's rate lr-AdamW/pg1. A JSON-lines log cut off mid-line by a kill."""
     import csv
+    import json
     rows = []
     for step in range(0, 100, 5):
         rows.append({"lr-AdamW/pg1": 1e-3 * (1 - step / 100), "lr-AdamW/pg2": 1e-4, "step": step})
@@ -126,6 +127,12 @@ def test_a_lightning_csv_loggers_table_and_json_lines(tmp_path):
     assert list(series["steps"]) == list(range(0, 100, 5))
     assert list(series["values"]) == [row["lr-AdamW/pg1"] for row in rows if "lr-AdamW/pg1" in row]
     assert series["run_steps"] is None and not series["last_line_cut"]
+    # The same table as pandas writes it with to_json(orient="records"): an array of records, NaN where a row has no
+    # value (pandas writes null).
+    records = tmp_path / "metrics.json"
+    records.write_text(json.dumps([{"lr-AdamW/pg1": row.get("lr-AdamW/pg1"), "step": row["step"]} for row in rows]))
+    series = lrkit.read_series(records, "lr-AdamW/pg1", "step")
+    assert list(series["steps"]) == list(range(0, 100, 5))
     lines = tmp_path / "log.jsonl"
     lines.write_text('{"step": 0, "lr": 0.001, "loss": NaN}\n{"step": 1, "eval_loss": 2.0}\n'
                      '{"step": 2, "lr": 0.002}\n{"step": 3, "lr": 0.0')
@@ -135,8 +142,8 @@ def test_a_lightning_csv_loggers_table_and_json_lines(tmp_path):
 
 def test_an_mlflow_run_gives_its_metric(tmp_path):
     """mlruns/EXPERIMENT/RUN as MLflow's FileStore writes it under Hugging Face's MLflowCallback (the metrics at the
-    global step, "%s %s %s\\n" % (timestamp, value, step) appended per value), resumed from step 60's checkpoint after it
-    had logged step 80."""
+    global step, "%s %s %s\\n" % (timestamp, value, step) appended per value), resumed from step 60's checkpoint
+    after it had logged step 80."""
     from scheduler_rates import hugging_face_cosine
     multiplier = hugging_face_cosine(20, 100)
     run = tmp_path / "mlruns" / "7" / "0f1e2d3c"

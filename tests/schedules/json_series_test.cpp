@@ -112,6 +112,12 @@ TEST(JsonSeries, JsonLinesGiveTheirRowsThatHoldTheColumnAndLeaveOutALineCutByAKi
   EXPECT_TRUE(cut.last_line_cut);
   EXPECT_EQ(read_series_file(write_text("one.json", "{\"step\": 3, \"lr\": 0.5}"), "lr", "step").steps,
             std::vector<double>{3}) << "one line, one row";
+  // An array of records, as pandas' to_json(orient="records") writes one (on one line, or indented).
+  const Series records = read_series_file(
+      write_text("records.json", "[{\"step\":0,\"lr\":0.001},{\"step\":5,\"loss\":2.0},\n {\"step\":10,\"lr\":0.002}]"),
+      "lr", "step");
+  EXPECT_EQ(records.steps, (std::vector<double>{0, 10}));
+  EXPECT_EQ(records.values, (std::vector<double>{0.001, 0.002}));
   EXPECT_EQ(read_series_file(write_text("bom.jsonl", "\xEF\xBB\xBF{\"step\": 1, \"lr\": 0.5}\n"), "lr", "step").steps,
             std::vector<double>{1});
 }
@@ -124,14 +130,16 @@ TEST(JsonSeries, ARefusalNamesTheFileTheLineAndWhatIsWrong) {
   EXPECT_EQ(refused("broken.json", "{\n  \"log_history\": [\n    {\"step\": 1,, \"lr\": 2}\n  ]\n}\n", "lr"),
             "'" + dir + "broken.json' line 3, column 16: not JSON: expected a member's name in double quotes");
   EXPECT_EQ(refused("truncated.json", trainer_state(50).substr(0, 200), "learning_rate"),
-            "'" + dir + "truncated.json' line 11, column 13: not JSON: the text ends inside a string (a truncated file?)");
+            "'" + dir +
+                "truncated.json' line 11, column 13: not JSON: the text ends inside a string (a truncated file?)");
   EXPECT_EQ(refused("pretty.jsonl", "{\n  \"step\": 1,\n  \"lr\": 2\n}\n{\n  \"step\": 2,\n  \"lr\": 3\n}\n", "lr"),
             "'" + dir + "pretty.jsonl' line 5, column 1: not JSON: text after the object (a trainer_state.json is one "
             "object; JSON lines are one object a line)");
   EXPECT_EQ(refused("config.json", "{\n  \"lr\": 0.001,\n  \"step\": 3\n}\n", "lr"),
             "'" + dir + "config.json' is one JSON object without a log_history: not a Hugging Face trainer_state.json, "
             "nor JSON lines (an object per line)");
-  EXPECT_EQ(refused("middle.jsonl", "{\"step\": 1, \"lr\": 2}\n{\"step\": 2, \"lr\": }\n{\"step\": 3, \"lr\": 4}\n", "lr"),
+  EXPECT_EQ(refused("middle.jsonl", "{\"step\": 1, \"lr\": 2}\n{\"step\": 2, \"lr\": }\n{\"step\": 3, \"lr\": 4}\n",
+                    "lr"),
             "'" + dir + "middle.jsonl' line 2, column 19: expected a value (a number, a string, an object, an array, "
             "true, false or null) (JSON lines: an object per line)");
   EXPECT_EQ(refused("text.jsonl", "{\"step\": 1, \"lr\": \"2e-4\"}\n", "lr"),
@@ -143,6 +151,10 @@ TEST(JsonSeries, ARefusalNamesTheFileTheLineAndWhatIsWrong) {
             "'" + dir + "badstep.jsonl' line 1: step: the step must be a finite number (it is NaN)");
   EXPECT_EQ(refused("entry.json", "{\"log_history\": [{\"step\": 1, \"lr\": 2},\n 3]}", "lr"),
             "'" + dir + "entry.json' log_history entry 2 (line 2): not a JSON object but '3'");
+  EXPECT_EQ(refused("records.json", "[{\"step\": 1, \"lr\": 2},\n 7]", "lr"),
+            "'" + dir + "records.json' element 2 (line 2): not a JSON object but '7'");
+  EXPECT_EQ(refused("open.json", "[{\"step\": 1, \"lr\": 2},\n {\"step\"", "lr"),
+            "'" + dir + "open.json' line 2, column 9: not JSON: the text ends inside the object (a truncated file?)");
   EXPECT_EQ(refused("history.json", "{\"max_steps\": 3,\n \"log_history\": {}}", "lr"),
             "'" + dir + "history.json' line 2, column 17: log_history is not an array (a Hugging Face "
             "trainer_state.json's is a list of logs)");

@@ -39,8 +39,8 @@ TEST(SeriesFile, TheTablesOfOtherLoggersAreReadByTheirColumnsAndSteps) {
     read_series_file(tensorboard, "/train/lr", "/train/step");
     ADD_FAILURE() << "no lr column";
   } catch (const SeriesFileError& e) {
-    EXPECT_NE(std::string(e.what()).find("tb.csv' line 1: no column named 'train/lr' or 'lr' in the header (its columns: "
-                                         "'Wall time', 'Step', 'Value')"),
+    EXPECT_NE(std::string(e.what()).find("tb.csv' line 1: no column named 'train/lr' or 'lr' in the header (its "
+                                         "columns: 'Wall time', 'Step', 'Value')"),
               std::string::npos)
         << e.what();
   }

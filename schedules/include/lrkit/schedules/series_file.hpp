@@ -42,9 +42,10 @@ void drop_rows_from(Series& series, double step);
 // whole without its leading '/', else its last component, /train/lr -> lr; a step column also by the names other
 // loggers give it; a lone column is taken whatever its name), and with a step column a row whose value cell is empty
 // logs other metrics and is passed over; without a header a single column is the values and two columns are
-// step,value. JSON (a file whose first character is '{'): a Hugging Face Trainer's trainer_state.json, the rows of
-// its log_history that hold the column (its max_steps gives run_steps), or JSON lines, an object per row
-// (json_series.hpp). A directory: its event files, else its trainer_state.json, else its newest checkpoint-N's. Event
+// step,value. JSON (a file whose first character is '{' or '['): a Hugging Face Trainer's trainer_state.json, the
+// rows of its log_history that hold the column (its max_steps gives run_steps), JSON lines (an object per row) or an
+// array of records (json_series.hpp). An MLflow run's metric (mlflow_series.hpp). A directory: its event files, else
+// an MLflow run's metric, else its trainer_state.json, else its newest checkpoint-N's. Event
 // files (known by their content; a directory by the names of the files directly in it): the scalar tag
 // `values_name` without its leading '/' (/train/grad_norm -> train/grad_norm, Hugging Face's tag), at the events'
 // steps, as TensorBoard shows it (tfevents_file.hpp). Throws SeriesFileError naming the file, and the line for bad
