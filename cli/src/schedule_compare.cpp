@@ -82,12 +82,13 @@ LoggedRates read_logged_rates(const CompareRequest& request, const std::string& 
   return logged;
 }
 
-// The first line of a verdict: the file, its rows and steps, the rows a resumed session's replaced, a last line cut
-// by a kill, and the run's length where the file records it.
+// The first line of a verdict: the file (and the one read, where a directory stood for it), its rows and steps, the
+// rows a resumed session's replaced, a last line cut by a kill, and the run's length where the file records it.
 std::string rows_line(const CompareRequest& request, const LoggedRates& logged) {
   const size_t rows = logged.steps.size();
   const schedules::Series& series = logged.series;
-  return request.file + ": " + std::to_string(rows) + (rows == 1 ? " row" : " rows") + " of " + request.column +
+  return request.file + (series.source.empty() ? "" : " (" + series.source + ")") + ": " + std::to_string(rows) +
+         (rows == 1 ? " row" : " rows") + " of " + request.column +
          ", steps " + format_number(series.steps.front()) + ".." + format_number(series.steps.back()) +
          replaced_text(series.replaced) +
          (series.last_line_cut ? " (its last line, cut off by a kill mid-line, left out)" : "") +

@@ -213,6 +213,7 @@ py::dict read_series(const py::object& path_given, const std::string& column, co
   d["replaced"] = series.replaced;
   d["run_steps"] = series.run_steps > 0 ? py::object(py::int_(series.run_steps)) : py::object(py::none());
   d["last_line_cut"] = series.last_line_cut;
+  d["source"] = series.source.empty() ? py::object(py::none()) : py::object(py::str(series.source));
   return d;
 }
 
@@ -378,15 +379,16 @@ void bind_schedules(py::module_& m) {
   m.def("read_series", &read_series, py::arg("path"), py::arg("column") = "/train/lr",
         py::arg("steps") = "/train/step",
         "a series as lrkit's table(...), refined(...) and `lrkit schedule --compare` read it: a dict of steps and "
-        "values (float64 arrays), replaced, run_steps and last_line_cut. path: a run directory or its log.h5 (column "
-        "and steps are datasets), a CSV or TSV (columns by name: the dataset path whole, else its last name; a row "
+        "values (float64 arrays), replaced, run_steps, last_line_cut and source. path: a run directory or its log.h5 "
+        "(column and steps are datasets), a CSV or TSV (columns by name: the dataset path whole, else its last name; a row "
         "whose cell is empty logs other metrics), a Hugging Face trainer_state.json (its log_history; an output or "
         "checkpoint directory stands for its own or its newest checkpoint's; run_steps is its max_steps, else None), "
         "JSON lines or an array of records, an MLflow run (column names the metric) or a metric's file, or "
         "TensorBoard event files, one or a run's directory (column is the tag, without its leading '/': "
         "train/learning_rate); rows a resumed run logged again replace the earlier ones, as TensorBoard shows them, "
         "and replaced counts those; last_line_cut: a JSON-lines or MLflow log's last line, cut off by a kill, was "
-        "left out. Raises ValueError naming the file");
+        "left out; source: the file read where a directory stood for one (a checkpoint's, a metric's), else None. "
+        "Raises ValueError naming the file");
   m.def("refine_multipliers",
         [](const std::vector<double>& norms, const py::object& total_steps_given, const std::string& norm, double tau) {
           const int64_t total_steps = whole_number(total_steps_given, "total_steps");

@@ -185,6 +185,7 @@ std::string trainer_state_in(const std::string& directory) {
 Series read_series_file(const std::string& name, const std::string& values_name, const std::string& steps_name,
                         RepeatedSteps repeated) {
   std::string path = run_log_argument(name);
+  std::string source;  // the file a directory stands for, where it is one chosen among others
   const std::string tag = !values_name.empty() && values_name.front() == '/' ? values_name.substr(1) : values_name;
   if (is_directory_path(path)) {
     if (const auto events = tfevents_files_in(path); !events.empty()) return read_tfevents_series(events, tag);
@@ -200,7 +201,7 @@ Series read_series_file(const std::string& name, const std::string& values_name,
           (mlflow.empty() ? "" : "; the MLflow runs below it: " + list_for_message(mlflow, 10)) +
           (tensorboard.empty() && mlflow.empty() ? "" : ": name one"));
     }
-    path = file;
+    path = source = file;
   }
   if (const auto problem = input_file_problem(path)) throw SeriesFileError(*problem);
   const bool hdf5 = h5::is_hdf5_file(path);
@@ -213,6 +214,7 @@ Series read_series_file(const std::string& name, const std::string& values_name,
                       ? read_json_series(path, values_name, steps_name)
                       : read_table(path, values_name, steps_name);
   if (series.values.empty()) throw SeriesFileError("'" + path + "': " + values_name + " holds no rows");
+  series.source = source;
   if (series.steps.empty()) {
     series.steps.resize(series.values.size());
     for (size_t i = 0; i < series.steps.size(); ++i) series.steps[i] = static_cast<double>(i);
@@ -228,6 +230,7 @@ Series read_series_file(const std::string& name, const std::string& values_name,
     Series logged;
     logged.run_steps = series.run_steps;
     logged.last_line_cut = series.last_line_cut;
+    logged.source = series.source;
     for (size_t i = 0; i < series.steps.size(); ++i) append_logged_row(logged, series.steps[i], series.values[i]);
     return logged;
   }

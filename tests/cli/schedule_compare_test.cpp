@@ -288,7 +288,8 @@ TEST(ScheduleFit, ATrainersCheckpointIsReadWithItsRunsLength) {
   const std::string out = trainer_checkpoint("hf_out", 200);
   auto r = run_lrkit("schedule --fit " + out + " --column train/learning_rate");
   EXPECT_EQ(r.code, 0) << r.out;
-  EXPECT_EQ(r.out, out + ": 10 rows of train/learning_rate, steps 10..100, of a run of 200 steps (its max_steps)\n"
+  EXPECT_EQ(r.out, out + " (" + out + "/checkpoint-100/trainer_state.json): 10 rows of train/learning_rate, steps "
+                         "10..100, of a run of 200 steps (its max_steps)\n"
                          "fits cosine(peak=0.0005, warmup=20) over 200 steps: the worst relative difference is "
                          "3.6951522376689273e-16 at step 100 (tolerance 1e-06)\n");
   r = run_lrkit("schedule 'cosine(peak=5e-4, warmup=20)' --compare " + out + " --column train/learning_rate");

@@ -95,6 +95,7 @@ def test_a_trainers_checkpoint_gives_its_logged_rates_and_its_runs_length(tmp_pa
     (checkpoint / "trainer_state.json").write_text(trainer_state(history, 200))
     series = lrkit.read_series(tmp_path / "out", "train/learning_rate")
     assert list(series["steps"]) == list(range(10, 101, 10)) and series["run_steps"] == 200
+    assert series["source"] == str(checkpoint / "trainer_state.json")
     assert list(series["values"]) == [row["learning_rate"] for row in history if "learning_rate" in row]
     assert np.isnan(lrkit.read_series(checkpoint / "trainer_state.json", "grad_norm", "step")["values"][2])
     assert list(lrkit.read_series(checkpoint, "eval_loss", "step")["steps"]) == [50]
@@ -126,7 +127,7 @@ def test_a_lightning_csv_loggers_table_and_json_lines(tmp_path):
     series = lrkit.read_series(path, "lr-AdamW/pg1", "step")
     assert list(series["steps"]) == list(range(0, 100, 5))
     assert list(series["values"]) == [row["lr-AdamW/pg1"] for row in rows if "lr-AdamW/pg1" in row]
-    assert series["run_steps"] is None and not series["last_line_cut"]
+    assert series["run_steps"] is None and not series["last_line_cut"] and series["source"] is None
     # The same table as pandas writes it with to_json(orient="records"): an array of records, NaN where a row has no
     # value (pandas writes null).
     records = tmp_path / "metrics.json"

@@ -70,7 +70,10 @@ TEST(JsonSeries, ATrainersOutputDirectoryIsReadFromItsStateOrItsNewestCheckpoint
   write_text("hf_output/checkpoint-100/trainer_state.json", trainer_state(100));
   write_text("hf_output/checkpoint-30/trainer_state.json", trainer_state(30));
   write_text("hf_output/checkpoint-x/trainer_state.json", trainer_state(7));
-  EXPECT_EQ(read_series_file(out.string(), "learning_rate", "step").run_steps, 100) << "checkpoint-100, not -30";
+  const Series newest = read_series_file(out.string(), "learning_rate", "step");
+  EXPECT_EQ(newest.run_steps, 100) << "checkpoint-100, not -30";
+  EXPECT_EQ(newest.source, (out / "checkpoint-100" / "trainer_state.json").string()) << "the file chosen";
+  EXPECT_EQ(read_series_file(newest.source, "learning_rate", "step").source, "") << "a file stands for itself";
   EXPECT_EQ(read_series_file((out / "checkpoint-20").string(), "learning_rate", "step").run_steps, 40);
   write_text("hf_output/trainer_state.json", trainer_state(200));
   EXPECT_EQ(read_series_file(out.string(), "learning_rate", "step").run_steps, 200) << "save_state()'s, at the end";

@@ -36,6 +36,7 @@ TEST(MlflowSeries, ARunsMetricIsReadByItsNameFromTheRunOrItsFile) {
   const Series lr = read_series_file(run, "/train/learning_rate", "/train/step", RepeatedSteps::Replace);
   EXPECT_EQ(lr.steps, (std::vector<double>{10, 20, 30}));
   EXPECT_EQ(lr.values, (std::vector<double>{5e-05, 4.5e-05, 4e-05}));
+  EXPECT_EQ(lr.source, run + "/metrics/learning_rate");
   EXPECT_FALSE(lr.last_line_cut);
   const Series loss = read_series_file(run, "/train/loss", "/train/step");
   EXPECT_EQ(loss.steps, (std::vector<double>{10, 20})) << "a name with '/' is a file in a subdirectory";

@@ -20,6 +20,9 @@ struct Series {
   size_t replaced = 0;  // rows a resumed session wrote again, which replaced these (TensorBoard event files)
   int64_t run_steps = 0;  // the run's length where the file records it (a Trainer's max_steps), else 0
   bool last_line_cut = false;  // JSON lines: the last line, without its line end, is no object (a writer killed)
+  // The file read where a directory stood for one chosen among others (a Trainer's newest checkpoint's
+  // trainer_state.json, an MLflow run's metric), else empty.
+  std::string source;
 };
 
 class SeriesFileError : public std::runtime_error {
