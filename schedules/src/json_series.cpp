@@ -230,7 +230,7 @@ Series read_json_series(const std::string& path, const std::string& values_name,
                            (e.reason().rfind("the text ends", 0) == 0 ? " (a truncated file?)" : hint));
   };
   if (line.find_first_not_of(" \t\r") != std::string::npos && line[line.find_first_not_of(" \t\r")] == '[') {
-    // An array of records: pandas' to_json(orient="records"), a W&B history exported as JSON.
+    // An array of records: pandas' to_json(orient="records") of a run's metrics.
     RowReader rows(path, values_name, steps_name, "element of the array");
     try {
       return read_object_array(path, text, text, "element", rows);
