@@ -70,6 +70,21 @@ TEST(RefineCommand, ARunThatSkippedUpdatesRefinesWithTheirNormsFilledIn) {
             std::string::npos) << r.out;
 }
 
+// `lrkit refine RUN --peak 5e-4 --norm l2 OPTIONS --out DIR/refined.csv` refines `steps` steps, and its table is what
+// the spec refined(norms=RUN) gives over them, row for row.
+void expect_refined_as_the_spec_reads_it(const std::string& run, const std::string& dir, const std::string& options,
+                                         int steps) {
+  const auto r = run_lrkit("refine " + run + " --peak 5e-4 --norm l2" + options + " --out " + dir + "/refined.csv");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("refined " + std::to_string(steps) + " steps from " + run + " (l2 norms)\n"), std::string::npos)
+      << r.out;
+  const std::string length = " --steps " + std::to_string(steps) + " --format csv";
+  const auto table = run_lrkit("schedule 'table(file=" + dir + "/refined.csv)'" + length);
+  const auto spec = run_lrkit("schedule 'refined(norms=" + run + ", peak=5e-4, norm=l2)'" + length);
+  ASSERT_EQ(spec.code, 0) << spec.out;
+  EXPECT_EQ(table.out, spec.out);
+}
+
 // A Hugging Face Trainer's TensorBoard run (tests/golden/make_tfevents.py): --norm l2 reads its train/grad_norm. It
 // logged every 10th of 200 steps, so the next run's length is asked for rather than guessed.
 TEST(RefineCommand, ATrainersTensorBoardRunRefinesOnceItsLengthIsGiven) {
@@ -80,13 +95,7 @@ TEST(RefineCommand, ATrainersTensorBoardRunRefinesOnceItsLengthIsGiven) {
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_EQ(r.out, "lrkit refine: '" + run + "' holds 20 gradient norms at steps 10..200, not one per step: give the "
                    "next run's length with --steps\n");
-  r = run_lrkit("refine " + run + " --peak 5e-4 --norm l2 --steps 200 --out " + dir + "/refined.csv");
-  ASSERT_EQ(r.code, 0) << r.out;
-  EXPECT_NE(r.out.find("refined 200 steps from " + run + " (l2 norms)\n"), std::string::npos) << r.out;
-  const auto table = run_lrkit("schedule 'table(file=" + dir + "/refined.csv)' --steps 200 --format csv");
-  const auto spec = run_lrkit("schedule 'refined(norms=" + run + ", peak=5e-4, norm=l2)' --steps 200 --format csv");
-  ASSERT_EQ(spec.code, 0) << spec.out;
-  EXPECT_EQ(table.out, spec.out);
+  expect_refined_as_the_spec_reads_it(run, dir, " --steps 200", 200);
 }
 
 // A Trainer's checkpoint: its trainer_state.json's max_steps is the length, so its norms of every 10th step refine
@@ -100,13 +109,7 @@ TEST(RefineCommand, ATrainersCheckpointRefinesOverItsMaxSteps) {
             << ", \"learning_rate\": 0.0005, \"step\": " << step << "}";
   std::ofstream(dir + "/checkpoint-60/trainer_state.json")
       << "{\n  \"log_history\": [\n" << history.str() << "\n  ],\n  \"max_steps\": 120\n}\n";
-  auto r = run_lrkit("refine " + dir + " --peak 5e-4 --norm l2 --out " + dir + "/refined.csv");
-  ASSERT_EQ(r.code, 0) << r.out;
-  EXPECT_NE(r.out.find("refined 120 steps from " + dir + " (l2 norms)\n"), std::string::npos) << r.out;
-  const auto table = run_lrkit("schedule 'table(file=" + dir + "/refined.csv)' --steps 120 --format csv");
-  const auto spec = run_lrkit("schedule 'refined(norms=" + dir + ", peak=5e-4, norm=l2)' --steps 120 --format csv");
-  ASSERT_EQ(spec.code, 0) << spec.out;
-  EXPECT_EQ(table.out, spec.out);
+  expect_refined_as_the_spec_reads_it(dir, dir, "", 120);
 }
 
 TEST(RefineCommand, PathsWithSpacesCommasAndBracketsAreQuotedInTheSpecs) {
