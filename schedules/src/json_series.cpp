@@ -70,15 +70,17 @@ class RowReader {
   // One object's row; `where()` names it in errors ("line 12", "log_history entry 3 (line 40)").
   template <class Where>
   void add(const JsonObject& object, const Where& where) {
-    for (size_t i = 0; i < object.size() && seen_names_.size() < 64; ++i)
+    // The names the rows hold, for take()'s refusal, which only a file without one row of the column meets: gathered
+    // until that first row, not on every row after it.
+    for (size_t i = 0; series_.values.empty() && i < object.size() && seen_names_.size() < 64; ++i)
       if (std::find(seen_names_.begin(), seen_names_.end(), object[i].name) == seen_names_.end())
         seen_names_.push_back(object[i].name);
     const JsonMember* value_member = nullptr;
     for (const std::string& name : values_names_)
       if ((value_member = object.find(name))) break;
     if (!value_member) return;  // another metric's row
-    const auto fail = [&](const std::string& name) {
-      return [&, name](const std::string& problem) -> void {
+    const auto fail = [&](const std::string& name) {  // `name` is a member's, which outlives the call
+      return [&](const std::string& problem) -> void {
         throw SeriesFileError("'" + path_ + "' " + where() + ": " + name + ": " + problem);
       };
     };

@@ -1,5 +1,6 @@
 #include "mlflow_series.hpp"
 
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -27,14 +28,16 @@ void list_metrics(const std::string& directory, const std::string& prefix, std::
   }
 }
 
-// A line's fields, split at single spaces as MLflow writes and reads them.
-std::vector<std::string_view> fields_of(std::string_view line) {
-  std::vector<std::string_view> fields;
-  size_t start = 0;
+// A line's fields, split at single spaces as MLflow writes and reads them: the first three in `fields`, and their
+// count (more than 3 where the line has more).
+size_t fields_of(std::string_view line, std::array<std::string_view, 3>& fields) {
+  size_t count = 0, start = 0;
   while (true) {
     const size_t space = line.find(' ', start);
-    fields.push_back(line.substr(start, space == std::string_view::npos ? std::string_view::npos : space - start));
-    if (space == std::string_view::npos) return fields;
+    if (count < fields.size())
+      fields[count] = line.substr(start, space == std::string_view::npos ? std::string_view::npos : space - start);
+    ++count;
+    if (space == std::string_view::npos) return count;
     start = space + 1;
   }
 }
@@ -91,6 +94,7 @@ Series read_mlflow_metric(const std::string& path) {
   if (!in) throw SeriesFileError("cannot open '" + path + "': no such file or not readable");
   Series series;
   std::string line;
+  std::array<std::string_view, 3> fields;  // reused from line to line
   size_t number = 0;
   while (std::getline(in, line)) {
     ++number;
@@ -99,16 +103,16 @@ Series read_mlflow_metric(const std::string& path) {
       break;
     }
     if (line.empty()) continue;
-    const auto fields = fields_of(line);
+    const size_t count = fields_of(line, fields);
     double value = 0.0, step = 0.0, timestamp = 0.0;
     const auto where = [&] { return "'" + path + "' line " + std::to_string(number) + ": "; };
-    if ((fields.size() != 2 && fields.size() != 3) || !parse_value(fields[0], timestamp))
+    if ((count != 2 && count != 3) || !parse_value(fields[0], timestamp))
       throw SeriesFileError(where() + "'" + text_for_message(line) + "' is not an MLflow metric's line (TIMESTAMP " +
                             "VALUE STEP)");
     if (!parse_value(fields[1], value))
       throw SeriesFileError(where() + "the value '" + text_for_message(fields[1]) + "' is not a number");
     // A line of two fields is MLflow's older form, at step 0.
-    if (fields.size() == 3 && (!parse_value(fields[2], step) || !std::isfinite(step)))
+    if (count == 3 && (!parse_value(fields[2], step) || !std::isfinite(step)))
       throw SeriesFileError(where() + "the step '" + text_for_message(fields[2]) + "' is not a number");
     series.steps.push_back(step);
     series.values.push_back(value);
