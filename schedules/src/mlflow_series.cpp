@@ -42,20 +42,6 @@ size_t fields_of(std::string_view line, std::array<std::string_view, 3>& fields)
   }
 }
 
-// MLflow's values are Python's str() of a float: "nan", "inf" and "-inf" for the non-finite ones.
-bool parse_value(std::string_view text, double& out) {
-  if (text == "nan") {
-    out = std::nan("");
-    return true;
-  }
-  if (text == "inf" || text == "-inf") {
-    out = text[0] == '-' ? -HUGE_VAL : HUGE_VAL;
-    return true;
-  }
-  const auto [end, ec] = chars_to_double(text.data(), text.data() + text.size(), out);
-  return ec == std::errc() && end == text.data() + text.size() && !text.empty();
-}
-
 }  // namespace
 
 bool is_mlflow_run(const std::string& directory) {
@@ -106,13 +92,13 @@ Series read_mlflow_metric(const std::string& path) {
     const size_t count = fields_of(line, fields);
     double value = 0.0, step = 0.0, timestamp = 0.0;
     const auto where = [&] { return "'" + path + "' line " + std::to_string(number) + ": "; };
-    if ((count != 2 && count != 3) || !parse_value(fields[0], timestamp))
+    if ((count != 2 && count != 3) || !text_to_double(fields[0], timestamp))
       throw SeriesFileError(where() + "'" + text_for_message(line) + "' is not an MLflow metric's line (TIMESTAMP " +
                             "VALUE STEP)");
-    if (!parse_value(fields[1], value))
+    if (!text_to_double(fields[1], value))
       throw SeriesFileError(where() + "the value '" + text_for_message(fields[1]) + "' is not a number");
     // A line of two fields is MLflow's older form, at step 0.
-    if (count == 3 && (!parse_value(fields[2], step) || !std::isfinite(step)))
+    if (count == 3 && (!text_to_double(fields[2], step) || !std::isfinite(step)))
       throw SeriesFileError(where() + "the step '" + text_for_message(fields[2]) + "' is not a number");
     series.steps.push_back(step);
     series.values.push_back(value);

@@ -32,13 +32,6 @@ std::vector<std::string> split_fields(const std::string& path, size_t line_no, c
   }
 }
 
-bool parse_double(const std::string& text, double& out) {
-  const char* first = text.data();
-  const char* last = first + text.size();
-  const auto [end, ec] = chars_to_double(first, last, out);
-  return ec == std::errc() && end == last && first != last;
-}
-
 Series read_hdf5(const std::string& path, const std::string& values_name, const std::string& steps_name) {
   Series series;
   bool marked = false;
@@ -93,7 +86,7 @@ Series read_table(const std::string& path, const std::string& values_dataset, co
     double probe = 0.0;
     if (first_row) {
       first_row = false;
-      if (!parse_double(fields[0], probe)) {  // a header row
+      if (!text_to_double(fields[0], probe)) {  // a header row
         const auto first_column = [&](const std::vector<std::string>& names) -> long {
           for (const std::string& name : names)
             if (const auto it = std::find(fields.begin(), fields.end(), name); it != fields.end())
@@ -127,13 +120,13 @@ Series read_table(const std::string& path, const std::string& values_dataset, co
     double value = 0.0;
     // nan and inf are numbers, as in an HDF5 series: a refined schedule fills a skipped update's norm, a table
     // refuses such a rate, each naming the row.
-    if (!parse_double(fields[static_cast<size_t>(value_col)], value))
+    if (!text_to_double(fields[static_cast<size_t>(value_col)], value))
       throw SeriesFileError("'" + path + "' line " + std::to_string(line_no) + ": '" +
                             text_for_message(fields[static_cast<size_t>(value_col)]) + "' is not a number");
     series.values.push_back(value);
     if (step_col >= 0) {
       double step = 0.0;
-      if (!parse_double(fields[static_cast<size_t>(step_col)], step) || !std::isfinite(step))
+      if (!text_to_double(fields[static_cast<size_t>(step_col)], step) || !std::isfinite(step))
         throw SeriesFileError("'" + path + "' line " + std::to_string(line_no) + ": step '" +
                               text_for_message(fields[static_cast<size_t>(step_col)]) + "' is not a number");
       series.steps.push_back(step);

@@ -89,6 +89,17 @@ TEST(CharsToDouble, SignedNumbersAndInfinity) {
   for (const char* text : {"+", "++1", "+-1", "-+1", "+ 1", "", "+x", "+.", " 1"}) EXPECT_FALSE(read(text)) << text;
 }
 
+TEST(TextToDouble, TheWholeTextNonFiniteIncluded) {
+  double out = 0.0;
+  ASSERT_TRUE(text_to_double("+5e-05", out));
+  EXPECT_EQ(out, 5e-05);
+  ASSERT_TRUE(text_to_double("nan", out)) << "Python's str(float('nan')), as MLflow writes a diverged metric";
+  EXPECT_TRUE(std::isnan(out));
+  ASSERT_TRUE(text_to_double("-inf", out));
+  EXPECT_EQ(out, -std::numeric_limits<double>::infinity());
+  for (const char* text : {"", "1 ", " 1", "1e", "0.5x", "+"}) EXPECT_FALSE(text_to_double(text, out)) << text;
+}
+
 TEST(ParseInteger, DigitsOrADecimalThatIsExactlyWhole) {
   EXPECT_EQ(parse_integer("-12"), -12);
   EXPECT_EQ(parse_integer("+7"), 7);

@@ -13,6 +13,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace lrkit {
@@ -77,6 +78,15 @@ inline std::from_chars_result chars_to_double(const char* first, const char* las
   const auto result = std::from_chars(first + (plus ? 1 : 0), last, out);
   if (result.ec == std::errc::invalid_argument) return {first, result.ec};
   return result;
+}
+
+// The whole of `text` as a double by chars_to_double, "nan", "inf" and "-inf" included (as Python's str() and
+// printf write them): false where `text` is empty or holds more than the number.
+inline bool text_to_double(std::string_view text, double& out) {
+  const char* first = text.data();
+  const char* last = first + text.size();
+  const auto [end, ec] = chars_to_double(first, last, out);
+  return ec == std::errc() && end == last && first != last;
 }
 
 // The whole of `text` as a finite number, or nothing (empty, trailing characters, out of range).
