@@ -114,10 +114,9 @@ int compare_with_log(const CompareRequest& request) {
   std::string length_from;
   const schedules::Schedule schedule = [&] {
     try {
-      if (request.steps) return schedules::parse_schedule(request.spec, request.steps);
-      if (series.run_steps > 0) {
-        length_from = ": the log's max_steps; --steps gives another";
-        return schedules::parse_schedule(request.spec, series.run_steps);
+      if (const std::optional<int64_t> length = run_length(request, series)) {
+        if (!request.steps) length_from = ": the log's max_steps; --steps gives another";
+        return schedules::parse_schedule(request.spec, length);
       }
       try {
         return schedules::parse_schedule(request.spec, std::nullopt);

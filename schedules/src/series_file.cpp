@@ -201,11 +201,14 @@ Series read_series_file(const std::string& name, const std::string& values_name,
   if (!hdf5 && is_tfevents_file(path)) return read_tfevents_series({path}, tag);
   if (!hdf5 && has_hdf5_name(path))  // read as text, a damaged log gave "line 2: '<binary>' is not a number"
     throw SeriesFileError("'" + path + "' is not an HDF5 file (or is truncated); a CSV or TSV table needs another name");
-  Series series = hdf5                              ? read_hdf5(path, values_name, steps_name)
-                  : is_mlflow_metric_file(path)  ? read_mlflow_metric(path)
-                  : first_character(path) == '{' || first_character(path) == '['
-                      ? read_json_series(path, values_name, steps_name)
-                      : read_table(path, values_name, steps_name);
+  const auto text_form = [&] {
+    const char first = first_character(path);
+    return first == '{' || first == '[' ? read_json_series(path, values_name, steps_name)
+                                        : read_table(path, values_name, steps_name);
+  };
+  Series series = hdf5                          ? read_hdf5(path, values_name, steps_name)
+                  : is_mlflow_metric_file(path) ? read_mlflow_metric(path)
+                                                : text_form();
   if (series.values.empty()) throw SeriesFileError("'" + path + "': " + values_name + " holds no rows");
   series.source = source;
   if (series.steps.empty()) {
