@@ -7,8 +7,10 @@
 #     state, an evaluation every 1000 steps in its log_history);
 #   - as JSON lines (jsonl: an object per step);
 #   - as an MLflow run (mlflow: MLflow's file store, a "timestamp value step" line per step in metrics/learning_rate);
-#   - as TensorBoard event files (events: an event per tag and step, as add_scalar writes them), where a Python with
-#     google.protobuf and crcmod can write them (Debian: python3-protobuf, python3-crcmod); left out otherwise.
+#   - as TensorBoard event files (events: an event per tag and step, as add_scalar writes them) and as a Weights &
+#     Biases run log (wandb: a history row per step at train/global_step, as Hugging Face's WandbCallback logs them),
+#     where a Python with google.protobuf and crcmod can write them (Debian: python3-protobuf, python3-crcmod); left
+#     out otherwise.
 # Each is compared ROUNDS times, alternated; medians of seconds and of peak memory (MB), and each form's ratio to the
 # CSV's.
 # Usage: bench/log_read.sh [STEPS] [ROUNDS]   (default 250000 3: 1,000,000 events, a trainer_state.json of 50 MB)
@@ -65,31 +67,43 @@ with open(out + "/trainer_state.json", "w") as f:
 PYEOF
 forms=(csv lightning trainer_state jsonl mlflow)
 declare -A files=([csv]=run.csv [lightning]=lightning.csv [trainer_state]=trainer_state.json [jsonl]=log.jsonl
-                  [mlflow]=mlruns/0/run/metrics/learning_rate [events]=run/events.out.tfevents.1764201600.bench.1.0)
+                  [mlflow]=mlruns/0/run/metrics/learning_rate [events]=run/events.out.tfevents.1764201600.bench.1.0
+                  [wandb]=wandb/run-20261127_000000-bench/run-bench.wandb)
 declare -A columns=([csv]=learning_rate [lightning]=lr-AdamW [trainer_state]=train/learning_rate
-                    [jsonl]=learning_rate [mlflow]=train/learning_rate [events]=train/learning_rate)
+                    [jsonl]=learning_rate [mlflow]=train/learning_rate [events]=train/learning_rate
+                    [wandb]=train/learning_rate)
 if [ -n "$events_python" ]; then
-  mkdir "$dir/run"
-  "$events_python" - "$steps" "$dir/${files[events]}" <<'PYEOF'
+  mkdir -p "$dir/run" "$(dirname "$dir/${files[wandb]}")"
+  "$events_python" - "$steps" "$dir/${files[events]}" "$dir/${files[wandb]}" <<'PYEOF'
 import math
 import sys
 
 sys.path.insert(0, "tests/golden")
 from make_tfevents import EventFile, hf_cosine_rate  # noqa: E402
+from make_wandb import RunLog  # noqa: E402
 
-steps, events_path = int(sys.argv[1]), sys.argv[2]
+steps, events_path, wandb_path = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 f = EventFile(1764201600.0)
+run = RunLog(1764201600.0)
+run.begin("bench", "lrkit-bench", {"max_steps": steps})
+run.define_metric(name="train/global_step")
+run.define_metric(glob="*", step_metric="train/global_step", step_sync=True)
+tags = ("train/loss", "train/grad_norm", "train/learning_rate", "train/epoch")
 for step in range(steps):
     row = (3.0 / (1.0 + step / 50.0), 0.5 + 2.0 / math.sqrt(step + 1),
            hf_cosine_rate(step, 5e-4, steps // 100, steps), step / 1000.0)
-    for tag, x in zip(("train/loss", "train/grad_norm", "train/learning_rate", "train/epoch"), row):
+    for tag, x in zip(tags, row):
         f.scalar(step, tag, x)
+    run.log(dict(zip(tags, row), **{"train/global_step": step}))
 with open(events_path, "wb") as out:
     out.write(f.bytes())
+with open(wandb_path, "wb") as out:
+    out.write(bytes(run.data))
 PYEOF
-  forms+=(events)
+  forms+=(events wandb)
 else
-  echo "events left out: no python3 here imports google.protobuf and crcmod (Debian: python3-protobuf python3-crcmod)"
+  echo "events and wandb left out: no python3 here imports google.protobuf and crcmod (Debian: python3-protobuf" \
+       "python3-crcmod)"
 fi
 spec="cosine(peak=5e-4, warmup=$((steps / 100)))"
 measure() {  # measure FORM: "seconds megabytes"; the verdict must be "follows" (exit 0)

@@ -271,6 +271,14 @@ void JsonObject::parse(std::string_view text, Nested nested) {
   if (!reader.at_end()) reader.fail("text after the object");
 }
 
+void parse_json_value(std::string_view text, JsonMember& out) {
+  Reader reader(text);
+  reader.skip_blanks();
+  reader.value(&out, 0);
+  reader.skip_blanks();
+  if (!reader.at_end()) reader.fail("text after the value");
+}
+
 std::vector<std::string_view> json_array_elements(std::string_view array_text) {
   std::vector<std::string_view> elements;
   Reader reader(array_text);

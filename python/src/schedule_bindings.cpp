@@ -383,11 +383,13 @@ void bind_schedules(py::module_& m) {
         "(column and steps are datasets), a CSV or TSV (columns by name: the dataset path whole, else its last name; a row "
         "whose cell is empty logs other metrics), a Hugging Face trainer_state.json (its log_history; an output or "
         "checkpoint directory stands for its own or its newest checkpoint's; run_steps is its max_steps, else None), "
-        "JSON lines or an array of records, an MLflow run (column names the metric) or a metric's file, or "
+        "JSON lines or an array of records, a Weights & Biases run's directory or its .wandb file (the history rows at "
+        "the step metric wandb.define_metric gave the column, else _step; run_steps is its config's max_steps), an "
+        "MLflow run (column names the metric) or a metric's file, or "
         "TensorBoard event files, one or a run's directory (column is the tag, without its leading '/': "
         "train/learning_rate); rows a resumed run logged again replace the earlier ones, as TensorBoard shows them, "
-        "and replaced counts those; last_line_cut: a JSON-lines or MLflow log's last line, cut off by a kill, was "
-        "left out; source: the file read where a directory stood for one (a checkpoint's, a metric's), else None. "
+        "and replaced counts those; last_line_cut: a table's, a JSON-lines or an MLflow log's last line, cut off by "
+        "a kill, was left out; source: the file read where a directory stood for one (a checkpoint's, a metric's), else None. "
         "Raises ValueError naming the file");
   m.def("refine_multipliers",
         [](const std::vector<double>& norms, const py::object& total_steps_given, const std::string& norm, double tau) {

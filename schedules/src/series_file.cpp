@@ -18,6 +18,8 @@
 #include "json_series.hpp"
 #include "mlflow_series.hpp"
 #include "series_columns.hpp"
+#include "wandb_log_reader.hpp"
+#include "wandb_series.hpp"
 
 namespace lrkit::schedules {
 
@@ -61,6 +63,35 @@ bool has_hdf5_name(const std::string& path) {
   return extension == ".h5" || extension == ".hdf5";
 }
 
+// One data row's value (and step) into `series`: a row without this column's value (an empty cell beside a step) adds
+// nothing. Throws SeriesFileError naming the line where the row is short or a cell is no number.
+void add_table_row(const std::string& path, size_t line_no, const std::vector<std::string>& fields, long value_col,
+                   long step_col, Series& series) {
+  const size_t needed = static_cast<size_t>(std::max(value_col, step_col)) + 1;
+  if (fields.size() < needed)
+    throw SeriesFileError("'" + path + "' line " + std::to_string(line_no) + ": expected at least " +
+                          std::to_string(needed) + " fields, found " + std::to_string(fields.size()));
+  // A table of several metrics (Lightning's CSVLogger, a Weights & Biases export) leaves a metric's cell empty in
+  // the rows that log others: with a step column, such a row holds no value of this one. Without one, a row's place
+  // is its step, and an empty cell is refused below.
+  if (step_col >= 0 && fields[static_cast<size_t>(value_col)].find_first_not_of(" \t\r") == std::string::npos)
+    return;
+  double value = 0.0;
+  // nan and inf are numbers, as in an HDF5 series: a refined schedule fills a skipped update's norm, a table
+  // refuses such a rate, each naming the row.
+  if (!text_to_double(fields[static_cast<size_t>(value_col)], value))
+    throw SeriesFileError("'" + path + "' line " + std::to_string(line_no) + ": '" +
+                          text_for_message(fields[static_cast<size_t>(value_col)]) + "' is not a number");
+  series.values.push_back(value);
+  if (step_col >= 0) {
+    double step = 0.0;
+    if (!text_to_double(fields[static_cast<size_t>(step_col)], step) || !std::isfinite(step))
+      throw SeriesFileError("'" + path + "' line " + std::to_string(line_no) + ": step '" +
+                            text_for_message(fields[static_cast<size_t>(step_col)]) + "' is not a number");
+    series.steps.push_back(step);
+  }
+}
+
 Series read_table(const std::string& path, const std::string& values_dataset, const std::string& steps_dataset) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw SeriesFileError("cannot open '" + path + "': no such file or not readable");
@@ -79,9 +110,27 @@ Series read_table(const std::string& path, const std::string& values_dataset, co
   size_t line_no = 0;
   bool first_row = true;
   long value_col = -1, step_col = -1;
+  size_t header_fields = 0;
   while (std::getline(in, line)) {
     ++line_no;
     if (line.find_first_not_of(" \t\r") == std::string::npos || line[line.find_first_not_of(" \t")] == '#') continue;
+    // A last line without its line end is one a writer was killed in (a buffered writer flushes at any byte) where
+    // it does not parse or holds fewer fields than the header: left out, and said, as the JSON-lines reader does.
+    if (in.eof() && !first_row) {
+      Series last;
+      try {
+        const auto fields = split_fields(path, line_no, line);
+        if (fields.size() >= std::max(header_fields, static_cast<size_t>(std::max(value_col, step_col)) + 1))
+          add_table_row(path, line_no, fields, value_col, step_col, last);
+        else
+          series.last_line_cut = true;
+      } catch (const SeriesFileError&) {
+        series.last_line_cut = true;
+      }
+      series.values.insert(series.values.end(), last.values.begin(), last.values.end());
+      series.steps.insert(series.steps.end(), last.steps.begin(), last.steps.end());
+      break;
+    }
     const auto fields = split_fields(path, line_no, line);
     double probe = 0.0;
     if (first_row) {
@@ -103,34 +152,13 @@ Series read_table(const std::string& path, const std::string& values_dataset, co
                                 list_for_message(quoted, 24) + ")");
         }
         step_col = first_column(step_column_names_for(steps_dataset));
+        header_fields = fields.size();
         continue;
       }
       value_col = fields.size() >= 2 ? 1 : 0;
       step_col = fields.size() >= 2 ? 0 : -1;
     }
-    const size_t needed = static_cast<size_t>(std::max(value_col, step_col)) + 1;
-    if (fields.size() < needed)
-      throw SeriesFileError("'" + path + "' line " + std::to_string(line_no) + ": expected at least " +
-                            std::to_string(needed) + " fields, found " + std::to_string(fields.size()));
-    // A table of several metrics (Lightning's CSVLogger, a Weights & Biases export) leaves a metric's cell empty in
-    // the rows that log others: with a step column, such a row holds no value of this one. Without one, a row's place
-    // is its step, and an empty cell is refused below.
-    if (step_col >= 0 && fields[static_cast<size_t>(value_col)].find_first_not_of(" \t\r") == std::string::npos)
-      continue;
-    double value = 0.0;
-    // nan and inf are numbers, as in an HDF5 series: a refined schedule fills a skipped update's norm, a table
-    // refuses such a rate, each naming the row.
-    if (!text_to_double(fields[static_cast<size_t>(value_col)], value))
-      throw SeriesFileError("'" + path + "' line " + std::to_string(line_no) + ": '" +
-                            text_for_message(fields[static_cast<size_t>(value_col)]) + "' is not a number");
-    series.values.push_back(value);
-    if (step_col >= 0) {
-      double step = 0.0;
-      if (!text_to_double(fields[static_cast<size_t>(step_col)], step) || !std::isfinite(step))
-        throw SeriesFileError("'" + path + "' line " + std::to_string(line_no) + ": step '" +
-                              text_for_message(fields[static_cast<size_t>(step_col)]) + "' is not a number");
-      series.steps.push_back(step);
-    }
+    add_table_row(path, line_no, fields, value_col, step_col, series);
   }
   if (series.values.empty()) throw SeriesFileError("'" + path + "' holds no data rows");
   return series;
@@ -182,17 +210,20 @@ Series read_series_file(const std::string& name, const std::string& values_name,
   const std::string tag = !values_name.empty() && values_name.front() == '/' ? values_name.substr(1) : values_name;
   if (is_directory_path(path)) {
     if (const auto events = tfevents_files_in(path); !events.empty()) return read_tfevents_series(events, tag);
-    const std::string file = is_mlflow_run(path) ? mlflow_metric_in(path, values_name) : trainer_state_in(path);
+    std::string file = is_mlflow_run(path) ? mlflow_metric_in(path, values_name) : wandb_log_in(path);
+    if (file.empty()) file = trainer_state_in(path);
     if (file.empty()) {
       const auto tensorboard = tfevents_runs_below(path);
       const auto mlflow = mlflow_runs_below(path);
+      const auto wandb = wandb_runs_below(path);
+      const bool none = tensorboard.empty() && mlflow.empty() && wandb.empty();
       throw SeriesFileError(
-          "'" + path + "' is a directory without a run log (log.h5), event files, a trainer_state.json or an MLflow " +
-          "run's metrics" +
-          (tensorboard.empty() && mlflow.empty() ? ": name a run directory, a log, a table or a TensorBoard run" : "") +
+          "'" + path + "' is a directory without a run log (log.h5), event files, a trainer_state.json, an MLflow " +
+          "run's metrics or a W&B run log (.wandb)" +
+          (none ? ": name a run directory, a log, a table or a TensorBoard run" : "") +
           (tensorboard.empty() ? "" : "; the TensorBoard runs below it: " + list_for_message(tensorboard, 10)) +
           (mlflow.empty() ? "" : "; the MLflow runs below it: " + list_for_message(mlflow, 10)) +
-          (tensorboard.empty() && mlflow.empty() ? "" : ": name one"));
+          (wandb.empty() ? "" : "; the W&B runs below it: " + list_for_message(wandb, 10)) + (none ? "" : ": name one"));
     }
     path = source = file;
   }
@@ -207,6 +238,7 @@ Series read_series_file(const std::string& name, const std::string& values_name,
                                         : read_table(path, values_name, steps_name);
   };
   Series series = hdf5                          ? read_hdf5(path, values_name, steps_name)
+                  : is_wandb_file(path)         ? read_wandb_series(path, values_name, steps_name)
                   : is_mlflow_metric_file(path) ? read_mlflow_metric(path)
                                                 : text_form();
   if (series.values.empty()) throw SeriesFileError("'" + path + "': " + values_name + " holds no rows");

@@ -11,6 +11,7 @@
 #include "lrkit/common/message_text.hpp"
 #include "lrkit/common/numbers.hpp"
 #include "lrkit/schedules/tfrecord_reader.hpp"
+#include "protobuf_wire.hpp"
 
 namespace lrkit::schedules {
 
@@ -27,72 +28,6 @@ constexpr uint64_t kTensorDtype = 1, kTensorShape = 2, kTensorContent = 4, kTens
 constexpr uint64_t kShapeDim = 2, kShapeUnknownRank = 3, kDimSize = 1;
 constexpr uint64_t kFloat32 = 1, kFloat64 = 2, kString = 7;
 }  // namespace field
-
-constexpr uint64_t kVarint = 0, kFixed64 = 1, kBytes = 2, kFixed32 = 5;
-
-struct Malformed : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-// One field of a protobuf message in its wire form.
-struct WireField {
-  uint64_t number = 0, type = 0;
-  uint64_t bits = 0;                     // a varint's value, or a fixed32's or fixed64's bits
-  const unsigned char* bytes = nullptr;  // a length-delimited field's bytes
-  size_t size = 0;
-};
-
-// The fields of a message, in order, each checked to lie within it.
-class WireReader {
- public:
-  WireReader(const unsigned char* data, size_t size) : p_(data), end_(data + size) {}
-  explicit WireReader(const WireField& f) : WireReader(f.bytes, f.size) {}
-
-  bool next(WireField& f) {
-    if (p_ == end_) return false;
-    const uint64_t key = varint();
-    f.number = key >> 3;
-    f.type = key & 7u;
-    if (f.number == 0) throw Malformed("a field numbered 0");
-    switch (f.type) {
-      case kVarint: f.bits = varint(); break;
-      case kFixed64: f.bits = fixed(8); break;
-      case kFixed32: f.bits = fixed(4); break;
-      case kBytes: {
-        const uint64_t size = varint();
-        if (size > static_cast<uint64_t>(end_ - p_))
-          throw Malformed("field " + std::to_string(f.number) + " runs past the end of its message");
-        f.bytes = p_;
-        f.size = static_cast<size_t>(size);
-        p_ += size;
-        break;
-      }
-      default: throw Malformed("field " + std::to_string(f.number) + " has wire type " + std::to_string(f.type));
-    }
-    return true;
-  }
-
- private:
-  uint64_t varint() {
-    uint64_t value = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      if (p_ == end_) throw Malformed("a number runs past the end of its message");
-      const unsigned char byte = *p_++;
-      value |= uint64_t{byte & 0x7Fu} << shift;
-      if ((byte & 0x80u) == 0) return value;
-    }
-    throw Malformed("a number longer than 10 bytes");
-  }
-  uint64_t fixed(size_t bytes) {
-    if (static_cast<size_t>(end_ - p_) < bytes) throw Malformed("a number runs past the end of its message");
-    const uint64_t value = little_endian(p_, bytes);
-    p_ += bytes;
-    return value;
-  }
-
-  const unsigned char* p_;
-  const unsigned char* end_;
-};
 
 double float_from_bits(uint64_t bits) {
   const auto narrow = static_cast<uint32_t>(bits);
@@ -115,7 +50,7 @@ double real_from_bits(uint64_t bits, size_t width) {
 // value); none in an empty packed field.
 std::optional<double> first_real(const WireField& f, size_t width) {
   if (f.type == (width == 4 ? kFixed32 : kFixed64)) return real_from_bits(f.bits, width);
-  if (f.type != kBytes || f.size % width != 0) throw Malformed("a tensor's values have the wrong size");
+  if (f.type != kBytes || f.size % width != 0) throw WireMalformed("a tensor's values have the wrong size");
   if (f.size == 0) return std::nullopt;
   return real_from_bits(little_endian(f.bytes, width), width);
 }
@@ -172,7 +107,7 @@ class SummaryValue {
   explicit SummaryValue(const WireField& value) : value_(value) {
     WireReader fields(value);
     for (WireField f; fields.next(f);)
-      if (f.number == field::kValueTag && f.type == kBytes) tag_ = {reinterpret_cast<const char*>(f.bytes), f.size};
+      if (f.number == field::kValueTag && f.type == kBytes) tag_ = f.text();
   }
   std::string_view tag() const { return tag_; }
   // Its scalar in `value`; "" for a scalar, else why it is none.
@@ -221,7 +156,7 @@ void for_each_event(const std::vector<std::string>& files, OnValue on_value, OnS
           for (WireField v; values.next(v);)
             if (v.number == field::kSummaryValue && v.type == kBytes) on_value(file, step, SummaryValue(v));
         }
-      } catch (const Malformed& e) {
+      } catch (const WireMalformed& e) {
         throw SeriesFileError("'" + file + "': the event at byte " + std::to_string(records.record_offset()) +
                               " is not a TensorBoard event (" + e.what() + ")");
       }

@@ -312,6 +312,19 @@ TEST(ScheduleFit, ATrainersCheckpointIsReadWithItsRunsLength) {
   EXPECT_NE(r.out.find("the log follows the schedule built for 200 steps instead of 101"), std::string::npos) << r.out;
 }
 
+TEST(ScheduleFit, AWandbRunIsReadAtItsStepMetricWithItsMaxSteps) {
+  // make_wandb.py's Trainer run, reported to W&B: the rows at train/global_step, max_steps from the config.
+  const std::string run = std::string(LRKIT_GOLDEN_DIR) + "/wandb/hf_output/wandb/run-20261127_000000-lrkhf001";
+  auto r = run_lrkit("schedule --fit " + run + " --column train/learning_rate");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.substr(0, r.out.find('\n')), run + " (" + run + "/run-lrkhf001.wandb): 20 rows of "
+                                               "train/learning_rate, steps 10..200, of a run of 200 steps (its max_steps)");
+  EXPECT_NE(r.out.find("fits cosine(peak=0.0005, warmup=20) over 200 steps: "), std::string::npos) << r.out;
+  r = run_lrkit("schedule 'cosine(peak=5e-4, warmup=20)' --compare " + run + " --column train/learning_rate");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("\nfollows it"), std::string::npos) << r.out;
+}
+
 TEST(ScheduleCompare, BadInputIsAOneLineError) {
   const auto follows = csv_log("compare_ok.csv", [](int64_t t) { return warm_cosine(t); });
   const auto nan_row = lrkit::testing::write_text("compare_nan.csv", "step,lr\n0,0\n1,nan\n");

@@ -104,6 +104,8 @@ printf '{"step": 0, "lr": 0.001, "loss": 3.0}\n{"step": 5, "eval_loss": 2.9}\n{"
 mkdir -p "$scratch/mlruns/0/run/metrics"
 printf 'run_id: run\n' >"$scratch/mlruns/0/run/meta.yaml"
 printf '1764201600000 5e-05 10\n1764201601000 4e-05 20\n1764201602000 nan 30\n' >"$scratch/mlflow_metric"
+# A Weights & Biases run log (make_wandb.py's plain loop: lr and loss at every step, a NaN loss, a null lr).
+cp "$(dirname "$0")/../golden/wandb/loop/run-lrkpy003.wandb" "$scratch/run.wandb"
 for i in $(seq 1 300); do echo "And God said, Let there be light: and there was light. $i"; done >"$scratch/corpus.txt"
 printf '[model]\nlayers = 1\nheads = 2\nwidth = 16\ncontext = 16\n[data]\npath = %s\n[train]\nsteps = 4\nbatch = 4\nlog_every = 4\nthreads = 1\n[eval]\nevery = 0\nbatches = 1\n[checkpoint]\nevery = 4\n[schedule]\nspec = cosine(peak=1e-3)\n' \
   "$scratch/corpus.txt" >"$scratch/tiny.cfg"
@@ -157,6 +159,8 @@ for ((k = 0; k < files; k++)); do
   attempt "mutated JSON lines #$k (fit)" "$lrkit" schedule --fit "$scratch/m_log.jsonl"
   mutate_file "$scratch/mlflow_metric" "$scratch/mlruns/0/run/metrics/lr"
   attempt "mutated MLflow metric #$k (compare)" "$lrkit" schedule "cosine(peak=5e-5)" --compare "$scratch/mlruns/0/run"
+  mutate_file "$scratch/run.wandb" "$scratch/m_run.wandb"
+  attempt "mutated W&B run log #$k (fit)" "$lrkit" schedule --fit "$scratch/m_run.wandb" --column lr
 done
 
 summary=""

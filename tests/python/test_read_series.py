@@ -161,3 +161,39 @@ def test_an_mlflow_run_gives_its_metric(tmp_path):
     assert (fit["fits"], fit["spec"], fit["total"]) == (True, "cosine(peak=0.001, warmup=20)", 100)
     with pytest.raises(ValueError, match=r"the MLflow runs below it: .*0f1e2d3c: name one$"):
         lrkit.read_series(tmp_path / "mlruns" / "7", "learning_rate")
+
+
+def test_a_wandb_run_gives_its_rates_at_its_step_metric(tmp_path):
+    """A Lightning loop under PyTorch's OneCycleLR reported to W&B (WandbLogger's define_metric of
+    trainer/global_step; LearningRateMonitor's lr-AdamW at every step), its run log written by make_wandb.py's framing
+    with the protobuf library; and the committed Trainer run, read from its directory, at its max_steps."""
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed for this Python")
+    pytest.importorskip("google.protobuf", reason="protobuf is not installed for this Python")
+    pytest.importorskip("crcmod", reason="crcmod is not installed for this Python")
+    import sys
+    sys.path.insert(0, str(GOLDEN.parent))
+    from make_wandb import RunLog
+    from scheduler_rates import rates_of
+    optimizer = torch.optim.AdamW([torch.nn.Parameter(torch.zeros(1))], lr=1e-3)
+    rates = rates_of(optimizer, torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=0.01, total_steps=120), 120)
+    log = RunLog(1764500000.0)
+    log.begin("lrkpy004", "lrkit-test", {"max_epochs": 2})
+    log.define_metric(name="trainer/global_step")
+    log.define_metric(glob="*", step_metric="trainer/global_step", step_sync=True)
+    for step, rate in enumerate(rates):
+        log.log({"lr-AdamW": rate, "trainer/global_step": step})
+        if step % 10 == 9:
+            log.log({"train_loss": 2.0, "trainer/global_step": step})
+    run = tmp_path / "wandb" / "run-20261201_000000-lrkpy004"
+    run.mkdir(parents=True)
+    (run / "run-lrkpy004.wandb").write_bytes(bytes(log.data))
+    series = lrkit.read_series(run, "lr-AdamW")
+    assert list(series["steps"]) == list(range(120)) and list(series["values"]) == rates
+    assert series["run_steps"] is None and series["source"] == str(run / "run-lrkpy004.wandb")
+    fit = lrkit.fit_schedule(series["steps"], series["values"], total=120)
+    assert (fit["fits"], fit["spec"]) == (True, "onecycle(peak=0.01)"), fit
+    with pytest.raises(ValueError, match=r"the W&B runs below it: .*run-20261201_000000-lrkpy004: name one$"):
+        lrkit.read_series(tmp_path, "lr-AdamW")
+    trainer = lrkit.read_series(GOLDEN.parent / "wandb" / "hf_output" / "wandb" / "run-20261127_000000-lrkhf001",
+                                "train/learning_rate")
+    assert list(trainer["steps"]) == list(range(10, 201, 10)) and trainer["run_steps"] == 200

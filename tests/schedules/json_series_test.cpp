@@ -79,8 +79,8 @@ TEST(JsonSeries, ATrainersOutputDirectoryIsReadFromItsStateOrItsNewestCheckpoint
   EXPECT_EQ(read_series_file(out.string(), "learning_rate", "step").run_steps, 200) << "save_state()'s, at the end";
   write_text("hf_bare/readme.txt", "nothing here\n");
   EXPECT_NE(refusal_of((lrkit::testing::scratch_dir() / "hf_bare").string(), "lr")
-                .find("is a directory without a run log (log.h5), event files, a trainer_state.json or an MLflow "
-                  "run's metrics: name a run directory"),
+                .find("is a directory without a run log (log.h5), event files, a trainer_state.json, an MLflow "
+                  "run's metrics or a W&B run log (.wandb): name a run directory"),
             std::string::npos);
 }
 

@@ -126,6 +126,28 @@ TEST(SeriesFile, ErrorsNameFileAndLine) {
   }
 }
 
+TEST(SeriesFile, ATablesLastLineCutByAKillIsLeftOutAndSaid) {
+  // A loop's csv.writer flushes its buffer at any byte: killed, its last line may end anywhere.
+  const Series cut = read_series_file(write_text("cut.csv", "step,lr,loss\n0,0.1,2\n1,0.2,1.9\n2,0.3"), "lr", "step");
+  EXPECT_EQ(cut.steps, (std::vector<double>{0, 1})) << "fewer fields than the header: lr may be cut (0.3 of 0.35)";
+  EXPECT_TRUE(cut.last_line_cut);
+  const Series quoted = read_series_file(write_text("cut_quote.csv", "step,lr\n0,0.1\n1,\"0.2"), "lr", "step");
+  EXPECT_EQ(quoted.steps, (std::vector<double>{0})) << "inside a quoted field";
+  EXPECT_TRUE(quoted.last_line_cut);
+  const Series bare = read_series_file(write_text("cut_bare.csv", "0,1\n1,2\n2"), "", "");
+  EXPECT_EQ(bare.values, (std::vector<double>{1, 2})) << "no header: fewer fields than step,value";
+  EXPECT_TRUE(bare.last_line_cut);
+  const Series whole = read_series_file(write_text("unended.csv", "step,lr,loss\n0,0.1,2\n1,0.2,1.9"), "lr", "step");
+  EXPECT_EQ(whole.values, (std::vector<double>{0.1, 0.2})) << "every field there: a file without a last line end";
+  EXPECT_FALSE(whole.last_line_cut);
+  const Series number = read_series_file(write_text("cut_number.csv", "step,lr\n0,0.1\n1,2e"), "lr", "step");
+  EXPECT_EQ(number.values, (std::vector<double>{0.1})) << "a number cut after its exponent's e";
+  EXPECT_TRUE(number.last_line_cut);
+  EXPECT_EQ(read_series_file(write_text("short_ended.csv", "step,lr,loss\n0,0.1,2\n1,0.2\n"), "lr", "step").values,
+            (std::vector<double>{0.1, 0.2}))
+      << "a short line with its line end is read as before (the columns asked for are there)";
+}
+
 // A loop that appends to its CSV log across a resume from an older checkpoint logs some steps again. Read as a log,
 // the resumed session's rows replace the earlier ones from its first step on; read as a table, the steps must increase.
 TEST(SeriesFile, ALogsRepeatedStepsAreAResumedSessionsAndATablesAreRefused) {

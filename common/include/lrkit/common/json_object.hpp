@@ -58,6 +58,10 @@ class JsonObject {
   size_t count_ = 0;
 };
 
+// One JSON value, the whole of `text` (blanks around it allowed): a number, a string, a word or an object's or
+// array's text (copied), as a member's value is read. Throws JsonError where `text` is not one value.
+void parse_json_value(std::string_view text, JsonMember& out);
+
 // The elements of a JSON array, given whole from its '[' (as a nested member's text), each as its text: views into
 // `array_text`. Throws JsonError where it is not one array.
 std::vector<std::string_view> json_array_elements(std::string_view array_text);

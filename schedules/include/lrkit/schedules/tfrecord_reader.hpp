@@ -7,6 +7,8 @@
 #include <fstream>
 #include <string>
 
+#include "lrkit/schedules/crc32.hpp"
+
 namespace lrkit::schedules {
 
 // The unsigned number in `bytes` (at most 8) bytes, least significant first: how TFRecords store their lengths and
@@ -17,8 +19,7 @@ inline uint64_t little_endian(const unsigned char* p, size_t bytes) {
   return value;
 }
 
-// CRC-32C (Castagnoli) of `size` bytes, and TFRecord's masking of it.
-uint32_t crc32c(const unsigned char* data, size_t size);
+// TFRecord's masking of the CRC-32C of `size` bytes.
 uint32_t masked_crc32c(const unsigned char* data, size_t size);
 
 // Whether the file begins with a whole TFRecord header: 12 bytes whose last 4 are the masked checksum of the first 8.

@@ -1,0 +1,28 @@
+// A series from a Weights & Biases run log (wandb/run-DATE-ID/run-ID.wandb, written by every W&B run, online or
+// offline: wandb.log, Hugging Face's WandbCallback, Lightning's WandbLogger): the history rows that hold the column,
+// at the step W&B plots them against.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "lrkit/schedules/series_file.hpp"
+
+namespace lrkit::schedules {
+
+// The run log directly in `directory` (a run's directory), empty where there is none. Throws SeriesFileError where
+// it holds several.
+std::string wandb_log_in(const std::string& directory);
+// The run directories directly in `directory` and in its wandb/ (where wandb.init puts them), sorted.
+std::vector<std::string> wandb_runs_below(const std::string& directory);
+
+// The history rows of the run log at `path` that hold the column: its value item, found by its key (a nested key's
+// parts joined by '.', as W&B names it) under column_names_for(values_name); the value is JSON text, a number or
+// NaN/Infinity, null for none. Its step: the value of its step metric where wandb.define_metric gave it one (by
+// name, else by the first glob that matches, as W&B's handler looks it up; Hugging Face's and Lightning's loggers
+// define train/global_step and trainer/global_step), else an item under column_names_for(steps_name), else the row's
+// _step. A config's max_steps (a Trainer's TrainingArguments), where positive, is the run's length (run_steps).
+// Throws SeriesFileError naming the file and the record's byte offset.
+Series read_wandb_series(const std::string& path, const std::string& values_name, const std::string& steps_name);
+
+}  // namespace lrkit::schedules
