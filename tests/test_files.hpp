@@ -69,6 +69,14 @@ inline std::string write_text(const std::string& name, const std::string& conten
   return path.string();
 }
 
+// A binary file under the scratch directory, its directories made.
+inline std::string write_bytes(const std::string& name, const std::string& bytes) {
+  const auto path = scratch_dir() / name;
+  std::filesystem::create_directories(path.parent_path());
+  std::ofstream(path, std::ios::binary) << bytes;
+  return path.string();
+}
+
 // The files a write of `path` made to rename over it and left (".NAME.PID-N.tmp", NAME cut where the whole would be
 // too long; reserve_temporary_beside in lrkit/common/output_file.hpp): none once the write returned or failed.
 inline std::vector<std::string> temporaries_beside(const std::filesystem::path& path) {

@@ -21,14 +21,9 @@
 namespace lrkit::schedules {
 namespace {
 
-const std::string kGolden = std::string(LRKIT_GOLDEN_DIR) + "/tfevents";
+using testing::write_bytes;
 
-std::string write_bytes(const std::string& name, const std::string& bytes) {
-  const auto path = (testing::scratch_dir() / name).string();
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-  std::ofstream(path, std::ios::binary) << bytes;
-  return path;
-}
+const std::string kGolden = std::string(LRKIT_GOLDEN_DIR) + "/tfevents";
 
 std::string read_error(const std::vector<std::string>& files, const std::string& tag) {
   try {

@@ -21,15 +21,10 @@
 namespace lrkit::schedules {
 namespace {
 
+using testing::write_bytes;
+
 const std::string kGolden = std::string(LRKIT_GOLDEN_DIR) + "/wandb";
 const std::string kTrainerRun = kGolden + "/hf_output/wandb/run-20261127_000000-lrkhf001";
-
-std::string write_bytes(const std::string& name, const std::string& bytes) {
-  const auto path = (testing::scratch_dir() / name).string();
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-  std::ofstream(path, std::ios::binary) << bytes;
-  return path;
-}
 
 std::string refusal(const std::string& path, const std::string& column, const std::string& steps = "step") {
   try {
