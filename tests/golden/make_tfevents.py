@@ -188,18 +188,19 @@ def files():
     return {path: f.bytes() for path, f in out.items()}
 
 
-def write(directory):
-    for path, data in files().items():
+def write(directory, made):
+    """Writes `made` (a files() result) under `directory`."""
+    for path, data in made.items():
         full = os.path.join(directory, path)
         os.makedirs(os.path.dirname(full), exist_ok=True)
         with open(full, "wb") as f:
             f.write(data)
 
 
-def check(committed):
-    """Exit status 1, naming the files, where the committed files are not what this script writes."""
+def check(committed, made, script):
+    """Exit status 1, naming the files, where the committed files are not `made` (what `script` writes)."""
     differing = []
-    for path, data in files().items():
+    for path, data in made.items():
         try:
             with open(os.path.join(committed, path), "rb") as f:
                 same = f.read() == data
@@ -208,13 +209,19 @@ def check(committed):
         if not same:
             differing.append(path)
     if differing:
-        sys.stderr.write("differ from what make_tfevents.py writes: " + ", ".join(differing) + "\n")
+        sys.stderr.write("differ from what " + script + " writes: " + ", ".join(differing) + "\n")
         return 1
     return 0
 
 
-if __name__ == "__main__":
-    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tfevents")
+def main(files_of, folder, script):
+    """A golden-file generator's command line: [OUTPUT_DIR] writes (default: `folder` beside this script), --check
+    [COMMITTED_DIR] compares."""
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), folder)
     if len(sys.argv) > 1 and sys.argv[1] == "--check":
-        sys.exit(check(sys.argv[2] if len(sys.argv) > 2 else here))
-    write(sys.argv[1] if len(sys.argv) > 1 else here)
+        sys.exit(check(sys.argv[2] if len(sys.argv) > 2 else here, files_of(), script))
+    write(sys.argv[1] if len(sys.argv) > 1 else here, files_of())
+
+
+if __name__ == "__main__":
+    main(files, "tfevents", "make_tfevents.py")

@@ -18,14 +18,12 @@ loop's wandb.log(..., step=step). Times are fixed, so the bytes are the same on 
 """
 import json
 import math
-import os
 import struct
-import sys
 import zlib
 
 from google.protobuf import descriptor_pb2, message_factory
 
-from make_tfevents import hf_cosine_rate
+from make_tfevents import hf_cosine_rate, main
 
 F = descriptor_pb2.FieldDescriptorProto
 
@@ -234,33 +232,5 @@ def files():
     return out
 
 
-def write(directory):
-    for path, data in files().items():
-        full = os.path.join(directory, path)
-        os.makedirs(os.path.dirname(full), exist_ok=True)
-        with open(full, "wb") as f:
-            f.write(data)
-
-
-def check(committed):
-    """Exit status 1, naming the files, where the committed files are not what this script writes."""
-    differing = []
-    for path, data in files().items():
-        try:
-            with open(os.path.join(committed, path), "rb") as f:
-                same = f.read() == data
-        except OSError:
-            same = False
-        if not same:
-            differing.append(path)
-    if differing:
-        sys.stderr.write("differ from what make_wandb.py writes: " + ", ".join(differing) + "\n")
-        return 1
-    return 0
-
-
 if __name__ == "__main__":
-    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "wandb")
-    if len(sys.argv) > 1 and sys.argv[1] == "--check":
-        sys.exit(check(sys.argv[2] if len(sys.argv) > 2 else here))
-    write(sys.argv[1] if len(sys.argv) > 1 else here)
+    main(files, "wandb", "make_wandb.py")
