@@ -207,11 +207,13 @@ Series read_series_file(const std::string& name, const std::string& values_name,
                         RepeatedSteps repeated) {
   std::string path = run_log_argument(name);
   std::string source;  // the file a directory stands for, where it is one chosen among others
+  std::vector<std::string> wandb_sessions;  // a W&B run's logs below the directory, oldest first
   const std::string tag = !values_name.empty() && values_name.front() == '/' ? values_name.substr(1) : values_name;
   if (is_directory_path(path)) {
     if (const auto events = tfevents_files_in(path); !events.empty()) return read_tfevents_series(events, tag);
     std::string file = is_mlflow_run(path) ? mlflow_metric_in(path, values_name) : wandb_log_in(path);
     if (file.empty()) file = trainer_state_in(path);
+    if (file.empty() && !(wandb_sessions = wandb_sessions_below(path)).empty()) file = wandb_sessions.front();
     if (file.empty()) {
       const auto tensorboard = tfevents_runs_below(path);
       const auto mlflow = mlflow_runs_below(path);
@@ -238,11 +240,13 @@ Series read_series_file(const std::string& name, const std::string& values_name,
                                         : read_table(path, values_name, steps_name);
   };
   Series series = hdf5                          ? read_hdf5(path, values_name, steps_name)
-                  : is_wandb_file(path)         ? read_wandb_series(path, values_name, steps_name)
+                  : is_wandb_file(path)
+                      ? read_wandb_series(wandb_sessions.empty() ? std::vector<std::string>{path} : wandb_sessions,
+                                          values_name, steps_name)
                   : is_mlflow_metric_file(path) ? read_mlflow_metric(path)
                                                 : text_form();
   if (series.values.empty()) throw SeriesFileError("'" + path + "': " + values_name + " holds no rows");
-  series.source = source;
+  series.source = wandb_sessions.size() > 1 ? list_for_message(wandb_sessions, wandb_sessions.size()) : source;
   if (series.steps.empty()) {
     series.steps.resize(series.values.size());
     for (size_t i = 0; i < series.steps.size(); ++i) series.steps[i] = static_cast<double>(i);

@@ -130,6 +130,8 @@ class HistoryReader {
     }
   }
 
+  bool has_rows() const { return !series_.values.empty(); }
+
   Series take() {
     if (series_.values.empty())
       throw SeriesFileError("'" + path_ + "': no history row holds " + names_for_message(values_names_) +
@@ -266,19 +268,63 @@ std::vector<std::string> wandb_runs_below(const std::string& directory) {
   return runs;
 }
 
-Series read_wandb_series(const std::string& path, const std::string& values_name, const std::string& steps_name) {
-  WandbLogReader records(path);
-  HistoryReader history(path, values_name, steps_name);
-  std::string record;
-  while (records.next(record)) {
+std::vector<std::string> wandb_sessions_below(const std::string& directory) {
+  // A run directory's name: [offline-]run-DATE_TIME-ID. The sessions sort by their time; one ID makes them one run.
+  std::vector<std::pair<std::string, std::string>> sessions;  // (DATE_TIME, the log)
+  std::string id;
+  for (const std::string& run : wandb_runs_below(directory)) {
+    const std::string name = std::filesystem::path(run).filename().string();
+    if (name == "latest-run") continue;
+    const size_t start = name.rfind("run-", 0) == 0 ? 4 : name.rfind("offline-run-", 0) == 0 ? 12 : std::string::npos;
+    const size_t dash = name.rfind('-');
+    if (start == std::string::npos || dash == std::string::npos || dash < start) return {};
+    if (!id.empty() && name.substr(dash + 1) != id) return {};
+    id = name.substr(dash + 1);
+    std::string log;
     try {
-      history.read(record, records.record_offset());
-    } catch (const WireMalformed& e) {
-      throw SeriesFileError("'" + path + "': the record at byte " + std::to_string(records.record_offset()) +
-                            " is no W&B record (" + e.what() + ")");
+      log = wandb_log_in(run);
+    } catch (const SeriesFileError&) {
+      return {};  // several logs in one directory: named, one by one, by the caller's refusal
     }
+    sessions.emplace_back(name.substr(start, dash - start), log);
   }
-  return history.take();
+  std::sort(sessions.begin(), sessions.end());
+  std::vector<std::string> logs;
+  for (const auto& session : sessions) logs.push_back(session.second);
+  return logs;
+}
+
+Series read_wandb_series(const std::vector<std::string>& paths, const std::string& values_name,
+                         const std::string& steps_name) {
+  Series series;
+  std::string none;  // why the first session holds no row of the column, where none does
+  for (const std::string& path : paths) {
+    WandbLogReader records(path);
+    HistoryReader history(path, values_name, steps_name);
+    std::string record;
+    while (records.next(record)) {
+      try {
+        history.read(record, records.record_offset());
+      } catch (const WireMalformed& e) {
+        throw SeriesFileError("'" + path + "': the record at byte " + std::to_string(records.record_offset()) +
+                              " is no W&B record (" + e.what() + ")");
+      }
+    }
+    if (!history.has_rows()) {  // a session killed before it logged the column, say
+      try {
+        history.take();
+      } catch (const SeriesFileError& e) {
+        if (none.empty()) none = e.what();
+      }
+      continue;
+    }
+    Series session = history.take();
+    series.steps.insert(series.steps.end(), session.steps.begin(), session.steps.end());
+    series.values.insert(series.values.end(), session.values.begin(), session.values.end());
+    if (session.run_steps > 0) series.run_steps = session.run_steps;  // a resumed session's, where it sets one
+  }
+  if (series.values.empty()) throw SeriesFileError(none);
+  return series;
 }
 
 }  // namespace lrkit::schedules

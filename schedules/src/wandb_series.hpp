@@ -13,8 +13,13 @@ namespace lrkit::schedules {
 // The run log directly in `directory` (a run's directory), empty where there is none. Throws SeriesFileError where
 // it holds several.
 std::string wandb_log_in(const std::string& directory);
-// The run directories directly in `directory` and in its wandb/ (where wandb.init puts them), sorted.
+// The run directories directly in `directory` and in its wandb/ (where wandb.init puts them), sorted; latest-run
+// (wandb's link to the newest) among them.
 std::vector<std::string> wandb_runs_below(const std::string& directory);
+// The run logs of the run directories below `directory` (wandb_runs_below, latest-run aside) where they are the
+// sessions of one run: one run, or one run resumed (wandb.init(id=..., resume=...) writes each session in a
+// directory [offline-]run-DATE_TIME-ID of its own), oldest first. Empty where there are none, or runs of several IDs.
+std::vector<std::string> wandb_sessions_below(const std::string& directory);
 
 // The history rows of the run log at `path` that hold the column: its value item, found by its key (a nested key's
 // parts joined by '.', as W&B names it) under column_names_for(values_name); the value is JSON text, a number or
@@ -23,6 +28,9 @@ std::vector<std::string> wandb_runs_below(const std::string& directory);
 // define train/global_step and trainer/global_step), else an item under column_names_for(steps_name), else the row's
 // _step. A config's max_steps (a Trainer's TrainingArguments), where positive, is the run's length (run_steps).
 // Throws SeriesFileError naming the file and the record's byte offset.
-Series read_wandb_series(const std::string& path, const std::string& values_name, const std::string& steps_name);
+// Several paths are one run's sessions, oldest first: their rows in turn (a resumed session's rows from a step it
+// logs again replace the earlier ones where read_series_file reads a log, as for event files).
+Series read_wandb_series(const std::vector<std::string>& paths, const std::string& values_name,
+                         const std::string& steps_name);
 
 }  // namespace lrkit::schedules

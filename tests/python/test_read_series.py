@@ -192,7 +192,11 @@ def test_a_wandb_run_gives_its_rates_at_its_step_metric(tmp_path):
     assert series["run_steps"] is None and series["source"] == str(run / "run-lrkpy004.wandb")
     fit = lrkit.fit_schedule(series["steps"], series["values"], total=120)
     assert (fit["fits"], fit["spec"]) == (True, "onecycle(peak=0.01)"), fit
-    with pytest.raises(ValueError, match=r"the W&B runs below it: .*run-20261201_000000-lrkpy004: name one$"):
+    assert list(lrkit.read_series(tmp_path, "lr-AdamW")["values"]) == rates, "the one run below wandb/"
+    (tmp_path / "wandb" / "run-20261202_000000-other").mkdir()
+    (tmp_path / "wandb" / "run-20261202_000000-other" / "run-other.wandb").write_bytes(bytes(log.data))
+    with pytest.raises(ValueError, match=r"the W&B runs below it: .*run-20261201_000000-lrkpy004, "
+                                         r".*run-20261202_000000-other: name one$"):
         lrkit.read_series(tmp_path, "lr-AdamW")
     trainer = lrkit.read_series(GOLDEN.parent / "wandb" / "hf_output" / "wandb" / "run-20261127_000000-lrkhf001",
                                 "train/learning_rate")

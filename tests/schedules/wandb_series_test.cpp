@@ -4,6 +4,7 @@
 #include "wandb_series.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "lrkit/common/numbers.hpp"
 #include "lrkit/common/text_file.hpp"
 #include "lrkit/schedules/crc32.hpp"
 #include "lrkit/schedules/series_file.hpp"
@@ -272,14 +274,48 @@ TEST(WandbSeries, RowsThatHoldNoNumberOrNoStepAreRefusedByTheirByte) {
             "eval/loss, eval/runtime, train/train_runtime, train/train_loss)");
 }
 
-TEST(WandbSeries, ADirectoryOfRunsNamesThem) {
-  const std::string output = kGolden + "/hf_output";
-  const std::string what = refusal(output, "train/learning_rate");
-  EXPECT_NE(what.find("or a W&B run log (.wandb); the W&B runs below it: " + output +
-                      "/wandb/run-20261127_000000-lrkhf001: name one"),
+// A session's log: wandb.init's define_metric of train/global_step, then a row per step of `steps` (rate step * 1e-5
+// + shift), with max_steps in its config.
+std::string session(int first, int last, double shift, int max_steps) {
+  Framer log;
+  log.record(field(5, field(1, field(1, "max_steps") + field(16, std::to_string(max_steps)))));
+  log.record(metric("", "*", "train/global_step"));
+  for (int step = first; step <= last; step += 10)
+    log.record(history({{"train/learning_rate", format_number(step * 1e-5 + shift)},
+                        {"train/global_step", std::to_string(step)}}));
+  return log.bytes();
+}
+
+TEST(WandbSeries, ADirectoryReadsItsRunOrItsResumedSessionsAndNamesSeveralRuns) {
+  const Series one = read_series_file(kGolden + "/hf_output", "train/learning_rate", "step");
+  EXPECT_EQ(one.source, kTrainerRun + "/run-lrkhf001.wandb") << "the one run below wandb/";
+  EXPECT_EQ(one.steps.size(), 20u);
+  // Killed after step 150, resumed from checkpoint-100 (wandb.init(id="abc", resume="allow"), max_steps raised), in a
+  // directory of its own; the first session ran offline. latest-run links to the newest.
+  const std::string first = write_bytes("proj/wandb/offline-run-20261201_100000-abc/run-abc.wandb",
+                                        session(10, 150, 0.0, 200));
+  const std::string second = write_bytes("proj/wandb/run-20261201_120000-abc/run-abc.wandb",
+                                         session(110, 250, 1.0, 250));
+  const std::string project = (testing::scratch_dir() / "proj").string();
+  ASSERT_EQ(::symlink("run-20261201_120000-abc", (project + "/wandb/latest-run").c_str()), 0);
+  const Series resumed = read_series_file(project, "train/learning_rate", "step", RepeatedSteps::Replace);
+  std::vector<double> steps;
+  for (int step = 10; step <= 250; step += 10) steps.push_back(step);
+  EXPECT_EQ(resumed.steps, steps);
+  EXPECT_EQ(resumed.replaced, 5u) << "110..150, logged again by the resumed session";
+  EXPECT_EQ(resumed.values[9], 100 * 1e-5);
+  EXPECT_EQ(resumed.values[10], 110 * 1e-5 + 1.0);
+  EXPECT_EQ(resumed.run_steps, 250) << "the resumed session's max_steps";
+  EXPECT_EQ(resumed.source, first + ", " + second);
+  EXPECT_EQ(read_series_file(project + "/wandb", "train/learning_rate", "step", RepeatedSteps::Replace).steps, steps);
+  EXPECT_EQ(read_series_file(project + "/wandb/latest-run", "train/learning_rate", "step").steps.front(), 110.0);
+  write_bytes("proj/wandb/run-20261202_000000-xyz/run-xyz.wandb", session(10, 20, 0.0, 20));
+  const std::string what = refusal(project, "train/learning_rate");
+  EXPECT_NE(what.find("; the W&B runs below it: " + project + "/wandb/latest-run, " + project +
+                      "/wandb/offline-run-20261201_100000-abc, " + project + "/wandb/run-20261201_120000-abc, " +
+                      project + "/wandb/run-20261202_000000-xyz: name one"),
             std::string::npos)
-      << what;
-  EXPECT_EQ(wandb_runs_below(output + "/wandb"), (std::vector<std::string>{kTrainerRun}));
+      << "two runs: " << what;
   write_bytes("two_logs/run-a.wandb", read_text(kGolden + "/loop/run-lrkpy003.wandb"));
   write_bytes("two_logs/run-b.wandb", read_text(kGolden + "/loop/run-lrkpy003.wandb"));
   const std::string two = (testing::scratch_dir() / "two_logs").string();

@@ -24,7 +24,7 @@ struct Series {
   // or holds fewer fields than the header, JSON lines' that is no object, an MLflow metric's.
   bool last_line_cut = false;
   // The file read where a directory stood for one chosen among others (a Trainer's newest checkpoint's
-  // trainer_state.json, an MLflow run's metric), else empty.
+  // trainer_state.json, an MLflow run's metric; a W&B run's sessions, joined by ", "), else empty.
   std::string source;
 };
 
@@ -53,7 +53,8 @@ void drop_rows_from(Series& series, double step);
 // Face Trainer's trainer_state.json, the rows of its log_history that hold the column (its max_steps gives
 // run_steps), JSON lines (an object per row) or an array of records (json_series.hpp). A W&B run log, known by its
 // header (wandb_series.hpp). An MLflow run's metric (mlflow_series.hpp). A directory: its event files, else an MLflow
-// run's metric, else its W&B run log, else its trainer_state.json, else its newest checkpoint-N's. Event files (known
+// run's metric, else its W&B run log, else its trainer_state.json, else its newest checkpoint-N's, else the one W&B
+// run below it (its sessions, where it was resumed). Event files (known
 // by their content; a directory by the names of the files directly in it): the scalar tag `values_name` without its
 // leading '/' (/train/grad_norm -> train/grad_norm, Hugging Face's tag), at the events' steps, as TensorBoard shows it
 // (tfevents_file.hpp). Throws SeriesFileError naming the file, and the line for bad text.
