@@ -145,20 +145,59 @@ class HistoryReader {
     throw SeriesFileError("'" + path_ + "': the history row at byte " + std::to_string(offset_) + ": " + what);
   }
 
-  // The item's value as a number, false for null.
-  bool number_in(const Item& item, double& value) {
-    try {
-      parse_json_value(item.value_json, json_);
-    } catch (const JsonError& e) {
-      fail(item.name + ": '" + text_for_message(std::string(item.value_json)) + "' is not JSON (" + e.what() + ")");
-    }
-    return number_of(json_, value, [&](const std::string& problem) { fail(item.name + ": " + problem); });
-  }
+  // A value of the row and the name it was found by.
+  struct Found {
+    std::string name;
+    JsonMember value;
+  };
 
-  const Item* item_named(const std::string& name) const {
+  const Item* item_named(std::string_view name) const {
     for (size_t i = 0; i < item_count_; ++i)
       if (items_[i].name == name) return &items_[i];
     return nullptr;
+  }
+
+  // `path`'s member of the object `outer` (an object's text), its parts joined by '.' in the name W&B gives it.
+  static bool member_at(const std::string& outer, std::string_view path, JsonMember& out, int depth = 0) {
+    JsonObject object;
+    try {
+      object.parse(outer);
+    } catch (const JsonError&) {
+      return false;
+    }
+    if (const JsonMember* whole = object.find(path)) return out = *whole, true;
+    for (size_t dot = path.find('.'); dot != std::string_view::npos && depth < 16; dot = path.find('.', dot + 1))
+      if (const JsonMember* part = object.find(path.substr(0, dot));
+          part && part->kind == JsonMember::Kind::nested && member_at(part->text, path.substr(dot + 1), out, depth + 1))
+        return true;
+    return false;
+  }
+
+  // The value named `name` in the row: an item's, or a member of an item's object (wandb.log({"train": {"lr": x}})
+  // logs one item, train, whose member lr W&B names train.lr). False where the row holds none.
+  bool find_value(const std::string& name, Found& out) {
+    if (const Item* item = item_named(name)) {
+      try {
+        parse_json_value(item->value_json, out.value);
+      } catch (const JsonError& e) {
+        fail(item->name + ": '" + text_for_message(std::string(item->value_json)) + "' is not JSON (" + e.what() + ")");
+      }
+      out.name = name;
+      return true;
+    }
+    for (size_t dot = name.find('.'); dot != std::string::npos; dot = name.find('.', dot + 1)) {
+      const Item* outer = item_named(std::string_view(name).substr(0, dot));
+      if (outer && member_at(std::string(outer->value_json), std::string_view(name).substr(dot + 1), out.value)) {
+        out.name = name;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // The found value as a number, false for null.
+  bool number_in(const Found& found, double& number) {
+    return number_of(found.value, number, [&](const std::string& problem) { fail(found.name + ": " + problem); });
   }
 
   void add_row(const WireField& history) {
@@ -183,25 +222,23 @@ class HistoryReader {
     for (size_t i = 0; series_.values.empty() && i < item_count_ && seen_names_.size() < 64; ++i)
       if (std::find(seen_names_.begin(), seen_names_.end(), items_[i].name) == seen_names_.end())
         seen_names_.push_back(items_[i].name);
-    const Item* value_item = nullptr;
-    for (const std::string& name : values_names_)
-      if ((value_item = item_named(name))) break;
-    if (!value_item) return;  // another metric's row
+    bool found = false;
+    for (size_t i = 0; !found && i < values_names_.size(); ++i) found = find_value(values_names_[i], value_);
+    if (!found) return;  // another metric's row
     double value = 0.0;
-    if (!number_in(*value_item, value)) return;  // null: no value this row
-    const Item* step_item = nullptr;
-    if (const std::string& step_metric = step_metrics_.of(value_item->name); !step_metric.empty()) {
-      step_item = item_named(step_metric);
-      if (!step_item)
-        fail("it holds " + value_item->name + " but not " + step_metric +
-             ", the step metric wandb.define_metric gave it");
+    if (!number_in(value_, value)) return;  // null: no value this row
+    bool stepped = false;
+    if (const std::string& step_metric = step_metrics_.of(value_.name); !step_metric.empty()) {
+      stepped = find_value(step_metric, step_);
+      if (!stepped)
+        fail("it holds " + value_.name + " but not " + step_metric + ", the step metric wandb.define_metric gave it");
     }
-    for (size_t i = 0; !step_item && i < steps_names_.size(); ++i) step_item = item_named(steps_names_[i]);
-    if (!step_item) step_item = item_named("_step");
+    for (size_t i = 0; !stepped && i < steps_names_.size(); ++i) stepped = find_value(steps_names_[i], step_);
+    if (!stepped) stepped = find_value("_step", step_);
     double step = step_num;
-    if (step_item && !number_in(*step_item, step)) fail(step_item->name + ": the step is null");
-    if (!step_item && !has_step_num) fail("it holds " + value_item->name + " but no step (_step)");
-    if (!std::isfinite(step)) fail((step_item ? step_item->name : "_step") + ": the step must be a finite number");
+    if (stepped && !number_in(step_, step)) fail(step_.name + ": the step is null");
+    if (!stepped && !has_step_num) fail("it holds " + value_.name + " but no step (_step)");
+    if (!std::isfinite(step)) fail((stepped ? step_.name : "_step") + ": the step must be a finite number");
     series_.steps.push_back(step);
     series_.values.push_back(value);
   }
@@ -230,7 +267,8 @@ class HistoryReader {
   StepMetrics step_metrics_;
   std::vector<Item> items_;  // the row's items, reused from row to row
   size_t item_count_ = 0;
-  JsonMember json_;
+  JsonMember json_;  // a config's value
+  Found value_, step_;  // the row's, reused
   std::vector<std::string> seen_names_;
   uint64_t offset_ = 0;
   Series series_;

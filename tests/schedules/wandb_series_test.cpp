@@ -211,6 +211,26 @@ TEST(WandbSeries, BlocksEndsPaddingAndLongRecordsAreFramedAsLevelDBsLog) {
             (std::vector<double>{0.5, 0.25}));
 }
 
+TEST(WandbSeries, ADictLoggedAsOneItemIsReadByItsMembersPath) {
+  // wandb.log({"train": {"lr": ..., "opt": {"beta1": ...}, "step": ...}}): one item, train, whose members W&B names
+  // train.lr, train.opt.beta1 and train.step; define_metric("train.lr", step_metric="train.step").
+  Framer log;
+  log.record(metric("train.lr", "", "train.step"));
+  for (int step = 0; step < 3; ++step)
+    log.record(history({{"train", "{\"lr\": " + std::to_string(0.5 / (step + 1)) + ", \"opt\": {\"beta1\": 0.9}, "
+                                  "\"step\": " + std::to_string(100 + step) + "}"},
+                        {"_step", std::to_string(step)}}));
+  const std::string path = write_bytes("nested.wandb", log.bytes());
+  const Series lr = read_series_file(path, "train.lr", "step");
+  EXPECT_EQ(lr.steps, (std::vector<double>{100, 101, 102})) << "at its step metric, itself a member";
+  EXPECT_EQ(lr.values[1], 0.25);
+  const Series beta = read_series_file(path, "train.opt.beta1", "step");
+  EXPECT_EQ(beta.steps, (std::vector<double>{0, 1, 2}));
+  EXPECT_EQ(beta.values[2], 0.9);
+  EXPECT_NE(refusal(path, "train.opt.beta2").find("no history row holds 'train.opt.beta2' (they hold train, _step)"),
+            std::string::npos);
+}
+
 TEST(WandbSeries, DamagedOrForeignRecordsAreNamedByTheirFileAndByte) {
   const std::string golden = read_text(kGolden + "/loop/run-lrkpy003.wandb");
   std::string flipped = golden;
