@@ -389,7 +389,8 @@ void bind_schedules(py::module_& m) {
         "TensorBoard event files, one or a run's directory (column is the tag, without its leading '/': "
         "train/learning_rate); rows a resumed run logged again replace the earlier ones, as TensorBoard shows them, "
         "and replaced counts those; last_line_cut: a table's, a JSON-lines or an MLflow log's last line, cut off by "
-        "a kill, was left out; source: the file read where a directory stood for one (a checkpoint's, a metric's), else None. "
+        "a kill, was left out; source: the file read where a directory stood for one (a checkpoint's, a metric's; "
+        "a W&B run's sessions, joined by ', '), else None. "
         "Raises ValueError naming the file");
   m.def("refine_multipliers",
         [](const std::vector<double>& norms, const py::object& total_steps_given, const std::string& norm, double tau) {

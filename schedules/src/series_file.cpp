@@ -225,7 +225,8 @@ Series read_series_file(const std::string& name, const std::string& values_name,
           (none ? ": name a run directory, a log, a table or a TensorBoard run" : "") +
           (tensorboard.empty() ? "" : "; the TensorBoard runs below it: " + list_for_message(tensorboard, 10)) +
           (mlflow.empty() ? "" : "; the MLflow runs below it: " + list_for_message(mlflow, 10)) +
-          (wandb.empty() ? "" : "; the W&B runs below it: " + list_for_message(wandb, 10)) + (none ? "" : ": name one"));
+          (wandb.empty() ? "" : "; the W&B runs below it: " + list_for_message(wandb, 10)) +
+          (none ? "" : ": name one"));
     }
     path = source = file;
   }

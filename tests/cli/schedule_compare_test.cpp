@@ -317,8 +317,9 @@ TEST(ScheduleFit, AWandbRunIsReadAtItsStepMetricWithItsMaxSteps) {
   const std::string run = std::string(LRKIT_GOLDEN_DIR) + "/wandb/hf_output/wandb/run-20261127_000000-lrkhf001";
   auto r = run_lrkit("schedule --fit " + run + " --column train/learning_rate");
   EXPECT_EQ(r.code, 0) << r.out;
-  EXPECT_EQ(r.out.substr(0, r.out.find('\n')), run + " (" + run + "/run-lrkhf001.wandb): 20 rows of "
-                                               "train/learning_rate, steps 10..200, of a run of 200 steps (its max_steps)");
+  EXPECT_EQ(r.out.substr(0, r.out.find('\n')),
+            run + " (" + run + "/run-lrkhf001.wandb): 20 rows of train/learning_rate, steps 10..200, of a run of 200 "
+                  "steps (its max_steps)");
   EXPECT_NE(r.out.find("fits cosine(peak=0.0005, warmup=20) over 200 steps: "), std::string::npos) << r.out;
   r = run_lrkit("schedule 'cosine(peak=5e-4, warmup=20)' --compare " + run + " --column train/learning_rate");
   EXPECT_EQ(r.code, 0) << r.out;

@@ -50,7 +50,9 @@ std::string varint(uint64_t v) {
   out.push_back(static_cast<char>(v));
   return out;
 }
-std::string field(uint64_t number, const std::string& bytes) { return varint(number << 3 | 2) + varint(bytes.size()) + bytes; }
+std::string field(uint64_t number, const std::string& bytes) {
+  return varint(number << 3 | 2) + varint(bytes.size()) + bytes;
+}
 // A Record holding a HistoryRecord of (key, value_json) items.
 std::string history(const std::vector<std::pair<std::string, std::string>>& items) {
   std::string row;
@@ -194,7 +196,8 @@ TEST(WandbSeries, BlocksEndsPaddingAndLongRecordsAreFramedAsLevelDBsLog) {
   log.leave(7);  // a header fits, no data: an empty FIRST chunk, the record in the next block
   log.record(history({{"train/lr", "0.125"}, {"train/global_step", "30"}, {"_step", "2"}}));
   // A row of 100 KB (a table logged beside the rate): FIRST, MIDDLE, MIDDLE, LAST.
-  log.record(history({{"train/lr", "Infinity"}, {"train/global_step", "40"}, {"table", '"' + std::string(100000, 't') + '"'}}));
+  log.record(history(
+      {{"train/lr", "Infinity"}, {"train/global_step", "40"}, {"table", '"' + std::string(100000, 't') + '"'}}));
   log.record(history({{"train/lr", "1e999"}, {"train/global_step", "50"}}));
   const std::string path = write_bytes("framed/run-x.wandb", log.bytes());
   const Series s = read_series_file(path, "train/lr", "step");
