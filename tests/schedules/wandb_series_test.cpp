@@ -314,13 +314,13 @@ TEST(WandbSeries, ADirectoryReadsItsRunOrItsResumedSessionsAndNamesSeveralRuns) 
   EXPECT_EQ(one.source, kTrainerRun + "/run-lrkhf001.wandb") << "the one run below wandb/";
   EXPECT_EQ(one.steps.size(), 20u);
   // Killed after step 150, resumed from checkpoint-100 (wandb.init(id="abc", resume="allow"), max_steps raised), in a
-  // directory of its own; the first session ran offline. latest-run links to the newest.
-  const std::string first = write_bytes("proj/wandb/offline-run-20261201_100000-abc/run-abc.wandb",
-                                        session(10, 150, 0.0, 200));
-  const std::string second = write_bytes("proj/wandb/run-20261201_120000-abc/run-abc.wandb",
+  // directory of its own; the resumed session ran offline (its name sorts first, its time second). latest-run links
+  // to the newest.
+  const std::string first = write_bytes("proj/wandb/run-20261201_100000-abc/run-abc.wandb", session(10, 150, 0.0, 200));
+  const std::string second = write_bytes("proj/wandb/offline-run-20261201_120000-abc/run-abc.wandb",
                                          session(110, 250, 1.0, 250));
   const std::string project = (testing::scratch_dir() / "proj").string();
-  ASSERT_EQ(::symlink("run-20261201_120000-abc", (project + "/wandb/latest-run").c_str()), 0);
+  ASSERT_EQ(::symlink("offline-run-20261201_120000-abc", (project + "/wandb/latest-run").c_str()), 0);
   const Series resumed = read_series_file(project, "train/learning_rate", "step", RepeatedSteps::Replace);
   std::vector<double> steps;
   for (int step = 10; step <= 250; step += 10) steps.push_back(step);
@@ -335,7 +335,7 @@ TEST(WandbSeries, ADirectoryReadsItsRunOrItsResumedSessionsAndNamesSeveralRuns) 
   write_bytes("proj/wandb/run-20261202_000000-xyz/run-xyz.wandb", session(10, 20, 0.0, 20));
   const std::string what = refusal(project, "train/learning_rate");
   EXPECT_NE(what.find("; the W&B runs below it: " + project + "/wandb/latest-run, " + project +
-                      "/wandb/offline-run-20261201_100000-abc, " + project + "/wandb/run-20261201_120000-abc, " +
+                      "/wandb/offline-run-20261201_120000-abc, " + project + "/wandb/run-20261201_100000-abc, " +
                       project + "/wandb/run-20261202_000000-xyz: name one"),
             std::string::npos)
       << "two runs: " << what;
