@@ -26,24 +26,30 @@ F = descriptor_pb2.FieldDescriptorProto
 _crc32c = crcmod.predefined.mkCrcFun("crc-32c")
 
 
+def add_message(proto, name, *fields, oneof=None):
+    """Adds message `name` to the FileDescriptorProto `proto`. Each field: (name, number, type, ["repeated"],
+    [".package.Message"]); oneof: (its name, the fields in it), which are written even where they hold 0
+    (simple_value=0)."""
+    m = proto.message_type.add(name=name)
+    if oneof:
+        m.oneof_decl.add(name=oneof[0])
+    for field_name, number, kind, *rest in fields:
+        label = F.LABEL_REPEATED if "repeated" in rest else F.LABEL_OPTIONAL
+        type_name = next((r for r in rest if r.startswith(".")), None)
+        f = m.field.add(name=field_name, number=number, type=kind, label=label)
+        if type_name:
+            f.type_name = type_name
+        if oneof and field_name in oneof[1]:
+            f.oneof_index = 0
+    return m
+
+
 def _messages():
     """Event, Summary, TensorProto, ... as protobuf classes, with TensorBoard's field numbers."""
     proto = descriptor_pb2.FileDescriptorProto(name="lrkit_tb_events.proto", package="tensorboard", syntax="proto3")
 
     def message(name, *fields, oneof=None):
-        """oneof: (its name, the fields in it). Its fields are written even where they hold 0 (simple_value=0)."""
-        m = proto.message_type.add(name=name)
-        if oneof:
-            m.oneof_decl.add(name=oneof[0])
-        for field_name, number, kind, *rest in fields:
-            label = F.LABEL_REPEATED if "repeated" in rest else F.LABEL_OPTIONAL
-            type_name = next((r for r in rest if r.startswith(".")), None)
-            f = m.field.add(name=field_name, number=number, type=kind, label=label)
-            if type_name:
-                f.type_name = type_name
-            if oneof and field_name in oneof[1]:
-                f.oneof_index = 0
-        return m
+        return add_message(proto, name, *fields, oneof=oneof)
 
     message("Dim", ("size", 1, F.TYPE_INT64), ("name", 2, F.TYPE_STRING))
     message("TensorShapeProto", ("dim", 2, F.TYPE_MESSAGE, "repeated", ".tensorboard.Dim"))

@@ -23,7 +23,7 @@ import zlib
 
 from google.protobuf import descriptor_pb2, message_factory
 
-from make_tfevents import hf_cosine_rate, main
+from make_tfevents import add_message, hf_cosine_rate, main
 
 F = descriptor_pb2.FieldDescriptorProto
 
@@ -34,17 +34,7 @@ def _messages():
                                                syntax="proto3")
 
     def message(name, *fields, oneof=None):
-        m = proto.message_type.add(name=name)
-        if oneof:
-            m.oneof_decl.add(name=oneof[0])
-        for field_name, number, kind, *rest in fields:
-            label = F.LABEL_REPEATED if "repeated" in rest else F.LABEL_OPTIONAL
-            type_name = next((r for r in rest if r.startswith(".")), None)
-            f = m.field.add(name=field_name, number=number, type=kind, label=label)
-            if type_name:
-                f.type_name = type_name
-            if oneof and field_name in oneof[1]:
-                f.oneof_index = 0
+        add_message(proto, name, *fields, oneof=oneof)
 
     def item(name):  # HistoryItem, ConfigItem, SummaryItem
         message(name, ("key", 1, F.TYPE_STRING), ("nested_key", 2, F.TYPE_STRING, "repeated"),
