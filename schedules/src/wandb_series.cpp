@@ -131,12 +131,14 @@ class HistoryReader {
   }
 
   bool has_rows() const { return !series_.values.empty(); }
+  // What a refusal says of a log without a row of the column: the names its rows hold.
+  std::string why_no_rows() const {
+    return "'" + path_ + "': no history row holds " + names_for_message(values_names_) +
+           (seen_names_.empty() ? " (it holds no history)" : " (they hold " + list_for_message(seen_names_, 40) + ")");
+  }
 
   Series take() {
-    if (series_.values.empty())
-      throw SeriesFileError("'" + path_ + "': no history row holds " + names_for_message(values_names_) +
-                            (seen_names_.empty() ? " (it holds no history)"
-                                                 : " (they hold " + list_for_message(seen_names_, 40) + ")"));
+    if (series_.values.empty()) throw SeriesFileError(why_no_rows());
     return std::move(series_);
   }
 
@@ -290,19 +292,31 @@ std::string wandb_log_in(const std::string& directory) {
   return logs.empty() ? std::string() : logs.front();
 }
 
-std::vector<std::string> wandb_runs_below(const std::string& directory) {
-  std::vector<std::string> runs;
+namespace {
+
+// The run directories below `directory` (wandb_runs_below's), each with its log: empty where it holds several.
+std::vector<std::pair<std::string, std::string>> runs_and_logs(const std::string& directory) {
+  std::vector<std::pair<std::string, std::string>> runs;
   for (const std::string& parent : {directory, joined(directory, "wandb")}) {
     if (!is_directory_path(parent)) continue;
     for (const std::string& name : directory_names(parent)) {
       const std::string path = joined(parent, name);
+      if (!is_directory_path(path)) continue;
       try {
-        if (is_directory_path(path) && !wandb_log_in(path).empty()) runs.push_back(path);
+        if (std::string log = wandb_log_in(path); !log.empty()) runs.emplace_back(path, std::move(log));
       } catch (const SeriesFileError&) {
-        runs.push_back(path);  // one with several logs is named all the same
+        runs.emplace_back(path, "");  // one with several logs is named all the same
       }
     }
   }
+  return runs;
+}
+
+}  // namespace
+
+std::vector<std::string> wandb_runs_below(const std::string& directory) {
+  std::vector<std::string> runs;
+  for (const auto& run : runs_and_logs(directory)) runs.push_back(run.first);
   return runs;
 }
 
@@ -310,7 +324,7 @@ std::vector<std::string> wandb_sessions_below(const std::string& directory) {
   // A run directory's name: [offline-]run-DATE_TIME-ID. The sessions sort by their time; one ID makes them one run.
   std::vector<std::pair<std::string, std::string>> sessions;  // (DATE_TIME, the log)
   std::string id;
-  for (const std::string& run : wandb_runs_below(directory)) {
+  for (const auto& [run, log] : runs_and_logs(directory)) {
     const std::string name = std::filesystem::path(run).filename().string();
     if (name == "latest-run") continue;
     const size_t start = name.rfind("run-", 0) == 0 ? 4 : name.rfind("offline-run-", 0) == 0 ? 12 : std::string::npos;
@@ -318,12 +332,7 @@ std::vector<std::string> wandb_sessions_below(const std::string& directory) {
     if (start == std::string::npos || dash == std::string::npos || dash < start) return {};
     if (!id.empty() && name.substr(dash + 1) != id) return {};
     id = name.substr(dash + 1);
-    std::string log;
-    try {
-      log = wandb_log_in(run);
-    } catch (const SeriesFileError&) {
-      return {};  // several logs in one directory: named, one by one, by the caller's refusal
-    }
+    if (log.empty()) return {};  // several logs in one directory: named, one by one, by the caller's refusal
     sessions.emplace_back(name.substr(start, dash - start), log);
   }
   std::sort(sessions.begin(), sessions.end());
@@ -349,11 +358,7 @@ Series read_wandb_series(const std::vector<std::string>& paths, const std::strin
       }
     }
     if (!history.has_rows()) {  // a session killed before it logged the column, say
-      try {
-        history.take();
-      } catch (const SeriesFileError& e) {
-        if (none.empty()) none = e.what();
-      }
+      if (none.empty()) none = history.why_no_rows();
       continue;
     }
     Series session = history.take();
