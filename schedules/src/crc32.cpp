@@ -24,8 +24,6 @@ CrcTables make_crc_tables(uint32_t polynomial) {
   return t;
 }
 
-uint32_t little_endian_32(const unsigned char* p) { return static_cast<uint32_t>(little_endian(p, 4)); }
-
 uint32_t crc_of(const CrcTables& t, const unsigned char* data, size_t size, uint32_t previous) {
   uint32_t crc = ~previous;
   for (; size >= 8; size -= 8, data += 8) {

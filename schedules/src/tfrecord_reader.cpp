@@ -11,8 +11,6 @@ namespace {
 
 constexpr size_t kHeaderBytes = 12, kFooterBytes = 4;
 
-uint32_t little_endian_32(const unsigned char* p) { return static_cast<uint32_t>(little_endian(p, 4)); }
-
 }  // namespace
 
 uint32_t masked_crc32c(const unsigned char* data, size_t size) {

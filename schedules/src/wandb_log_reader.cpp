@@ -16,21 +16,24 @@ constexpr unsigned char kIdent[4] = {':', 'W', '&', 'B'};
 constexpr uint64_t kMagic = 0xBEE1, kVersion = 0;
 enum ChunkType : unsigned char { kFull = 1, kFirst = 2, kMiddle = 3, kLast = 4 };
 
+// The 7 bytes at `header` begin as W&B's do (:W&B and the magic), whatever their version.
+bool has_wandb_header(const unsigned char* header) {
+  return std::equal(kIdent, kIdent + 4, header) && little_endian(header + 4, 2) == kMagic;
+}
+
 }  // namespace
 
 bool is_wandb_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::array<unsigned char, kFileHeaderBytes> header{};
-  if (!in.read(reinterpret_cast<char*>(header.data()), header.size())) return false;
-  return std::equal(kIdent, kIdent + 4, header.begin()) && little_endian(header.data() + 4, 2) == kMagic;
+  return in.read(reinterpret_cast<char*>(header.data()), header.size()) && has_wandb_header(header.data());
 }
 
 WandbLogReader::WandbLogReader(const std::string& path) : path_(path), in_(path, std::ios::binary) {
   const auto size = file_size_of(path);
   if (!in_ || !size) throw SeriesFileError("cannot open '" + path + "': no such file or not readable");
   size_ = *size;
-  if (!load_block() || block_bytes_ < kFileHeaderBytes || !std::equal(kIdent, kIdent + 4, block_.begin()) ||
-      little_endian(block_.data() + 4, 2) != kMagic)
+  if (!load_block() || block_bytes_ < kFileHeaderBytes || !has_wandb_header(block_.data()))
     throw SeriesFileError("'" + path + "' is not a Weights & Biases run log (it does not begin with :W&B's header)");
   if (block_[6] != kVersion)
     throw SeriesFileError("'" + path + "' is a Weights & Biases run log of version " + std::to_string(block_[6]) +
@@ -65,7 +68,7 @@ bool WandbLogReader::next(std::string& record) {
     if (block_bytes_ - at_ < kChunkHeaderBytes) {
       // The end of the file, a header cut short (a writer pads a block only when a chunk follows), or the block's
       // trailer of zeros.
-      if (block_start_ + block_bytes_ == size_ && block_bytes_ < kBlockBytes) {
+      if (block_bytes_ < kBlockBytes) {
         cut_ = inside || at_ != block_bytes_;
         return false;
       }
@@ -76,7 +79,7 @@ bool WandbLogReader::next(std::string& record) {
       continue;
     }
     const unsigned char* header = block_.data() + at_;
-    const auto checksum = static_cast<uint32_t>(little_endian(header, 4));
+    const uint32_t checksum = little_endian_32(header);
     const auto length = static_cast<size_t>(little_endian(header + 4, 2));
     const unsigned char type = header[6];
     if (checksum == 0 && length == 0 && type == 0 && !inside) {
@@ -85,7 +88,7 @@ bool WandbLogReader::next(std::string& record) {
       continue;
     }
     if (length > block_bytes_ - at_ - kChunkHeaderBytes) {
-      if (block_start_ + block_bytes_ == size_ && block_bytes_ < kBlockBytes) {  // the file ends inside the chunk
+      if (block_bytes_ < kBlockBytes) {  // the file ends inside the chunk
         cut_ = true;
         return false;
       }

@@ -37,7 +37,8 @@ class WandbLogReader {
   std::ifstream in_;
   uint64_t size_ = 0, block_start_ = 0, record_offset_ = 0;
   std::array<unsigned char, kBlockBytes> block_{};
-  size_t block_bytes_ = 0, at_ = 0;  // the block's bytes read, and where the next chunk starts in it
+  // The block's bytes read (fewer than kBlockBytes: the file's last block), and where the next chunk starts in it.
+  size_t block_bytes_ = 0, at_ = 0;
   bool cut_ = false;                 // the file ended inside a record: nothing more to read
 };
 
