@@ -13,12 +13,13 @@
 #include "lrkit/common/input_file.hpp"
 #include "lrkit/common/numbers.hpp"
 #include "lrkit/common/run_log_file.hpp"
+#include "lrkit/common/wandb_log_reader.hpp"
+#include "lrkit/common/wandb_runs.hpp"
 #include "lrkit/h5/file.hpp"
 #include "lrkit/schedules/tfevents_file.hpp"
 #include "json_series.hpp"
 #include "mlflow_series.hpp"
 #include "series_columns.hpp"
-#include "wandb_log_reader.hpp"
 #include "wandb_series.hpp"
 
 namespace lrkit::schedules {
@@ -211,7 +212,12 @@ Series read_series_file(const std::string& name, const std::string& values_name,
   const std::string tag = !values_name.empty() && values_name.front() == '/' ? values_name.substr(1) : values_name;
   if (is_directory_path(path)) {
     if (const auto events = tfevents_files_in(path); !events.empty()) return read_tfevents_series(events, tag);
-    std::string file = is_mlflow_run(path) ? mlflow_metric_in(path, values_name) : wandb_log_in(path);
+    std::string file;
+    try {
+      file = is_mlflow_run(path) ? mlflow_metric_in(path, values_name) : wandb_log_in(path);
+    } catch (const WandbLogError& e) {
+      throw SeriesFileError(e.what());
+    }
     if (file.empty()) file = trainer_state_in(path);
     if (file.empty() && !(wandb_sessions = wandb_sessions_below(path)).empty()) file = wandb_sessions.front();
     if (file.empty()) {

@@ -10,8 +10,8 @@
 #include "lrkit/common/file_status.hpp"
 #include "lrkit/common/message_text.hpp"
 #include "lrkit/common/numbers.hpp"
+#include "lrkit/common/protobuf_wire.hpp"
 #include "lrkit/schedules/tfrecord_reader.hpp"
-#include "protobuf_wire.hpp"
 
 namespace lrkit::schedules {
 

@@ -10,17 +10,6 @@
 
 namespace lrkit::schedules {
 
-// The run log directly in `directory` (a run's directory), empty where there is none. Throws SeriesFileError where
-// it holds several.
-std::string wandb_log_in(const std::string& directory);
-// The run directories directly in `directory` and in its wandb/ (where wandb.init puts them), sorted; latest-run
-// (wandb's link to the newest) among them.
-std::vector<std::string> wandb_runs_below(const std::string& directory);
-// The run logs of the run directories below `directory` (wandb_runs_below, latest-run aside) where they are the
-// sessions of one run: one run, or one run resumed (wandb.init(id=..., resume=...) writes each session in a
-// directory [offline-]run-DATE_TIME-ID of its own), oldest first. Empty where there are none, or runs of several IDs.
-std::vector<std::string> wandb_sessions_below(const std::string& directory);
-
 // The history rows of the run log at `path` that hold the column: its value item, found by its key (a nested key's
 // parts joined by '.', as W&B names it; or a member of an item's object, by its path joined by '.': a dict logged
 // as one item, wandb.log({"train": {"lr": x}}), is train.lr) under column_names_for(values_name); the value is JSON

@@ -15,14 +15,18 @@
 
 #include "lrkit/common/numbers.hpp"
 #include "lrkit/common/text_file.hpp"
-#include "lrkit/schedules/crc32.hpp"
+#include "lrkit/common/wandb_log_reader.hpp"
 #include "lrkit/schedules/series_file.hpp"
 #include "test_files.hpp"
-#include "wandb_log_reader.hpp"
+#include "wandb_framer.hpp"
 
 namespace lrkit::schedules {
 namespace {
 
+using testing::field;
+using testing::Framer;
+using testing::history;
+using testing::metric;
 using testing::write_bytes;
 
 const std::string kGolden = std::string(LRKIT_GOLDEN_DIR) + "/wandb";
@@ -41,87 +45,6 @@ std::string refusal(const std::string& path, const std::string& column, const st
 double hf_cosine_rate(double step) {
   if (step < 20) return 5e-4 * step / 20;
   return 5e-4 * std::max(0.0, 0.5 * (1.0 + std::cos(M_PI * 0.5 * 2.0 * (step - 20) / 180)));
-}
-
-// Protobuf's wire form, for the records framed below.
-std::string varint(uint64_t v) {
-  std::string out;
-  for (; v >= 0x80; v >>= 7) out.push_back(static_cast<char>((v & 0x7Fu) | 0x80u));
-  out.push_back(static_cast<char>(v));
-  return out;
-}
-std::string field(uint64_t number, const std::string& bytes) {
-  return varint(number << 3 | 2) + varint(bytes.size()) + bytes;
-}
-// A Record holding a HistoryRecord of (key, value_json) items.
-std::string history(const std::vector<std::pair<std::string, std::string>>& items) {
-  std::string row;
-  for (const auto& [key, json] : items) row += field(1, field(1, key) + field(16, json));
-  return varint(1 << 3) + varint(1) + field(2, row);
-}
-// A Record holding a MetricRecord: define_metric(name or glob, step_metric=...).
-std::string metric(const std::string& name, const std::string& glob, const std::string& step_metric) {
-  return field(12, (name.empty() ? "" : field(1, name)) + (glob.empty() ? "" : field(2, glob)) +
-                       (step_metric.empty() ? "" : field(4, step_metric)));
-}
-
-// W&B's framing, written independently of make_wandb.py: the header, then chunks in 32 KiB blocks; a block's last
-// bytes, too few for a header, zeros.
-class Framer {
- public:
-  Framer() : data_(std::string(":W&B") + '\xE1' + '\xBE' + '\0') {}
-  Framer& record(const std::string& s) {
-    size_t used = 0;
-    bool first = true;
-    do {
-      size_t space = 32768 - data_.size() % 32768;
-      if (space < 7) {
-        data_.append(space, '\0');
-        space = 32768;
-      }
-      const size_t take = std::min(s.size() - used, space - 7);
-      const bool last = used + take == s.size();
-      chunk(s.substr(used, take), first ? (last ? 1 : 2) : (last ? 4 : 3));
-      used += take;
-      first = false;
-    } while (used < s.size());
-    return *this;
-  }
-  // A record of output (which the reader passes over) whose chunk leaves exactly `left` bytes in the block.
-  Framer& leave(size_t left) {
-    const size_t target = 32768 - data_.size() % 32768 - left - 7;  // the record's size
-    for (size_t size_bytes = 1; size_bytes <= 3; ++size_bytes)
-      if (const size_t text = target - 1 - size_bytes; varint(text).size() == size_bytes)
-        return record(field(4, std::string(text, 'o')));
-    ADD_FAILURE() << "no record of " << target << " bytes";
-    return *this;
-  }
-  // Zeros to the block's end, as a block never written holds.
-  Framer& zeros_to_block_end() {
-    data_.append(32768 - data_.size() % 32768, '\0');
-    return *this;
-  }
-  const std::string& bytes() const { return data_; }
-  void chunk(const std::string& data, unsigned char type) {
-    const auto* p = reinterpret_cast<const unsigned char*>(data.data());
-    const uint32_t crc = crc32_ieee(p, data.size(), crc32_ieee(&type, 1));
-    for (int i = 0; i < 4; ++i) data_.push_back(static_cast<char>((crc >> (8 * i)) & 0xFFu));
-    data_.push_back(static_cast<char>(data.size() & 0xFFu));
-    data_.push_back(static_cast<char>(data.size() >> 8));
-    data_.push_back(static_cast<char>(type));
-    data_ += data;
-  }
-
- private:
-  std::string data_;
-};
-
-TEST(WandbSeries, TheCrc32IsZlibs) {
-  const std::string check = "123456789";
-  const auto* p = reinterpret_cast<const unsigned char*>(check.data());
-  EXPECT_EQ(crc32_ieee(p, check.size()), 0xCBF43926u);
-  EXPECT_EQ(crc32_ieee(p + 4, 5, crc32_ieee(p, 4)), 0xCBF43926u) << "taken in two pieces";
-  EXPECT_EQ(crc32c(p, check.size()), 0xE3069283u);
 }
 
 TEST(WandbSeries, ATrainersRunIsReadAtItsGlobalStepWithItsMaxSteps) {

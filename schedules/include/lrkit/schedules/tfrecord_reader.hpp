@@ -7,18 +7,10 @@
 #include <fstream>
 #include <string>
 
-#include "lrkit/schedules/crc32.hpp"
+#include "lrkit/common/crc32.hpp"
+#include "lrkit/common/little_endian.hpp"
 
 namespace lrkit::schedules {
-
-// The unsigned number in `bytes` (at most 8) bytes, least significant first: how TFRecords store their lengths and
-// checksums, and protobuf its fixed-width numbers.
-inline uint64_t little_endian(const unsigned char* p, size_t bytes) {
-  uint64_t value = 0;
-  for (size_t i = 0; i < bytes; ++i) value |= uint64_t{p[i]} << (8 * i);
-  return value;
-}
-inline uint32_t little_endian_32(const unsigned char* p) { return static_cast<uint32_t>(little_endian(p, 4)); }
 
 // TFRecord's masking of the CRC-32C of `size` bytes.
 uint32_t masked_crc32c(const unsigned char* data, size_t size);

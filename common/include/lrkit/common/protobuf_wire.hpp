@@ -9,9 +9,9 @@
 #include <string>
 #include <string_view>
 
-#include "lrkit/schedules/tfrecord_reader.hpp"
+#include "lrkit/common/little_endian.hpp"
 
-namespace lrkit::schedules {
+namespace lrkit {
 
 constexpr uint64_t kVarint = 0, kFixed64 = 1, kBytes = 2, kFixed32 = 5;
 
@@ -83,4 +83,4 @@ class WireReader {
   const unsigned char* end_;
 };
 
-}  // namespace lrkit::schedules
+}  // namespace lrkit

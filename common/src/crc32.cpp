@@ -1,10 +1,10 @@
-#include "lrkit/schedules/crc32.hpp"
+#include "lrkit/common/crc32.hpp"
 
 #include <array>
 
-#include "lrkit/schedules/tfrecord_reader.hpp"
+#include "lrkit/common/little_endian.hpp"
 
-namespace lrkit::schedules {
+namespace lrkit {
 
 namespace {
 
@@ -47,4 +47,4 @@ uint32_t crc32_ieee(const unsigned char* data, size_t size, uint32_t previous) {
   return crc_of(tables, data, size, previous);
 }
 
-}  // namespace lrkit::schedules
+}  // namespace lrkit

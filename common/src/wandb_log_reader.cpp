@@ -1,13 +1,12 @@
-#include "wandb_log_reader.hpp"
+#include "lrkit/common/wandb_log_reader.hpp"
 
 #include <algorithm>
 
+#include "lrkit/common/crc32.hpp"
 #include "lrkit/common/file_status.hpp"
-#include "lrkit/schedules/crc32.hpp"
-#include "lrkit/schedules/series_file.hpp"
-#include "lrkit/schedules/tfrecord_reader.hpp"
+#include "lrkit/common/little_endian.hpp"
 
-namespace lrkit::schedules {
+namespace lrkit {
 
 namespace {
 
@@ -31,12 +30,12 @@ bool is_wandb_file(const std::string& path) {
 
 WandbLogReader::WandbLogReader(const std::string& path) : path_(path), in_(path, std::ios::binary) {
   const auto size = file_size_of(path);
-  if (!in_ || !size) throw SeriesFileError("cannot open '" + path + "': no such file or not readable");
+  if (!in_ || !size) throw WandbLogError("cannot open '" + path + "': no such file or not readable");
   size_ = *size;
   if (!load_block() || block_bytes_ < kFileHeaderBytes || !has_wandb_header(block_.data()))
-    throw SeriesFileError("'" + path + "' is not a Weights & Biases run log (it does not begin with :W&B's header)");
+    throw WandbLogError("'" + path + "' is not a Weights & Biases run log (it does not begin with :W&B's header)");
   if (block_[6] != kVersion)
-    throw SeriesFileError("'" + path + "' is a Weights & Biases run log of version " + std::to_string(block_[6]) +
+    throw WandbLogError("'" + path + "' is a Weights & Biases run log of version " + std::to_string(block_[6]) +
                           "; lrkit reads version " + std::to_string(kVersion));
   at_ = kFileHeaderBytes;
 }
@@ -48,7 +47,7 @@ bool WandbLogReader::load_block() {
   at_ = 0;
   if (block_bytes_ == 0) return false;
   in_.read(reinterpret_cast<char*>(block_.data()), static_cast<std::streamsize>(block_bytes_));
-  if (!in_) throw SeriesFileError("'" + path_ + "': cannot read byte " + std::to_string(block_start_) + " on");
+  if (!in_) throw WandbLogError("'" + path_ + "': cannot read byte " + std::to_string(block_start_) + " on");
   return true;
 }
 
@@ -57,7 +56,7 @@ bool WandbLogReader::next(std::string& record) {
   record.clear();
   bool inside = false;  // a FIRST chunk read, its LAST not yet
   const auto damaged = [&](const std::string& what) {
-    return SeriesFileError("'" + path_ + "': the chunk at byte " + std::to_string(block_start_ + at_) +
+    return WandbLogError("'" + path_ + "': the chunk at byte " + std::to_string(block_start_ + at_) +
                            " is damaged (" + what + ")");
   };
   const auto end_of_file = [&] {
@@ -109,4 +108,4 @@ bool WandbLogReader::next(std::string& record) {
   }
 }
 
-}  // namespace lrkit::schedules
+}  // namespace lrkit

@@ -10,16 +10,23 @@
 #include <cstddef>
 #include <cstdint>
 #include <fstream>
+#include <stdexcept>
 #include <string>
 
-namespace lrkit::schedules {
+namespace lrkit {
+
+// What is wrong with a W&B run log, a record in it or a directory of runs, naming the file (and the byte).
+class WandbLogError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 // Whether the file begins with W&B's header (any version: the reader names one it does not read).
 bool is_wandb_file(const std::string& path);
 
 // Reads the records one by one, up to the size the file had when opened (a run still writing it appends). A record
 // the file ends inside (a writer killed, or still writing) ends the records: those before it are whole. Throws
-// SeriesFileError naming the file: a header of another version, and a damaged chunk with its byte offset.
+// WandbLogError naming the file: a header of another version, and a damaged chunk with its byte offset.
 class WandbLogReader {
  public:
   explicit WandbLogReader(const std::string& path);
@@ -42,4 +49,4 @@ class WandbLogReader {
   bool cut_ = false;                 // the file ended inside a record: nothing more to read
 };
 
-}  // namespace lrkit::schedules
+}  // namespace lrkit

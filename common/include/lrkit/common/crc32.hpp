@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace lrkit::schedules {
+namespace lrkit {
 
 uint32_t crc32c(const unsigned char* data, size_t size);
 
@@ -13,4 +13,4 @@ uint32_t crc32c(const unsigned char* data, size_t size);
 // taken over two pieces as over the one they make.
 uint32_t crc32_ieee(const unsigned char* data, size_t size, uint32_t previous = 0);
 
-}  // namespace lrkit::schedules
+}  // namespace lrkit

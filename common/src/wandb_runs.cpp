@@ -1,0 +1,87 @@
+#include "lrkit/common/wandb_runs.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <utility>
+
+#include "lrkit/common/file_status.hpp"
+#include "lrkit/common/message_text.hpp"
+#include "lrkit/common/wandb_log_reader.hpp"
+
+namespace lrkit {
+
+namespace {
+
+std::string joined(const std::string& directory, const std::string& name) {
+  return (std::filesystem::path(directory) / name).string();  // composes a name; the disk is asked in file_status
+}
+
+// The run directories below `directory` (wandb_runs_below's), each with its log: empty where it holds several.
+std::vector<std::pair<std::string, std::string>> runs_and_logs(const std::string& directory) {
+  std::vector<std::pair<std::string, std::string>> runs;
+  for (const std::string& parent : {directory, joined(directory, "wandb")}) {
+    if (!is_directory_path(parent)) continue;
+    for (const std::string& name : directory_names(parent)) {
+      const std::string path = joined(parent, name);
+      if (!is_directory_path(path)) continue;
+      try {
+        if (std::string log = wandb_log_in(path); !log.empty()) runs.emplace_back(path, std::move(log));
+      } catch (const WandbLogError&) {
+        runs.emplace_back(path, "");  // one with several logs is named all the same
+      }
+    }
+  }
+  return runs;
+}
+
+}  // namespace
+
+std::string wandb_log_in(const std::string& directory) {
+  std::vector<std::string> logs;
+  for (const std::string& name : directory_names(directory)) {
+    const std::string path = joined(directory, name);
+    if (name.size() > 6 && name.compare(name.size() - 6, 6, ".wandb") == 0 && path_kind(path) == PathKind::kFile &&
+        is_wandb_file(path))
+      logs.push_back(path);
+  }
+  if (logs.size() > 1)
+    throw WandbLogError("'" + directory + "' holds " + std::to_string(logs.size()) +
+                        " Weights & Biases run logs: " + list_for_message(logs, 10) + ": name one");
+  return logs.empty() ? std::string() : logs.front();
+}
+
+std::vector<std::string> wandb_runs_below(const std::string& directory) {
+  std::vector<std::string> runs;
+  for (const auto& run : runs_and_logs(directory)) runs.push_back(run.first);
+  return runs;
+}
+
+std::optional<std::vector<WandbRun>> wandb_runs_by_id(const std::string& directory) {
+  struct Session {
+    std::string time, id, log;
+  };
+  std::vector<Session> sessions;
+  for (const auto& [run, log] : runs_and_logs(directory)) {
+    const std::string name = std::filesystem::path(run).filename().string();
+    if (name == "latest-run") continue;
+    const size_t start = name.rfind("run-", 0) == 0 ? 4 : name.rfind("offline-run-", 0) == 0 ? 12 : std::string::npos;
+    const size_t dash = name.rfind('-');
+    if (start == std::string::npos || dash == std::string::npos || dash < start || log.empty()) return std::nullopt;
+    sessions.push_back({name.substr(start, dash - start), name.substr(dash + 1), log});
+  }
+  std::stable_sort(sessions.begin(), sessions.end(), [](const Session& a, const Session& b) { return a.time < b.time; });
+  std::vector<WandbRun> runs;
+  for (const Session& session : sessions) {
+    const auto run = std::find_if(runs.begin(), runs.end(), [&](const WandbRun& r) { return r.id == session.id; });
+    if (run == runs.end()) runs.push_back({session.id, {session.log}});
+    else run->sessions.push_back(session.log);
+  }
+  return runs;
+}
+
+std::vector<std::string> wandb_sessions_below(const std::string& directory) {
+  const auto runs = wandb_runs_by_id(directory);
+  return runs && runs->size() == 1 ? runs->front().sessions : std::vector<std::string>();
+}
+
+}  // namespace lrkit
