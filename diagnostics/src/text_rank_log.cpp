@@ -15,6 +15,7 @@
 #include "lrkit/common/message_text.hpp"
 #include "lrkit/common/numbers.hpp"
 #include "rank_log_parts.hpp"
+#include "text_rows.hpp"
 
 namespace lrkit::diagnostics {
 
@@ -23,29 +24,6 @@ namespace {
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
-
-// The file's name for each field.
-struct Names {
-  std::string of[5];
-  explicit Names(const ReadOptions& o) {
-    for (size_t f = 0; f < 5; ++f) {
-      const auto mapped = o.columns.find(kFields[f]);
-      of[f] = mapped == o.columns.end() ? kFields[f] : mapped->second;
-    }
-  }
-  const std::string& operator[](Field f) const { return of[f]; }
-  // " (mapped from loss)" where the file's name is not the field's own, for a message naming a missing one.
-  std::string mapped_from(Field f) const { return of[f] != kFields[f] ? std::string(" (mapped from ") + kFields[f] + ")" : ""; }
-};
-
-struct Row {
-  double step = 0;
-  int64_t rank = 0;
-  double loss = 0, grad_norm = 0, cos_to_mean = std::nan("");
-  bool has_cos = false;
-  size_t file = 0;  // index into the sources
-  size_t line = 0;
-};
 
 // Steps left out of a log, counted, the first five named: what a warning lists.
 struct LeftOutSteps {
@@ -77,16 +55,6 @@ struct ValuelessSteps {
   }
 };
 
-// The rows read from text logs, and what was left out of them.
-struct TextRows {
-  std::vector<Row> rows;
-  std::vector<std::string> warnings;
-  // A DispersionHook's JSON lines mark the rows of the first step of each session ("session": "fresh" or "resume"):
-  // whether any row was marked, and the resumes' steps in the order the rows were read.
-  bool records_sessions = false;
-  std::vector<Resume> resumed;
-};
-
 // Calls parse(line, number) for each non-blank line from `number` on. A last line without its line end that does
 // not parse is a row a killed writer cut off (writers end every row): left out with a warning, so the log of a
 // killed run still reads. Anywhere else, a line that does not parse is an error.
@@ -105,15 +73,15 @@ void for_each_row_line(std::istream& in, size_t number, TextRows& out, const Par
   }
 }
 
-// Rows of every (step, rank) pair into the [step, rank] layout. A step without a row for every rank is skipped with
-// a warning; a pair given twice is an error, named at its second row. The rows are ordered by sorting their indices
-// (a tree of steps and ranks, before, made two allocations a row).
-RankLog assemble(const std::vector<std::string>& sources, const TextRows& text) {
+}  // namespace
+
+// The rows are ordered by sorting their indices (a tree of steps and ranks, before, made two allocations a row).
+RankLog assemble(const std::string& source, const std::vector<File>& files, const TextRows& text) {
   const std::vector<Row>& rows = text.rows;
-  std::string source = sources.front();
-  if (sources.size() > 1) source += " and " + std::to_string(sources.size() - 1) + " more file(s), one per rank";
   if (rows.empty()) throw RankLogError(source + ": no rows");
-  const auto where = [&](const Row& r) { return sources[r.file] + " line " + std::to_string(r.line); };
+  const auto where = [&](const Row& r) {
+    return files[r.file].name + " " + files[r.file].position + " " + std::to_string(r.position);
+  };
   int64_t ranks = 0;
   for (const Row& r : rows) {
     if (r.rank < 0 || r.rank > 65535) throw RankLogError(where(r) + ": rank " + std::to_string(r.rank) + " is out of range");
@@ -176,6 +144,8 @@ RankLog assemble(const std::vector<std::string>& sources, const TextRows& text) 
   }
   return log;
 }
+
+namespace {
 
 bool is_space(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
 
@@ -446,7 +416,7 @@ void read_csv(const std::string& source, std::istream& in, const Names& names, i
         cosine_seen = cosine_seen || !fields[c.cos_to_mean].empty();
       }
       r.file = file;
-      r.line = number;
+      r.position = number;
       out.rows.push_back(r);
     }
   });
@@ -455,16 +425,11 @@ void read_csv(const std::string& source, std::istream& in, const Names& names, i
   valueless.warn(source, out.warnings);
 }
 
-// The rows of one JSON-lines file: an object per step and rank (a rank field), an object per step with a field per
-// rank and field (no rank field; NAME_0, NAME_1, ...), or, with `fixed_rank` >= 0, one rank's file.
+// The rows of one JSON-lines file: an object per line (ObjectRows).
 void read_json_lines(const std::string& source, std::istream& in, const Names& names, int64_t fixed_rank, size_t file,
                      TextRows& out) {
-  WideNames wide_names(names);
+  ObjectRows rows(names, fixed_rank, file, out);
   JsonObject object;  // reused: its members keep their storage from line to line
-  // The file's layout, told by its first row: a rank field (or a file of one rank), or a field per rank.
-  enum class Layout { unknown, per_rank_row, per_rank_field } layout = Layout::unknown;
-  WideRow wide_row;  // reused
-  ValuelessSteps valueless;
   for_each_row_line(in, 1, out, [&](const std::string& line, size_t number) {
     const auto where = [&] { return source + " line " + std::to_string(number); };
     const auto first = line.find_first_not_of(" \t");
@@ -476,89 +441,9 @@ void read_json_lines(const std::string& source, std::istream& in, const Names& n
     } catch (const JsonError& e) {
       throw RankLogError(where() + ": not a JSON object (" + e.what() + "; truncated file?)");
     }
-    // Names are looked up whole: "train/loss" is one key, not a path. A field read twice is ambiguous (Python's json
-    // reads the last, Boost's reader, used before, the first): refused.
-    const auto twice = [&](const std::string& name) {
-      return RankLogError(where() + ": field '" + text_for_message(name) + "' appears twice, and which one to read is not clear");
-    };
-    const auto find_once = [&](const std::string& name) {
-      const JsonMember* repeat = nullptr;
-      const JsonMember* member = object.find(name, &repeat);
-      if (repeat) throw twice(name);
-      return member;
-    };
-    // `per_rank`: a missing field's message says how a row with a field per rank names them.
-    const auto member_named = [&](const std::string& name, Field f, bool per_rank = false) -> const JsonMember& {
-      const JsonMember* member = find_once(name);
-      if (!member)
-        throw RankLogError(where() + ": no field '" + name + "'" + names.mapped_from(f) +
-                           (per_rank ? " (" + wide_hint(wide_names, "a row with a field") + ")" : ""));
-      return *member;
-    };
-    const auto in_field = [&](const std::string& name) { return [&] { return where() + " field " + name; }; };
-    // null: a writer's missing or non-finite value, read as NaN (the report's NaN/Inf section then names it).
-    const auto value_of = [&](const JsonMember& member, Field f) {
-      return member.text == "null" ? std::nan("") : parse_value(f, member.text, in_field(member.name));
-    };
-    const auto value = [&](const std::string& name, Field f, bool per_rank = false) {
-      return value_of(member_named(name, f, per_rank), f);
-    };
-    const double step = parse_step(member_named(names[kStep], kStep).text, in_field(names[kStep]));
-    const JsonMember* rank = fixed_rank < 0 ? find_once(names[kRank]) : nullptr;
-    if (layout == Layout::unknown) {
-      bool per_rank_field = false;
-      for (size_t i = 0; i < object.size() && fixed_rank < 0 && !rank && !per_rank_field; ++i)
-        per_rank_field = wide_names.rank_of(kLoss, object[i].name) >= 0;
-      layout = per_rank_field ? Layout::per_rank_field : Layout::per_rank_row;
-    }
-    const bool wide = layout == Layout::per_rank_field;
-    if (fixed_rank < 0 && !wide && !rank) member_named(names[kRank], kRank, true);  // names what is missing
-    if (wide && rank)  // a row of the other layout: its loss would be read as no rank's
-      throw RankLogError(where() + ": a field '" + text_for_message(names[kRank]) + "' in a file whose first row has a "
-                         "field per rank (" + wide_names.of(kLoss, 0) + ", ...); a file holds one layout");
-    const auto add_row = [&](int64_t rank_value, double loss, double grad_norm, const JsonMember* cosine) {
-      Row r;
-      r.step = step;
-      r.rank = rank_value;
-      r.loss = loss;
-      r.grad_norm = grad_norm;
-      if (cosine) {
-        r.cos_to_mean = value_of(*cosine, kCosToMean);
-        r.has_cos = true;
-      }
-      r.file = file;
-      r.line = number;
-      out.rows.push_back(r);
-    };
-    if (wide) {
-      // A row with a field per rank holds the ranks whose loss it names, in any order; a rank it lacks has no row at
-      // this step (the step is then skipped with a warning, as a long table's would be).
-      wide_row.read(object, wide_names);
-      if (wide_row.ranks().empty()) valueless.add(step);
-      for (const size_t k : wide_row.ranks()) {
-        const WideRow::Members& m = wide_row.of(k);
-        for (const JsonMember* repeat : m.repeat)
-          if (repeat) throw twice(repeat->name);
-        // One statement each: a row's first problem is the one named, in the order rank, loss, gradient norm, cosine.
-        const double loss = value_of(*m.first[0], kLoss);
-        const JsonMember& grad_norm = m.first[1] ? *m.first[1] : member_named(wide_names.of(kGradNorm, k), kGradNorm, true);
-        add_row(static_cast<int64_t>(k), loss, value_of(grad_norm, kGradNorm), m.first[2]);
-      }
-    } else {
-      const int64_t rank_value = fixed_rank >= 0 ? fixed_rank : parse_rank(rank->text, in_field(names[kRank]));
-      const double loss = value(names[kLoss], kLoss);
-      const double grad_norm = value(names[kGradNorm], kGradNorm);
-      add_row(rank_value, loss, grad_norm, find_once(names[kCosToMean]));
-    }
-    // The hook's mark (the loop's settings are not the hook's to know: no "changed"); a field "session" of the
-    // user's own, with other values, is not one.
-    if (const JsonMember* session = find_once("session")) {
-      const std::string& kind = session->text;
-      out.records_sessions = out.records_sessions || kind == "fresh" || kind == "resume";
-      if (kind == "resume") out.resumed.push_back({step, std::nullopt});
-    }
+    rows.read(object, number, where);
   });
-  valueless.warn(source, out.warnings);
+  rows.finish(source);
 }
 
 // Appends one text log's rows; returns its source name.
@@ -580,14 +465,133 @@ std::string read_text_rows(const std::string& path, const Names& names, int64_t 
 
 }  // namespace
 
+struct ObjectRows::State {
+  State(const Names& n, int64_t rank, size_t f, TextRows& o)
+      : names(n), wide_names(n), fixed_rank(rank), file(f), out(o) {}
+  const Names& names;
+  WideNames wide_names;
+  int64_t fixed_rank;
+  size_t file;
+  TextRows& out;
+  // The file's layout, told by its first row: a rank field (or a file of one rank), or a field per rank.
+  enum class Layout { unknown, per_rank_row, per_rank_field } layout = Layout::unknown;
+  WideRow wide_row;  // reused
+  ValuelessSteps valueless;
+  void read(const JsonObject& object, size_t number, const std::function<std::string()>& where);
+};
+
+ObjectRows::ObjectRows(const Names& names, int64_t fixed_rank, size_t file, TextRows& out)
+    : state_(std::make_unique<State>(names, fixed_rank, file, out)) {}
+
+ObjectRows::~ObjectRows() = default;
+
+bool ObjectRows::names_a_loss(const JsonObject& object) const {
+  if (object.find(state_->names[kLoss])) return true;
+  for (size_t i = 0; i < object.size(); ++i)
+    if (state_->wide_names.rank_of(kLoss, object[i].name) >= 0) return true;
+  return false;
+}
+
+void ObjectRows::finish(const std::string& source) { state_->valueless.warn(source, state_->out.warnings); }
+
+void ObjectRows::read(const JsonObject& object, size_t position, const std::function<std::string()>& where) {
+  state_->read(object, position, where);
+}
+
+void ObjectRows::State::read(const JsonObject& object, size_t number, const std::function<std::string()>& where) {
+  // Names are looked up whole: "train/loss" is one key, not a path. A field read twice is ambiguous (Python's json
+  // reads the last, Boost's reader, used before, the first): refused.
+  const auto twice = [&](const std::string& name) {
+    return RankLogError(where() + ": field '" + text_for_message(name) + "' appears twice, and which one to read is not clear");
+  };
+  const auto find_once = [&](const std::string& name) {
+    const JsonMember* repeat = nullptr;
+    const JsonMember* member = object.find(name, &repeat);
+    if (repeat) throw twice(name);
+    return member;
+  };
+  // `per_rank`: a missing field's message says how a row with a field per rank names them.
+  const auto member_named = [&](const std::string& name, Field f, bool per_rank = false) -> const JsonMember& {
+    const JsonMember* member = find_once(name);
+    if (!member)
+      throw RankLogError(where() + ": no field '" + name + "'" + names.mapped_from(f) +
+                         (per_rank ? " (" + wide_hint(wide_names, "a row with a field") + ")" : ""));
+    return *member;
+  };
+  const auto in_field = [&](const std::string& name) { return [&] { return where() + " field " + name; }; };
+  // null: a writer's missing or non-finite value, read as NaN (the report's NaN/Inf section then names it).
+  const auto value_of = [&](const JsonMember& member, Field f) {
+    return member.text == "null" ? std::nan("") : parse_value(f, member.text, in_field(member.name));
+  };
+  const auto value = [&](const std::string& name, Field f, bool per_rank = false) {
+    return value_of(member_named(name, f, per_rank), f);
+  };
+  const double step = parse_step(member_named(names[kStep], kStep).text, in_field(names[kStep]));
+  const JsonMember* rank = fixed_rank < 0 ? find_once(names[kRank]) : nullptr;
+  if (layout == Layout::unknown) {
+    bool per_rank_field = false;
+    for (size_t i = 0; i < object.size() && fixed_rank < 0 && !rank && !per_rank_field; ++i)
+      per_rank_field = wide_names.rank_of(kLoss, object[i].name) >= 0;
+    layout = per_rank_field ? Layout::per_rank_field : Layout::per_rank_row;
+  }
+  const bool wide = layout == Layout::per_rank_field;
+  if (fixed_rank < 0 && !wide && !rank) member_named(names[kRank], kRank, true);  // names what is missing
+  if (wide && rank)  // a row of the other layout: its loss would be read as no rank's
+    throw RankLogError(where() + ": a field '" + text_for_message(names[kRank]) + "' in a file whose first row has a "
+                       "field per rank (" + wide_names.of(kLoss, 0) + ", ...); a file holds one layout");
+  const auto add_row = [&](int64_t rank_value, double loss, double grad_norm, const JsonMember* cosine) {
+    Row r;
+    r.step = step;
+    r.rank = rank_value;
+    r.loss = loss;
+    r.grad_norm = grad_norm;
+    if (cosine) {
+      r.cos_to_mean = value_of(*cosine, kCosToMean);
+      r.has_cos = true;
+    }
+    r.file = file;
+    r.position = number;
+    out.rows.push_back(r);
+  };
+  if (wide) {
+    // A row with a field per rank holds the ranks whose loss it names, in any order; a rank it lacks has no row at
+    // this step (the step is then skipped with a warning, as a long table's would be).
+    wide_row.read(object, wide_names);
+    if (wide_row.ranks().empty()) valueless.add(step);
+    for (const size_t k : wide_row.ranks()) {
+      const WideRow::Members& m = wide_row.of(k);
+      for (const JsonMember* repeat : m.repeat)
+        if (repeat) throw twice(repeat->name);
+      // One statement each: a row's first problem is the one named, in the order rank, loss, gradient norm, cosine.
+      const double loss = value_of(*m.first[0], kLoss);
+      const JsonMember& grad_norm = m.first[1] ? *m.first[1] : member_named(wide_names.of(kGradNorm, k), kGradNorm, true);
+      add_row(static_cast<int64_t>(k), loss, value_of(grad_norm, kGradNorm), m.first[2]);
+    }
+  } else {
+    const int64_t rank_value = fixed_rank >= 0 ? fixed_rank : parse_rank(rank->text, in_field(names[kRank]));
+    const double loss = value(names[kLoss], kLoss);
+    const double grad_norm = value(names[kGradNorm], kGradNorm);
+    add_row(rank_value, loss, grad_norm, find_once(names[kCosToMean]));
+  }
+  // The hook's mark (the loop's settings are not the hook's to know: no "changed"); a field "session" of the
+  // user's own, with other values, is not one.
+  if (const JsonMember* session = find_once("session")) {
+    const std::string& kind = session->text;
+    out.records_sessions = out.records_sessions || kind == "fresh" || kind == "resume";
+    if (kind == "resume") out.resumed.push_back({step, std::nullopt});
+  }
+}
+
 RankLog read_text_rank_logs(const std::vector<std::string>& paths, const ReadOptions& options) {
   const Names names(options);
   TextRows rows;
-  std::vector<std::string> sources;
+  std::vector<File> files;
   const bool one_file = paths.size() == 1;
   for (size_t file = 0; file < paths.size(); ++file)
-    sources.push_back(read_text_rows(paths[file], names, one_file ? -1 : static_cast<int64_t>(file), file, rows));
-  return assemble(sources, rows);
+    files.push_back({read_text_rows(paths[file], names, one_file ? -1 : static_cast<int64_t>(file), file, rows)});
+  std::string source = files.front().name;
+  if (files.size() > 1) source += " and " + std::to_string(files.size() - 1) + " more file(s), one per rank";
+  return assemble(source, files, rows);
 }
 
 }  // namespace lrkit::diagnostics
