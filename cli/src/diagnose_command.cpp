@@ -46,8 +46,15 @@ int run_diagnose_command(const std::vector<std::string>& args) {
     throw option_error(e, visible, "diagnose");
   }
   if (vm.count("help")) {
-    std::cout << "usage: lrkit diagnose RUN.h5 | RUN_DIR | RANKS.csv | RANKS.jsonl | 'rank*.csv' [--json] [options]\n\n"
+    std::cout << "usage: lrkit diagnose RUN.h5 | RUN_DIR | RANKS.csv | RANKS.jsonl | 'rank*.csv' | WANDB_DIR\n"
+                 "                      [--json] [options]\n\n"
                  "RUN_DIR: a run directory of lrkit train (its log.h5).\n"
+                 "WANDB_DIR: Weights & Biases runs, one per rank (every rank called wandb.init), below\n"
+                 "it (wandb/ or the directory holding it), or their run directories / .wandb files;\n"
+                 "each run's rank from its config's rank (--columns rank=KEY), else the number the\n"
+                 "names differ in (rank-0, ...), else the order the runs started in (a warning says so).\n"
+                 "Or one run whose rows hold every rank's values (loss_0, ... or rank{rank}.loss).\n"
+                 "Its rows at the step W&B plots the loss against; resumed sessions are joined.\n"
                  "Per-rank CSV / JSON lines: one row per (step, rank) with step, rank, loss, grad_norm\n"
                  "and optionally cos_to_mean (see the README for a PyTorch DDP snippet); or one row per\n"
                  "step with a column per rank and field and no rank field (step, loss_0, loss_1, ...,\n"

@@ -271,6 +271,11 @@ void JsonObject::parse(std::string_view text, Nested nested) {
   if (!reader.at_end()) reader.fail("text after the object");
 }
 
+JsonMember& JsonObject::add() {
+  if (count_ == members_.size()) members_.emplace_back();
+  return members_[count_++];
+}
+
 void parse_json_value(std::string_view text, JsonMember& out) {
   Reader reader(text);
   reader.skip_blanks();

@@ -11,7 +11,7 @@ namespace {
 // Field numbers of wandb/proto/wandb_internal.proto's Record and the messages in it.
 namespace field {
 constexpr uint64_t kRecordHistory = 2, kRecordConfig = 5, kRecordMetric = 12, kRecordRun = 17;
-constexpr uint64_t kRunId = 1, kRunConfig = 4, kRunDisplayName = 8;
+constexpr uint64_t kRunId = 1, kRunConfig = 4, kRunGroup = 6, kRunDisplayName = 8;
 constexpr uint64_t kHistoryItem = 1, kHistoryStep = 2, kHistoryStepNum = 1;
 constexpr uint64_t kItemKey = 1, kItemNestedKey = 2, kItemValueJson = 16;  // HistoryItem's and ConfigItem's
 constexpr uint64_t kConfigUpdate = 1;
@@ -142,6 +142,7 @@ void WandbHistory::read_record() {
         if (r.type != kBytes) continue;
         if (r.number == field::kRunConfig) read_config(r.text());
         if (r.number == field::kRunDisplayName) display_name_.assign(r.text());
+        if (r.number == field::kRunGroup) group_.assign(r.text());
         if (r.number == field::kRunId) run_id_.assign(r.text());
       }
     }

@@ -7,6 +7,7 @@
 #include "lrkit/common/csv_line.hpp"
 #include "lrkit/common/numbers.hpp"
 #include "lrkit/common/input_file.hpp"
+#include "lrkit/common/wandb_log_reader.hpp"
 #include "lrkit/h5/file.hpp"
 #include "rank_log_parts.hpp"
 
@@ -190,15 +191,26 @@ std::map<std::string, std::string> column_mapping(const std::vector<std::pair<st
 RankLog read_rank_log(const std::string& path, const ReadOptions& options) {
   if (const auto problem = input_file_problem(path)) throw RankLogError(*problem);
   if (h5::is_hdf5_file(path)) return read_run_log(path);
+  if (is_wandb_file(path)) return read_wandb_rank_logs({path}, options);
   return read_text_rank_logs({path}, options);
 }
 
 RankLog read_rank_logs(const std::vector<std::string>& paths, const ReadOptions& options) {
   if (paths.empty()) throw RankLogError("no per-rank files given");
   if (paths.size() == 1) return read_rank_log(paths.front(), options);
-  for (const auto& path : paths)
+  size_t wandb = 0;
+  for (const auto& path : paths) {
     if (h5::is_hdf5_file(path)) throw RankLogError("'" + path + "' is an HDF5 run log: it holds every rank already; give it alone");
-  return read_text_rank_logs(paths, options);
+    wandb += is_wandb_file(path) ? 1 : 0;
+  }
+  if (wandb == 0) return read_text_rank_logs(paths, options);
+  for (const auto& path : paths) {
+    if (const auto problem = input_file_problem(path)) throw RankLogError(*problem);
+    if (!is_wandb_file(path))
+      throw RankLogError("'" + path + "' is not a W&B run log, and " + std::to_string(wandb) + " of the other logs " +
+                         "given are: give the W&B runs alone, or the text logs alone");
+  }
+  return read_wandb_rank_logs(paths, options);
 }
 
 }  // namespace lrkit::diagnostics

@@ -23,4 +23,9 @@ std::vector<Resume> resumes_with_rows(const std::vector<Resume>& sessions, const
 // are one file per rank, in rank order.
 RankLog read_text_rank_logs(const std::vector<std::string>& paths, const ReadOptions& options);
 
+// Weights & Biases run logs (.wandb), gathered into runs by ID (a run's sessions, resumed, in the order they ran): one
+// run holds every rank (a rank field or a field per rank in its rows); several are one run per rank, each run's rank
+// its config's rank field, else the number its name holds, else the order the runs started in (said in a warning).
+RankLog read_wandb_rank_logs(const std::vector<std::string>& paths, const ReadOptions& options);
+
 }  // namespace lrkit::diagnostics

@@ -1,5 +1,6 @@
-// The per-rank logs a caller names: paths, run directories, and quoted globs (`lrkit diagnose 'logs/rank*.csv'`,
-// lrkit.diagnose("logs/rank*.csv")), a glob's files in the order of their ranks.
+// The per-rank logs a caller names: paths, run directories (an lrkit run's, a W&B run's, a directory above W&B runs),
+// and quoted globs (`lrkit diagnose 'logs/rank*.csv'`, lrkit.diagnose("logs/rank*.csv")), a glob's files in the order
+// of their ranks.
 #include <glob.h>
 
 #include <algorithm>
@@ -7,6 +8,8 @@
 
 #include "lrkit/common/file_status.hpp"
 #include "lrkit/common/run_log_file.hpp"
+#include "lrkit/common/wandb_log_reader.hpp"
+#include "lrkit/common/wandb_runs.hpp"
 #include "lrkit/diagnostics/rank_log.hpp"
 
 namespace lrkit::diagnostics {
@@ -47,6 +50,23 @@ std::vector<std::string> matches(const std::string& pattern) {
   return paths;
 }
 
+// The logs a path names: a run directory's log (an lrkit run's log.h5, a W&B run's .wandb), the W&B runs' logs
+// below a directory (every session of every run: the reader gathers them by run), else the path as given, for the
+// reader's own checks.
+std::vector<std::string> logs_named(const std::string& input) {
+  const std::string path = run_log_argument(input);
+  if (!is_directory_path(path)) return {path};
+  try {
+    if (std::string log = wandb_log_in(path); !log.empty()) return {log};
+  } catch (const WandbLogError& e) {
+    throw RankLogError(e.what());
+  }
+  std::vector<std::string> logs;
+  if (const auto runs = wandb_runs_by_id(path))
+    for (const WandbRun& run : *runs) logs.insert(logs.end(), run.sessions.begin(), run.sessions.end());
+  return logs.empty() ? std::vector<std::string>{path} : logs;
+}
+
 }  // namespace
 
 std::vector<std::string> rank_log_paths(const std::vector<std::string>& inputs) {
@@ -54,8 +74,10 @@ std::vector<std::string> rank_log_paths(const std::vector<std::string>& inputs) 
   for (const auto& input : inputs) {
     // A path that exists is itself, whatever characters it holds ("runs/a[1]" was read as a pattern).
     const bool pattern = has_glob_characters(input) && !path_exists(input);
-    const auto named = pattern ? matches(input) : std::vector<std::string>{run_log_argument(input)};
-    paths.insert(paths.end(), named.begin(), named.end());
+    for (const std::string& match : pattern ? matches(input) : std::vector<std::string>{input}) {
+      const auto named = logs_named(match);
+      paths.insert(paths.end(), named.begin(), named.end());
+    }
   }
   return paths;
 }

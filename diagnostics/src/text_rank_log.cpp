@@ -485,11 +485,11 @@ ObjectRows::ObjectRows(const Names& names, int64_t fixed_rank, size_t file, Text
 
 ObjectRows::~ObjectRows() = default;
 
-bool ObjectRows::names_a_loss(const JsonObject& object) const {
-  if (object.find(state_->names[kLoss])) return true;
+const JsonMember* ObjectRows::loss_named(const JsonObject& object) const {
+  if (const JsonMember* loss = object.find(state_->names[kLoss])) return loss;
   for (size_t i = 0; i < object.size(); ++i)
-    if (state_->wide_names.rank_of(kLoss, object[i].name) >= 0) return true;
-  return false;
+    if (state_->wide_names.rank_of(kLoss, object[i].name) >= 0) return &object[i];
+  return nullptr;
 }
 
 void ObjectRows::finish(const std::string& source) { state_->valueless.warn(source, state_->out.warnings); }

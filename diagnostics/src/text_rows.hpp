@@ -69,8 +69,9 @@ class ObjectRows {
   ~ObjectRows();
   // Adds the object's rows; `position` is where it is in the file, `where()` names it in an error.
   void read(const JsonObject& object, size_t position, const std::function<std::string()>& where);
-  // Whether the object names a loss: the field's own name, or a rank's in a row with a field per rank.
-  bool names_a_loss(const JsonObject& object) const;
+  // The object's loss: the member of the field's own name, else the first of a rank's (a row with a field per
+  // rank); null where it names none.
+  const JsonMember* loss_named(const JsonObject& object) const;
   // Says in a warning which steps were left out (rows that held no rank's value), naming the file `source`.
   void finish(const std::string& source);
 

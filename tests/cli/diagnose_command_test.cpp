@@ -73,6 +73,24 @@ TEST(DiagnoseCommand, PerRankFilesByGlobWithMappedColumnsAndAMissingRow) {
   EXPECT_NE(literal.out.find("2 rank(s), 18 steps analysed"), std::string::npos) << literal.out;
 }
 
+TEST(DiagnoseCommand, ReadsTheWandbRunsOfEveryRank) {
+  // The committed runs of a 4-rank DDP loop (tests/golden/make_wandb.py), rank 2's data bad from step 25 on.
+  const std::string project = std::string(LRKIT_GOLDEN_DIR) + "/wandb/ddp";
+  const auto r = run_lrkit("diagnose " + project + " --window 10");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.rfind("lrkit diagnose: " + project + "/wandb/run-20261130_120000-lrkdp003/run-lrkdp003.wandb (W&B "
+                        "run log) and 3 more run(s), one per rank\n4 rank(s), 36 steps analysed", 0),
+            0u)
+      << r.out;
+  EXPECT_NE(r.out.find("verdict: silent inconsistency: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("the first from step 25 (loss_std)"), std::string::npos) << r.out;
+  const auto lone = run_lrkit("diagnose " + project + "/wandb/run-20261130_120001-lrkdp002");
+  EXPECT_EQ(lone.code, 2) << lone.out;
+  EXPECT_NE(lone.out.find("no field 'rank': the run of rank 2 (its config's 'rank') alone; give every rank's run"),
+            std::string::npos)
+      << lone.out;
+}
+
 TEST(DiagnoseCommand, BadInputExitsTwoWithOneLine) {
   const auto few = lrkit::testing::write_text("few.csv", "step,rank,loss,grad_norm\n0,0,1,1\n0,1,1,1\n");
   const auto bad = lrkit::testing::write_text("bad.csv", "step,rank,loss,grad_norm\n0,0,1,1\n0,0,1,1\n");

@@ -61,7 +61,8 @@ def _messages():
     message("MetricRecord", ("name", 1, F.TYPE_STRING), ("glob_name", 2, F.TYPE_STRING),
             ("step_metric", 4, F.TYPE_STRING), ("options", 6, F.TYPE_MESSAGE, ".wandb_internal.MetricOptions"))
     message("RunRecord", ("run_id", 1, F.TYPE_STRING), ("entity", 2, F.TYPE_STRING), ("project", 3, F.TYPE_STRING),
-            ("config", 4, F.TYPE_MESSAGE, ".wandb_internal.ConfigRecord"), ("display_name", 8, F.TYPE_STRING),
+            ("config", 4, F.TYPE_MESSAGE, ".wandb_internal.ConfigRecord"), ("run_group", 6, F.TYPE_STRING),
+            ("display_name", 8, F.TYPE_STRING),
             ("start_time", 17, F.TYPE_MESSAGE, ".wandb_internal.Timestamp"))
     message("RunExitRecord", ("exit_code", 1, F.TYPE_INT32), ("runtime", 2, F.TYPE_INT32))
     for empty in ("FinalRecord", "HeaderRecord", "FooterRecord"):
@@ -120,9 +121,9 @@ class RunLog:
         self.clock += seconds
         return M["Timestamp"](seconds=int(self.clock), nanos=int(round((self.clock % 1) * 1e9)))
 
-    def begin(self, run_id, project, config):
+    def begin(self, run_id, project, config, name=None, group=""):
         self.record(header=M["HeaderRecord"]())
-        self.record(run=M["RunRecord"](run_id=run_id, project=project, display_name=run_id,
+        self.record(run=M["RunRecord"](run_id=run_id, project=project, display_name=name or run_id, run_group=group,
                                        start_time=self.tick(0.0)))
         self.record(config=M["ConfigRecord"](update=[M["ConfigItem"](key=k, value_json=json.dumps(v))
                                                      for k, v in config.items()]))
@@ -214,11 +215,47 @@ def plain_loop():
     return log
 
 
+def ddp_rank_signals(rank, step):
+    """Rank `rank`'s loss, gradient norm and cosine to the mean gradient at `step` of ddp_runs(): a small spread
+    across 4 ranks (exact decimals, so that the reader's test recomputes them), until rank 2's data goes bad at step
+    25: its loss rises above the others' and its gradient turns away from theirs."""
+    wobble = ((7 * step + 3 * rank) % 11 - 5) / 1000.0
+    bad = rank == 2 and step >= 25
+    loss = 2.5 - step / 100.0 + wobble + (0.5 if bad else 0.0)
+    grad_norm = 1.0 + wobble * 4 + (1.5 if bad else 0.0)
+    cos_to_mean = 0.8 - abs(wobble) * 10 - (0.7 if bad else 0.0)
+    return loss, grad_norm, cos_to_mean
+
+
+def ddp_runs():
+    """W&B's "track each process separately": every rank of a 4-rank DDP loop calls wandb.init(group="lrkit-ddp",
+    config={"rank": rank, ...}) and logs its own loss, gradient norm and cosine with wandb.log(..., step=step), 40
+    steps, an evaluation's loss every 10. The ranks started out of rank order (rank 3 first), and W&B made up their
+    names. Rank 2 goes bad at step 25 (ddp_rank_signals)."""
+    runs = {}
+    names = ["gentle-wave-12", "bright-moon-13", "calm-field-14", "swift-cloud-11"]
+    for rank in range(4):
+        run_id = "lrkdp00%d" % rank
+        log = RunLog(1764500000.0 + (3 - rank))
+        log.begin(run_id, "lrkit-golden", {"rank": rank, "world_size": 4, "lr": 3e-4}, name=names[rank],
+                  group="lrkit-ddp")
+        for step in range(40):
+            loss, grad_norm, cos_to_mean = ddp_rank_signals(rank, step)
+            row = {"loss": loss, "grad_norm": grad_norm, "cos_to_mean": cos_to_mean}
+            if step % 10 == 9:  # W&B merges what one step logs into one row
+                row["eval/loss"] = 2.0 - step / 200.0
+            log.log(row, step=step)
+        log.end({"loss": loss})
+        runs["ddp/wandb/run-20261130_12000%d-%s/run-%s.wandb" % (3 - rank, run_id, run_id)] = bytes(log.data)
+    return runs
+
+
 def files():
     """Each golden file: its path under the output directory, and its bytes."""
     out = {"hf_output/wandb/run-20261127_000000-lrkhf001/run-lrkhf001.wandb": bytes(hf_run().data),
            "lightning/wandb/run-20261128_040000-lrkpl002/run-lrkpl002.wandb": bytes(lightning_run().data)}
     out["loop/run-lrkpy003.wandb"] = bytes(plain_loop().data)
+    out.update(ddp_runs())
     return out
 
 

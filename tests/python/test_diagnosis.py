@@ -173,3 +173,24 @@ def test_a_log_whose_name_is_not_utf8_is_read_and_named_as_python_gives_it(tmp_p
     with pytest.raises(ValueError) as raised:  # the message, not a UnicodeDecodeError about it
         lrkit.diagnose(broken)
     assert str(broken) in str(raised.value) and "line 2" in str(raised.value), str(raised.value)
+
+
+def test_per_rank_wandb_runs_report_as_their_json_lines(tmp_path):
+    """The committed W&B runs of a 4-rank DDP loop (make_wandb.py's ddp_runs(): one run per rank, written with the
+    protobuf library, started out of rank order, each rank in its config) report as the same signals written as JSON
+    lines: rank by rank, step by step."""
+    pytest.importorskip("google.protobuf", reason="protobuf is not installed for this Python")
+    pytest.importorskip("crcmod", reason="crcmod is not installed for this Python")
+    import pathlib
+    import sys
+    golden = pathlib.Path(__file__).resolve().parents[1] / "golden"
+    sys.path.insert(0, str(golden))
+    from make_wandb import ddp_rank_signals
+    rows = [(step, rank, *ddp_rank_signals(rank, step)) for step in range(40) for rank in range(4)]
+    log = write_jsonl(tmp_path / "ranks.jsonl", rows, ("step", "rank", "loss", "grad_norm", "cos_to_mean"))
+    from_wandb = lrkit.diagnose(golden / "wandb" / "ddp", window=10)
+    from_json_lines = lrkit.diagnose(log, window=10)
+    assert from_wandb["source"].endswith("run-lrkdp003.wandb (W&B run log) and 3 more run(s), one per rank")
+    del from_wandb["source"], from_json_lines["source"]
+    assert from_wandb == from_json_lines
+    assert [(w["metric"], w["first_step"]) for w in from_wandb["windows"]][0] == ("loss_std", 25)

@@ -51,6 +51,11 @@ class JsonObject {
   const JsonMember* find(std::string_view name, const JsonMember** repeat = nullptr) const;
   size_t size() const { return count_; }
   const JsonMember& operator[](size_t i) const { return members_[i]; }  // the object's members in order, i < size()
+  // An object built member by member, where its members come apart (a W&B history row's items): clear(), then fill
+  // in each member add() gives (its storage reused from object to object).
+  void clear() { count_ = 0; }
+  JsonMember& add();
+  JsonMember& operator[](size_t i) { return members_[i]; }
 
  private:
   // Reused from text to text, so that a member's strings keep their storage.

@@ -55,10 +55,11 @@ class WandbHistory {
   const WandbStepMetrics& step_metrics() const { return step_metrics_; }
   // The config's value of a top-level key as the records so far set it (JSON text); null where none did.
   const std::string* config(const std::string& key) const;
-  // The run's name (wandb.init(name=...), or the one W&B made up) and its ID, as its run record gave them; empty
-  // before it or without one.
+  // The run's name (wandb.init(name=...), or the one W&B made up), ID and group (wandb.init(group=...)), as its run
+  // record gave them; empty before it or without one.
   const std::string& display_name() const { return display_name_; }
   const std::string& run_id() const { return run_id_; }
+  const std::string& group() const { return group_; }
   const std::string& path() const { return path_; }
 
  private:
@@ -74,7 +75,7 @@ class WandbHistory {
   bool row_ = false;  // the record read last is a history row
   WandbStepMetrics step_metrics_;
   std::map<std::string, std::string, std::less<>> config_;
-  std::string display_name_, run_id_;
+  std::string display_name_, run_id_, group_;
 };
 
 }  // namespace lrkit
