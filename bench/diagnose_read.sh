@@ -4,12 +4,15 @@
 # alternated, medians in seconds. With LRKIT_BASELINE=<another build's lrkit> that build reads the same files in
 # the same rounds, side by side, and the ratios are this build's time over the baseline's.
 # LAYOUT wide writes a row per step with a field per rank (loss_0, grad_norm_0, cos_to_mean_0, loss_1, ...), as pandas
-# and trackers export them.
+# and trackers export them. Where a Python with google.protobuf and crcmod can write them (Debian: python3-protobuf,
+# python3-crcmod; tests/golden/make_wandb.py frames them), the same rows are also read as Weights & Biases runs: one
+# run per rank (long), or one run with a field per rank (wide), a history row per step.
 # Usage: bench/diagnose_read.sh [STEPS] [RANKS] [ROUNDS] [LAYOUT]   (default 100000 8 3 long: 800,000 rows, about 100
 # MB of JSON)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lrkit_binary.sh
+source scripts/find_python.sh
 source bench/medians.sh
 steps=${1:-100000}
 ranks=${2:-8}
@@ -44,6 +47,68 @@ awk -v steps="$steps" -v ranks="$ranks" -v wide="$([ "$layout" = wide ] && echo 
     if (wide) { print "}" > jsonl; print "" > csv }
   }
 }'
+forms=(jsonl csv)
+declare -A inputs=([jsonl]="$dir/ranks.jsonl" [csv]="$dir/ranks.csv")
+wandb_python=$(python_with google.protobuf crcmod 2>/dev/null) || wandb_python=""
+if [ -n "$wandb_python" ]; then
+  "$wandb_python" - "$dir/ranks.csv" "$dir/wandb_runs" "$layout" <<'PYEOF'
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.getcwd(), "tests", "golden"))
+from make_wandb import RunLog  # noqa: E402
+
+
+def varint(v):
+    out = bytearray()
+    while v >= 0x80:
+        out.append(v & 0x7F | 0x80)
+        v >>= 7
+    out.append(v)
+    return bytes(out)
+
+
+def field(number, data):
+    return varint(number << 3 | 2) + varint(len(data)) + data
+
+
+def row(step, items):  # a Record holding a HistoryRecord: its items as the CSV gives their text, and _step
+    items = items + [("_step", str(step))]
+    body = b"".join(field(1, field(1, k.encode()) + field(16, v.encode())) for k, v in items)
+    return field(2, body + field(2, b"\x08" + varint(step)))
+
+
+table, out, layout = sys.argv[1], sys.argv[2], sys.argv[3]
+with open(table) as f:
+    header = f.readline().strip().split(",")
+    lines = [line.strip().split(",") for line in f]
+if layout == "long":
+    runs = {}
+    for cells in lines:
+        step, rank = int(cells[0]), int(cells[1])
+        if rank not in runs:
+            runs[rank] = RunLog(0.0)
+            config = field(1, field(1, b"rank") + field(16, str(rank).encode()))
+            runs[rank]._frame(field(17, field(1, b"r%d" % rank) + field(4, config)))
+        runs[rank]._frame(row(step, list(zip(header[2:], cells[2:]))))
+    for rank, log in runs.items():
+        run = os.path.join(out, "wandb", "run-20261201_%06d-r%d" % (rank, rank))
+        os.makedirs(run)
+        with open(os.path.join(run, "run-r%d.wandb" % rank), "wb") as f:
+            f.write(log.data)
+else:
+    log = RunLog(0.0)
+    for cells in lines:
+        log._frame(row(int(cells[0]), list(zip(header[1:], cells[1:]))))
+    os.makedirs(out)
+    with open(os.path.join(out, "run-w.wandb"), "wb") as f:
+        f.write(log.data)
+PYEOF
+  forms+=(wandb)
+  inputs[wandb]="$dir/wandb_runs"
+else
+  echo "W&B runs left out: no python3 here imports google.protobuf and crcmod (Debian: python3-protobuf python3-crcmod)"
+fi
 builds=("$LRKIT")
 [ -n "${LRKIT_BASELINE:-}" ] && builds+=("$LRKIT_BASELINE")
 seconds() {  # seconds BINARY FILE
@@ -55,9 +120,13 @@ seconds() {  # seconds BINARY FILE
 }
 declare -A times=()
 for ((round = 1; round <= rounds; round++)); do
-  for format in jsonl csv; do
+  for format in "${forms[@]}"; do
     for b in "${!builds[@]}"; do
-      t=$(seconds "${builds[$b]}" "$dir/ranks.$format")
+      # A baseline from before lrkit read W&B runs reads the other forms alone.
+      if [ "$format" = wandb ] && [ "$b" -gt 0 ] && ! "${builds[$b]}" diagnose "${inputs[wandb]}" >/dev/null 2>&1; then
+        continue
+      fi
+      t=$(seconds "${builds[$b]}" "${inputs[$format]}")
       times[$b,$format]+="$t "
       echo "round $round: $format, build $b (${builds[$b]}): $t s"
     done
@@ -68,6 +137,10 @@ for b in "${!builds[@]}"; do
   j=$(median ${times[$b,jsonl]})
   c=$(median ${times[$b,csv]})
   echo "build $b (${builds[$b]}): JSON lines $j s, CSV $c s, JSON lines / CSV $(ratio "$j" "$c")"
+  if [ -n "$wandb_python" ] && [ -n "${times[$b,wandb]:-}" ]; then
+    w=$(median ${times[$b,wandb]})
+    echo "build $b (${builds[$b]}): W&B runs $w s, W&B / CSV $(ratio "$w" "$c")"
+  fi
 done
 if [ "${#builds[@]}" -eq 2 ]; then
   for format in jsonl csv; do

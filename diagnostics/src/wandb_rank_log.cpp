@@ -119,7 +119,6 @@ class RowObject {
 struct RunFacts {
   std::string first_path, id, name, group;
   std::optional<std::string> config_rank;  // JSON text
-  std::vector<size_t> files;               // its sessions' indices among the files read
 };
 
 // Reads one run's sessions into `out`, as rank `fixed_rank` (-1: the rows name their ranks); a later session's rows
@@ -135,13 +134,14 @@ RunFacts read_run(const std::vector<Session>& sessions, const Names& names, int6
     const std::string& path = sessions[k].path;
     const size_t file = files.size();
     files.push_back({path + " (W&B run log)", "history row at byte"});
-    facts.files.push_back(file);
     const size_t session_start = out.rows.size();
     try {
       WandbHistory history(path);
       ObjectRows rows(names, fixed_rank, file, out);
       while (history.next_row()) {
-        const auto where = [&] { return files[file].name + " history row at byte " + std::to_string(history.row_offset()); };
+        const auto where = [&] {
+          return files[file].name + " " + files[file].position + " " + std::to_string(history.row_offset());
+        };
         row.build(history, where);
         const JsonMember* loss = rows.loss_named(row.object());
         if (!loss) continue;  // another metric's row (an evaluation's, say)
