@@ -3,8 +3,10 @@
 A log that is still being written, and one whose writer was killed, open too
 (read-only in SWMR mode; ``RunLog.open_for_writing`` says so). Per-rank CSV and
 JSON-lines logs (a DispersionHook's ``ranks.jsonl``, another trainer's export)
-read into the same layout, as `lrkit diagnose` reads them.
+and Weights & Biases runs, one per rank, read into the same layout, as
+`lrkit diagnose` reads them.
 """
+import glob
 import os
 import warnings
 
@@ -173,8 +175,9 @@ def read_log(*paths, columns=None):
 
     A per-rank log, as `lrkit diagnose` reads it (a CSV or JSON-lines file with the fields step, rank, loss, grad_norm
     and optionally cos_to_mean, or one such file per rank: several paths, ranks in the order given, or a glob such as
-    "logs/rank*.csv", ranks in natural order; `columns` maps other names as lrkit.diagnose's does), reads into a run
-    log's layout: /train/step, /ranks/{loss,grad_norm,cos_to_mean}
+    "logs/rank*.csv", ranks in natural order; `columns` maps other names as lrkit.diagnose's does), or Weights &
+    Biases runs, one per rank (the directory above them, their run directories or .wandb files; see the README),
+    reads into a run log's layout: /train/step, /ranks/{loss,grad_norm,cos_to_mean}
     [step, rank], /train/loss (the mean over ranks, the loss of the global batch where ranks take equal batches)
     and /diagnostics/{loss_std,loss_cv,loss_range,loss_outlier_rank,grad_norm_std,grad_norm_cv} as lrkit train logs
     them. Its ``.sessions`` are empty (lrkit.diagnose's report lists the resumes a DispersionHook's JSON lines mark).
@@ -196,8 +199,12 @@ _HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
 
 
 def _is_rank_log(path):
-    """A CSV / JSON-lines per-rank log by its name, as `lrkit diagnose` tells them (an HDF5 file so named is HDF5)."""
-    if not path.endswith((".csv", ".jsonl", ".json")) or not os.path.isfile(path):
+    """A CSV / JSON-lines per-rank log by its name, as `lrkit diagnose` tells them (an HDF5 file so named is HDF5); a
+    W&B run log (.wandb), or a directory without a run log that holds W&B runs (a run's directory, or one above)."""
+    if os.path.isdir(path) and not os.path.exists(os.path.join(path, "log.h5")):
+        return any(glob.glob(os.path.join(glob.escape(path), *parts, "*.wandb"))
+                   for parts in ((), ("*",), ("wandb", "*")))
+    if not path.endswith((".csv", ".jsonl", ".json", ".wandb")) or not os.path.isfile(path):
         return False
     with open(path, "rb") as f:
         return f.read(8) != _HDF5_SIGNATURE

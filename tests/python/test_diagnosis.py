@@ -194,3 +194,6 @@ def test_per_rank_wandb_runs_report_as_their_json_lines(tmp_path):
     del from_wandb["source"], from_json_lines["source"]
     assert from_wandb == from_json_lines
     assert [(w["metric"], w["first_step"]) for w in from_wandb["windows"]][0] == ("loss_std", 25)
+    frame = lrkit.read_log(golden / "wandb" / "ddp").frame("ranks")
+    assert frame.equals(lrkit.read_log(log).frame("ranks")), "read_log: the same frame"
+    assert list(frame.columns[:3]) == ["step", "loss_0", "loss_1"] and len(frame) == 40
