@@ -69,7 +69,8 @@ std::optional<std::vector<WandbRun>> wandb_runs_by_id(const std::string& directo
     if (start == std::string::npos || dash == std::string::npos || dash < start || log.empty()) return std::nullopt;
     sessions.push_back({name.substr(start, dash - start), name.substr(dash + 1), log});
   }
-  std::stable_sort(sessions.begin(), sessions.end(), [](const Session& a, const Session& b) { return a.time < b.time; });
+  std::stable_sort(sessions.begin(), sessions.end(),
+                   [](const Session& a, const Session& b) { return a.time < b.time; });
   std::vector<WandbRun> runs;
   for (const Session& session : sessions) {
     const auto run = std::find_if(runs.begin(), runs.end(), [&](const WandbRun& r) { return r.id == session.id; });

@@ -502,7 +502,8 @@ void ObjectRows::State::read(const JsonObject& object, size_t number, const std:
   // Names are looked up whole: "train/loss" is one key, not a path. A field read twice is ambiguous (Python's json
   // reads the last, Boost's reader, used before, the first): refused.
   const auto twice = [&](const std::string& name) {
-    return RankLogError(where() + ": field '" + text_for_message(name) + "' appears twice, and which one to read is not clear");
+    return RankLogError(where() + ": field '" + text_for_message(name) +
+                        "' appears twice, and which one to read is not clear");
   };
   const auto find_once = [&](const std::string& name) {
     const JsonMember* repeat = nullptr;
@@ -564,7 +565,8 @@ void ObjectRows::State::read(const JsonObject& object, size_t number, const std:
         if (repeat) throw twice(repeat->name);
       // One statement each: a row's first problem is the one named, in the order rank, loss, gradient norm, cosine.
       const double loss = value_of(*m.first[0], kLoss);
-      const JsonMember& grad_norm = m.first[1] ? *m.first[1] : member_named(wide_names.of(kGradNorm, k), kGradNorm, true);
+      const JsonMember& grad_norm =
+          m.first[1] ? *m.first[1] : member_named(wide_names.of(kGradNorm, k), kGradNorm, true);
       add_row(static_cast<int64_t>(k), loss, value_of(grad_norm, kGradNorm), m.first[2]);
     }
   } else {

@@ -54,7 +54,8 @@ std::vector<std::vector<Session>> runs_of(const std::vector<std::string>& paths)
       run.erase(std::remove_if(run.begin(), run.end(), [](const Session& s) { return s.time.empty(); }), run.end());
     std::stable_sort(run.begin(), run.end(), [](const Session& a, const Session& b) { return a.time < b.time; });
   }
-  std::stable_sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) { return a.front().time < b.front().time; });
+  std::stable_sort(runs.begin(), runs.end(),
+                   [](const auto& a, const auto& b) { return a.front().time < b.front().time; });
   return runs;
 }
 
@@ -123,8 +124,8 @@ struct RunFacts {
 
 // Reads one run's sessions into `out`, as rank `fixed_rank` (-1: the rows name their ranks); a later session's rows
 // replace those of the earlier ones from its first step on (a resume from a checkpoint logs those steps again).
-RunFacts read_run(const std::vector<Session>& sessions, const Names& names, int64_t fixed_rank, std::vector<File>& files,
-                  TextRows& out) {
+RunFacts read_run(const std::vector<Session>& sessions, const Names& names, int64_t fixed_rank,
+                  std::vector<File>& files, TextRows& out) {
   RunFacts facts;
   facts.first_path = sessions.front().path;
   facts.id = sessions.front().id;
@@ -210,7 +211,8 @@ NameNumber number_in(const std::string& name) {
 
 // Each run's rank: its config's rank field; else the number its name holds, where the runs' names differ in that
 // number alone (rank-0, rank-1, ...); else the order the runs started in, said in a warning.
-std::vector<int64_t> ranks_of(const std::vector<RunFacts>& runs, const Names& names, std::vector<std::string>& warnings) {
+std::vector<int64_t> ranks_of(const std::vector<RunFacts>& runs, const Names& names,
+                              std::vector<std::string>& warnings) {
   const size_t count = runs.size();
   std::vector<int64_t> ranks(count, -1);
   const auto with_config = std::count_if(runs.begin(), runs.end(), [](const RunFacts& r) { return r.config_rank; });
@@ -226,7 +228,8 @@ std::vector<int64_t> ranks_of(const std::vector<RunFacts>& runs, const Names& na
         parse_json_value(*run.config_rank, value);
       } catch (const JsonError&) {
       }
-      if (value.kind == JsonMember::Kind::number) chars_to_double(value.text.data(), value.text.data() + value.text.size(), rank);
+      if (value.kind == JsonMember::Kind::number)
+        chars_to_double(value.text.data(), value.text.data() + value.text.size(), rank);
       if (!(rank >= 0 && rank <= 65535 && rank == static_cast<double>(static_cast<int64_t>(rank))))
         throw RankLogError(where + ": its config's '" + names[kRank] + "' is " + text_for_message(*run.config_rank) +
                            ", not a rank (a whole number in [0, 65535])");
@@ -250,7 +253,8 @@ std::vector<int64_t> ranks_of(const std::vector<RunFacts>& runs, const Names& na
                                                                numbers.front().before + std::to_string(sorted[k]) +
                                                                numbers.front().after;
         warnings.push_back("the W&B runs' names number them " + std::to_string(sorted.front()) + " to " +
-                           std::to_string(sorted.back()) + ": ranked in that order, " + mapping + (count > 8 ? ", ..." : ""));
+                           std::to_string(sorted.back()) + ": ranked in that order, " + mapping +
+                           (count > 8 ? ", ..." : ""));
       }
     } else {
       std::string mapping;

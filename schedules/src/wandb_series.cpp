@@ -36,8 +36,8 @@ class HistoryReader {
 
  private:
   [[noreturn]] void fail(const std::string& what) const {
-    throw SeriesFileError("'" + history_.path() + "': the history row at byte " + std::to_string(history_.row_offset()) +
-                          ": " + what);
+    throw SeriesFileError("'" + history_.path() + "': the history row at byte " +
+                          std::to_string(history_.row_offset()) + ": " + what);
   }
 
   // A value of the row and the name it was found by.

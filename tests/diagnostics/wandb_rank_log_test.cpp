@@ -60,7 +60,8 @@ std::vector<std::string> json_lines(int ranks) {
 }
 
 // A session's directory, as wandb.init names it, below `project`/wandb.
-std::string run_log(const std::string& project, const std::string& time, const std::string& id, const std::string& bytes) {
+std::string run_log(const std::string& project, const std::string& time, const std::string& id,
+                    const std::string& bytes) {
   return write_bytes(project + "/wandb/run-" + time + "-" + id + "/run-" + id + ".wandb", bytes);
 }
 
@@ -166,8 +167,10 @@ TEST(WandbRankLog, AResumedRunsLaterSessionReplacesTheStepsItLogsAgain) {
     Framer again;
     again.record(run(id, "rank-" + std::to_string(rank), "")).record(metric("", "*", "trainer/global_step"));
     for (int step = 3; step <= 5; ++step)
-      again.record(history({{"loss", json(loss_of(rank, step) + 1)}, {"grad_norm", json(norm_of(rank, step))},
-                            {"cos_to_mean", json(cosine_of(rank, step))}, {"trainer/global_step", std::to_string(step)}}));
+      again.record(history({{"loss", json(loss_of(rank, step) + 1)},
+                            {"grad_norm", json(norm_of(rank, step))},
+                            {"cos_to_mean", json(cosine_of(rank, step))},
+                            {"trainer/global_step", std::to_string(step)}}));
     run_log("resumed", "20261201_12000" + std::to_string(rank), id, again.bytes());
   }
   const std::string project = (testing::scratch_dir() / "resumed").string();
@@ -203,7 +206,8 @@ TEST(WandbRankLog, OneRunWithAFieldPerRankIsRead) {
   }
   expect_same_grid(read({write_bytes("wide/run-w.wandb", wide.bytes())}), read_rank_logs(json_lines(3)));
   ReadOptions options;
-  options.columns = {{"loss", "rank{rank}.loss"}, {"grad_norm", "rank{rank}.norms.grad"}, {"cos_to_mean", "rank{rank}.cos"}};
+  options.columns = {
+      {"loss", "rank{rank}.loss"}, {"grad_norm", "rank{rank}.norms.grad"}, {"cos_to_mean", "rank{rank}.cos"}};
   expect_same_grid(read({write_bytes("nested/run-n.wandb", nested.bytes())}, options), read_rank_logs(json_lines(3)));
 }
 
@@ -216,7 +220,8 @@ TEST(WandbRankLog, ARunKilledMidRecordIsReadUpToItsLastWholeRow) {
   const RankLog log = read({(testing::scratch_dir() / "killed").string()});
   EXPECT_EQ(log.steps, (std::vector<double>{0, 1, 2, 3, 4}));
   ASSERT_EQ(log.warnings.size(), 1u);
-  EXPECT_NE(log.warnings[0].find("skipped 1 step(s) missing a rank's row: step 5 (no row for rank 1)"), std::string::npos)
+  EXPECT_NE(log.warnings[0].find("skipped 1 step(s) missing a rank's row: step 5 (no row for rank 1)"),
+            std::string::npos)
       << log.warnings[0];
 }
 
@@ -242,7 +247,8 @@ TEST(WandbRankLog, RunsThatCannotBeRankedOrReadAreRefusedByName) {
   run_log("partial", "20261201_100000", "a", rank_run(0, run("a", "w0", "", {{"rank", "0"}})));
   run_log("partial", "20261201_100001", "b", rank_run(1, run("b", "w1", "")));
   EXPECT_EQ(refusal({scratch + "/partial"}), "W&B run w1 (b) (" + scratch + "/partial/wandb/run-20261201_100001-b/run-"
-                                             "b.wandb): its config has no 'rank', which the other runs' give their rank");
+                                             "b.wandb): its config has no 'rank', which the other runs' give their "
+                                             "rank");
   run_log("text", "20261201_100000", "a", rank_run(0, run("a", "w0", "", {{"rank", "\"zero\""}})));
   run_log("text", "20261201_100001", "b", rank_run(1, run("b", "w1", "", {{"rank", "1"}})));
   EXPECT_NE(refusal({scratch + "/text"}).find("its config's 'rank' is \"zero\", not a rank"), std::string::npos);

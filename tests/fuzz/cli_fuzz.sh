@@ -106,6 +106,10 @@ printf 'run_id: run\n' >"$scratch/mlruns/0/run/meta.yaml"
 printf '1764201600000 5e-05 10\n1764201601000 4e-05 20\n1764201602000 nan 30\n' >"$scratch/mlflow_metric"
 # A Weights & Biases run log (make_wandb.py's plain loop: lr and loss at every step, a NaN loss, a null lr).
 cp "$(dirname "$0")/../golden/wandb/loop/run-lrkpy003.wandb" "$scratch/run.wandb"
+# The per-rank W&B runs of a DDP loop (make_wandb.py's ddp_runs()), one of them mutated per round for diagnose.
+cp -r "$(dirname "$0")/../golden/wandb/ddp" "$scratch/ddp"
+ddp_run=$(find "$scratch/ddp" -name 'run-lrkdp002.wandb')
+cp "$ddp_run" "$scratch/ddp_rank2.wandb"
 for i in $(seq 1 300); do echo "And God said, Let there be light: and there was light. $i"; done >"$scratch/corpus.txt"
 printf '[model]\nlayers = 1\nheads = 2\nwidth = 16\ncontext = 16\n[data]\npath = %s\n[train]\nsteps = 4\nbatch = 4\nlog_every = 4\nthreads = 1\n[eval]\nevery = 0\nbatches = 1\n[checkpoint]\nevery = 4\n[schedule]\nspec = cosine(peak=1e-3)\n' \
   "$scratch/corpus.txt" >"$scratch/tiny.cfg"
@@ -161,6 +165,8 @@ for ((k = 0; k < files; k++)); do
   attempt "mutated MLflow metric #$k (compare)" "$lrkit" schedule "cosine(peak=5e-5)" --compare "$scratch/mlruns/0/run"
   mutate_file "$scratch/run.wandb" "$scratch/m_run.wandb"
   attempt "mutated W&B run log #$k (fit)" "$lrkit" schedule --fit "$scratch/m_run.wandb" --column lr
+  mutate_file "$scratch/ddp_rank2.wandb" "$ddp_run"
+  attempt "mutated W&B rank run #$k (diagnose)" "$lrkit" diagnose "$scratch/ddp"
 done
 
 summary=""
