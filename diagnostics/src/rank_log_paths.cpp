@@ -7,6 +7,7 @@
 #include <cctype>
 
 #include "lrkit/common/file_status.hpp"
+#include "lrkit/common/message_text.hpp"
 #include "lrkit/common/run_log_file.hpp"
 #include "lrkit/common/wandb_log_reader.hpp"
 #include "lrkit/common/wandb_runs.hpp"
@@ -61,9 +62,14 @@ std::vector<std::string> logs_named(const std::string& input) {
   } catch (const WandbLogError& e) {
     throw RankLogError(e.what());
   }
+  const auto runs = wandb_runs_by_id(path);
+  if (!runs) {
+    const auto below = wandb_runs_below(path);
+    throw RankLogError("'" + path + "': the W&B runs below it (" + list_for_message(below, 10) + ") are not each a " +
+                       "directory [offline-]run-DATE_TIME-ID holding one run log: name their .wandb files");
+  }
   std::vector<std::string> logs;
-  if (const auto runs = wandb_runs_by_id(path))
-    for (const WandbRun& run : *runs) logs.insert(logs.end(), run.sessions.begin(), run.sessions.end());
+  for (const WandbRun& run : *runs) logs.insert(logs.end(), run.sessions.begin(), run.sessions.end());
   return logs.empty() ? std::vector<std::string>{path} : logs;
 }
 

@@ -258,6 +258,13 @@ TEST(WandbRankLog, RunsThatCannotBeRankedOrReadAreRefusedByName) {
   run_log("groups", "20261201_100002", "c", rank_run(0, run("c", "rank-0", "exp2")));
   EXPECT_EQ(refusal({scratch + "/groups"}), "the 3 W&B runs are of 2 groups (group 'exp1': rank-0 (a) rank-1 (b); "
                                             "group 'exp2': rank-0 (c)): give one group's runs (their directories)");
+  // Logs copied into directories of other names: named, to be given as files ('copied/*/*.wandb').
+  write_bytes("copied/a/run-a.wandb", rank_run(0, run("a", "rank-0", "")));
+  write_bytes("copied/b/run-b.wandb", rank_run(1, run("b", "rank-1", "")));
+  EXPECT_EQ(refusal({scratch + "/copied"}), "'" + scratch + "/copied': the W&B runs below it (" + scratch + "/copied/a, " +
+                                                scratch + "/copied/b) are not each a directory [offline-]run-DATE_TIME-"
+                                                "ID holding one run log: name their .wandb files");
+  EXPECT_EQ(read({scratch + "/copied/*/*.wandb"}).ranks, 2);
   // A W&B run beside a text log; an item that is no JSON; a loss without its step metric.
   EXPECT_EQ(refusal({alone, json_lines(1)[0]}), "'" + json_lines(1)[0] + "' is not a W&B run log, and 1 of the other "
                                                 "logs given are: give the W&B runs alone, or the text logs alone");

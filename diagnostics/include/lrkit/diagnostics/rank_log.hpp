@@ -1,7 +1,8 @@
 // Per-rank training signals read back for offline diagnosis: an lrkit run log
 // (HDF5), or a per-rank log another trainer exported as CSV or JSON lines with
 // the fields step, rank, loss, grad_norm and optionally cos_to_mean (other
-// names mapped with ReadOptions::columns), in one file or one file per rank.
+// names mapped with ReadOptions::columns), in one file or one file per rank,
+// or Weights & Biases runs, one per rank or one holding every rank's values.
 #pragma once
 
 #include <cstdint>
@@ -68,19 +69,22 @@ std::map<std::string, std::string> parse_column_mapping(const std::string& text)
 // twice, an empty name): a name may hold what the text form cannot, a comma (lrkit.diagnose's dict).
 std::map<std::string, std::string> column_mapping(const std::vector<std::pair<std::string, std::string>>& entries);
 
-// Reads by content: HDF5 files by signature, else `.csv` or JSON lines
-// (`.jsonl`/`.json`). Throws RankLogError naming the file, line or dataset on
+// Reads by content: HDF5 files and W&B run logs by signature, else `.csv` or
+// JSON lines (`.jsonl`/`.json`). Throws RankLogError naming the file, line or dataset on
 // missing fields, duplicate (step, rank) pairs, mismatched lengths and
 // truncated or unreadable files. A step that lacks some rank's row is skipped
 // with a warning (RankLog::warnings).
 RankLog read_rank_log(const std::string& path, const ReadOptions& options = ReadOptions());
 
 // One CSV / JSON-lines file per rank, ranks in the order given (no rank
-// column needed); steps are joined across the files as in one file.
+// column needed); steps are joined across the files as in one file. W&B run
+// logs (all of them, not mixed with text logs) are gathered into runs, each
+// run's rank its config's, its name's or its start's (rank_log_parts.hpp).
 RankLog read_rank_logs(const std::vector<std::string>& paths, const ReadOptions& options = ReadOptions());
 
-// The logs that `inputs` name: a path that exists is itself (a run directory: its log.h5), any other that holds glob
-// characters (*?[) the files it matches, in natural order (rank10 after rank9). Throws RankLogError naming a pattern
+// The logs that `inputs` name: a path that exists is itself (a run directory: its log.h5; a W&B run's directory: its
+// .wandb log; a directory above W&B runs: every session's log), any other that holds glob characters (*?[) the files
+// it matches, in natural order (rank10 after rank9), each as a path. Throws RankLogError naming a pattern
 // that matches nothing.
 std::vector<std::string> rank_log_paths(const std::vector<std::string>& inputs);
 
