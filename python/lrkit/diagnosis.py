@@ -1,6 +1,6 @@
 """`lrkit diagnose` from Python: the silent-inconsistency report on an lrkit run log (or its run directory), a
-DispersionHook's log, or per-rank CSV / JSON-lines logs of any trainer, as the command gives it (the same C++
-code), for a notebook or a pip-installed lrkit, which has no command line.
+DispersionHook's log, per-rank CSV / JSON-lines logs of any trainer, or Weights & Biases runs of every rank, as the
+command gives it (the same C++ code), for a notebook or a pip-installed lrkit, which has no command line.
 
     >>> report = lrkit.diagnose("out/run")
     >>> report["verdict"], [w["first_step"] for w in report["windows"]]
@@ -33,7 +33,8 @@ def diagnose(*logs, columns=None, window=None, jump_z=None, shift_z=None, spike_
              outlier_z=None, skip=None):
     """The report on one log (a run log, a run directory, a per-rank CSV or JSON-lines file) or on one file per rank
     (several paths, ranks in the order given, or a glob such as "logs/rank*.csv", ranks in natural order: rank10
-    after rank9). `columns` names the fields in the file ({"loss": "train/loss"}, whose names may hold a comma, or
+    after rank9), or on W&B runs, one per rank (the directory above them, "wandb"; each run's rank its config's
+    "rank", as `lrkit diagnose --help` says). `columns` names the fields in the file ({"loss": "train/loss"}, whose names may hold a comma, or
     "loss=train/loss,step=global_step"); the thresholds are the command's options (None: its defaults). A step
     missing some rank's row is skipped with a warning; an empty CSV value is NaN, as pandas writes one. Raises FileNotFoundError for a missing path or a glob that
     matches nothing, and ValueError naming the file, line or option for anything else wrong."""
