@@ -3,7 +3,6 @@
 // Each history row is read as the JSON object its items make (ObjectRows), at the step W&B plots it against.
 #include <algorithm>
 #include <cctype>
-#include <filesystem>
 #include <optional>
 #include <set>
 #include <utility>
@@ -11,53 +10,13 @@
 #include "lrkit/common/message_text.hpp"
 #include "lrkit/common/numbers.hpp"
 #include "lrkit/common/wandb_history.hpp"
+#include "lrkit/common/wandb_runs.hpp"
 #include "rank_log_parts.hpp"
 #include "text_rows.hpp"
 
 namespace lrkit::diagnostics {
 
 namespace {
-
-// A session's log: its run's ID (run-ID.wandb) and its start (the DATE_TIME of [offline-]run-DATE_TIME-ID, its
-// directory; empty where the directory is not so named: latest-run, or a log copied elsewhere).
-struct Session {
-  std::string path, id, time;
-};
-
-Session session_of(const std::string& path) {
-  const std::filesystem::path p(path);
-  const std::string file = p.filename().string(), directory = p.parent_path().filename().string();
-  Session s{path, file, ""};
-  if (file.rfind("run-", 0) == 0 && file.size() > 10 && file.compare(file.size() - 6, 6, ".wandb") == 0)
-    s.id = file.substr(4, file.size() - 10);
-  const size_t start = directory.rfind("run-", 0) == 0 ? 4 : directory.rfind("offline-run-", 0) == 0 ? 12 : 0;
-  const std::string suffix = "-" + s.id;
-  if (start > 0 && directory.size() > start + suffix.size() &&
-      directory.compare(directory.size() - suffix.size(), suffix.size(), suffix) == 0)
-    s.time = directory.substr(start, directory.size() - suffix.size() - start);
-  return s;
-}
-
-// The logs gathered into runs by ID, each run's sessions oldest first, the runs by their first session's start. A
-// session without a start (latest-run) is one of the others where its run has them: left out.
-std::vector<std::vector<Session>> runs_of(const std::vector<std::string>& paths) {
-  std::vector<std::vector<Session>> runs;
-  for (const std::string& path : paths) {
-    const Session s = session_of(path);
-    const auto run = std::find_if(runs.begin(), runs.end(), [&](const auto& r) { return r.front().id == s.id; });
-    if (run == runs.end()) runs.push_back({s});
-    else if (std::none_of(run->begin(), run->end(), [&](const Session& o) { return o.path == s.path; }))
-      run->push_back(s);
-  }
-  for (auto& run : runs) {
-    if (std::any_of(run.begin(), run.end(), [](const Session& s) { return !s.time.empty(); }))
-      run.erase(std::remove_if(run.begin(), run.end(), [](const Session& s) { return s.time.empty(); }), run.end());
-    std::stable_sort(run.begin(), run.end(), [](const Session& a, const Session& b) { return a.time < b.time; });
-  }
-  std::stable_sort(runs.begin(), runs.end(),
-                   [](const auto& a, const auto& b) { return a.front().time < b.front().time; });
-  return runs;
-}
 
 // A history row as the JSON object its items make: an item's name is its key (nested keys joined by '.'), and an
 // object logged as one item (wandb.log({"rank0": {"loss": x}})) gives its members as W&B names them, rank0.loss.
@@ -124,15 +83,16 @@ struct RunFacts {
 
 // Reads one run's sessions into `out`, as rank `fixed_rank` (-1: the rows name their ranks); a later session's rows
 // replace those of the earlier ones from its first step on (a resume from a checkpoint logs those steps again).
-RunFacts read_run(const std::vector<Session>& sessions, const Names& names, int64_t fixed_rank,
-                  std::vector<File>& files, TextRows& out) {
+RunFacts read_run(const WandbRun& run, const Names& names, int64_t fixed_rank, std::vector<File>& files,
+                  TextRows& out) {
+  const std::vector<std::string>& sessions = run.sessions;
   RunFacts facts;
-  facts.first_path = sessions.front().path;
-  facts.id = sessions.front().id;
+  facts.first_path = sessions.front();
+  facts.id = run.id;
   const size_t run_start = out.rows.size();
   RowObject row;
   for (size_t k = 0; k < sessions.size(); ++k) {
-    const std::string& path = sessions[k].path;
+    const std::string& path = sessions[k];
     const size_t file = files.size();
     files.push_back({path + " (W&B run log)", "history row at byte"});
     const size_t session_start = out.rows.size();
@@ -292,7 +252,7 @@ std::vector<int64_t> ranks_of(const std::vector<RunFacts>& runs, const Names& na
 
 RankLog read_wandb_rank_logs(const std::vector<std::string>& paths, const ReadOptions& options) {
   const Names names(options);
-  const auto runs = runs_of(paths);
+  const auto runs = wandb_runs_of(paths);
   TextRows out;
   std::vector<File> files;
   std::vector<RunFacts> facts;

@@ -22,9 +22,14 @@ struct WandbRun {
   std::vector<std::string> sessions;
 };
 
-// The runs below `directory` (wandb_runs_below's, latest-run aside), their sessions gathered by ID and ordered by
-// their DATE_TIME (whatever the prefix), the runs by their first session's. nullopt where a run directory is not
-// named so or holds several logs (the caller's refusal names them).
+// Logs gathered into runs by their run's ID (their directory's, [offline-]run-DATE_TIME-ID; else their name's,
+// run-ID.wandb), each run's sessions ordered by their directory's DATE_TIME (whatever the prefix), the runs by their
+// first session's. A log given twice is read once; one in a directory not so named (latest-run, wandb's link to the
+// newest session) is left out where its run has sessions that are.
+std::vector<WandbRun> wandb_runs_of(const std::vector<std::string>& logs);
+
+// The runs below `directory` (wandb_runs_below's, latest-run aside), as wandb_runs_of gathers them. nullopt where a
+// run directory is not named [offline-]run-DATE_TIME-ID or holds several logs (the caller's refusal names them).
 std::optional<std::vector<WandbRun>> wandb_runs_by_id(const std::string& directory);
 
 // The sessions of the one run below `directory`; empty where there are none, or runs of several IDs.
