@@ -198,17 +198,16 @@ RankLog read_rank_log(const std::string& path, const ReadOptions& options) {
 RankLog read_rank_logs(const std::vector<std::string>& paths, const ReadOptions& options) {
   if (paths.empty()) throw RankLogError("no per-rank files given");
   if (paths.size() == 1) return read_rank_log(paths.front(), options);
-  size_t wandb = 0;
+  std::vector<std::string> text;  // the logs that are no W&B run log
   for (const auto& path : paths) {
     if (h5::is_hdf5_file(path)) throw RankLogError("'" + path + "' is an HDF5 run log: it holds every rank already; give it alone");
-    wandb += is_wandb_file(path) ? 1 : 0;
+    if (!is_wandb_file(path)) text.push_back(path);
   }
-  if (wandb == 0) return read_text_rank_logs(paths, options);
-  for (const auto& path : paths) {
-    if (const auto problem = input_file_problem(path)) throw RankLogError(*problem);
-    if (!is_wandb_file(path))
-      throw RankLogError("'" + path + "' is not a W&B run log, and " + std::to_string(wandb) + " of the other logs " +
-                         "given are: give the W&B runs alone, or the text logs alone");
+  if (text.size() == paths.size()) return read_text_rank_logs(paths, options);
+  if (!text.empty()) {
+    if (const auto problem = input_file_problem(text.front())) throw RankLogError(*problem);
+    throw RankLogError("'" + text.front() + "' is not a W&B run log, and " + std::to_string(paths.size() - text.size()) +
+                       " of the other logs given are: give the W&B runs alone, or the text logs alone");
   }
   return read_wandb_rank_logs(paths, options);
 }
