@@ -132,6 +132,9 @@ def diagnostics_dashboard(path, report=None):
         for name, ax, unit in (("loss", axes[0, 0], "local loss (nats per byte)"),
                                ("grad_norm", axes[0, 1], "local gradient norm")):
             ranks = read(log, f"/ranks/{name}")
+            if ranks is None:  # a per-rank log of the loss alone
+                ax.text(0.5, 0.5, f"no {name} logged", ha="center", va="center", transform=ax.transAxes)
+                continue
             for k in range(ranks.shape[1]):
                 ax.plot(step, ranks[:, k], lw=0.6, label=f"rank {k}")
             ax.set_ylabel(unit)

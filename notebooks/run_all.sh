@@ -33,15 +33,18 @@ for notebook in "$here"/*.ipynb; do
   execute "$notebook" "$(basename "$notebook" .ipynb)"
 done
 # The diagnostics notebook takes a per-rank log too: the run's per-rank scalars as JSON lines, as a DispersionHook
-# or another trainer's export writes them (no pairwise matrices, no skipped updates).
-"$python" - "$out/run/log.h5" "$out/ranks.jsonl" <<'EOF'
+# or another trainer's export writes them (no pairwise matrices, no skipped updates); and the losses alone, as a loop
+# that logs no gradient norm writes them.
+"$python" - "$out/run/log.h5" "$out/ranks.jsonl" "$out/losses.jsonl" <<'EOF'
 import json, sys
 import h5py
-with h5py.File(sys.argv[1], "r") as f, open(sys.argv[2], "w") as out:
+with h5py.File(sys.argv[1], "r") as f, open(sys.argv[2], "w") as out, open(sys.argv[3], "w") as losses:
     step, loss, norm = f["/train/step"][()], f["/ranks/loss"][()], f["/ranks/grad_norm"][()]
     for t, s in enumerate(step):
         for k in range(loss.shape[1]):
             out.write(json.dumps({"step": int(s), "rank": k, "loss": float(loss[t, k]), "grad_norm": float(norm[t, k])}) + "\n")
+            losses.write(json.dumps({"step": int(s), "rank": k, "loss": float(loss[t, k])}) + "\n")
 EOF
 LRKIT_RUN="$out/ranks.jsonl" execute "$here/diagnostics.ipynb" per_rank_diagnostics
+LRKIT_RUN="$out/losses.jsonl" execute "$here/diagnostics.ipynb" loss_only_diagnostics
 echo "all notebooks executed: $out/executed"

@@ -55,15 +55,17 @@ int run_diagnose_command(const std::vector<std::string>& args) {
                  "names differ in (rank-0, ...), else the order the runs started in (a warning says so).\n"
                  "Or one run whose rows hold every rank's values (loss_0, ... or rank{rank}.loss).\n"
                  "Its rows at the step W&B plots the loss against; resumed sessions are joined.\n"
-                 "Per-rank CSV / JSON lines: one row per (step, rank) with step, rank, loss, grad_norm\n"
-                 "and optionally cos_to_mean (see the README for a PyTorch DDP snippet); or one row per\n"
-                 "step with a column per rank and field and no rank field (step, loss_0, loss_1, ...,\n"
-                 "grad_norm_0, ...; with --columns 'loss=rank{rank}/loss,...' other names of that kind);\n"
+                 "Per-rank CSV / JSON lines: one row per (step, rank) with step, rank, loss and\n"
+                 "optionally grad_norm and cos_to_mean (see the README for a PyTorch DDP snippet);\n"
+                 "or one row per step with a column per rank and field and no rank field (step, loss_0,\n"
+                 "loss_1, ..., grad_norm_0, ...; with --columns 'loss=rank{rank}/loss,...' other names\n"
+                 "of that kind);\n"
                  "or one file per rank (several paths or a quoted glob, ranks in natural order) without\n"
                  "the rank field.\n"
                  "In JSON lines, \"session\": \"resume\" on the rows of a resume's first step marks it\n"
                  "(a DispersionHook writes it). A step missing some rank's row is skipped with a warning.\n"
-                 "An empty CSV value is NaN, as pandas writes and reads one (JSON lines: NaN or null).\n\n"
+                 "An empty CSV value is NaN, as pandas writes and reads one (JSON lines: NaN or null).\n"
+                 "Without gradient norms the loss alone is diagnosed (a warning and a note say so).\n\n"
               << visible;
     return kExitOk;
   }

@@ -231,7 +231,7 @@ std::string at_resume(const Report& r, const std::optional<double>& step) {
   return "";
 }
 
-std::string verdict(const Report& r) {
+std::string verdict(const Report& r, bool has_grad_norm) {
   std::vector<std::string> findings;
   for (const auto& f : r.non_finite)
     findings.push_back("rank " + std::to_string(f.rank) + "'s " + f.series + " is NaN/Inf from " + step_text(f.first_step) +
@@ -266,7 +266,10 @@ std::string verdict(const Report& r) {
   std::string line;
   for (const auto& f : findings) line += (line.empty() ? "" : "; ") + f;
   if (!line.empty()) return line;
-  if (r.ranks < 2) return "no worker dispersion to assess with 1 rank; the global loss and gradient norm have no spikes or NaN/Inf";
+  if (r.ranks < 2) {
+    return std::string("no worker dispersion to assess with 1 rank; the global loss ") +
+           (has_grad_norm ? "and gradient norm have" : "has") + " no spikes or NaN/Inf";
+  }
   if (r.window == 0) return "too few steps for trailing statistics; no NaN/Inf and no outlier ranks";
   return "consistent: no dispersion jumps, no consistency drops, no outlier ranks, no spikes, no NaN/Inf";
 }
@@ -336,6 +339,10 @@ Report analyze(const RankLog& log, const ReportOptions& o) {
   }
   if (log.ranks < 2)
     r.notes.push_back("1 rank: no worker dispersion, consistency or outlier ranks to assess; spikes and NaN/Inf are looked for");
+  const bool has_grad_norm = !log.grad_norm.empty();
+  if (!has_grad_norm)
+    r.notes.push_back("no gradient norms logged: the loss alone is analysed (no gradient-norm spread, outlier ranks by "
+                      "gradient norm or gradient-norm spikes)");
   note_skipped_updates(log, r);
   const int64_t window = std::max<int64_t>(r.window, 4);  // what every step below uses
 
@@ -344,17 +351,18 @@ Report analyze(const RankLog& log, const ReportOptions& o) {
   const auto n = log.ranks;
   for (size_t t = first; t < log.size(); ++t) {
     const double* l = &log.loss[t * static_cast<size_t>(n)];
-    const double* g = &log.grad_norm[t * static_cast<size_t>(n)];
-    double mean = 0, mean_norm = 0;
-    for (int64_t k = 0; k < n; ++k) {
-      mean += l[k] / static_cast<double>(n);
-      mean_norm += g[k] / static_cast<double>(n);
-    }
+    double mean = 0;
+    for (int64_t k = 0; k < n; ++k) mean += l[k] / static_cast<double>(n);
     loss.push_back(mean);
     loss_std.push_back(population_std(l, n));
     loss_cv.push_back(mean != 0 ? loss_std.back() / std::fabs(mean) : NAN);
-    norm_std.push_back(population_std(g, n));
-    global_norm.push_back(log.global_grad_norm.empty() ? mean_norm : log.global_grad_norm[t]);
+    if (has_grad_norm) {
+      const double* g = &log.grad_norm[t * static_cast<size_t>(n)];
+      double mean_norm = 0;
+      for (int64_t k = 0; k < n; ++k) mean_norm += g[k] / static_cast<double>(n);
+      norm_std.push_back(population_std(g, n));
+      global_norm.push_back(log.global_grad_norm.empty() ? mean_norm : log.global_grad_norm[t]);
+    }
     if (!log.cos_pairwise.empty()) {
       consistency.push_back(log.cos_pairwise[t]);
     } else if (!log.cos_to_mean.empty()) {
@@ -366,7 +374,8 @@ Report analyze(const RankLog& log, const ReportOptions& o) {
   r.consistency_metric = !log.cos_pairwise.empty() ? "mean pairwise cosine" : !log.cos_to_mean.empty() ? "mean cos_to_mean" : "";
 
   r.loss = summarize("loss", loss, window);
-  std::vector<Series> series = {{"loss_std", loss_std}, {"loss_cv", loss_cv}, {"grad_norm_std", norm_std}};
+  std::vector<Series> series = {{"loss_std", loss_std}, {"loss_cv", loss_cv}};
+  if (has_grad_norm) series.push_back({"grad_norm_std", norm_std});
   if (!consistency.empty()) series.push_back({"consistency", consistency, true});
   for (const auto& s : series) {
     r.dispersion.push_back(summarize(s.name, s.values, window));
@@ -395,6 +404,7 @@ Report analyze(const RankLog& log, const ReportOptions& o) {
 
   for (const auto& [name, x] : {std::pair<std::string, const std::vector<double>*>{"loss", &loss}, {"grad_norm", &global_norm}}) {
     if (r.window == 0) break;
+    if (x->empty()) continue;  // no gradient norms logged
     const double level = std::fabs(median(*x));
     const auto z = trailing_robust_z(*x, window, window / 2, 1e-3 * (level > 0 ? level : 1.0));
     for (size_t t = 0; t < z.size(); ++t)
@@ -402,7 +412,7 @@ Report analyze(const RankLog& log, const ReportOptions& o) {
         r.spikes.push_back({name, steps[t], (*x)[t], z[t],
                             resume_in(r.resumes, steps[t] - static_cast<double>(kSmoothingSteps - 1), steps[t])});
   }
-  r.verdict = verdict(r);
+  r.verdict = verdict(r, has_grad_norm);
   return r;
 }
 

@@ -25,6 +25,36 @@ bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// A field's names in a wide table (a row per step, a column per rank and field, as pandas writes a frame and
+// lrkit.read_log's frame("ranks") is one): NAME_k, or NAME with k in place of "{rank}" where a mapping holds it
+// (--columns 'loss=rank{rank}/loss', as a tracker's export names a per-rank key).
+class WidePattern {
+ public:
+  explicit WidePattern(const std::string& name) {
+    const auto at = name.find("{rank}");
+    prefix_ = at == std::string::npos ? name + "_" : name.substr(0, at);
+    suffix_ = at == std::string::npos ? "" : name.substr(at + 6);
+  }
+  std::string name(size_t rank) const { return prefix_ + std::to_string(rank) + suffix_; }
+  // The rank whose name `name` is (its number as to_string writes it, up to 65535), or -1.
+  int64_t rank_of(std::string_view name) const {
+    if (name.size() <= prefix_.size() + suffix_.size() || name.compare(0, prefix_.size(), prefix_) != 0 ||
+        name.compare(name.size() - suffix_.size(), suffix_.size(), suffix_) != 0)
+      return -1;
+    const std::string_view digits = name.substr(prefix_.size(), name.size() - prefix_.size() - suffix_.size());
+    if (digits.size() > 5 || (digits.size() > 1 && digits[0] == '0')) return -1;
+    int64_t rank = 0;
+    for (const char c : digits) {
+      if (c < '0' || c > '9') return -1;
+      rank = rank * 10 + (c - '0');
+    }
+    return rank <= 65535 ? rank : -1;
+  }
+
+ private:
+  std::string prefix_, suffix_;
+};
+
 // Steps left out of a log, counted, the first five named: what a warning lists.
 struct LeftOutSteps {
   size_t count = 0;
@@ -76,7 +106,7 @@ void for_each_row_line(std::istream& in, size_t number, TextRows& out, const Par
 }  // namespace
 
 // The rows are ordered by sorting their indices (a tree of steps and ranks, before, made two allocations a row).
-RankLog assemble(const std::string& source, const std::vector<File>& files, const TextRows& text) {
+RankLog assemble(const std::string& source, const std::vector<File>& files, const TextRows& text, const Names& names) {
   const std::vector<Row>& rows = text.rows;
   if (rows.empty()) throw RankLogError(source + ": no rows");
   const auto where = [&](const Row& r) {
@@ -100,7 +130,20 @@ RankLog assemble(const std::string& source, const std::vector<File>& files, cons
     throw RankLogError(where(r) + ": step " + std::to_string(static_cast<long long>(r.step)) + " rank " +
                        std::to_string(r.rank) + " appears twice");
   }
-  const bool has_cos = rows.front().has_cos;
+  const Row& first_row = rows.front();
+  const bool has_cos = first_row.has_cos, has_grad_norm = first_row.has_grad_norm;
+  // A log gives a gradient norm with every loss or with none: a row without one among rows with one would be read as
+  // a NaN, which the report calls a divergence.
+  const auto check_grad_norm = [&](const Row& r) {
+    if (r.has_grad_norm == has_grad_norm) return;
+    const Row& lacking = has_grad_norm ? r : first_row;
+    const Row& giving = has_grad_norm ? first_row : r;
+    const std::string per_rank = WidePattern(names[kGradNorm]).name(static_cast<size_t>(lacking.rank));
+    throw RankLogError(where(lacking) + ": no gradient norm for rank " + std::to_string(lacking.rank) + " ('" +
+                       text_for_message(names[kGradNorm]) + "', or '" + text_for_message(per_rank) +
+                       "' with a field per rank), where " + where(giving) + " gives rank " +
+                       std::to_string(giving.rank) + "'s: a log gives one with every loss or with none");
+  };
   RankLog log;
   log.source = source;
   log.ranks = ranks;
@@ -109,7 +152,7 @@ RankLog assemble(const std::string& source, const std::vector<File>& files, cons
   const size_t per_step = static_cast<size_t>(ranks);
   log.steps.reserve(rows.size() / per_step);
   log.loss.reserve(rows.size());
-  log.grad_norm.reserve(rows.size());
+  if (has_grad_norm) log.grad_norm.reserve(rows.size());
   if (has_cos) log.cos_to_mean.reserve(rows.size());
   LeftOutSteps skipped;
   for (size_t begin = 0, end = 0; begin < order.size(); begin = end) {  // [begin, end): one step's rows, by rank
@@ -128,8 +171,9 @@ RankLog assemble(const std::string& source, const std::vector<File>& files, cons
     for (size_t k = begin; k < end; ++k) {
       const Row& r = rows[order[k]];
       if (r.has_cos != has_cos) throw RankLogError(where(r) + ": cos_to_mean must be given on every row or none");
+      check_grad_norm(r);
       log.loss.push_back(r.loss);
-      log.grad_norm.push_back(r.grad_norm);
+      if (has_grad_norm) log.grad_norm.push_back(r.grad_norm);
       if (has_cos) log.cos_to_mean.push_back(r.cos_to_mean);
     }
   }
@@ -137,6 +181,12 @@ RankLog assemble(const std::string& source, const std::vector<File>& files, cons
   if (skipped.count > 0)
     log.warnings.push_back(source + ": skipped " + std::to_string(skipped.count) + " step(s) missing a rank's row: " +
                            skipped.listed());
+  if (!has_grad_norm) {
+    const std::string rank_0s = WidePattern(names[kGradNorm]).name(0);
+    log.warnings.push_back(source + ": no gradient norms ('" + text_for_message(names[kGradNorm]) + "', or '" +
+                           text_for_message(rank_0s) + "', ... with a field per rank): the loss alone is diagnosed; "
+                           "map another name with --columns grad_norm=NAME");
+  }
   if (text.records_sessions) {  // the log's first row starts its first session: a resume there resumed no row it holds
     std::vector<Resume> sessions{{log.steps.front(), std::nullopt}};
     sessions.insert(sessions.end(), text.resumed.begin(), text.resumed.end());
@@ -196,36 +246,6 @@ double parse_value(Field f, std::string_view text, const Where& where) {
 }
 
 constexpr size_t kAbsent = static_cast<size_t>(-1);
-
-// A field's names in a wide table (a row per step, a column per rank and field, as pandas writes a frame and
-// lrkit.read_log's frame("ranks") is one): NAME_k, or NAME with k in place of "{rank}" where a mapping holds it
-// (--columns 'loss=rank{rank}/loss', as a tracker's export names a per-rank key).
-class WidePattern {
- public:
-  explicit WidePattern(const std::string& name) {
-    const auto at = name.find("{rank}");
-    prefix_ = at == std::string::npos ? name + "_" : name.substr(0, at);
-    suffix_ = at == std::string::npos ? "" : name.substr(at + 6);
-  }
-  std::string name(size_t rank) const { return prefix_ + std::to_string(rank) + suffix_; }
-  // The rank whose name `name` is (its number as to_string writes it, up to 65535), or -1.
-  int64_t rank_of(std::string_view name) const {
-    if (name.size() <= prefix_.size() + suffix_.size() || name.compare(0, prefix_.size(), prefix_) != 0 ||
-        name.compare(name.size() - suffix_.size(), suffix_.size(), suffix_) != 0)
-      return -1;
-    const std::string_view digits = name.substr(prefix_.size(), name.size() - prefix_.size() - suffix_.size());
-    if (digits.size() > 5 || (digits.size() > 1 && digits[0] == '0')) return -1;
-    int64_t rank = 0;
-    for (const char c : digits) {
-      if (c < '0' || c > '9') return -1;
-      rank = rank * 10 + (c - '0');
-    }
-    return rank <= 65535 ? rank : -1;
-  }
-
- private:
-  std::string prefix_, suffix_;
-};
 
 // The fields' wide patterns, and their names made once per rank as the ranks come. A name given out stays valid as
 // later ones are made (a deque's elements do not move), so a message may make more while it holds one.
@@ -365,8 +385,13 @@ void read_csv(const std::string& source, std::istream& in, const Names& names, i
         throw missing(wide_names.of(kLoss, k), kLoss, wide_hint(wide_names, "a table with a column"));
       const RankColumns c{static_cast<int64_t>(k), loss_columns[k], column_named(wide_names.of(kGradNorm, k)),
                           column_named(wide_names.of(kCosToMean, k))};
-      if (c.grad_norm == kAbsent)
+      // Gradient norms are optional (the loss alone is then diagnosed), unless named by a mapping.
+      if (c.grad_norm == kAbsent && names.mapped(kGradNorm))
         throw missing(wide_names.of(kGradNorm, k), kGradNorm, wide_hint(wide_names, "a table with a column"));
+      if (!plan.empty() && (c.grad_norm == kAbsent) != (plan.front().grad_norm == kAbsent)) {
+        const size_t lacking = c.grad_norm == kAbsent ? k : 0;
+        throw missing(wide_names.of(kGradNorm, lacking), kGradNorm, "grad_norm is given for every rank or none");
+      }
       if (!plan.empty() && (c.cos_to_mean == kAbsent) != (plan.front().cos_to_mean == kAbsent)) {
         const size_t lacking = c.cos_to_mean == kAbsent ? k : 0;
         throw missing(wide_names.of(kCosToMean, lacking), kCosToMean, "cos_to_mean is given for every rank or none");
@@ -379,7 +404,8 @@ void read_csv(const std::string& source, std::istream& in, const Names& names, i
     plan.push_back(
         {fixed_rank, column_named(names[kLoss]), column_named(names[kGradNorm]), column_named(names[kCosToMean])});
     if (plan[0].loss == kAbsent) throw missing(names[kLoss], kLoss, map_hint(kLoss));
-    if (plan[0].grad_norm == kAbsent) throw missing(names[kGradNorm], kGradNorm, map_hint(kGradNorm));
+    if (plan[0].grad_norm == kAbsent && names.mapped(kGradNorm))
+      throw missing(names[kGradNorm], kGradNorm, map_hint(kGradNorm));
   }
   const size_t width = header.size();
   ValuelessSteps valueless;
@@ -409,7 +435,10 @@ void read_csv(const std::string& source, std::istream& in, const Names& names, i
       r.step = step;
       r.rank = c.rank >= 0 ? c.rank : parse_rank(fields[rank_column], in_column(rank_column));
       r.loss = cell_value(kLoss, c.loss);
-      r.grad_norm = cell_value(kGradNorm, c.grad_norm);
+      if (c.grad_norm != kAbsent) {
+        r.grad_norm = cell_value(kGradNorm, c.grad_norm);
+        r.has_grad_norm = true;
+      }
       if (c.cos_to_mean != kAbsent) {
         r.cos_to_mean = cell_value(kCosToMean, c.cos_to_mean);
         r.has_cos = true;
@@ -540,12 +569,20 @@ void ObjectRows::State::read(const JsonObject& object, size_t number, const std:
   if (wide && rank)  // a row of the other layout: its loss would be read as no rank's
     throw RankLogError(where() + ": a field '" + text_for_message(names[kRank]) + "' in a file whose first row has a "
                        "field per rank (" + wide_names.of(kLoss, 0) + ", ...); a file holds one layout");
-  const auto add_row = [&](int64_t rank_value, double loss, double grad_norm, const JsonMember* cosine) {
+  // Gradient norms are optional (the loss alone is then diagnosed, if no row gives one: assemble), unless named by a
+  // mapping.
+  const auto grad_norm_member = [&](const std::string& name, bool per_rank) {
+    return names.mapped(kGradNorm) ? &member_named(name, kGradNorm, per_rank) : find_once(name);
+  };
+  const auto add_row = [&](int64_t rank_value, double loss, const JsonMember* grad_norm, const JsonMember* cosine) {
     Row r;
     r.step = step;
     r.rank = rank_value;
     r.loss = loss;
-    r.grad_norm = grad_norm;
+    if (grad_norm) {
+      r.grad_norm = value_of(*grad_norm, kGradNorm);
+      r.has_grad_norm = true;
+    }
     if (cosine) {
       r.cos_to_mean = value_of(*cosine, kCosToMean);
       r.has_cos = true;
@@ -565,15 +602,13 @@ void ObjectRows::State::read(const JsonObject& object, size_t number, const std:
         if (repeat) throw twice(repeat->name);
       // One statement each: a row's first problem is the one named, in the order rank, loss, gradient norm, cosine.
       const double loss = value_of(*m.first[0], kLoss);
-      const JsonMember& grad_norm =
-          m.first[1] ? *m.first[1] : member_named(wide_names.of(kGradNorm, k), kGradNorm, true);
-      add_row(static_cast<int64_t>(k), loss, value_of(grad_norm, kGradNorm), m.first[2]);
+      const JsonMember* grad_norm = m.first[1] ? m.first[1] : grad_norm_member(wide_names.of(kGradNorm, k), true);
+      add_row(static_cast<int64_t>(k), loss, grad_norm, m.first[2]);
     }
   } else {
     const int64_t rank_value = fixed_rank >= 0 ? fixed_rank : parse_rank(rank->text, in_field(names[kRank]));
     const double loss = value(names[kLoss], kLoss);
-    const double grad_norm = value(names[kGradNorm], kGradNorm);
-    add_row(rank_value, loss, grad_norm, find_once(names[kCosToMean]));
+    add_row(rank_value, loss, grad_norm_member(names[kGradNorm], false), find_once(names[kCosToMean]));
   }
   // The hook's mark (the loop's settings are not the hook's to know: no "changed"); a field "session" of the
   // user's own, with other values, is not one.
@@ -593,7 +628,7 @@ RankLog read_text_rank_logs(const std::vector<std::string>& paths, const ReadOpt
     files.push_back({read_text_rows(paths[file], names, one_file ? -1 : static_cast<int64_t>(file), file, rows)});
   std::string source = files.front().name;
   if (files.size() > 1) source += " and " + std::to_string(files.size() - 1) + " more file(s), one per rank";
-  return assemble(source, files, rows);
+  return assemble(source, files, rows, names);
 }
 
 }  // namespace lrkit::diagnostics

@@ -35,8 +35,8 @@ struct Names {
 struct Row {
   double step = 0;
   int64_t rank = 0;
-  double loss = 0, grad_norm = 0, cos_to_mean = std::nan("");
-  bool has_cos = false;
+  double loss = 0, grad_norm = std::nan(""), cos_to_mean = std::nan("");
+  bool has_grad_norm = false, has_cos = false;
   size_t file = 0;      // index into the files read
   size_t position = 0;  // where in it: a line, or a byte (File::position)
 };
@@ -58,8 +58,9 @@ struct TextRows {
 };
 
 // The rows of every (step, rank) pair into the [step, rank] layout, named `source`. A step without a row for every
-// rank is skipped with a warning; a pair given twice is an error, named at its second row.
-RankLog assemble(const std::string& source, const std::vector<File>& files, const TextRows& text);
+// rank is skipped with a warning; a pair given twice is an error, named at its second row. Rows without a gradient
+// norm are a log of the loss alone (said in a warning, which names the field as `names` do), if no row has one.
+RankLog assemble(const std::string& source, const std::vector<File>& files, const TextRows& text, const Names& names);
 
 // Rows from JSON objects, one per step and rank (a rank field; or, with `fixed_rank` >= 0, one rank's file) or one
 // per step with a field per rank and field (NAME_0, NAME_1, ...: the layout the first object tells).

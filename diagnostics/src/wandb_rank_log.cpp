@@ -283,7 +283,7 @@ RankLog read_wandb_rank_logs(const std::vector<std::string>& paths, const ReadOp
   std::string source = files.front().name;
   if (facts.size() > 1) source += " and " + std::to_string(facts.size() - 1) + " more run(s), one per rank";
   else if (files.size() > 1) source += " and " + std::to_string(files.size() - 1) + " later session(s)";
-  return assemble(source, files, out);
+  return assemble(source, files, out, names);
 }
 
 }  // namespace lrkit::diagnostics

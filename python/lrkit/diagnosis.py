@@ -36,8 +36,9 @@ def diagnose(*logs, columns=None, window=None, jump_z=None, shift_z=None, spike_
     after rank9), or on W&B runs, one per rank (the directory above them, "wandb"; each run's rank its config's
     "rank", as `lrkit diagnose --help` says). `columns` names the fields in the file ({"loss": "train/loss"}, whose names may hold a comma, or
     "loss=train/loss,step=global_step"); the thresholds are the command's options (None: its defaults). A step
-    missing some rank's row is skipped with a warning; an empty CSV value is NaN, as pandas writes one. Raises FileNotFoundError for a missing path or a glob that
-    matches nothing, and ValueError naming the file, line or option for anything else wrong."""
+    missing some rank's row is skipped with a warning; an empty CSV value is NaN, as pandas writes one; a log without
+    gradient norms is diagnosed on the loss alone, with a warning. Raises FileNotFoundError for a missing path or a
+    glob that matches nothing, and ValueError naming the file, line or option for anything else wrong."""
     if not logs:
         raise TypeError("diagnose() needs a log: a run log, a run directory, or per-rank CSV / JSON-lines files")
     paths = file_names(logs)
@@ -48,7 +49,7 @@ def diagnose(*logs, columns=None, window=None, jump_z=None, shift_z=None, spike_
     except ValueError as error:
         raise ValueError(_in_python_words(str(error), paths)) from None
     for warning in read_warnings:
-        warnings.warn(warning, stacklevel=2)
+        warnings.warn(_in_python_words(warning, paths), stacklevel=2)
     return Diagnosis(json.loads(report), text)
 
 

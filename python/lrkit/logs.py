@@ -173,15 +173,16 @@ def read_log(*paths, columns=None):
     """Reads a run log, or a run directory's (its log.h5, as `lrkit train --out DIR` writes it); raises
     FileNotFoundError or ValueError naming the file.
 
-    A per-rank log, as `lrkit diagnose` reads it (a CSV or JSON-lines file with the fields step, rank, loss, grad_norm
-    and optionally cos_to_mean, or one such file per rank: several paths, ranks in the order given, or a glob such as
-    "logs/rank*.csv", ranks in natural order; `columns` maps other names as lrkit.diagnose's does), or Weights &
-    Biases runs, one per rank (the directory above them, their run directories or .wandb files; see the README),
-    reads into a run log's layout: /train/step, /ranks/{loss,grad_norm,cos_to_mean}
-    [step, rank], /train/loss (the mean over ranks, the loss of the global batch where ranks take equal batches)
-    and /diagnostics/{loss_std,loss_cv,loss_range,loss_outlier_rank,grad_norm_std,grad_norm_cv} as lrkit train logs
-    them. Its ``.sessions`` are empty (lrkit.diagnose's report lists the resumes a DispersionHook's JSON lines mark).
-    A step that lacks some rank's row is left out with a warning."""
+    A per-rank log, as `lrkit diagnose` reads it (a CSV or JSON-lines file with the fields step, rank, loss and
+    optionally grad_norm and cos_to_mean, or one such file per rank: several paths, ranks in the order given, or a
+    glob such as "logs/rank*.csv", ranks in natural order; `columns` maps other names as lrkit.diagnose's does), or
+    Weights & Biases runs, one per rank (the directory above them, their run directories or .wandb files; see the
+    README), reads into a run log's layout: /train/step, /ranks/{loss,grad_norm,cos_to_mean} [step, rank],
+    /train/loss (the mean over ranks, the loss of the global batch where ranks take equal batches) and
+    /diagnostics/{loss_std,loss_cv,loss_range,loss_outlier_rank,grad_norm_std,grad_norm_cv} as lrkit train logs them;
+    a log of the loss alone (no grad_norm) has no /ranks/grad_norm and no /diagnostics/grad_norm_*. Its
+    ``.sessions`` are empty (lrkit.diagnose's report lists the resumes a DispersionHook's JSON lines mark). A step
+    that lacks some rank's row is left out with a warning."""
     if not paths:
         raise TypeError("read_log() needs a log: a run log, a run directory, or per-rank CSV / JSON-lines files")
     from .diagnosis import file_names, is_pattern
@@ -220,11 +221,12 @@ def _read_rank_logs(paths, columns):
     except ValueError as error:
         raise ValueError(_in_python_words(str(error), paths)) from None
     for warning in read_back["warnings"]:
-        warnings.warn(warning, stacklevel=3)
+        warnings.warn(_in_python_words(warning, paths), stacklevel=3)
     arrays = {"/train/step": read_back["step"], "/train/loss": read_back["loss"].mean(axis=1),
-              "/ranks/loss": read_back["loss"], "/ranks/grad_norm": read_back["grad_norm"]}
-    if read_back["cos_to_mean"] is not None:
-        arrays["/ranks/cos_to_mean"] = read_back["cos_to_mean"]
+              "/ranks/loss": read_back["loss"]}
+    for name in ("grad_norm", "cos_to_mean"):  # each absent where the log has none
+        if read_back[name] is not None:
+            arrays["/ranks/" + name] = read_back[name]
     arrays.update({"/diagnostics/" + name: values for name, values in read_back["dispersion"].items()})
     return RunLog(paths[0] if len(paths) == 1 else ", ".join(paths), arrays, {}, {})
 

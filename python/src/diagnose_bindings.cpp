@@ -4,6 +4,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <cmath>
 #include <map>
 #include <optional>
 #include <string>
@@ -73,7 +74,8 @@ py::dict dispersion_of(const diagnostics::RankLog& log) {
     const auto row = [&](const std::vector<double>& m) { return std::vector<double>(&m[t * n], &m[t * n] + n); };
     diagnostics::RankScalars scalars;
     scalars.loss = row(log.loss);
-    scalars.grad_norm = row(log.grad_norm);
+    // A log of the loss alone: its gradient norms' dispersion is NaN, and left out below.
+    scalars.grad_norm = log.grad_norm.empty() ? std::vector<double>(n, std::nan("")) : row(log.grad_norm);
     const auto d = diagnostics::step_dispersion(scalars);
     loss_std.push_back(d.loss_std);
     loss_cv.push_back(d.loss_cv);
@@ -87,8 +89,10 @@ py::dict dispersion_of(const diagnostics::RankLog& log) {
   out["loss_cv"] = as_array(loss_cv, log.size());
   out["loss_range"] = as_array(loss_range, log.size());
   out["loss_outlier_rank"] = py::array_t<int64_t>(static_cast<py::ssize_t>(outlier.size()), outlier.data());
-  out["grad_norm_std"] = as_array(grad_norm_std, log.size());
-  out["grad_norm_cv"] = as_array(grad_norm_cv, log.size());
+  if (!log.grad_norm.empty()) {
+    out["grad_norm_std"] = as_array(grad_norm_std, log.size());
+    out["grad_norm_cv"] = as_array(grad_norm_cv, log.size());
+  }
   return out;
 }
 

@@ -73,6 +73,30 @@ TEST(DiagnoseCommand, PerRankFilesByGlobWithMappedColumnsAndAMissingRow) {
   EXPECT_NE(literal.out.find("2 rank(s), 18 steps analysed"), std::string::npos) << literal.out;
 }
 
+// The loss of each rank alone (Lightning's self.log(..., sync_dist=False) and many loops log no gradient norm): the
+// report of the loss, with a warning and a note saying what was not analysed.
+TEST(DiagnoseCommand, DiagnosesTheLossAloneAndSaysSo) {
+  const auto dir = lrkit::testing::scratch_dir() / "loss_only";
+  std::filesystem::create_directories(dir);
+  for (int rank = 0; rank < 2; ++rank) {
+    std::string text = "step,loss\n";
+    for (int step = 0; step < 60; ++step)
+      text += std::to_string(step) + "," + std::to_string(2.0 + 0.01 * ((step * 7 + rank * 3) % 5)) + "\n";
+    std::ofstream((dir / ("rank" + std::to_string(rank) + ".csv")).string()) << text;
+  }
+  const auto r = run_lrkit("diagnose '" + (dir / "rank*.csv").string() + "'");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("lrkit diagnose: warning: " + (dir / "rank0.csv").string() + " (CSV) and 1 more file(s), "
+                       "one per rank: no gradient norms ('grad_norm', or 'grad_norm_0', ... with a field per rank): "
+                       "the loss alone is diagnosed; map another name with --columns grad_norm=NAME\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("note: no gradient norms logged: the loss alone is analysed"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  loss_cv: "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("grad_norm_std"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nverdict: "), std::string::npos) << r.out;
+}
+
 TEST(DiagnoseCommand, ReadsTheWandbRunsOfEveryRank) {
   // The committed runs of a 4-rank DDP loop (tests/golden/make_wandb.py), rank 2's data bad from step 25 on.
   const std::string project = std::string(LRKIT_GOLDEN_DIR) + "/wandb/ddp";

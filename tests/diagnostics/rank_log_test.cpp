@@ -17,9 +17,9 @@ namespace {
 
 using lrkit::testing::write_text;
 
-std::string error_of(const std::string& path) {
+std::string error_of(const std::string& path, const ReadOptions& options = ReadOptions()) {
   try {
-    read_rank_log(path);
+    read_rank_log(path, options);
   } catch (const RankLogError& e) {
     return e.what();
   }
@@ -235,8 +235,8 @@ TEST(RankLog, ATableWithAColumnPerRankNamesWhatItLacks) {
        "mixed.jsonl (JSON lines) line 2: a field 'rank' in a file whose first row has a field per rank (loss_0, ...); a "
        "file holds one layout"},
       {write_text("no_norm.csv", "step,loss_0,loss_1,grad_norm_0\n0,1,2,1\n"),
-       "no_norm.csv (CSV) header: no column 'grad_norm_1' (have: step,loss_0,loss_1,grad_norm_0; a table with a column "
-       "per rank names them loss_0, loss_1, ... and grad_norm_0, grad_norm_1, ...)"},
+       "no_norm.csv (CSV) header: no column 'grad_norm_1' (have: step,loss_0,loss_1,grad_norm_0; grad_norm is given "
+       "for every rank or none)"},
       {write_text("one_cos.csv", "step,loss_0,loss_1,grad_norm_0,grad_norm_1,cos_to_mean_0\n0,1,2,1,2,0.5\n"),
        "no column 'cos_to_mean_1' (have: step,loss_0,loss_1,grad_norm_0,grad_norm_1,cos_to_mean_0; cos_to_mean is given "
        "for every rank or none)"},
@@ -250,16 +250,89 @@ TEST(RankLog, ATableWithAColumnPerRankNamesWhatItLacks) {
        "neither.jsonl (JSON lines) line 1: no field 'rank' (a row with a field per rank names them loss_0, loss_1, ... "
        "and grad_norm_0, grad_norm_1, ...)"},
       {write_text("no_norm.jsonl", "{\"step\": 0, \"loss_0\": 1, \"grad_norm_0\": 1, \"loss_1\": 2}\n"),
-       "no_norm.jsonl (JSON lines) line 1: no field 'grad_norm_1' (a row with a field per rank"},
-      // Rank 0's: the message makes the names of rank 1 while it holds rank 0's.
-      {write_text("one_rank.jsonl", "{\"step\": 0, \"loss_0\": 1}\n"),
-       "one_rank.jsonl (JSON lines) line 1: no field 'grad_norm_0' (a row with a field per rank names them loss_0, loss_1, "
-       "... and grad_norm_0, grad_norm_1, ...)"},
-      {write_text("one_rank.csv", "step,loss_0\n0,1\n"),
-       "one_rank.csv (CSV) header: no column 'grad_norm_0' (have: step,loss_0; a table with a column per rank names them "
-       "loss_0, loss_1, ... and grad_norm_0, grad_norm_1, ...)"},
+       "no_norm.jsonl (JSON lines) line 1: no gradient norm for rank 1 ('grad_norm', or 'grad_norm_1' with a field per "
+       "rank), where "},
   };
   for (const auto& [path, expected] : cases) EXPECT_NE(error_of(path).find(expected), std::string::npos) << error_of(path);
+  // Gradient norms named by a mapping are looked for: rank 0's, whose message makes the names of rank 1 while it holds
+  // rank 0's.
+  const ReadOptions mapped{parse_column_mapping("grad_norm=gn")};
+  const std::pair<std::string, std::string> mapped_cases[] = {
+      {write_text("one_rank.jsonl", "{\"step\": 0, \"loss_0\": 1}\n"),
+       "one_rank.jsonl (JSON lines) line 1: no field 'gn_0' (mapped from grad_norm) (a row with a field per rank names "
+       "them loss_0, loss_1, ... and gn_0, gn_1, ...)"},
+      {write_text("one_rank.csv", "step,loss_0\n0,1\n"),
+       "one_rank.csv (CSV) header: no column 'gn_0' (mapped from grad_norm) (have: step,loss_0; a table with a column "
+       "per rank names them loss_0, loss_1, ... and gn_0, gn_1, ...)"},
+  };
+  for (const auto& [path, expected] : mapped_cases)
+    EXPECT_NE(error_of(path, mapped).find(expected), std::string::npos) << error_of(path, mapped);
+}
+
+// Many trainers log each rank's loss and no gradient norm: such a log is the loss alone, said in a warning. A mapping
+// that names the gradient norm still requires it, and a log gives one with every loss or with none.
+TEST(RankLog, ALogOfTheLossAloneIsReadWithAWarning) {
+  const std::vector<double> losses{2.4, 2.5, 2.3, 2.2};
+  const auto csv = read_rank_log(write_text("loss_only.csv", "step,rank,loss\n0,0,2.4\n0,1,2.5\n1,0,2.3\n1,1,2.2\n"));
+  const auto jsonl = read_rank_log(write_text("loss_only.jsonl", "{\"step\": 0, \"rank\": 0, \"loss\": 2.4}\n"
+                                                                 "{\"step\": 0, \"rank\": 1, \"loss\": 2.5}\n"
+                                                                 "{\"step\": 1, \"rank\": 1, \"loss\": 2.2}\n"
+                                                                 "{\"step\": 1, \"rank\": 0, \"loss\": 2.3}\n"));
+  const auto wide = read_rank_log(write_text("loss_only_wide.csv", "step,loss_0,loss_1\n0,2.4,2.5\n1,2.3,2.2\n"));
+  const auto wide_lines = read_rank_log(write_text("loss_only_wide.jsonl",
+                                                   "{\"step\": 0, \"loss_0\": 2.4, \"loss_1\": 2.5}\n"
+                                                   "{\"step\": 1, \"loss_1\": 2.2, \"loss_0\": 2.3}\n"));
+  const auto per_rank = read_rank_logs(
+      {write_text("loss_rank0.csv", "step,loss\n0,2.4\n1,2.3\n"),
+       write_text("loss_rank1.jsonl", "{\"step\": 0, \"loss\": 2.5}\n{\"step\": 1, \"loss\": 2.2}\n")});
+  const auto with_cosines = read_rank_log(
+      write_text("loss_cos.csv", "step,rank,loss,cos_to_mean\n0,0,2.4,0.5\n0,1,2.5,0.25\n1,0,2.3,1\n1,1,2.2,-1\n"));
+  for (const RankLog* log : {&csv, &jsonl, &wide, &wide_lines, &per_rank, &with_cosines}) {
+    EXPECT_EQ(log->ranks, 2) << log->source;
+    EXPECT_EQ(log->steps, (std::vector<double>{0, 1})) << log->source;
+    EXPECT_EQ(log->loss, losses) << log->source;
+    EXPECT_TRUE(log->grad_norm.empty()) << log->source;
+    ASSERT_EQ(log->warnings.size(), 1u) << log->source;
+    EXPECT_EQ(log->warnings[0], log->source + ": no gradient norms ('grad_norm', or 'grad_norm_0', ... with a field "
+                                              "per rank): the loss alone is diagnosed; map another name with "
+                                              "--columns grad_norm=NAME");
+  }
+  EXPECT_EQ(with_cosines.cos_to_mean, (std::vector<double>{0.5, 0.25, 1, -1}));
+  // A per-rank key mapped with "{rank}": the warning names the pattern of the gradient norm's own name.
+  const auto tracked = read_rank_log(
+      write_text("loss_only_tracked.csv", "it,rank0/loss,rank1/loss\n0,2.4,2.5\n1,2.3,2.2\n"),
+      ReadOptions{parse_column_mapping("step=it,loss=rank{rank}/loss")});
+  EXPECT_EQ(tracked.loss, losses);
+  ASSERT_EQ(tracked.warnings.size(), 1u);
+  EXPECT_NE(tracked.warnings[0].find("no gradient norms ('grad_norm', or 'grad_norm_0', ..."), std::string::npos);
+
+  const ReadOptions mapped{parse_column_mapping("grad_norm=gn")};
+  EXPECT_NE(error_of(write_text("unmapped_gn.csv", "step,rank,loss,grad_norm\n0,0,1,1\n"), mapped)
+                .find("unmapped_gn.csv (CSV) header: no column 'gn' (mapped from grad_norm) (have: "
+                      "step,rank,loss,grad_norm; map other names with --columns grad_norm=NAME)"),
+            std::string::npos);
+  EXPECT_NE(error_of(write_text("unmapped_gn.jsonl", "{\"step\": 0, \"rank\": 0, \"loss\": 1}\n"), mapped)
+                .find("unmapped_gn.jsonl (JSON lines) line 1: no field 'gn' (mapped from grad_norm)"),
+            std::string::npos);
+  // A row without one among rows with one: it would read as a NaN, which the report calls a divergence.
+  const auto some_gn = write_text("some_gn.jsonl", "{\"step\": 0, \"rank\": 0, \"loss\": 1, \"grad_norm\": 1}\n"
+                                                  "{\"step\": 0, \"rank\": 1, \"loss\": 1}\n");
+  EXPECT_EQ(error_of(some_gn), some_gn + " (JSON lines) line 2: no gradient norm for rank 1 ('grad_norm', or "
+                                         "'grad_norm_1' with a field per rank), where " + some_gn +
+                                   " (JSON lines) line 1 gives rank 0's: a log gives one with every loss or with none");
+  EXPECT_NE(error_of(write_text("late_gn.jsonl", "{\"step\": 0, \"rank\": 0, \"loss\": 1}\n"
+                                                 "{\"step\": 1, \"rank\": 0, \"loss\": 1, \"grad_norm\": 1}\n"))
+                .find("late_gn.jsonl (JSON lines) line 1: no gradient norm for rank 0 ('grad_norm', or 'grad_norm_0' "
+                      "with a field per rank), where "),
+            std::string::npos);
+  try {
+    read_rank_logs({write_text("gn_rank0.csv", "step,loss,grad_norm\n0,2.4,1\n"),
+                    write_text("gn_rank1.csv", "step,loss\n0,2.5\n")});
+    ADD_FAILURE();
+  } catch (const RankLogError& e) {
+    EXPECT_NE(std::string(e.what()).find("gn_rank1.csv (CSV) line 2: no gradient norm for rank 1"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(RankLog, ColumnsAreMappedAndOneFilePerRankIsJoined) {
@@ -324,7 +397,7 @@ TEST(RankLog, ColumnsAreMappedAndOneFilePerRankIsJoined) {
 
 TEST(RankLog, BadFilesNameTheProblem) {
   const std::pair<std::string, std::string> cases[] = {
-      {write_text("a.csv", "step,rank,loss\n0,0,1\n"), "no column 'grad_norm'"},
+      {write_text("a.csv", "step,rank,grad_norm\n0,0,1\n"), "no column 'loss'"},
       {write_text("b.csv", "step,rank,loss,grad_norm\n0,0,1,1\n0,0,1,1\n"), "line 3: step 0 rank 0 appears twice"},
       {write_text("c.csv", "step,rank,loss,grad_norm\n1,1,1,1\n"), "no step has a row for every one of its 2 ranks"},
       {write_text("r.csv", "step,rank,loss,grad_norm\n0,1.5,1,1\n"), "line 2 column rank: '1.5' is not a rank"},
@@ -338,7 +411,7 @@ TEST(RankLog, BadFilesNameTheProblem) {
       {write_text("u.jsonl", "{\"step\": 0, \"rank\": 0, \"loss\": NaNa, \"grad_norm\": 1}\n"), "line 1: not a JSON object"},
       {write_text("v.jsonl", "{\"step\": 0, \"rank\": 0, \"grad_norm\": 1, \"loss\": -Infin\n"), "line 1: not a JSON object"},
       {write_text("f.jsonl", "{\"step\": 0, \"rank\": 0, \"loss\": 1, \"grad_norm\": 1}\n{\"step\": 0, \"rank\": 1, \"lo\n"), "line 2: not a JSON object"},
-      {write_text("g.jsonl", "{\"step\": 0, \"rank\": 0, \"loss\": 1}\n"), "line 1: no field 'grad_norm'"},
+      {write_text("g.jsonl", "{\"step\": 0, \"rank\": 0, \"grad_norm\": 1}\n"), "line 1: no field 'loss'"},
       {write_text("h.txt", "whatever"), "neither an HDF5 run log nor a .csv / .jsonl"},
       {"/nonexistent/ranks.csv", "'/nonexistent/ranks.csv' does not exist"},
       {write_text("i.csv", ""), "empty file"},

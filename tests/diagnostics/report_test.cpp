@@ -335,6 +335,75 @@ TEST(Report, OneRankOrFewStepsSayWhatCanStillBeAnalysed) {
             std::string::npos) << few.notes[0];
 }
 
+// A log of the loss alone (no gradient norms, as many trainers log per rank) gets the report of a full log's loss:
+// the same windows, outlier ranks, spikes and NaN/Inf findings, less the gradient norm's, and a note saying so.
+TEST(Report, TheLossAloneIsAnalysedAsAFullLogsLossIs) {
+  auto full = synthetic(4, 600);
+  for (int64_t t = 300; t < 320; ++t)
+    for (int64_t k = 0; k < 4; ++k) cell(full, full.loss, t, k) += (k % 2 == 0 ? 0.3 : -0.3);
+  for (int64_t k = 0; k < 4; ++k) cell(full, full.loss, 500, k) += 1.0;
+  cell(full, full.loss, 550, 1) = NAN;
+  for (int64_t t = 0; t < 600; ++t) cell(full, full.grad_norm, t, 3) += 0.05;  // an outlier by gradient norm
+  for (int64_t k = 0; k < 4; ++k) cell(full, full.grad_norm, 450, k) *= 20.0;
+  for (int64_t t = 200; t < 220; ++t) cell(full, full.grad_norm, t, 0) *= 3.0;
+  cell(full, full.grad_norm, 580, 2) = INFINITY;
+  RankLog loss_only = full;
+  loss_only.grad_norm.clear();
+  const auto with_norms = analyze(full), without = analyze(loss_only);
+  const auto of_norms = [](const std::string& metric) { return metric.find("grad_norm") != std::string::npos; };
+  // The full log has gradient-norm findings of every kind, so that leaving them out is seen.
+  const auto count_of_norms = [&](const auto& findings, const auto& metric_of) {
+    return std::count_if(findings.begin(), findings.end(), [&](const auto& f) { return of_norms(metric_of(f)); });
+  };
+  const std::string full_text = format_text(with_norms);
+  EXPECT_GE(count_of_norms(with_norms.windows, [](const FlaggedWindow& w) { return w.metric; }), 1) << full_text;
+  EXPECT_GE(count_of_norms(with_norms.outliers, [](const OutlierRank& o) { return o.metric; }), 1) << full_text;
+  EXPECT_GE(count_of_norms(with_norms.spikes, [](const Spike& s) { return s.series; }), 1) << full_text;
+  EXPECT_GE(count_of_norms(with_norms.non_finite, [](const NonFinite& f) { return f.series; }), 1) << full_text;
+
+  // Every finding and dispersion summary, as text; those of the gradient norms left out where `loss_only`.
+  const auto describe = [&](const Report& r, bool loss_only) {
+    std::vector<std::string> out;
+    const auto keep = [&](const std::string& metric) { return !loss_only || !of_norms(metric); };
+    const auto n = [](double x) { return format_number(x); };
+    for (const auto& w : r.windows)
+      if (keep(w.metric))
+        out.push_back("window " + w.metric + " " + w.test + " " + n(w.first_step) + "-" + n(w.last_step) + " peak " +
+                      n(w.peak_step) + " z " + n(w.peak_z));
+    for (const auto& o : r.outliers)
+      if (keep(o.metric)) out.push_back("outlier " + o.metric + " rank " + std::to_string(o.rank) + " z " + n(o.z));
+    for (const auto& s : r.spikes)
+      if (keep(s.series)) out.push_back("spike " + s.series + " " + n(s.step) + " z " + n(s.z));
+    for (const auto& f : r.non_finite)
+      if (keep(f.series))
+        out.push_back("non-finite " + f.series + " rank " + std::to_string(f.rank) + " " + n(f.first_step));
+    for (const auto& m : r.dispersion)
+      if (keep(m.name)) out.push_back("dispersion " + m.name + " " + n(m.mean) + " " + n(m.roughness));
+    return out;
+  };
+  const auto got = describe(without, false);
+  EXPECT_EQ(got, describe(with_norms, true));
+  EXPECT_GE(got.size(), 6u);  // the loss_std window, the loss spike, rank 1's NaN, three dispersions
+  EXPECT_EQ(without.loss.mean, with_norms.loss.mean);
+  EXPECT_NE(std::find(without.notes.begin(), without.notes.end(),
+                      "no gradient norms logged: the loss alone is analysed (no gradient-norm spread, outlier ranks by "
+                      "gradient norm or gradient-norm spikes)"),
+            without.notes.end());
+  EXPECT_EQ(without.verdict.find("grad_norm"), std::string::npos) << without.verdict;
+  EXPECT_EQ(without.verdict.rfind("rank 1's loss is NaN/Inf from step 550", 0), 0u) << without.verdict;
+  std::istringstream text(format_json(without));
+  boost::property_tree::ptree json;
+  ASSERT_NO_THROW(boost::property_tree::read_json(text, json));
+  EXPECT_EQ(json.get_child("dispersion").size(), 3u);  // loss_std, loss_cv, consistency
+
+  RankLog one = synthetic(1, 300);
+  one.grad_norm.clear();
+  EXPECT_EQ(analyze(one).verdict,
+            "no worker dispersion to assess with 1 rank; the global loss has no spikes or NaN/Inf");
+  EXPECT_EQ(analyze(synthetic(1, 300)).verdict,
+            "no worker dispersion to assess with 1 rank; the global loss and gradient norm have no spikes or NaN/Inf");
+}
+
 TEST(Report, JsonCarriesEverythingAndShortLogsShrinkTheWindow) {
   auto log = synthetic(2, 200);
   for (int64_t k = 0; k < 2; ++k) cell(log, log.loss, 150, k) += 1.0;

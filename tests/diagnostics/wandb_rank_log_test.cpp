@@ -225,6 +225,36 @@ TEST(WandbRankLog, ARunKilledMidRecordIsReadUpToItsLastWholeRow) {
       << log.warnings[0];
 }
 
+// Lightning's and many loops' runs log each rank's loss and no gradient norm: read as the loss alone, with the
+// warning that says so; a row with a loss but no gradient norm among rows with one is named by its byte.
+TEST(WandbRankLog, RunsOfTheLossAloneAreReadAndARowWithoutTheOthersNormIsNamed) {
+  for (int rank = 0; rank < 2; ++rank) {
+    Framer log;
+    const std::string id = "l" + std::to_string(rank);
+    log.record(run(id, "w" + std::to_string(rank), "", {{"rank", std::to_string(rank)}}));
+    for (int step = 0; step <= 5; ++step)
+      log.record(history({{"loss", json(loss_of(rank, step))}, {"_step", std::to_string(step)}}));
+    run_log("loss_only", "2026120" + std::to_string(rank + 1) + "_100000", id, log.bytes());
+  }
+  const RankLog log = read({(testing::scratch_dir() / "loss_only").string()});
+  EXPECT_EQ(log.ranks, 2);
+  EXPECT_EQ(log.steps, (std::vector<double>{0, 1, 2, 3, 4, 5}));
+  for (int step = 0; step <= 5; ++step)
+    for (int rank = 0; rank < 2; ++rank) EXPECT_EQ(log.at(log.loss, step, rank), loss_of(rank, step)) << step;
+  EXPECT_TRUE(log.grad_norm.empty());
+  ASSERT_EQ(log.warnings.size(), 1u);
+  EXPECT_EQ(log.warnings[0], log.source + ": no gradient norms ('grad_norm', or 'grad_norm_0', ... with a field per "
+                                          "rank): the loss alone is diagnosed; map another name with --columns "
+                                          "grad_norm=NAME");
+  Framer some;
+  some.record(history({{"loss_0", "1"}, {"grad_norm_0", "1"}, {"loss_1", "2"}, {"_step", "0"}}));
+  const std::string some_path = write_bytes("some_norms/run-s.wandb", some.bytes());
+  EXPECT_EQ(refusal({some_path}), some_path + " (W&B run log) history row at byte 7: no gradient norm for rank 1 "
+                                              "('grad_norm', or 'grad_norm_1' with a field per rank), where " +
+                                     some_path + " (W&B run log) history row at byte 7 gives rank 0's: a log gives "
+                                                 "one with every loss or with none");
+}
+
 TEST(WandbRankLog, RunsThatCannotBeRankedOrReadAreRefusedByName) {
   const std::string scratch = testing::scratch_dir().string();
   // One rank's run alone.

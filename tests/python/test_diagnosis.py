@@ -5,6 +5,7 @@ import os
 import random
 import re
 import subprocess
+import warnings
 
 import pytest
 
@@ -141,9 +142,13 @@ def test_bad_input_is_named(tmp_path):
     (tmp_path / "--skip").mkdir()
     renamed = tmp_path / "--skip" / "run--renamed.csv"  # a "--" in a file name stays as it is
     renamed.write_text("step,rank,loss,g\n" + "".join(f"{s},{r},{l},{g}\n" for s, r, l, g in per_rank_rows(ranks=2)))
-    with pytest.raises(ValueError, match=r"/--skip/run--renamed\.csv \(CSV\) header: no column 'grad_norm' .*map other names "
-                                         r"with columns='grad_norm=NAME'\)$"):
-        lrkit.diagnose(renamed)
+    with pytest.raises(ValueError, match=r"/--skip/run--renamed\.csv \(CSV\) header: no column 'gn' \(mapped from "
+                                         r"grad_norm\) .*map other names with columns='grad_norm=NAME'\)$"):
+        lrkit.diagnose(renamed, columns="grad_norm=gn")
+    # Its gradient norm unnamed: the loss alone is diagnosed, which the warning says in this function's words too.
+    with pytest.warns(UserWarning, match=r"/--skip/run--renamed\.csv \(CSV\): no gradient norms .*: the loss alone is "
+                                         r"diagnosed; map another name with columns='grad_norm=NAME'$"):
+        assert lrkit.diagnose(renamed)["windows"]
     # A folder named like an option and its value, after a space: the message named 'run skip=5', which does not
     # exist. The option after the path is still said in this function's words.
     (tmp_path / "run --skip 5").mkdir()
@@ -155,6 +160,36 @@ def test_bad_input_is_named(tmp_path):
     broken.write_text('{"step": 0, "rank": 0, "loss": 1.0, "grad_norm": 1.0}\n{"step": 1, "rank": 0\n{}\n')
     with pytest.raises(ValueError, match="broken.jsonl.*line 2"):
         lrkit.diagnose(broken)
+
+
+def test_the_loss_alone_reports_as_the_loss_of_the_full_log(tmp_path):
+    """Many loops log each rank's loss and no gradient norm: such a log's report is the full log's, less what the
+    gradient norms give, with a warning and a note that say so; read_log gives its arrays without gradient norms."""
+    rows = per_rank_rows(ranks=4)
+    full = lrkit.diagnose(write_jsonl(tmp_path / "full.jsonl", rows))
+    loss_rows = [(step, rank, loss) for step, rank, loss, _ in rows]
+    loss_only = write_jsonl(tmp_path / "loss.jsonl", loss_rows, ("step", "rank", "loss"))
+    with pytest.warns(UserWarning, match=r"loss\.jsonl \(JSON lines\): no gradient norms \('grad_norm', or "
+                                         r"'grad_norm_0', \.\.\. with a field per rank\): the loss alone is diagnosed"):
+        report = lrkit.diagnose(loss_only)
+    def of_loss(findings, key):
+        return [f for f in findings if "grad_norm" not in f[key]]
+    assert report["windows"] and report["windows"] == of_loss(full["windows"], "metric")
+    assert report["outliers"] == of_loss(full["outliers"], "metric")
+    assert report["spikes"] == of_loss(full["spikes"], "series")
+    assert report["dispersion"] == of_loss(full["dispersion"], "name")
+    assert [d["name"] for d in report["dispersion"]] == ["loss_std", "loss_cv"]
+    assert "no gradient norms logged: the loss alone is analysed" in report.text
+    assert report["verdict"].startswith("silent inconsistency: ") and "grad_norm" not in report["verdict"]
+    with pytest.warns(UserWarning, match="no gradient norms"):
+        log = lrkit.read_log(loss_only)
+    assert "/ranks/grad_norm" not in log.arrays and "/diagnostics/grad_norm_std" not in log.arrays
+    assert log.frame("ranks").columns.tolist() == ["step"] + [f"loss_{k}" for k in range(4)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a log with gradient norms: no warning
+        full_log = lrkit.read_log(tmp_path / "full.jsonl")
+    assert (log.arrays["/diagnostics/loss_std"] == full_log.arrays["/diagnostics/loss_std"]).all()
+    assert (log.arrays["/ranks/loss"] == full_log.arrays["/ranks/loss"]).all()
 
 
 def test_a_log_whose_name_is_not_utf8_is_read_and_named_as_python_gives_it(tmp_path):

@@ -1,8 +1,9 @@
 // Per-rank training signals read back for offline diagnosis: an lrkit run log
 // (HDF5), or a per-rank log another trainer exported as CSV or JSON lines with
-// the fields step, rank, loss, grad_norm and optionally cos_to_mean (other
+// the fields step, rank, loss and optionally grad_norm and cos_to_mean (other
 // names mapped with ReadOptions::columns), in one file or one file per rank,
 // or Weights & Biases runs, one per rank or one holding every rank's values.
+// A log without gradient norms is a log of the loss alone (said in a warning).
 #pragma once
 
 #include <cstdint>
@@ -33,7 +34,8 @@ struct RankLog {
   int64_t ranks = 0;
   std::vector<double> steps;    // one entry per logged optimizer step, increasing
   // Row-major [steps, ranks].
-  std::vector<double> loss, grad_norm, cos_to_mean;  // cos_to_mean empty when not logged
+  // grad_norm (always in a run log) and cos_to_mean are empty when not logged.
+  std::vector<double> loss, grad_norm, cos_to_mean;
   std::vector<double> global_grad_norm;  // ||g_bar|| per step; empty when not logged
   std::vector<double> cos_pairwise;      // exact or sketched mean pairwise cosine; empty when not logged
   // An lrkit run log's /train/skipped per step (0: applied; 1: non-finite loss; 2: loss spike; 3: gradient-norm
