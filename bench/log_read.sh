@@ -7,6 +7,8 @@
 #     state, an evaluation every 1000 steps in its log_history);
 #   - as JSON lines (jsonl: an object per step);
 #   - as an MLflow run (mlflow: MLflow's file store, a "timestamp value step" line per step in metrics/learning_rate);
+#   - as an MLflow store (mlflow_db: mlflow.db, MLflow's SQLite store, a row per step and metric in its metrics table,
+#     the four metrics of the run's steps among them, with MLflow's schema, tests/golden/mlflow/schema.sql);
 #   - as TensorBoard event files (events: an event per tag and step, as add_scalar writes them) and as a Weights &
 #     Biases run log (wandb: a history row per step at train/global_step, as Hugging Face's WandbCallback logs them),
 #     where a Python with google.protobuf and crcmod can write them (Debian: python3-protobuf, python3-crcmod); left
@@ -29,6 +31,7 @@ trap 'rm -rf "$dir"' EXIT
 import json
 import math
 import os
+import sqlite3
 import sys
 
 steps, out = int(sys.argv[1]), sys.argv[2]
@@ -60,17 +63,28 @@ with open(out + "/run.csv", "w") as csv, open(out + "/lightning.csv", "w") as li
         history.append(row)
         if step % 1000 == 999:
             history.append({"epoch": row["epoch"], "eval_loss": row["loss"], "eval_runtime": 1.5, "step": step})
+with sqlite3.connect(out + "/mlflow.db") as db:
+    db.executescript(open("tests/golden/mlflow/schema.sql").read())
+    db.execute("INSERT INTO experiments VALUES (0, 'Default', '', 'active', 0, 0)")
+    db.execute("INSERT INTO runs (run_uuid, name, status, start_time, lifecycle_stage, experiment_id) "
+               "VALUES ('run', 'bench', 'FINISHED', 1764201600000, 'active', 0)")
+    db.executemany("INSERT INTO metrics VALUES (?, ?, ?, 'run', ?, 0)",
+                   ((key, row[key], 1764201600000 + row["step"], row["step"]) for row in history if "loss" in row
+                    for key in ("loss", "grad_norm", "learning_rate", "epoch")))
+db.close()
 state = {"best_metric": None, "epoch": steps / 1000.0, "global_step": steps, "log_history": history,
          "logging_steps": 1, "max_steps": steps, "train_batch_size": 8}
 with open(out + "/trainer_state.json", "w") as f:
     f.write(json.dumps(state, indent=2, sort_keys=True) + "\n")
 PYEOF
-forms=(csv lightning trainer_state jsonl mlflow)
+forms=(csv lightning trainer_state jsonl mlflow mlflow_db)
 declare -A files=([csv]=run.csv [lightning]=lightning.csv [trainer_state]=trainer_state.json [jsonl]=log.jsonl
-                  [mlflow]=mlruns/0/run/metrics/learning_rate [events]=run/events.out.tfevents.1764201600.bench.1.0
+                  [mlflow]=mlruns/0/run/metrics/learning_rate [mlflow_db]=mlflow.db
+                  [events]=run/events.out.tfevents.1764201600.bench.1.0
                   [wandb]=wandb/run-20261127_000000-bench/run-bench.wandb)
 declare -A columns=([csv]=learning_rate [lightning]=lr-AdamW [trainer_state]=train/learning_rate
-                    [jsonl]=learning_rate [mlflow]=train/learning_rate [events]=train/learning_rate
+                    [jsonl]=learning_rate [mlflow]=train/learning_rate [mlflow_db]=train/learning_rate
+                    [events]=train/learning_rate
                     [wandb]=train/learning_rate)
 if [ -n "$events_python" ]; then
   mkdir -p "$dir/run" "$(dirname "$dir/${files[wandb]}")"

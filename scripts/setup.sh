@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build ccache pkg-config
   libtorch-dev libgloo-dev libopenblas0-pthread
-  libeigen3-dev libboost-program-options-dev libhdf5-dev hdf5-tools zlib1g-dev
+  libeigen3-dev libboost-program-options-dev libhdf5-dev hdf5-tools zlib1g-dev libsqlite3-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   bible-kjv
   python3-torch python3-h5py python3-numpy python3-matplotlib python3-pandas

@@ -40,8 +40,8 @@ int run_refine_command(const std::vector<std::string>& args) {
                  "writes the refined schedule; train the next run with the printed schedule.spec.\n"
                  "RUN may also be a CSV, TensorBoard event files, a Hugging Face Trainer's output\n"
                  "or checkpoint directory (--norm l2 reads its grad_norm; its max_steps is the\n"
-                 "length), a W&B run, an MLflow run or JSON lines; give --steps where it logged\n"
-                 "every k-th step.\n\n"
+                 "length), a W&B run, an MLflow run or store (mlflow.db, mlflow.db/RUN) or JSON\n"
+                 "lines; give --steps where it logged every k-th step.\n\n"
               << visible;
     return kExitOk;
   }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "lrkit/common/csv_line.hpp"
@@ -18,6 +19,7 @@
 #include "lrkit/h5/file.hpp"
 #include "lrkit/schedules/tfevents_file.hpp"
 #include "json_series.hpp"
+#include "mlflow_database.hpp"
 #include "mlflow_series.hpp"
 #include "series_columns.hpp"
 #include "wandb_series.hpp"
@@ -210,7 +212,8 @@ Series read_series_file(const std::string& name, const std::string& values_name,
   std::string source;  // the file a directory stands for, where it is one chosen among others
   std::vector<std::string> wandb_sessions;  // a W&B run's logs below the directory, oldest first
   const std::string tag = !values_name.empty() && values_name.front() == '/' ? values_name.substr(1) : values_name;
-  if (is_directory_path(path)) {
+  std::optional<MlflowDatabaseRun> database = mlflow_database_path(path);  // mlflow.db, or mlflow.db/RUN
+  if (!database && is_directory_path(path)) {
     if (const auto events = tfevents_files_in(path); !events.empty()) return read_tfevents_series(events, tag);
     std::string file;
     try {
@@ -220,40 +223,48 @@ Series read_series_file(const std::string& name, const std::string& values_name,
     }
     if (file.empty()) file = trainer_state_in(path);
     if (file.empty() && !(wandb_sessions = wandb_sessions_below(path)).empty()) file = wandb_sessions.front();
-    if (file.empty()) {
+    if (file.empty()) database = mlflow_database_in(path);
+    if (file.empty() && !database) {
       const auto tensorboard = tfevents_runs_below(path);
       const auto mlflow = mlflow_runs_below(path);
       const auto wandb = wandb_runs_below(path);
       const bool none = tensorboard.empty() && mlflow.empty() && wandb.empty();
       throw SeriesFileError(
           "'" + path + "' is a directory without a run log (log.h5), event files, a trainer_state.json, an MLflow " +
-          "run's metrics or a W&B run log (.wandb)" +
+          "run's metrics or store (mlflow.db) or a W&B run log (.wandb)" +
           (none ? ": name a run directory, a log, a table or a TensorBoard run" : "") +
           (tensorboard.empty() ? "" : "; the TensorBoard runs below it: " + list_for_message(tensorboard, 10)) +
           (mlflow.empty() ? "" : "; the MLflow runs below it: " + list_for_message(mlflow, 10)) +
           (wandb.empty() ? "" : "; the W&B runs below it: " + list_for_message(wandb, 10)) +
           (none ? "" : ": name one"));
     }
-    path = source = file;
+    if (!file.empty()) path = source = file;
   }
-  if (const auto problem = input_file_problem(path)) throw SeriesFileError(*problem);
-  const bool hdf5 = h5::is_hdf5_file(path);
-  if (!hdf5 && is_tfevents_file(path)) return read_tfevents_series({path}, tag);
-  if (!hdf5 && has_hdf5_name(path))  // read as text, a damaged log gave "line 2: '<binary>' is not a number"
-    throw SeriesFileError("'" + path + "' is not an HDF5 file (or is truncated); a CSV or TSV table needs another name");
-  const auto text_form = [&] {
-    const char first = first_character(path);
-    return first == '{' || first == '[' ? read_json_series(path, values_name, steps_name)
-                                        : read_table(path, values_name, steps_name);
-  };
-  Series series = hdf5                          ? read_hdf5(path, values_name, steps_name)
-                  : is_wandb_file(path)
-                      ? read_wandb_series(wandb_sessions.empty() ? std::vector<std::string>{path} : wandb_sessions,
-                                          values_name, steps_name)
-                  : is_mlflow_metric_file(path) ? read_mlflow_metric(path)
-                                                : text_form();
+  Series series;
+  if (database) {
+    series = read_mlflow_database(*database, values_name);
+    path = database->database;
+  } else {
+    if (const auto problem = input_file_problem(path)) throw SeriesFileError(*problem);
+    const bool hdf5 = h5::is_hdf5_file(path);
+    if (!hdf5 && is_tfevents_file(path)) return read_tfevents_series({path}, tag);
+    if (!hdf5 && has_hdf5_name(path))  // read as text, a damaged log gave "line 2: '<binary>' is not a number"
+      throw SeriesFileError("'" + path +
+                            "' is not an HDF5 file (or is truncated); a CSV or TSV table needs another name");
+    const auto text_form = [&] {
+      const char first = first_character(path);
+      return first == '{' || first == '[' ? read_json_series(path, values_name, steps_name)
+                                          : read_table(path, values_name, steps_name);
+    };
+    series = hdf5                          ? read_hdf5(path, values_name, steps_name)
+             : is_wandb_file(path)
+                 ? read_wandb_series(wandb_sessions.empty() ? std::vector<std::string>{path} : wandb_sessions,
+                                     values_name, steps_name)
+             : is_mlflow_metric_file(path) ? read_mlflow_metric(path)
+                                           : text_form();
+    series.source = wandb_sessions.size() > 1 ? list_for_message(wandb_sessions, wandb_sessions.size()) : source;
+  }
   if (series.values.empty()) throw SeriesFileError("'" + path + "': " + values_name + " holds no rows");
-  series.source = wandb_sessions.size() > 1 ? list_for_message(wandb_sessions, wandb_sessions.size()) : source;
   if (series.steps.empty()) {
     series.steps.resize(series.values.size());
     for (size_t i = 0; i < series.steps.size(); ++i) series.steps[i] = static_cast<double>(i);

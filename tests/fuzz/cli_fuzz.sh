@@ -104,6 +104,25 @@ printf '{"step": 0, "lr": 0.001, "loss": 3.0}\n{"step": 5, "eval_loss": 2.9}\n{"
 mkdir -p "$scratch/mlruns/0/run/metrics"
 printf 'run_id: run\n' >"$scratch/mlruns/0/run/meta.yaml"
 printf '1764201600000 5e-05 10\n1764201601000 4e-05 20\n1764201602000 nan 30\n' >"$scratch/mlflow_metric"
+# An MLflow store (mlflow.db, MLflow's schema): one run's lr with a NaN, where a Python with sqlite3 can write it.
+source "$(dirname "$0")/../../scripts/find_python.sh"
+sqlite_python=$(python_with sqlite3 2>/dev/null) || sqlite_python=""
+if [ -n "$sqlite_python" ]; then
+  "$sqlite_python" - "$(dirname "$0")/../golden/mlflow/schema.sql" "$scratch/mlflow.db" <<'EOF'
+import sqlite3, sys
+with sqlite3.connect(sys.argv[2]) as db:
+    db.executescript(open(sys.argv[1]).read())
+    db.execute("INSERT INTO experiments VALUES (0, 'Default', '', 'active', 0, 0)")
+    db.execute("INSERT INTO runs (run_uuid, name, start_time, lifecycle_stage, experiment_id) "
+               "VALUES ('run', 'fuzz', 0, 'active', 0)")
+    db.executemany("INSERT INTO metrics VALUES ('lr', ?, ?, 'run', ?, ?)",
+                   [(0.0 if s == 30 else 5e-05 / (1 + s), 1764201600000 + s, s, int(s == 30))
+                    for s in range(0, 400, 10)])
+db.close()
+EOF
+else
+  echo "no MLflow store fuzzed: no python3 here imports sqlite3"
+fi
 # A Weights & Biases run log (make_wandb.py's plain loop: lr and loss at every step, a NaN loss, a null lr).
 cp "$(dirname "$0")/../golden/wandb/loop/run-lrkpy003.wandb" "$scratch/run.wandb"
 # The per-rank W&B runs of a DDP loop (make_wandb.py's ddp_runs()), one of them mutated per round for diagnose.
@@ -163,6 +182,12 @@ for ((k = 0; k < files; k++)); do
   attempt "mutated JSON lines #$k (fit)" "$lrkit" schedule --fit "$scratch/m_log.jsonl"
   mutate_file "$scratch/mlflow_metric" "$scratch/mlruns/0/run/metrics/lr"
   attempt "mutated MLflow metric #$k (compare)" "$lrkit" schedule "cosine(peak=5e-5)" --compare "$scratch/mlruns/0/run"
+  if [ -n "$sqlite_python" ]; then
+    mutate_file "$scratch/mlflow.db" "$scratch/m_mlflow.db"
+    attempt "mutated MLflow store #$k (fit)" "$lrkit" schedule --fit "$scratch/m_mlflow.db" --column lr
+    attempt "mutated MLflow store #$k (run)" "$lrkit" schedule "table(file=$scratch/m_mlflow.db/fuzz, column=lr)" \
+      --steps 10
+  fi
   mutate_file "$scratch/run.wandb" "$scratch/m_run.wandb"
   attempt "mutated W&B run log #$k (fit)" "$lrkit" schedule --fit "$scratch/m_run.wandb" --column lr
   mutate_file "$scratch/ddp_rank2.wandb" "$ddp_run"

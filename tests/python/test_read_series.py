@@ -163,6 +163,70 @@ def test_an_mlflow_run_gives_its_metric(tmp_path):
         lrkit.read_series(tmp_path / "mlruns" / "7", "learning_rate")
 
 
+def mlflow_store(path, runs):
+    """An MLflow database store as MLflow's SQLAlchemy store writes one (tests/golden/mlflow/schema.sql): `runs` maps a
+    run's ID to (name, start in ms, [(key, value, step, timestamp), ...]); a NaN is stored as 0 with is_nan, an
+    infinity as the largest double of its sign."""
+    import math
+    import sqlite3
+    with sqlite3.connect(path) as db:
+        db.executescript((GOLDEN.parent / "mlflow" / "schema.sql").read_text())
+        db.execute("INSERT INTO experiments VALUES (1, 'lrkit', 'mlflow-artifacts:/1', 'active', 0, 0)")
+        for run_id, (name, start, rows) in runs.items():
+            db.execute("INSERT INTO runs (run_uuid, name, source_type, status, start_time, lifecycle_stage, "
+                       "experiment_id) VALUES (?, ?, 'LOCAL', 'FINISHED', ?, 'active', 1)", (run_id, name, start))
+            for key, value, step, timestamp in rows:
+                stored = 0.0 if math.isnan(value) else math.copysign(1.7976931348623157e308, value) \
+                    if math.isinf(value) else value
+                db.execute("INSERT INTO metrics VALUES (?, ?, ?, ?, ?, ?)",
+                           (key, stored, timestamp, run_id, step, int(math.isnan(value))))
+    db.close()
+
+
+def test_an_mlflow_database_gives_what_its_file_store_gives(tmp_path, lrkit_binary):
+    """MLflow 3.7 and later log to sqlite:///mlflow.db by default: the rates of the file-store test above, resumed
+    from step 60's checkpoint after step 80, read from the database as from the file store; several runs are named
+    as DATABASE/RUN."""
+    import subprocess
+    from scheduler_rates import hugging_face_cosine
+    multiplier = hugging_face_cosine(20, 100)
+    logged = [s for s in range(10, 81, 10)] + [s for s in range(70, 101, 10)]
+    rows = [("learning_rate", 1e-3 * multiplier(step), step, 1764201600000 + 1000 * i) for i, step in enumerate(logged)]
+    run = tmp_path / "mlruns" / "7" / "0f1e2d3c"
+    (run / "metrics").mkdir(parents=True)
+    (run / "meta.yaml").write_text("run_id: 0f1e2d3c\nstatus: 3\n")
+    with open(run / "metrics" / "learning_rate", "w") as f:
+        f.writelines("%s %r %s\n" % (timestamp, value, step) for _, value, step, timestamp in rows)
+    project = tmp_path / "project"
+    project.mkdir()
+    mlflow_store(project / "mlflow.db", {"0f1e2d3c": ("bright-owl-12", 1764201600000, rows)})
+    try:
+        series = lrkit.read_series(project / "mlflow.db", "train/learning_rate")
+    except ValueError as error:
+        if "built without SQLite" in str(error):
+            pytest.skip(str(error))
+        raise
+    from_files = lrkit.read_series(run, "train/learning_rate")
+    assert list(series["steps"]) == list(from_files["steps"]) == list(range(10, 101, 10))
+    assert list(series["values"]) == list(from_files["values"])
+    assert series["replaced"] == from_files["replaced"] == 2
+    assert series["source"] == "MLflow run bright-owl-12 (0f1e2d3c)'s metric learning_rate"
+    fit = subprocess.run([lrkit_binary, "schedule", "--fit", str(project), "--column", "train/learning_rate"],
+                         capture_output=True, text=True, check=True).stdout
+    assert fit.startswith(f"{project} (MLflow run bright-owl-12 (0f1e2d3c)'s metric learning_rate): 10 rows of "
+                          "train/learning_rate, steps 10..100 (2 rows replaced by a resumed session's)\n"), fit
+    assert "fits cosine(peak=0.001, warmup=20) over 100 steps" in fit, fit
+    # A second run: named, as the refusal says.
+    mlflow_store(tmp_path / "two.db", {"0f1e2d3c": ("bright-owl-12", 1764201600000, rows),
+                                       "1a2b3c4d": ("calm-fox-3", 1764288000000, rows[:3])})
+    with pytest.raises(ValueError, match=r"holds 2 MLflow runs with a metric 'train/learning_rate' or "
+                                         r"'learning_rate' \(calm-fox-3 \(1a2b3c4d\), experiment lrkit, started "
+                                         r"2025-11-28 00:00:00 UTC, bright-owl-12 .*: name one as '.*two\.db/RUN', "
+                                         r"RUN its name or ID$"):
+        lrkit.read_series(tmp_path / "two.db", "train/learning_rate")
+    assert len(lrkit.read_series(f"{tmp_path}/two.db/calm-fox-3", "train/learning_rate")["steps"]) == 3
+
+
 def test_a_wandb_run_gives_its_rates_at_its_step_metric(tmp_path):
     """A Lightning loop under PyTorch's OneCycleLR reported to W&B (WandbLogger's define_metric of
     trainer/global_step; LearningRateMonitor's lr-AdamW at every step), its run log written by make_wandb.py's framing

@@ -80,7 +80,7 @@ TEST(JsonSeries, ATrainersOutputDirectoryIsReadFromItsStateOrItsNewestCheckpoint
   write_text("hf_bare/readme.txt", "nothing here\n");
   EXPECT_NE(refusal_of((lrkit::testing::scratch_dir() / "hf_bare").string(), "lr")
                 .find("is a directory without a run log (log.h5), event files, a trainer_state.json, an MLflow "
-                  "run's metrics or a W&B run log (.wandb): name a run directory"),
+                  "run's metrics or store (mlflow.db) or a W&B run log (.wandb): name a run directory"),
             std::string::npos);
 }
 

@@ -82,7 +82,7 @@ TEST(MlflowSeries, ARefusalNamesTheRunOrTheLine) {
   const std::string experiment = (lrkit::testing::scratch_dir() / "mlruns" / "1").string();
   const std::string listed = refusal(experiment, "learning_rate");  // this test's run, and the others' before it
   EXPECT_NE(listed.find("' is a directory without a run log (log.h5), event files, a trainer_state.json, an MLflow "
-                        "run's metrics or a W&B run log (.wandb); the MLflow runs below it: "),
+                        "run's metrics or store (mlflow.db) or a W&B run log (.wandb); the MLflow runs below it: "),
             std::string::npos)
       << listed;
   EXPECT_NE(listed.find(experiment + "/e5f6"), std::string::npos) << listed;

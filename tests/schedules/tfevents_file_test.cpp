@@ -295,8 +295,8 @@ TEST(TfEventsFile, DirectoriesNameTheirEventFilesAndTheRunsBelowThem) {
   } catch (const SeriesFileError& e) {
     EXPECT_EQ(std::string(e.what()), "'" + dir.string() +
                                          "' is a directory without a run log (log.h5), event files, a "
-                                         "trainer_state.json, an MLflow run's metrics or a W&B run log (.wandb); "
-                                         "the TensorBoard runs below it: " +
+                                         "trainer_state.json, an MLflow run's metrics or store (mlflow.db) or a "
+                                         "W&B run log (.wandb); the TensorBoard runs below it: " +
                                          (dir / "run_a").string() + ", " + (dir / "run_b").string() + ": name one");
   }
   // Three files of the same events: each later file's rows replace the earlier's.

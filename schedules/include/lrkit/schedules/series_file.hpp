@@ -1,6 +1,6 @@
 // Reads a numeric series (values, with optional steps) from an HDF5 dataset, a
 // CSV/TSV text file, a JSON log (a Hugging Face trainer_state.json, JSON lines),
-// a Weights & Biases run log, an MLflow run or TensorBoard event files: the
+// a Weights & Biases run log, an MLflow run or store or TensorBoard event files: the
 // input of table(...) and refined(...) schedules and of `lrkit schedule
 // --compare` and `--fit`. A run directory stands for its log (DIR/log.h5), a
 // directory of event files for those, a W&B run's for its .wandb file, a
@@ -52,9 +52,10 @@ void drop_rows_from(Series& series, double step);
 // a killed writer cut off: left out (last_line_cut). JSON (a file whose first character is '{' or '['): a Hugging
 // Face Trainer's trainer_state.json, the rows of its log_history that hold the column (its max_steps gives
 // run_steps), JSON lines (an object per row) or an array of records (json_series.hpp). A W&B run log, known by its
-// header (wandb_series.hpp). An MLflow run's metric (mlflow_series.hpp). A directory: its event files, else an MLflow
-// run's metric, else its W&B run log, else its trainer_state.json, else its newest checkpoint-N's, else the one W&B
-// run below it (its sessions, where it was resumed). Event files (known
+// header (wandb_series.hpp). An MLflow run's metric (mlflow_series.hpp). An MLflow store, mlflow.db, or a run in it,
+// mlflow.db/RUN (mlflow_database.hpp). A directory: its event files, else an MLflow run's metric, else its W&B run
+// log, else its trainer_state.json, else its newest checkpoint-N's, else the one W&B run below it (its sessions,
+// where it was resumed), else its mlflow.db. Event files (known
 // by their content; a directory by the names of the files directly in it): the scalar tag `values_name` without its
 // leading '/' (/train/grad_norm -> train/grad_norm, Hugging Face's tag), at the events' steps, as TensorBoard shows it
 // (tfevents_file.hpp). Throws SeriesFileError naming the file, and the line for bad text.
