@@ -10,6 +10,7 @@
 #include "lrkit/common/message_text.hpp"
 #include "lrkit/common/numbers.hpp"
 #include "json_number.hpp"
+#include "run_length.hpp"
 #include "series_columns.hpp"
 
 namespace lrkit::schedules {
@@ -123,9 +124,8 @@ Series read_trainer_state(const std::string& path, std::string_view text, const 
                                     "log_history entry", rows);
   double max_steps = 0.0;
   if (const JsonMember* planned = state.find("max_steps");
-      planned && number_of(*planned, max_steps, [](const std::string&) {}) && max_steps >= 1 && max_steps < 1e15 &&
-      max_steps == std::floor(max_steps))
-    series.run_steps = static_cast<int64_t>(max_steps);
+      planned && number_of(*planned, max_steps, [](const std::string&) {}))
+    series.run_steps = planned_run_steps(max_steps);
   return series;
 }
 

@@ -10,6 +10,8 @@
 
 #include "lrkit/common/file_status.hpp"
 #include "lrkit/common/message_text.hpp"
+#include "lrkit/common/numbers.hpp"
+#include "run_length.hpp"
 #include "series_columns.hpp"
 
 #ifdef LRKIT_HAVE_SQLITE
@@ -218,10 +220,10 @@ Series read_mlflow_database(const MlflowDatabaseRun& at, const std::string& valu
   const Database db(at.database);
   {
     Database::Query tables(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND "
-                               "name IN ('runs', 'metrics', 'experiments')");
-    if (!tables.next() || tables.whole(0) != 3)
+                               "name IN ('runs', 'metrics', 'params', 'experiments')");
+    if (!tables.next() || tables.whole(0) != 4)
       throw SeriesFileError("'" + at.database + "' is an SQLite database, not an MLflow store (it lacks MLflow's "
-                            "tables runs, metrics and experiments)");
+                            "tables runs, metrics, params and experiments)");
   }
   const std::vector<std::string> names = column_names_for(values_name);
   std::vector<Run> runs = runs_of(db);
@@ -243,6 +245,10 @@ Series read_mlflow_database(const MlflowDatabaseRun& at, const std::string& valu
     series.values.push_back(value);
   }
   series.source = "MLflow run " + run_name(run) + "'s metric " + run.metric;
+  Database::Query planned(db, "SELECT value FROM params WHERE key = 'max_steps' AND run_uuid = ?");
+  double max_steps = 0.0;  // a Trainer's TrainingArguments, which Hugging Face's MLflowCallback logs as params
+  if (planned.bind(1, run.id).next() && text_to_double(planned.text(0), max_steps))
+    series.run_steps = planned_run_steps(max_steps);
   return series;
 }
 

@@ -8,6 +8,7 @@
 #include "lrkit/common/file_status.hpp"
 #include "lrkit/common/message_text.hpp"
 #include "lrkit/common/numbers.hpp"
+#include "run_length.hpp"
 #include "series_columns.hpp"
 
 namespace lrkit::schedules {
@@ -56,12 +57,28 @@ std::vector<std::string> mlflow_runs_below(const std::string& directory) {
   return runs;
 }
 
-bool is_mlflow_metric_file(const std::string& path) {
+namespace {
+
+// The run whose metrics directory holds the file `path`, or "".
+std::string run_of_metric_file(const std::string& path) {
   std::filesystem::path at = std::filesystem::path(path).lexically_normal().parent_path();
   for (; !at.empty() && at != at.root_path(); at = at.parent_path())
-    if (at.filename() == "metrics" && is_mlflow_run(at.parent_path().string())) return true;
-  return false;
+    if (at.filename() == "metrics" && is_mlflow_run(at.parent_path().string())) return at.parent_path().string();
+  return "";
 }
+
+// The run's param max_steps (a Trainer's TrainingArguments, which Hugging Face's MLflowCallback logs), a file
+// RUN/params/max_steps holding the value, as Series::run_steps.
+int64_t planned_steps_of(const std::string& run) {
+  std::ifstream in(joined(joined(run, "params"), "max_steps"), std::ios::binary);
+  std::string text;
+  double max_steps = 0.0;
+  return in && std::getline(in, text) && text_to_double(text, max_steps) ? planned_run_steps(max_steps) : 0;
+}
+
+}  // namespace
+
+bool is_mlflow_metric_file(const std::string& path) { return !run_of_metric_file(path).empty(); }
 
 std::string mlflow_metric_in(const std::string& run, const std::string& values_name) {
   const auto names = column_names_for(values_name);
@@ -104,6 +121,7 @@ Series read_mlflow_metric(const std::string& path) {
     series.values.push_back(value);
   }
   if (series.values.empty()) throw SeriesFileError("'" + path + "' holds no rows");
+  if (const std::string run = run_of_metric_file(path); !run.empty()) series.run_steps = planned_steps_of(run);
   return series;
 }
 

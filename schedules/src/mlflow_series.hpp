@@ -21,7 +21,8 @@ bool is_mlflow_metric_file(const std::string& path);
 // Throws SeriesFileError listing the run's metrics where it has none of those names.
 std::string mlflow_metric_in(const std::string& run, const std::string& values_name);
 // One metric's file. A line that is not "TIMESTAMP VALUE [STEP]" is refused with its line; the last line, without
-// its line end, is one a writer was still appending (or was killed in): left out (last_line_cut).
+// its line end, is one a writer was still appending (or was killed in): left out (last_line_cut). Its run's param
+// max_steps (a Trainer's) is Series::run_steps.
 Series read_mlflow_metric(const std::string& path);
 
 }  // namespace lrkit::schedules

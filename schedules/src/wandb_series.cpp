@@ -8,6 +8,7 @@
 #include "lrkit/common/message_text.hpp"
 #include "lrkit/common/wandb_history.hpp"
 #include "json_number.hpp"
+#include "run_length.hpp"
 #include "series_columns.hpp"
 
 namespace lrkit::schedules {
@@ -127,9 +128,7 @@ class HistoryReader {
     } catch (const JsonError&) {
       return 0;  // a config's other use of the name; the rows are read all the same
     }
-    const bool planned = number_of(json, max_steps, [](const std::string&) {}) && max_steps >= 1 &&
-                         max_steps < 1e15 && max_steps == std::floor(max_steps);
-    return planned ? static_cast<int64_t>(max_steps) : 0;
+    return number_of(json, max_steps, [](const std::string&) {}) ? planned_run_steps(max_steps) : 0;
   }
 
   WandbHistory history_;

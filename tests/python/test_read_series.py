@@ -165,8 +165,8 @@ def test_an_mlflow_run_gives_its_metric(tmp_path):
 
 def mlflow_store(path, runs):
     """An MLflow database store as MLflow's SQLAlchemy store writes one (tests/golden/mlflow/schema.sql): `runs` maps a
-    run's ID to (name, start in ms, [(key, value, step, timestamp), ...]); a NaN is stored as 0 with is_nan, an
-    infinity as the largest double of its sign."""
+    run's ID to (name, start in ms, [(key, value, step, timestamp), ...]), each run with the param max_steps 100 (a
+    Trainer's TrainingArguments); a NaN is stored as 0 with is_nan, an infinity as the largest double of its sign."""
     import math
     import sqlite3
     with sqlite3.connect(path) as db:
@@ -175,6 +175,7 @@ def mlflow_store(path, runs):
         for run_id, (name, start, rows) in runs.items():
             db.execute("INSERT INTO runs (run_uuid, name, source_type, status, start_time, lifecycle_stage, "
                        "experiment_id) VALUES (?, ?, 'LOCAL', 'FINISHED', ?, 'active', 1)", (run_id, name, start))
+            db.execute("INSERT INTO params VALUES ('max_steps', '100', ?)", (run_id,))
             for key, value, step, timestamp in rows:
                 stored = 0.0 if math.isnan(value) else math.copysign(1.7976931348623157e308, value) \
                     if math.isinf(value) else value
@@ -195,6 +196,8 @@ def test_an_mlflow_database_gives_what_its_file_store_gives(tmp_path, lrkit_bina
     run = tmp_path / "mlruns" / "7" / "0f1e2d3c"
     (run / "metrics").mkdir(parents=True)
     (run / "meta.yaml").write_text("run_id: 0f1e2d3c\nstatus: 3\n")
+    (run / "params").mkdir()
+    (run / "params" / "max_steps").write_text("100")
     with open(run / "metrics" / "learning_rate", "w") as f:
         f.writelines("%s %r %s\n" % (timestamp, value, step) for _, value, step, timestamp in rows)
     project = tmp_path / "project"
@@ -210,11 +213,13 @@ def test_an_mlflow_database_gives_what_its_file_store_gives(tmp_path, lrkit_bina
     assert list(series["steps"]) == list(from_files["steps"]) == list(range(10, 101, 10))
     assert list(series["values"]) == list(from_files["values"])
     assert series["replaced"] == from_files["replaced"] == 2
+    assert series["run_steps"] == from_files["run_steps"] == 100
     assert series["source"] == "MLflow run bright-owl-12 (0f1e2d3c)'s metric learning_rate"
     fit = subprocess.run([lrkit_binary, "schedule", "--fit", str(project), "--column", "train/learning_rate"],
                          capture_output=True, text=True, check=True).stdout
     assert fit.startswith(f"{project} (MLflow run bright-owl-12 (0f1e2d3c)'s metric learning_rate): 10 rows of "
-                          "train/learning_rate, steps 10..100 (2 rows replaced by a resumed session's)\n"), fit
+                          "train/learning_rate, steps 10..100 (2 rows replaced by a resumed session's), of a run of "
+                          "100 steps (its max_steps)\n"), fit
     assert "fits cosine(peak=0.001, warmup=20) over 100 steps" in fit, fit
     # A second run: named, as the refusal says.
     mlflow_store(tmp_path / "two.db", {"0f1e2d3c": ("bright-owl-12", 1764201600000, rows),

@@ -100,9 +100,12 @@ class Store {
     EXPECT_EQ(sqlite3_step(insert), SQLITE_DONE) << sqlite3_errmsg(db_);
     sqlite3_finalize(insert);
   }
-  // Hugging Face's MLflowCallback at steps 10, 20, 30: learning_rate and loss (a NaN at 20, an infinity at 30).
-  void trainer_run(const std::string& id, const std::string& name, int64_t started_ms) {
+  // Hugging Face's MLflowCallback at steps 10, 20, 30: learning_rate and loss (a NaN at 20, an infinity at 30), and
+  // its TrainingArguments as params, max_steps among them.
+  void trainer_run(const std::string& id, const std::string& name, int64_t started_ms, const std::string& max_steps) {
     run(id, name, started_ms);
+    run_sql("INSERT INTO params VALUES ('max_steps', '" + max_steps + "', '" + id + "'); INSERT INTO params VALUES "
+            "('learning_rate', '5e-05', '" + id + "')");
     for (int64_t k = 1; k <= 3; ++k) {
       log(id, "learning_rate", 5e-05 - 0.5e-05 * static_cast<double>(k - 1), 10 * k, started_ms + 1000 * k);
       log(id, "loss", k == 2 ? std::nan("") : k == 3 ? INFINITY : 2.5, 10 * k, started_ms + 1000 * k);
@@ -121,12 +124,13 @@ class Store {
 
 TEST(MlflowDatabase, ARunsMetricIsReadByTheDatabaseItsDirectoryOrTheRunsPath) {
   Store store("one_run");
-  store.trainer_run("0a1b2c3d4e5f60718293a4b5c6d7e8f9", "bright-owl-12", 1764201600000);
+  store.trainer_run("0a1b2c3d4e5f60718293a4b5c6d7e8f9", "bright-owl-12", 1764201600000, "200");
   const Series lr = read_series_file(store.path(), "/train/learning_rate", "/train/step", RepeatedSteps::Replace);
   EXPECT_EQ(lr.steps, (std::vector<double>{10, 20, 30}));
   EXPECT_EQ(lr.values, (std::vector<double>{5e-05, 4.5e-05, 4e-05}));
   EXPECT_EQ(lr.source, "MLflow run bright-owl-12 (0a1b2c3d4e5f60718293a4b5c6d7e8f9)'s metric learning_rate");
   EXPECT_FALSE(lr.last_line_cut);
+  EXPECT_EQ(lr.run_steps, 200) << "its param max_steps";
   for (const std::string& path : {store.directory(), store.path() + "/bright-owl-12",
                                   store.path() + "/0a1b2c3d4e5f60718293a4b5c6d7e8f9"}) {
     const Series same = read_series_file(path, "learning_rate", "step", RepeatedSteps::Refuse);
@@ -143,7 +147,7 @@ TEST(MlflowDatabase, ARunsMetricIsReadByTheDatabaseItsDirectoryOrTheRunsPath) {
 
 TEST(MlflowDatabase, AResumedRunsLaterRowsReplaceTheStepsItLoggedAgain) {
   Store store("resumed");
-  store.trainer_run("r1", "resumed-run", 1764201600000);
+  store.trainer_run("r1", "resumed-run", 1764201600000, "-1");
   // Resumed from step 10's checkpoint after step 30 was logged, and killed after logging step 20 again: the rows
   // of the abandoned steps 20 and 30 go, which only the order of logging tells (by step, 30 would stay).
   store.log("r1", "learning_rate", 4.4e-05, 20, 1764201700000);
@@ -151,14 +155,15 @@ TEST(MlflowDatabase, AResumedRunsLaterRowsReplaceTheStepsItLoggedAgain) {
   EXPECT_EQ(lr.steps, (std::vector<double>{10, 20}));
   EXPECT_EQ(lr.values, (std::vector<double>{5e-05, 4.4e-05}));
   EXPECT_EQ(lr.replaced, 2u);
+  EXPECT_EQ(lr.run_steps, 0) << "max_steps -1: the epochs set the length";
   EXPECT_EQ(refusal(store.path(), "learning_rate", RepeatedSteps::Refuse),
             "'" + store.path() + "': steps must increase strictly (row 4: 20 after 30)");
 }
 
 TEST(MlflowDatabase, SeveralRunsAreListedToNameOneAndDeletedRunsAreNotRead) {
   Store store("several");
-  store.trainer_run("aaaa", "first", 1764201600000);
-  store.trainer_run("bbbb", "second", 1764288000000);
+  store.trainer_run("aaaa", "first", 1764201600000, "-1");
+  store.trainer_run("bbbb", "second", 1764288000000, "-1");
   store.run("cccc", "evaluation", 1764374400000);
   store.log("cccc", "eval/loss", 2.0, 0, 1764374401000);
   EXPECT_EQ(refusal(store.path(), "learning_rate"),
@@ -177,7 +182,7 @@ TEST(MlflowDatabase, SeveralRunsAreListedToNameOneAndDeletedRunsAreNotRead) {
             "'" + store.path() + "': none of its 3 MLflow runs has a metric 'train/lr' or 'lr' (their metrics: "
             "learning_rate, loss, eval/loss)");
   // Two runs of one name: named by the ID.
-  store.trainer_run("dddd", "second", 1764460800000);
+  store.trainer_run("dddd", "second", 1764460800000, "-1");
   EXPECT_NE(refusal(store.path() + "/second", "learning_rate")
                 .find("': 2 MLflow runs are named 'second' (second (dddd), experiment lrkit, started 2025-11-30 "
                       "00:00:00 UTC, second (bbbb), "),
@@ -198,7 +203,7 @@ TEST(MlflowDatabase, AnSqliteFileThatIsNoMlflowStoreIsRefused) {
   ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE points (x REAL)", nullptr, nullptr, nullptr), SQLITE_OK);
   sqlite3_close(db);
   EXPECT_EQ(refusal(other, "learning_rate"), "'" + other + "' is an SQLite database, not an MLflow store (it lacks "
-                                             "MLflow's tables runs, metrics and experiments)");
+                                             "MLflow's tables runs, metrics, params and experiments)");
 }
 
 #else

@@ -25,6 +25,7 @@ std::string mlflow_run(const std::string& run, const std::string& learning_rate)
   write_text("mlruns/1/meta.yaml", "artifact_location: file:///tmp/mlruns/1\nexperiment_id: '1'\nname: lrkit\n");
   write_text("mlruns/1/" + run + "/meta.yaml", "run_id: " + run + "\nstatus: 3\n");
   write_text("mlruns/1/" + run + "/params/learning_rate", "5e-05");
+  write_text("mlruns/1/" + run + "/params/max_steps", "200");  // a Trainer's TrainingArguments
   write_text("mlruns/1/" + run + "/metrics/learning_rate", learning_rate);
   write_text("mlruns/1/" + run + "/metrics/train/loss", "1764201600000 2.5 10\n1764201601000 nan 20\n");
   return dir.string();
@@ -38,6 +39,7 @@ TEST(MlflowSeries, ARunsMetricIsReadByItsNameFromTheRunOrItsFile) {
   EXPECT_EQ(lr.values, (std::vector<double>{5e-05, 4.5e-05, 4e-05}));
   EXPECT_EQ(lr.source, run + "/metrics/learning_rate");
   EXPECT_FALSE(lr.last_line_cut);
+  EXPECT_EQ(lr.run_steps, 200) << "its param max_steps";
   const Series loss = read_series_file(run, "/train/loss", "/train/step");
   EXPECT_EQ(loss.steps, (std::vector<double>{10, 20})) << "a name with '/' is a file in a subdirectory";
   EXPECT_TRUE(std::isnan(loss.values[1]));
@@ -57,6 +59,8 @@ TEST(MlflowSeries, AResumedRunsRowsReplaceAndALineCutByAKillIsLeftOut) {
   EXPECT_EQ(lr.values[2], 4.4e-05);
   EXPECT_EQ(lr.replaced, 1u);
   EXPECT_TRUE(lr.last_line_cut);
+  write_text("mlruns/1/c3d4/params/max_steps", "-1");  // the epochs set the length: none recorded
+  EXPECT_EQ(read_series_file(run, "learning_rate", "step", RepeatedSteps::Replace).run_steps, 0);
 }
 
 TEST(MlflowSeries, ARefusalNamesTheRunOrTheLine) {
