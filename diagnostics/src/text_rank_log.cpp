@@ -569,11 +569,9 @@ void ObjectRows::State::read(const JsonObject& object, size_t number, const std:
   if (wide && rank)  // a row of the other layout: its loss would be read as no rank's
     throw RankLogError(where() + ": a field '" + text_for_message(names[kRank]) + "' in a file whose first row has a "
                        "field per rank (" + wide_names.of(kLoss, 0) + ", ...); a file holds one layout");
-  // Gradient norms are optional (the loss alone is then diagnosed, if no row gives one: assemble), unless named by a
-  // mapping.
-  const auto grad_norm_member = [&](const std::string& name, bool per_rank) {
-    return names.mapped(kGradNorm) ? &member_named(name, kGradNorm, per_rank) : find_once(name);
-  };
+  // Gradient norms are optional (the loss alone is then diagnosed, where no row gives one: assemble), unless named by
+  // a mapping: a row without one is then refused by member_named, which names it.
+  const bool grad_norm_required = names.mapped(kGradNorm);
   const auto add_row = [&](int64_t rank_value, double loss, const JsonMember* grad_norm, const JsonMember* cosine) {
     Row r;
     r.step = step;
@@ -602,13 +600,15 @@ void ObjectRows::State::read(const JsonObject& object, size_t number, const std:
         if (repeat) throw twice(repeat->name);
       // One statement each: a row's first problem is the one named, in the order rank, loss, gradient norm, cosine.
       const double loss = value_of(*m.first[0], kLoss);
-      const JsonMember* grad_norm = m.first[1] ? m.first[1] : grad_norm_member(wide_names.of(kGradNorm, k), true);
-      add_row(static_cast<int64_t>(k), loss, grad_norm, m.first[2]);
+      if (!m.first[1] && grad_norm_required) member_named(wide_names.of(kGradNorm, k), kGradNorm, true);
+      add_row(static_cast<int64_t>(k), loss, m.first[1], m.first[2]);
     }
   } else {
     const int64_t rank_value = fixed_rank >= 0 ? fixed_rank : parse_rank(rank->text, in_field(names[kRank]));
     const double loss = value(names[kLoss], kLoss);
-    add_row(rank_value, loss, grad_norm_member(names[kGradNorm], false), find_once(names[kCosToMean]));
+    const JsonMember* grad_norm =
+        grad_norm_required ? &member_named(names[kGradNorm], kGradNorm) : find_once(names[kGradNorm]);
+    add_row(rank_value, loss, grad_norm, find_once(names[kCosToMean]));
   }
   // The hook's mark (the loop's settings are not the hook's to know: no "changed"); a field "session" of the
   // user's own, with other values, is not one.
