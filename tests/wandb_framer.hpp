@@ -12,18 +12,10 @@
 #include <vector>
 
 #include "lrkit/common/crc32.hpp"
+#include "wire_writer.hpp"
 
 namespace lrkit::testing {
 
-inline std::string varint(uint64_t v) {
-  std::string out;
-  for (; v >= 0x80; v >>= 7) out.push_back(static_cast<char>((v & 0x7Fu) | 0x80u));
-  out.push_back(static_cast<char>(v));
-  return out;
-}
-inline std::string field(uint64_t number, const std::string& bytes) {
-  return varint(number << 3 | 2) + varint(bytes.size()) + bytes;
-}
 // A Record holding a HistoryRecord of (key, value_json) items.
 inline std::string history(const std::vector<std::pair<std::string, std::string>>& items) {
   std::string row;

@@ -7,6 +7,7 @@
 #include "lrkit/common/csv_line.hpp"
 #include "lrkit/common/numbers.hpp"
 #include "lrkit/common/input_file.hpp"
+#include "lrkit/common/tfevents.hpp"
 #include "lrkit/common/wandb_log_reader.hpp"
 #include "lrkit/h5/file.hpp"
 #include "rank_log_parts.hpp"
@@ -188,28 +189,65 @@ std::map<std::string, std::string> column_mapping(const std::vector<std::pair<st
   return mapping;
 }
 
+namespace {
+
+// The kinds of per-rank logs, told by their content.
+enum class LogKind { run_log, wandb, tfevents, text };
+
+LogKind kind_of(const std::string& path) {
+  if (h5::is_hdf5_file(path)) return LogKind::run_log;
+  if (is_wandb_file(path)) return LogKind::wandb;
+  if (is_tfevents_file(path)) return LogKind::tfevents;
+  return LogKind::text;
+}
+
+const char* kind_name(LogKind kind) {
+  switch (kind) {
+    case LogKind::run_log: return "an HDF5 run log";
+    case LogKind::wandb: return "a W&B run log";
+    case LogKind::tfevents: return "a TensorBoard event file";
+    case LogKind::text: return "a CSV or JSON-lines log";
+  }
+  return "";
+}
+
+}  // namespace
+
 RankLog read_rank_log(const std::string& path, const ReadOptions& options) {
   if (const auto problem = input_file_problem(path)) throw RankLogError(*problem);
-  if (h5::is_hdf5_file(path)) return read_run_log(path);
-  if (is_wandb_file(path)) return read_wandb_rank_logs({path}, options);
+  switch (kind_of(path)) {
+    case LogKind::run_log: return read_run_log(path);
+    case LogKind::wandb: return read_wandb_rank_logs({path}, options);
+    case LogKind::tfevents: return read_tfevents_rank_logs({path}, options);
+    case LogKind::text: break;
+  }
   return read_text_rank_logs({path}, options);
 }
 
 RankLog read_rank_logs(const std::vector<std::string>& paths, const ReadOptions& options) {
   if (paths.empty()) throw RankLogError("no per-rank files given");
   if (paths.size() == 1) return read_rank_log(paths.front(), options);
-  std::vector<std::string> text;  // the logs that are no W&B run log
+  std::vector<LogKind> kinds;
   for (const auto& path : paths) {
-    if (h5::is_hdf5_file(path)) throw RankLogError("'" + path + "' is an HDF5 run log: it holds every rank already; give it alone");
-    if (!is_wandb_file(path)) text.push_back(path);
+    kinds.push_back(kind_of(path));
+    if (kinds.back() == LogKind::run_log)
+      throw RankLogError("'" + path + "' is an HDF5 run log: it holds every rank already; give it alone");
   }
-  if (text.size() == paths.size()) return read_text_rank_logs(paths, options);
-  if (!text.empty()) {
-    if (const auto problem = input_file_problem(text.front())) throw RankLogError(*problem);
-    throw RankLogError("'" + text.front() + "' is not a W&B run log, and " + std::to_string(paths.size() - text.size()) +
-                       " of the other logs given are: give the W&B runs alone, or the text logs alone");
+  const auto other = std::find_if(kinds.begin(), kinds.end(), [&](LogKind k) { return k != kinds.front(); });
+  if (other != kinds.end()) {
+    for (size_t i = 0; i < paths.size(); ++i)  // a path that is no log at all is named as such
+      if (kinds[i] == LogKind::text)
+        if (const auto problem = input_file_problem(paths[i])) throw RankLogError(*problem);
+    const std::string& odd = paths[static_cast<size_t>(other - kinds.begin())];
+    throw RankLogError("'" + paths.front() + "' is " + kind_name(kinds.front()) + " and '" + odd + "' " +
+                       kind_name(*other) + ": give logs of one kind (the W&B runs alone, the TensorBoard event files "
+                       "alone or the text logs alone)");
   }
-  return read_wandb_rank_logs(paths, options);
+  switch (kinds.front()) {
+    case LogKind::wandb: return read_wandb_rank_logs(paths, options);
+    case LogKind::tfevents: return read_tfevents_rank_logs(paths, options);
+    default: return read_text_rank_logs(paths, options);
+  }
 }
 
 }  // namespace lrkit::diagnostics

@@ -28,4 +28,10 @@ RankLog read_text_rank_logs(const std::vector<std::string>& paths, const ReadOpt
 // its config's rank field, else the number its name holds, else the order the runs started in (said in a warning).
 RankLog read_wandb_rank_logs(const std::vector<std::string>& paths, const ReadOptions& options);
 
+// TensorBoard event files, gathered into runs by directory (a run's files are its sessions, resumed, in the order of
+// their names): one run holds every rank (a tag per rank, or add_scalars' runs below it); several are one run per rank,
+// ranked by the number their directories' names differ in, or by file where one directory holds several writers'
+// files written at the same time (tfevents_rank_log.cpp).
+RankLog read_tfevents_rank_logs(const std::vector<std::string>& paths, const ReadOptions& options);
+
 }  // namespace lrkit::diagnostics

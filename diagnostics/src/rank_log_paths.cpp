@@ -9,6 +9,7 @@
 #include "lrkit/common/file_status.hpp"
 #include "lrkit/common/message_text.hpp"
 #include "lrkit/common/run_log_file.hpp"
+#include "lrkit/common/tfevents.hpp"
 #include "lrkit/common/wandb_log_reader.hpp"
 #include "lrkit/common/wandb_runs.hpp"
 #include "lrkit/diagnostics/rank_log.hpp"
@@ -52,7 +53,8 @@ std::vector<std::string> matches(const std::string& pattern) {
 }
 
 // The logs a path names: a run directory's log (an lrkit run's log.h5, a W&B run's .wandb), the W&B runs' logs
-// below a directory (every session of every run: the reader gathers them by run), else the path as given, for the
+// below a directory (every session of every run: the reader gathers them by run), a directory's TensorBoard event
+// files and those of the runs below it (the reader gathers them by directory), else the path as given, for the
 // reader's own checks.
 std::vector<std::string> logs_named(const std::string& input) {
   const std::string path = run_log_argument(input);
@@ -70,6 +72,13 @@ std::vector<std::string> logs_named(const std::string& input) {
   }
   std::vector<std::string> logs;
   for (const WandbRun& run : *runs) logs.insert(logs.end(), run.sessions.begin(), run.sessions.end());
+  if (!logs.empty()) return logs;
+  // TensorBoard: the directory's own event files and those of the runs directly below it.
+  logs = tfevents_files_in(path);
+  for (const std::string& run : tfevents_runs_below(path)) {
+    const auto files = tfevents_files_in(run);
+    logs.insert(logs.end(), files.begin(), files.end());
+  }
   return logs.empty() ? std::vector<std::string>{path} : logs;
 }
 

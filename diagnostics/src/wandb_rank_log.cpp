@@ -12,6 +12,7 @@
 #include "lrkit/common/wandb_history.hpp"
 #include "lrkit/common/wandb_runs.hpp"
 #include "rank_log_parts.hpp"
+#include "rank_names.hpp"
 #include "text_rows.hpp"
 
 namespace lrkit::diagnostics {
@@ -149,26 +150,6 @@ RunFacts read_run(const WandbRun& run, const Names& names, int64_t fixed_rank, s
 // "NAME (ID)", or the ID alone.
 std::string run_name(const RunFacts& run) { return run.name.empty() ? run.id : run.name + " (" + run.id + ")"; }
 
-// The number a run's name ends in, and the text around it, where it has one.
-struct NameNumber {
-  std::string before, after;
-  uint64_t number = 0;
-  bool found = false;
-};
-NameNumber number_in(const std::string& name) {
-  NameNumber n;
-  size_t end = name.size();
-  while (end > 0 && !std::isdigit(static_cast<unsigned char>(name[end - 1]))) --end;
-  size_t begin = end;
-  while (begin > 0 && std::isdigit(static_cast<unsigned char>(name[begin - 1]))) --begin;
-  if (begin == end || end - begin > 5) return n;
-  n.before = name.substr(0, begin);
-  n.after = name.substr(end);
-  n.number = std::stoull(name.substr(begin, end - begin));
-  n.found = true;
-  return n;
-}
-
 // Each run's rank: its config's rank field; else the number its name holds, where the runs' names differ in that
 // number alone (rank-0, rank-1, ...); else the order the runs started in, said in a warning.
 std::vector<int64_t> ranks_of(const std::vector<RunFacts>& runs, const Names& names,
@@ -196,26 +177,10 @@ std::vector<int64_t> ranks_of(const std::vector<RunFacts>& runs, const Names& na
       ranks[r] = static_cast<int64_t>(rank);
     }
   } else {
-    std::vector<NameNumber> numbers;
-    for (const RunFacts& run : runs) numbers.push_back(number_in(run.name));
-    const bool named = std::all_of(numbers.begin(), numbers.end(), [&](const NameNumber& n) {
-      return n.found && n.before == numbers.front().before && n.after == numbers.front().after;
-    });
-    std::set<uint64_t> distinct;
-    for (const NameNumber& n : numbers) distinct.insert(n.number);
-    if (named && distinct.size() == count) {
-      std::vector<uint64_t> sorted(distinct.begin(), distinct.end());
-      for (size_t r = 0; r < count; ++r)
-        ranks[r] = std::lower_bound(sorted.begin(), sorted.end(), numbers[r].number) - sorted.begin();
-      if (sorted.front() != 0 || sorted.back() != count - 1) {
-        std::string mapping;
-        for (size_t k = 0; k < count && k < 8; ++k) mapping += (k ? ", rank " : "rank ") + std::to_string(k) + " = " +
-                                                               numbers.front().before + std::to_string(sorted[k]) +
-                                                               numbers.front().after;
-        warnings.push_back("the W&B runs' names number them " + std::to_string(sorted.front()) + " to " +
-                           std::to_string(sorted.back()) + ": ranked in that order, " + mapping +
-                           (count > 8 ? ", ..." : ""));
-      }
+    std::vector<std::string> run_names;
+    for (const RunFacts& run : runs) run_names.push_back(run.name);
+    if (const auto by_name = ranks_from_names(run_names, "the W&B runs' names", warnings)) {
+      ranks = *by_name;
     } else {
       std::string mapping;
       for (size_t r = 0; r < count; ++r) {

@@ -14,6 +14,7 @@
 #include "lrkit/common/input_file.hpp"
 #include "lrkit/common/numbers.hpp"
 #include "lrkit/common/run_log_file.hpp"
+#include "lrkit/common/tfevents.hpp"
 #include "lrkit/common/wandb_log_reader.hpp"
 #include "lrkit/common/wandb_runs.hpp"
 #include "lrkit/h5/file.hpp"

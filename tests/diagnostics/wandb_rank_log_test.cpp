@@ -296,8 +296,9 @@ TEST(WandbRankLog, RunsThatCannotBeRankedOrReadAreRefusedByName) {
                                                 "ID holding one run log: name their .wandb files");
   EXPECT_EQ(read({scratch + "/copied/*/*.wandb"}).ranks, 2);
   // A W&B run beside a text log; an item that is no JSON; a loss without its step metric.
-  EXPECT_EQ(refusal({alone, json_lines(1)[0]}), "'" + json_lines(1)[0] + "' is not a W&B run log, and 1 of the other "
-                                                "logs given are: give the W&B runs alone, or the text logs alone");
+  EXPECT_EQ(refusal({alone, json_lines(1)[0]}), "'" + alone + "' is a W&B run log and '" + json_lines(1)[0] + "' a "
+                                                "CSV or JSON-lines log: give logs of one kind (the W&B runs alone, the "
+                                                "TensorBoard event files alone or the text logs alone)");
   Framer broken;
   broken.record(history({{"loss_0", "1.5x"}, {"_step", "0"}}));
   const std::string broken_path = write_bytes("broken/run-x.wandb", broken.bytes());

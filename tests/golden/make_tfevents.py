@@ -148,6 +148,47 @@ def loop_rate(step):
     return 0.1 * 0.5 * (1.0 + math.cos(math.pi * (step - 10) / 70))
 
 
+def ddp_rank_signals(rank, step):
+    """make_wandb.py's ddp_rank_signals: rank 2's data goes bad at step 25 of 40."""
+    from make_wandb import ddp_rank_signals as signals
+    return signals(rank, step)
+
+
+def ddp_runs():
+    """make_wandb.py's 4-rank DDP loop logged to TensorBoard, in the two layouts a loop gives it per-rank values in:
+    - ddp/rank_K: each rank's SummaryWriter(f"ddp/rank_{rank}") logs its own loss, grad_norm and cos_to_mean with
+      add_scalar at every step, and an evaluation's loss every 10; rank 3's writer opened first.
+    - ddp_gathered: rank 0 gathers every rank's values (all_gather) and logs them with add_scalars("loss",
+      {"0": ..., "3": ...}, step), likewise grad_norm and cos_to_mean; PyTorch's add_scalars puts each value into a
+      run of its own below the writer's directory, named MAIN_KEY, under the tag MAIN (its file opened on first
+      use, numbered after the writer's own), while the writer's own file logs the learning rate."""
+    out = {}
+    for rank in range(4):
+        opened = 1764500000.0 + (3 - rank)
+        f = EventFile(opened)
+        for step in range(40):
+            for tag, x in zip(("loss", "grad_norm", "cos_to_mean"), ddp_rank_signals(rank, step)):
+                f.scalar(step, tag, x)
+            if step % 10 == 9:
+                f.scalar(step, "eval/loss", 2.0 - step / 200.0)
+        out["ddp/rank_%d/events.out.tfevents.%d.node1.%d.0" % (rank, opened, 700 + rank)] = f
+    opened = 1764600000.0
+    main = EventFile(opened)
+    gathered = {}
+    for step in range(40):
+        main.scalar(step, "lr", 3e-4)
+        for k, tag in enumerate(("loss", "grad_norm", "cos_to_mean")):
+            for rank in range(4):
+                run = "%s_%d" % (tag, rank)
+                if run not in gathered:
+                    gathered[run] = (len(gathered) + 1, EventFile(opened + step))
+                gathered[run][1].scalar(step, tag, ddp_rank_signals(rank, step)[k])
+    out["ddp_gathered/events.out.tfevents.%d.node1.800.0" % opened] = main
+    for run, (number, f) in gathered.items():
+        out["ddp_gathered/%s/events.out.tfevents.%d.node1.800.%d" % (run, opened, number)] = f
+    return out
+
+
 def files():
     """Each golden file: its path under the output directory, and its bytes."""
     out = {}
@@ -191,6 +232,7 @@ def files():
                      tensor_shape=M["TensorShapeProto"](dim=[M["Dim"](size=3)]))
         forms.tensor(step, "note", dtype=DT_STRING, string_val=[b"step %d" % step])
     out["forms.tfevents"] = forms
+    out.update(ddp_runs())
     return {path: f.bytes() for path, f in out.items()}
 
 

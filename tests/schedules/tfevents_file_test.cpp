@@ -12,15 +12,17 @@
 #include <vector>
 
 #include "lrkit/common/text_file.hpp"
+#include "lrkit/common/tfevents.hpp"
 #include "lrkit/schedules/factory.hpp"
 #include "lrkit/schedules/refine.hpp"
 #include "lrkit/schedules/series_file.hpp"
-#include "lrkit/schedules/tfrecord_reader.hpp"
 #include "test_files.hpp"
+#include "tfevents_writer.hpp"
 
 namespace lrkit::schedules {
 namespace {
 
+using testing::tfrecord;
 using testing::write_bytes;
 
 const std::string kGolden = std::string(LRKIT_GOLDEN_DIR) + "/tfevents";
@@ -44,21 +46,6 @@ double hf_cosine_rate(int64_t step) {
 double loop_rate(int64_t step) {
   if (step < 10) return 0.1 * static_cast<double>(step) / 10;
   return 0.1 * 0.5 * (1.0 + std::cos(M_PI * static_cast<double>(step - 10) / 70));
-}
-
-// The TFRecord framing of `data`.
-std::string tfrecord(const std::string& data) {
-  std::string out;
-  const auto put32 = [&](uint32_t v) {
-    for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xFFu));
-  };
-  unsigned char length[8];
-  for (int i = 0; i < 8; ++i) length[i] = static_cast<unsigned char>((uint64_t{data.size()} >> (8 * i)) & 0xFFu);
-  out.append(reinterpret_cast<const char*>(length), 8);
-  put32(masked_crc32c(length, 8));
-  out += data;
-  put32(masked_crc32c(reinterpret_cast<const unsigned char*>(data.data()), data.size()));
-  return out;
 }
 
 // The records' data of an event file.

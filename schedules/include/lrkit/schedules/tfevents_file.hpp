@@ -1,5 +1,4 @@
-// TensorBoard event files (events.out.tfevents.*, what PyTorch's SummaryWriter, Hugging Face's Trainer and Lightning's
-// default logger write): the scalar series of one tag, as TensorBoard shows it.
+// The scalar series of one tag of TensorBoard event files (lrkit/common/tfevents.hpp), as TensorBoard shows it.
 #pragma once
 
 #include <string>
@@ -8,17 +7,6 @@
 #include "lrkit/schedules/series_file.hpp"
 
 namespace lrkit::schedules {
-
-// Whether the file is an event file: it begins with a whole TFRecord header, whatever its name.
-bool is_tfevents_file(const std::string& path);
-
-// The event files directly in `directory`, sorted by name, which sorts a writer's files by the time in their names,
-// as TensorBoard reads them: every events.out.tfevents.* file, and other names holding "tfevents" whose content is
-// an event file's.
-std::vector<std::string> tfevents_files_in(const std::string& directory);
-
-// The subdirectories of `directory` that hold event files (TensorBoard's runs below a log directory), sorted.
-std::vector<std::string> tfevents_runs_below(const std::string& directory);
 
 // The series of scalar tag `tag` in `files`, read in order. A scalar is a Summary value's simple_value, or a tensor
 // of one float32 or float64 (float_val, double_val or tensor_content). Rows a resumed session wrote again replace

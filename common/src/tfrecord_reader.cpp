@@ -1,11 +1,12 @@
-#include "lrkit/schedules/tfrecord_reader.hpp"
+#include "lrkit/common/tfrecord_reader.hpp"
 
 #include <array>
 
+#include "lrkit/common/crc32.hpp"
 #include "lrkit/common/file_status.hpp"
-#include "lrkit/schedules/series_file.hpp"
+#include "lrkit/common/little_endian.hpp"
 
-namespace lrkit::schedules {
+namespace lrkit {
 
 namespace {
 
@@ -27,7 +28,7 @@ bool begins_with_tfrecord(const std::string& path) {
 
 TfRecordReader::TfRecordReader(const std::string& path) : path_(path), in_(path, std::ios::binary) {
   const auto size = file_size_of(path);
-  if (!in_ || !size) throw SeriesFileError("cannot open '" + path + "': no such file or not readable");
+  if (!in_ || !size) throw EventFileError("cannot open '" + path + "': no such file or not readable");
   size_ = *size;
 }
 
@@ -35,7 +36,7 @@ bool TfRecordReader::next(std::string& data) {
   // Read up to the size the file had when opened: a writer may still be appending.
   if (cut_ || offset_ == size_) return false;
   const auto damaged = [&](const std::string& what) {
-    return SeriesFileError("'" + path_ + "': the record at byte " + std::to_string(offset_) + " is damaged (" + what +
+    return EventFileError("'" + path_ + "': the record at byte " + std::to_string(offset_) + " is damaged (" + what +
                            ")");
   };
   if (size_ - offset_ < kHeaderBytes) return cut_ = true, false;
@@ -60,4 +61,4 @@ bool TfRecordReader::next(std::string& data) {
   return true;
 }
 
-}  // namespace lrkit::schedules
+}  // namespace lrkit

@@ -5,12 +5,16 @@
 #include <cstddef>
 #include <cstdint>
 #include <fstream>
+#include <stdexcept>
 #include <string>
 
-#include "lrkit/common/crc32.hpp"
-#include "lrkit/common/little_endian.hpp"
+namespace lrkit {
 
-namespace lrkit::schedules {
+// What is wrong with a TensorBoard event file or a record or event in it, naming the file (and the byte).
+class EventFileError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 // TFRecord's masking of the CRC-32C of `size` bytes.
 uint32_t masked_crc32c(const unsigned char* data, size_t size);
@@ -20,7 +24,7 @@ uint32_t masked_crc32c(const unsigned char* data, size_t size);
 bool begins_with_tfrecord(const std::string& path);
 
 // Reads the records one by one. A record the file ends inside (a writer killed mid-write, or one still writing) ends
-// the records: those before it are whole. A checksum that does not match throws SeriesFileError naming the file and
+// the records: those before it are whole. A checksum that does not match throws EventFileError naming the file and
 // the record's byte offset.
 class TfRecordReader {
  public:
@@ -37,4 +41,4 @@ class TfRecordReader {
   bool cut_ = false;  // the file ended inside a record: nothing more to read
 };
 
-}  // namespace lrkit::schedules
+}  // namespace lrkit
