@@ -21,8 +21,8 @@ int run_diagnose_command(const std::vector<std::string>& args) {
   std::string columns;
   po::options_description visible("options");
   visible.add_options()("help,h", "show this help")("json", "print the report as one JSON object")(
-      "columns", po::value(&columns), "CSV / JSON-lines names of the fields, e.g. loss=train/loss,step=global_step (an entry in double quotes "
-      "may hold a comma)")(
+      "columns", po::value(&columns), "the log's names of the fields (CSV / JSON-lines columns, W&B keys, TensorBoard tags), e.g. "
+      "loss=train/loss,step=global_step (an entry in double quotes may hold a comma)")(
       "window", options::whole_number(&options.window),
       "trailing window of the robust z-scores (steps; default: 50, for a long log 2 % of its steps, at most 500)")(
       "jump-z", po::value(&options.jump_z)->default_value(options.jump_z), "flag a dispersion jump / consistency drop beyond this robust z")(
@@ -47,7 +47,7 @@ int run_diagnose_command(const std::vector<std::string>& args) {
   }
   if (vm.count("help")) {
     std::cout << "usage: lrkit diagnose RUN.h5 | RUN_DIR | RANKS.csv | RANKS.jsonl | 'rank*.csv' | WANDB_DIR\n"
-                 "                      [--json] [options]\n\n"
+                 "                      | TENSORBOARD_DIR [--json] [options]\n\n"
                  "RUN_DIR: a run directory of lrkit train (its log.h5).\n"
                  "WANDB_DIR: Weights & Biases runs, one per rank (every rank called wandb.init), below\n"
                  "it (wandb/ or the directory holding it), or their run directories / .wandb files;\n"
@@ -55,6 +55,12 @@ int run_diagnose_command(const std::vector<std::string>& args) {
                  "names differ in (rank-0, ...), else the order the runs started in (a warning says so).\n"
                  "Or one run whose rows hold every rank's values (loss_0, ... or rank{rank}.loss).\n"
                  "Its rows at the step W&B plots the loss against; resumed sessions are joined.\n"
+                 "TENSORBOARD_DIR: TensorBoard runs (a directory's event files), one per rank below it\n"
+                 "(rank_0, rank_1, ...: ranked by the number their names differ in), or their\n"
+                 "directories; or one run with a tag per rank (loss_0, ...), add_scalars' runs below it\n"
+                 "(loss_0/, ... of add_scalars(\"loss\", {\"0\": ...})) read as its tags. Files that\n"
+                 "several writers wrote at once in one directory are a rank each, in name order. A\n"
+                 "later session's file replaces the steps it logs again; --columns maps tags.\n"
                  "Per-rank CSV / JSON lines: one row per (step, rank) with step, rank, loss and\n"
                  "optionally grad_norm and cos_to_mean (see the README for a PyTorch DDP snippet);\n"
                  "or one row per step with a column per rank and field and no rank field (step, loss_0,\n"

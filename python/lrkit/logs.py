@@ -177,7 +177,8 @@ def read_log(*paths, columns=None):
     optionally grad_norm and cos_to_mean, or one such file per rank: several paths, ranks in the order given, or a
     glob such as "logs/rank*.csv", ranks in natural order; `columns` maps other names as lrkit.diagnose's does), or
     Weights & Biases runs, one per rank (the directory above them, their run directories or .wandb files; see the
-    README), reads into a run log's layout: /train/step, /ranks/{loss,grad_norm,cos_to_mean} [step, rank],
+    README), or TensorBoard runs (a directory's event files: a run per rank below it, or one run with a tag per rank
+    or add_scalars' runs below it; see `lrkit diagnose --help`), reads into a run log's layout: /train/step, /ranks/{loss,grad_norm,cos_to_mean} [step, rank],
     /train/loss (the mean over ranks, the loss of the global batch where ranks take equal batches) and
     /diagnostics/{loss_std,loss_cv,loss_range,loss_outlier_rank,grad_norm_std,grad_norm_cv} as lrkit train logs them;
     a log of the loss alone (no grad_norm) has no /ranks/grad_norm and no /diagnostics/grad_norm_*. Its
@@ -201,11 +202,14 @@ _HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
 
 def _is_rank_log(path):
     """A CSV / JSON-lines per-rank log by its name, as `lrkit diagnose` tells them (an HDF5 file so named is HDF5); a
-    W&B run log (.wandb), or a directory without a run log that holds W&B runs (a run's directory, or one above)."""
+    W&B run log (.wandb) or a TensorBoard event file (a name holding "tfevents"), or a directory without a run log
+    that holds W&B runs (a run's directory, or one above) or TensorBoard runs (its own event files, or its runs')."""
     if os.path.isdir(path) and not os.path.exists(os.path.join(path, "log.h5")):
         return any(glob.glob(os.path.join(glob.escape(path), *parts, "*.wandb"))
-                   for parts in ((), ("*",), ("wandb", "*")))
-    if not path.endswith((".csv", ".jsonl", ".json", ".wandb")) or not os.path.isfile(path):
+                   for parts in ((), ("*",), ("wandb", "*"))) or \
+            any(glob.glob(os.path.join(glob.escape(path), *parts, "*tfevents*")) for parts in ((), ("*",)))
+    name = os.path.basename(path)
+    if not (name.endswith((".csv", ".jsonl", ".json", ".wandb")) or "tfevents" in name) or not os.path.isfile(path):
         return False
     with open(path, "rb") as f:
         return f.read(8) != _HDF5_SIGNATURE

@@ -115,6 +115,32 @@ TEST(DiagnoseCommand, ReadsTheWandbRunsOfEveryRank) {
       << lone.out;
 }
 
+TEST(DiagnoseCommand, ReadsTheTensorBoardRunsOfEveryRankAsItsWandbRuns) {
+  // The same 4-rank loop logged to TensorBoard (tests/golden/make_tfevents.py): a writer per rank, and rank 0's
+  // add_scalars of every rank's values; the report is the W&B runs' report, its source line aside.
+  const std::string golden = std::string(LRKIT_GOLDEN_DIR);
+  const auto wandb = run_lrkit("diagnose " + golden + "/wandb/ddp --window 10 --json");
+  ASSERT_EQ(wandb.code, 0) << wandb.out;
+  for (const char* layout : {"ddp", "ddp_gathered"}) {
+    const std::string runs = golden + "/tfevents/" + layout;
+    const auto r = run_lrkit("diagnose " + runs + " --window 10");
+    ASSERT_EQ(r.code, 0) << r.out;
+    EXPECT_NE(r.out.find(" (TensorBoard run)"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("4 rank(s), 36 steps analysed"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("verdict: silent inconsistency: "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("the first from step 25 (loss_std)"), std::string::npos) << r.out;
+    const auto json = run_lrkit("diagnose " + runs + " --window 10 --json");
+    ASSERT_EQ(json.code, 0) << json.out;
+    const auto verdict = [](const std::string& out) { return out.substr(out.find("\"verdict\"")); };
+    EXPECT_EQ(verdict(json.out), verdict(wandb.out)) << layout;
+  }
+  const auto lone = run_lrkit("diagnose " + golden + "/tfevents/ddp/rank_2");
+  EXPECT_EQ(lone.code, 2) << lone.out;
+  EXPECT_NE(lone.out.find("one TensorBoard run, whose tag 'loss' is one rank's: give every rank's run"),
+            std::string::npos)
+      << lone.out;
+}
+
 TEST(DiagnoseCommand, BadInputExitsTwoWithOneLine) {
   const auto few = lrkit::testing::write_text("few.csv", "step,rank,loss,grad_norm\n0,0,1,1\n0,1,1,1\n");
   const auto bad = lrkit::testing::write_text("bad.csv", "step,rank,loss,grad_norm\n0,0,1,1\n0,0,1,1\n");

@@ -232,3 +232,52 @@ def test_per_rank_wandb_runs_report_as_their_json_lines(tmp_path):
     frame = lrkit.read_log(golden / "wandb" / "ddp").frame("ranks")
     assert frame.equals(lrkit.read_log(log).frame("ranks")), "read_log: the same frame"
     assert list(frame.columns[:3]) == ["step", "loss_0", "loss_1"] and len(frame) == 40
+
+
+def test_per_rank_tensorboard_runs_report_as_their_json_lines(tmp_path):
+    """The same loop's TensorBoard runs (make_tfevents.py's ddp_runs(), written with the protobuf library): a writer
+    per rank, and rank 0's add_scalars of every rank's values, report as the same float32 signals written as JSON
+    lines; a resumed writer's second file replaces the steps it logs again."""
+    pytest.importorskip("google.protobuf", reason="protobuf is not installed for this Python")
+    pytest.importorskip("crcmod", reason="crcmod is not installed for this Python")
+    import pathlib
+    import struct
+    import sys
+    golden = pathlib.Path(__file__).resolve().parents[1] / "golden"
+    sys.path.insert(0, str(golden))
+    from make_tfevents import EventFile
+    from make_wandb import ddp_rank_signals
+
+    def f32(x):  # what add_scalar's simple_value holds
+        return struct.unpack("<f", struct.pack("<f", x))[0]
+
+    rows = [(step, rank, *map(f32, ddp_rank_signals(rank, step))) for step in range(40) for rank in range(4)]
+    log = write_jsonl(tmp_path / "ranks.jsonl", rows, ("step", "rank", "loss", "grad_norm", "cos_to_mean"))
+    from_json_lines = lrkit.diagnose(log, window=10)
+    del from_json_lines["source"]
+    for layout in ("ddp", "ddp_gathered"):
+        report = lrkit.diagnose(golden / "tfevents" / layout, window=10)
+        assert report["source"].endswith(" (TensorBoard run)" if layout == "ddp_gathered" else
+                                         "rank_0 (TensorBoard run) and 3 more run(s), one per rank"), report["source"]
+        assert report["resumes"] == []
+        del report["source"], report["resumes"]
+        assert report == {k: v for k, v in from_json_lines.items() if k != "resumes"}, layout
+        frame = lrkit.read_log(golden / "tfevents" / layout).frame("ranks")
+        assert frame.equals(lrkit.read_log(log).frame("ranks")), f"read_log of {layout}: the same frame"
+    # Rank 1's writer killed after step 30 and resumed from step 20 an hour later: its second file logs 20.. again.
+    for rank in range(2):
+        sessions = ((1.7e9, range(0, 31), 0.0), (1.7e9 + 3600, range(20, 40), 1.0))
+        for session, (opened, steps, shift) in enumerate(sessions):
+            f = EventFile(opened)
+            for step in steps:
+                loss, grad_norm, _ = ddp_rank_signals(rank, step)
+                f.scalar(step, "loss", loss + (shift if rank == 1 else 0.0))
+                f.scalar(step, "grad_norm", grad_norm)
+            run = tmp_path / "runs" / f"rank_{rank}"
+            run.mkdir(parents=True, exist_ok=True)
+            (run / f"events.out.tfevents.{int(opened)}.node1.{100 * session + rank}.0").write_bytes(f.bytes())
+    resumed = lrkit.read_log(tmp_path / "runs")
+    ranks = resumed.arrays["/ranks/loss"]
+    assert list(resumed.arrays["/train/step"]) == list(range(40))
+    assert ranks[19, 1] == f32(ddp_rank_signals(1, 19)[0]) and ranks[20, 1] == f32(ddp_rank_signals(1, 20)[0] + 1)
+    assert [r["step"] for r in lrkit.diagnose(tmp_path / "runs", window=10)["resumes"]] == [20]
