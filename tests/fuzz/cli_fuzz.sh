@@ -129,6 +129,14 @@ cp "$(dirname "$0")/../golden/wandb/loop/run-lrkpy003.wandb" "$scratch/run.wandb
 cp -r "$(dirname "$0")/../golden/wandb/ddp" "$scratch/ddp"
 ddp_run=$(find "$scratch/ddp" -name 'run-lrkdp002.wandb')
 cp "$ddp_run" "$scratch/ddp_rank2.wandb"
+# The same loop's TensorBoard runs (make_tfevents.py's ddp_runs()): a writer per rank, and rank 0's add_scalars runs;
+# one rank's event file mutated per round for diagnose.
+cp -r "$(dirname "$0")/../golden/tfevents/ddp" "$scratch/tb_ddp"
+cp -r "$(dirname "$0")/../golden/tfevents/ddp_gathered" "$scratch/tb_gathered"
+tb_rank=$(find "$scratch/tb_ddp/rank_2" -name 'events.out.tfevents.*')
+tb_gathered=$(find "$scratch/tb_gathered/grad_norm_1" -name 'events.out.tfevents.*')
+cp "$tb_rank" "$scratch/tb_rank2.tfevents"
+cp "$tb_gathered" "$scratch/tb_grad_norm_1.tfevents"
 for i in $(seq 1 300); do echo "And God said, Let there be light: and there was light. $i"; done >"$scratch/corpus.txt"
 printf '[model]\nlayers = 1\nheads = 2\nwidth = 16\ncontext = 16\n[data]\npath = %s\n[train]\nsteps = 4\nbatch = 4\nlog_every = 4\nthreads = 1\n[eval]\nevery = 0\nbatches = 1\n[checkpoint]\nevery = 4\n[schedule]\nspec = cosine(peak=1e-3)\n' \
   "$scratch/corpus.txt" >"$scratch/tiny.cfg"
@@ -192,6 +200,10 @@ for ((k = 0; k < files; k++)); do
   attempt "mutated W&B run log #$k (fit)" "$lrkit" schedule --fit "$scratch/m_run.wandb" --column lr
   mutate_file "$scratch/ddp_rank2.wandb" "$ddp_run"
   attempt "mutated W&B rank run #$k (diagnose)" "$lrkit" diagnose "$scratch/ddp"
+  mutate_file "$scratch/tb_rank2.tfevents" "$tb_rank"
+  attempt "mutated TensorBoard rank run #$k (diagnose)" "$lrkit" diagnose "$scratch/tb_ddp"
+  mutate_file "$scratch/tb_grad_norm_1.tfevents" "$tb_gathered"
+  attempt "mutated add_scalars run #$k (diagnose)" "$lrkit" diagnose "$scratch/tb_gathered" --json
 done
 
 summary=""
