@@ -6,7 +6,8 @@
 # LAYOUT wide writes a row per step with a field per rank (loss_0, grad_norm_0, cos_to_mean_0, loss_1, ...), as pandas
 # and trackers export them. Where a Python with google.protobuf and crcmod can write them (Debian: python3-protobuf,
 # python3-crcmod; tests/golden/make_wandb.py frames them), the same rows are also read as Weights & Biases runs: one
-# run per rank (long), or one run with a field per rank (wide), a history row per step.
+# run per rank (long), or one run with a field per rank (wide), a history row per step; and as TensorBoard runs: a
+# writer per rank (long), or one writer with a tag per rank (wide), an event per value.
 # Usage: bench/diagnose_read.sh [STEPS] [RANKS] [ROUNDS] [LAYOUT]   (default 100000 8 3 long: 800,000 rows, about 100
 # MB of JSON)
 set -euo pipefail
@@ -106,8 +107,59 @@ else:
 PYEOF
   forms+=(wandb)
   inputs[wandb]="$dir/wandb_runs"
+  # The same rows as TensorBoard runs: a writer per rank (long) or one writer with a tag per rank (wide), an event per
+  # value as add_scalar writes it (its simple_value a float32), framed as make_tfevents.py frames them.
+  "$wandb_python" - "$dir/ranks.csv" "$dir/tensorboard_runs" "$layout" <<'PYEOF'
+import os
+import struct
+import sys
+
+sys.path.insert(0, os.path.join(os.getcwd(), "tests", "golden"))
+from make_tfevents import record  # noqa: E402
+
+
+def varint(v):
+    out = bytearray()
+    while v >= 0x80:
+        out.append(v & 0x7F | 0x80)
+        v >>= 7
+    out.append(v)
+    return bytes(out)
+
+
+def event(step, tag, text):  # Event{wall_time, step, summary{value{tag, simple_value}}}
+    value = b"\x0a" + varint(len(tag)) + tag + b"\x15" + struct.pack("<f", float(text))
+    summary = b"\x0a" + varint(len(value)) + value
+    return record(b"\x09" + struct.pack("<d", 1.7e9 + step) + b"\x10" + varint(step) + b"\x2a" +
+                  varint(len(summary)) + summary)
+
+
+table, out, layout = sys.argv[1], sys.argv[2], sys.argv[3]
+with open(table) as f:
+    header = [name.encode() for name in f.readline().strip().split(",")]
+    writers = {}
+    for line in f:
+        cells = line.strip().split(",")
+        step = int(cells[0])
+        if layout == "long":
+            rank = int(cells[1])
+            directory = os.path.join(out, "rank_%d" % rank)
+            items = zip(header[2:], cells[2:])
+        else:
+            directory = out
+            items = zip(header[1:], cells[1:])
+        if directory not in writers:
+            os.makedirs(directory)
+            writers[directory] = open(os.path.join(directory, "events.out.tfevents.1700000000.bench.1.0"), "wb")
+        writers[directory].write(b"".join(event(step, tag, text) for tag, text in items))
+for writer in writers.values():
+    writer.close()
+PYEOF
+  forms+=(tensorboard)
+  inputs[tensorboard]="$dir/tensorboard_runs"
 else
-  echo "W&B runs left out: no python3 here imports google.protobuf and crcmod (Debian: python3-protobuf python3-crcmod)"
+  echo "W&B and TensorBoard runs left out: no python3 here imports google.protobuf and crcmod (Debian:" \
+       "python3-protobuf python3-crcmod)"
 fi
 builds=("$LRKIT")
 [ -n "${LRKIT_BASELINE:-}" ] && builds+=("$LRKIT_BASELINE")
@@ -122,8 +174,9 @@ declare -A times=()
 for ((round = 1; round <= rounds; round++)); do
   for format in "${forms[@]}"; do
     for b in "${!builds[@]}"; do
-      # A baseline from before lrkit read W&B runs reads the other forms alone.
-      if [ "$format" = wandb ] && [ "$b" -gt 0 ] && ! "${builds[$b]}" diagnose "${inputs[wandb]}" >/dev/null 2>&1; then
+      # A baseline from before lrkit read W&B or TensorBoard runs reads the other forms alone.
+      if [[ $format == wandb || $format == tensorboard ]] && [ "$b" -gt 0 ] &&
+         ! "${builds[$b]}" diagnose "${inputs[$format]}" >/dev/null 2>&1; then
         continue
       fi
       t=$(seconds "${builds[$b]}" "${inputs[$format]}")
@@ -140,6 +193,10 @@ for b in "${!builds[@]}"; do
   if [ -n "$wandb_python" ] && [ -n "${times[$b,wandb]:-}" ]; then
     w=$(median ${times[$b,wandb]})
     echo "build $b (${builds[$b]}): W&B runs $w s, W&B / CSV $(ratio "$w" "$c")"
+  fi
+  if [ -n "$wandb_python" ] && [ -n "${times[$b,tensorboard]:-}" ]; then
+    e=$(median ${times[$b,tensorboard]})
+    echo "build $b (${builds[$b]}): TensorBoard runs $e s, TensorBoard / CSV $(ratio "$e" "$c")"
   fi
 done
 if [ "${#builds[@]}" -eq 2 ]; then
