@@ -11,17 +11,18 @@
 // Each step of a rank's run is read as a JSON object of its scalars (ObjectRows), as a W&B history row is: the layouts,
 // mappings and checks are the other readers'.
 #include <algorithm>
+#include <charconv>
 #include <filesystem>
 #include <limits>
 #include <map>
 #include <optional>
 #include <regex>
+#include <set>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
 
 #include "lrkit/common/message_text.hpp"
-#include "lrkit/common/numbers.hpp"
 #include "lrkit/common/tfevents.hpp"
 #include "rank_log_parts.hpp"
 #include "rank_names.hpp"
@@ -39,9 +40,10 @@ class Tags {
  public:
   size_t id(std::string_view name) {
     key_.assign(name);
-    const auto [at, added] = ids_.emplace(key_, names_.size());
-    if (added) names_.push_back(key_);
-    return at->second;
+    if (const auto at = ids_.find(key_); at != ids_.end()) return at->second;
+    ids_.emplace(key_, names_.size());
+    names_.push_back(key_);
+    return names_.size() - 1;
   }
   const std::string& name(size_t id) const { return names_[id]; }
 
@@ -127,6 +129,7 @@ class Reader {
   void read_rows(const Writer& writer, int64_t fixed_rank, TextRows& out);
   std::string tags_of(const Writer& writer) const;
   bool has_loss(const Writer& writer) const;
+  bool names_ranks(const Writer& writer) const;
 
   Names names_;
   WideNames wide_;
@@ -279,22 +282,34 @@ void Reader::fold_add_scalars_runs(std::vector<Writer>& writers) {
   writers = std::move(kept);
 }
 
-bool Reader::has_loss(const Writer& writer) const {
+// The scalar tags a writer logged, each once.
+std::set<size_t> tags_in(const Writer& writer) {
+  std::set<size_t> tags;
   for (const auto& [step, s] : writer.steps)
-    for (const Scalar& scalar : s.scalars) {
-      const std::string& tag = tags_.name(scalar.tag);
-      if (tag == names_[kLoss] || wide_.rank_of(kLoss, tag) >= 0) return true;
-    }
-  return false;
+    for (const Scalar& scalar : s.scalars) tags.insert(scalar.tag);
+  return tags;
+}
+
+bool Reader::has_loss(const Writer& writer) const {
+  const std::set<size_t> tags = tags_in(writer);
+  return std::any_of(tags.begin(), tags.end(), [&](size_t tag) {
+    return tags_.name(tag) == names_[kLoss] || wide_.rank_of(kLoss, tags_.name(tag)) >= 0;
+  });
+}
+
+// Whether a writer's tags name ranks: a tag per rank (loss_0, ...), or a rank tag.
+bool Reader::names_ranks(const Writer& writer) const {
+  const std::set<size_t> tags = tags_in(writer);
+  return std::any_of(tags.begin(), tags.end(), [&](size_t tag) {
+    return tags_.name(tag) == names_[kRank] || wide_.rank_of(kLoss, tags_.name(tag)) >= 0;
+  });
 }
 
 // A writer's scalar tags, sorted, for a message.
 std::string Reader::tags_of(const Writer& writer) const {
   std::vector<std::string> tags;
-  for (const auto& [step, s] : writer.steps)
-    for (const Scalar& scalar : s.scalars) tags.push_back(text_for_message(tags_.name(scalar.tag)));
+  for (const size_t tag : tags_in(writer)) tags.push_back(text_for_message(tags_.name(tag)));
   std::sort(tags.begin(), tags.end());
-  tags.erase(std::unique(tags.begin(), tags.end()), tags.end());
   return list_for_message(tags, 20);
 }
 
@@ -340,6 +355,7 @@ void Reader::read_rows(const Writer& writer, int64_t fixed_rank, TextRows& out) 
   const size_t first_file = writer.steps.empty() ? 0 : writer.steps.begin()->second.file;
   ObjectRows rows(names_, fixed_rank, first_file, out);
   JsonObject object;
+  char number[32];  // the shortest text that reads back as the value (nan, inf as they are)
   for (const auto& [step, s] : writer.steps) {
     object.clear();
     if (!names_.mapped(kStep)) {
@@ -354,7 +370,7 @@ void Reader::read_rows(const Writer& writer, int64_t fixed_rank, TextRows& out) 
       JsonMember& member = object.add();
       member.name = tag;
       member.kind = JsonMember::Kind::number;
-      member.text = format_number(scalar.value);
+      member.text.assign(number, std::to_chars(number, number + sizeof number, scalar.value).ptr);
     }
     if (!rows.loss_named(object)) continue;  // another tag's step (an evaluation's, say)
     const size_t before = out.rows.size();
@@ -404,13 +420,7 @@ RankLog Reader::read(const std::vector<std::string>& paths) {
   TextRows out;
   if (ranked.size() == 1) {
     const Writer& writer = *ranked.front();
-    bool rank_tags = false;
-    for (const auto& [step, s] : writer.steps)
-      for (const Scalar& scalar : s.scalars) {
-        const std::string& tag = tags_.name(scalar.tag);
-        rank_tags = rank_tags || tag == names_[kRank] || wide_.rank_of(kLoss, tag) >= 0;
-      }
-    if (!rank_tags)
+    if (!names_ranks(writer))
       throw RankLogError("'" + writer.path + "': one TensorBoard run, whose tag '" + text_for_message(names_[kLoss]) +
                          "' is one rank's: give every rank's run (the directory above them, or their directories), or "
                          "a run with a tag per rank (" + wide_.of(kLoss, 0) + ", " + wide_.of(kLoss, 1) + ", ...)");
