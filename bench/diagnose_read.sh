@@ -52,11 +52,16 @@ forms=(jsonl csv)
 declare -A inputs=([jsonl]="$dir/ranks.jsonl" [csv]="$dir/ranks.csv")
 wandb_python=$(python_with google.protobuf crcmod 2>/dev/null) || wandb_python=""
 if [ -n "$wandb_python" ]; then
-  "$wandb_python" - "$dir/ranks.csv" "$dir/wandb_runs" "$layout" <<'PYEOF'
+  # The same rows as W&B runs, and as TensorBoard runs: a writer per rank (long) or one writer with a tag per rank
+  # (wide), an event per value as add_scalar writes it (its simple_value a float32), framed as make_tfevents.py frames
+  # them.
+  "$wandb_python" - "$dir/ranks.csv" "$dir/wandb_runs" "$dir/tensorboard_runs" "$layout" <<'PYEOF'
 import os
+import struct
 import sys
 
 sys.path.insert(0, os.path.join(os.getcwd(), "tests", "golden"))
+from make_tfevents import record  # noqa: E402
 from make_wandb import RunLog  # noqa: E402
 
 
@@ -79,10 +84,16 @@ def row(step, items):  # a Record holding a HistoryRecord: its items as the CSV 
     return field(2, body + field(2, b"\x08" + varint(step)))
 
 
-table, out, layout = sys.argv[1], sys.argv[2], sys.argv[3]
+def event(step, tag, text):  # Event{wall_time, step, summary{value{tag, simple_value}}}
+    value = field(1, tag.encode()) + b"\x15" + struct.pack("<f", float(text))
+    return record(b"\x09" + struct.pack("<d", 1.7e9 + step) + b"\x10" + varint(step) + field(5, field(1, value)))
+
+
+table, out, tensorboard, layout = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 with open(table) as f:
     header = f.readline().strip().split(",")
     lines = [line.strip().split(",") for line in f]
+events = {}  # each TensorBoard writer's directory: its events' bytes
 if layout == "long":
     runs = {}
     for cells in lines:
@@ -92,6 +103,8 @@ if layout == "long":
             config = field(1, field(1, b"rank") + field(16, str(rank).encode()))
             runs[rank]._frame(field(17, field(1, b"r%d" % rank) + field(4, config)))
         runs[rank]._frame(row(step, list(zip(header[2:], cells[2:]))))
+        events.setdefault(os.path.join(tensorboard, "rank_%d" % rank), []).extend(
+            event(step, tag, text) for tag, text in zip(header[2:], cells[2:]))
     for rank, log in runs.items():
         run = os.path.join(out, "wandb", "run-20261201_%06d-r%d" % (rank, rank))
         os.makedirs(run)
@@ -101,60 +114,18 @@ else:
     log = RunLog(0.0)
     for cells in lines:
         log._frame(row(int(cells[0]), list(zip(header[1:], cells[1:]))))
+        events.setdefault(tensorboard, []).extend(
+            event(int(cells[0]), tag, text) for tag, text in zip(header[1:], cells[1:]))
     os.makedirs(out)
     with open(os.path.join(out, "run-w.wandb"), "wb") as f:
         f.write(log.data)
+for directory, records in events.items():
+    os.makedirs(directory)
+    with open(os.path.join(directory, "events.out.tfevents.1700000000.bench.1.0"), "wb") as f:
+        f.write(b"".join(records))
 PYEOF
   forms+=(wandb)
   inputs[wandb]="$dir/wandb_runs"
-  # The same rows as TensorBoard runs: a writer per rank (long) or one writer with a tag per rank (wide), an event per
-  # value as add_scalar writes it (its simple_value a float32), framed as make_tfevents.py frames them.
-  "$wandb_python" - "$dir/ranks.csv" "$dir/tensorboard_runs" "$layout" <<'PYEOF'
-import os
-import struct
-import sys
-
-sys.path.insert(0, os.path.join(os.getcwd(), "tests", "golden"))
-from make_tfevents import record  # noqa: E402
-
-
-def varint(v):
-    out = bytearray()
-    while v >= 0x80:
-        out.append(v & 0x7F | 0x80)
-        v >>= 7
-    out.append(v)
-    return bytes(out)
-
-
-def event(step, tag, text):  # Event{wall_time, step, summary{value{tag, simple_value}}}
-    value = b"\x0a" + varint(len(tag)) + tag + b"\x15" + struct.pack("<f", float(text))
-    summary = b"\x0a" + varint(len(value)) + value
-    return record(b"\x09" + struct.pack("<d", 1.7e9 + step) + b"\x10" + varint(step) + b"\x2a" +
-                  varint(len(summary)) + summary)
-
-
-table, out, layout = sys.argv[1], sys.argv[2], sys.argv[3]
-with open(table) as f:
-    header = [name.encode() for name in f.readline().strip().split(",")]
-    writers = {}
-    for line in f:
-        cells = line.strip().split(",")
-        step = int(cells[0])
-        if layout == "long":
-            rank = int(cells[1])
-            directory = os.path.join(out, "rank_%d" % rank)
-            items = zip(header[2:], cells[2:])
-        else:
-            directory = out
-            items = zip(header[1:], cells[1:])
-        if directory not in writers:
-            os.makedirs(directory)
-            writers[directory] = open(os.path.join(directory, "events.out.tfevents.1700000000.bench.1.0"), "wb")
-        writers[directory].write(b"".join(event(step, tag, text) for tag, text in items))
-for writer in writers.values():
-    writer.close()
-PYEOF
   forms+=(tensorboard)
   inputs[tensorboard]="$dir/tensorboard_runs"
 else

@@ -10,6 +10,7 @@
 
 #include "lrkit/common/numbers.hpp"
 #include "lrkit/diagnostics/rank_log.hpp"
+#include "rank_log_refusal.hpp"
 #include "test_files.hpp"
 #include "tfevents_writer.hpp"
 
@@ -65,41 +66,13 @@ std::vector<std::string> json_lines(int ranks, bool cosines = true) {
   return paths;
 }
 
-RankLog read(const std::vector<std::string>& inputs, const ReadOptions& options = ReadOptions()) {
-  return read_rank_logs(rank_log_paths(inputs), options);
-}
-
-std::string refusal(const std::vector<std::string>& inputs, const ReadOptions& options = ReadOptions()) {
-  try {
-    read(inputs, options);
-  } catch (const RankLogError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
-void expect_same_grid(const RankLog& got, const RankLog& expected) {
-  EXPECT_EQ(got.ranks, expected.ranks);
-  EXPECT_EQ(got.steps, expected.steps);
-  ASSERT_EQ(got.loss.size(), expected.loss.size());
-  ASSERT_EQ(got.grad_norm.size(), expected.grad_norm.size());
-  ASSERT_EQ(got.cos_to_mean.size(), expected.cos_to_mean.size());
-  for (size_t i = 0; i < got.loss.size(); ++i) {
-    EXPECT_TRUE(got.loss[i] == expected.loss[i] || (std::isnan(got.loss[i]) && std::isnan(expected.loss[i]))) << i;
-    EXPECT_EQ(got.grad_norm[i], expected.grad_norm[i]) << i;
-    if (!got.cos_to_mean.empty()) {
-      EXPECT_EQ(got.cos_to_mean[i], expected.cos_to_mean[i]) << i;
-    }
-  }
-}
-
 TEST(TfEventsRankLog, ARunPerRankReadsAsTheSameSignalsInJsonLines) {
   // Each rank's SummaryWriter(f"runs/ddp/rank_{rank}"); rank 0's main writer logs the rate in runs/ddp itself.
   for (int rank = 0; rank < 3; ++rank)
     event_file("tb_ddp/rank_" + std::to_string(rank), rank_session(rank), 100 + rank);
   event_file("tb_ddp", EventFile(kStart).scalar("lr", 0, 1e-3f).scalar("lr", 1, 2e-3f));
   const std::string project = scratch("tb_ddp");
-  const RankLog log = read({project});
+  const RankLog log = read_inputs({project});
   expect_same_grid(log, read_rank_logs(json_lines(3)));
   EXPECT_TRUE(std::isnan(log.at(log.loss, 4, 2))) << "rank 2's NaN at step 4";
   EXPECT_EQ(log.source, project + "/rank_0 (TensorBoard run) and 2 more run(s), one per rank");
@@ -109,10 +82,10 @@ TEST(TfEventsRankLog, ARunPerRankReadsAsTheSameSignalsInJsonLines) {
   EXPECT_TRUE(log.records_sessions) << "each session writes a file of its own: none resumed here";
   EXPECT_TRUE(log.resumes.empty());
   // The run directories by a glob, and their files: the same, without the main writer's run.
-  const RankLog globbed = read({project + "/rank_*"});
+  const RankLog globbed = read_inputs({project + "/rank_*"});
   expect_same_grid(globbed, log);
   EXPECT_TRUE(globbed.warnings.empty());
-  expect_same_grid(read({project + "/rank_*/events.out.tfevents.*"}), log);
+  expect_same_grid(read_inputs({project + "/rank_*/events.out.tfevents.*"}), log);
 }
 
 // make_tfevents.py's ddp_runs: make_wandb.py's 4-rank loop (rank 2 bad from step 25) as float32 scalars, exact.
@@ -120,8 +93,8 @@ TEST(TfEventsRankLog, TheGoldenRunsOfADdpLoopAreReadInBothLayouts) {
   // Written by the protobuf library (tests/golden/make_tfevents.py): a writer per rank, rank 3's opened first; and
   // rank 0's add_scalars of every rank's values, a run per rank and field below its writer's directory.
   const std::string golden = std::string(LRKIT_GOLDEN_DIR) + "/tfevents";
-  const RankLog per_rank = read({golden + "/ddp"});
-  const RankLog gathered = read({golden + "/ddp_gathered"});
+  const RankLog per_rank = read_inputs({golden + "/ddp"});
+  const RankLog gathered = read_inputs({golden + "/ddp_gathered"});
   for (const RankLog* log : {&per_rank, &gathered}) {
     ASSERT_EQ(log->ranks, 4);
     ASSERT_EQ(log->steps.size(), 40u) << "every step once: the evaluation's loss shares its step's row";
@@ -144,7 +117,7 @@ TEST(TfEventsRankLog, TheGoldenRunsOfADdpLoopAreReadInBothLayouts) {
 TEST(TfEventsRankLog, TheNumberTheDirectoriesDifferInRanksThem) {
   // gpu1..gpu3, made out of order: ranked by their number, said in a warning; rank_0..rank_10 in number order.
   for (const int rank : {2, 0, 1}) event_file("tb_gpus/gpu" + std::to_string(rank + 1), rank_session(rank));
-  const RankLog log = read({scratch("tb_gpus")});
+  const RankLog log = read_inputs({scratch("tb_gpus")});
   expect_same_grid(log, read_rank_logs(json_lines(3)));
   ASSERT_EQ(log.warnings.size(), 1u);
   EXPECT_EQ(log.warnings[0], "the TensorBoard runs' directories number them 1 to 3: ranked in that order, rank 0 = "
@@ -154,7 +127,7 @@ TEST(TfEventsRankLog, TheNumberTheDirectoriesDifferInRanksThem) {
     for (int step = 0; step < 3; ++step) events.scalar("loss", step, static_cast<float>(rank));
     event_file("tb_eleven/rank_" + std::to_string(rank), events);
   }
-  const RankLog eleven = read({scratch("tb_eleven")});
+  const RankLog eleven = read_inputs({scratch("tb_eleven")});
   ASSERT_EQ(eleven.ranks, 11);
   for (int rank = 0; rank <= 10; ++rank) EXPECT_EQ(eleven.at(eleven.loss, 1, rank), rank);
   EXPECT_TRUE(eleven.grad_norm.empty()) << "the loss alone";
@@ -178,7 +151,7 @@ TEST(TfEventsRankLog, AddScalarsRunsAndATagPerRankAreOneRunsValues) {
       event_file("tb_wide/" + std::string(name) + "_" + std::to_string(rank), events);
     }
   event_file("tb_wide", EventFile(kStart).scalar("lr", 0, 1e-3f));
-  const RankLog folded = read({scratch("tb_wide")});
+  const RankLog folded = read_inputs({scratch("tb_wide")});
   expect_same_grid(folded, read_rank_logs(json_lines(3)));
   EXPECT_EQ(folded.source, scratch("tb_wide") + " (TensorBoard run)");
   EXPECT_TRUE(folded.warnings.empty()) << folded.warnings.front();
@@ -190,7 +163,7 @@ TEST(TfEventsRankLog, AddScalarsRunsAndATagPerRankAreOneRunsValues) {
   }
   ReadOptions keyed;
   keyed.columns = {{"loss", "train/loss_rank{rank}"}};
-  const RankLog mapped = read({scratch("tb_keyed")}, keyed);
+  const RankLog mapped = read_inputs({scratch("tb_keyed")}, keyed);
   ASSERT_EQ(mapped.ranks, 2);
   EXPECT_EQ(mapped.at(mapped.loss, 3, 1), loss_of(1, 3));
   // One writer's tags loss_0, grad_norm_0, ... (add_scalar per rank): the same signals.
@@ -201,7 +174,7 @@ TEST(TfEventsRankLog, AddScalarsRunsAndATagPerRankAreOneRunsValues) {
       tags.scalar("loss_" + k, step, loss_of(rank, step)).scalar("grad_norm_" + k, step, norm_of(rank, step));
     }
   event_file("tb_tags", tags);
-  expect_same_grid(read({scratch("tb_tags")}), read_rank_logs(json_lines(3, false)));
+  expect_same_grid(read_inputs({scratch("tb_tags")}), read_rank_logs(json_lines(3, false)));
 }
 
 TEST(TfEventsRankLog, AResumedWritersLaterSessionReplacesTheStepsItLogsAgain) {
@@ -212,7 +185,7 @@ TEST(TfEventsRankLog, AResumedWritersLaterSessionReplacesTheStepsItLogsAgain) {
     event_file(directory, rank_session(rank, 0, 4));
     event_file(directory, rank_session(rank, 3, 5, kStart + 3600, 1.0f), 5000 + rank, kStart + 3600);
   }
-  const RankLog log = read({scratch("tb_resumed")});
+  const RankLog log = read_inputs({scratch("tb_resumed")});
   EXPECT_EQ(log.steps, (std::vector<double>{0, 1, 2, 3, 4, 5}));
   EXPECT_EQ(log.at(log.loss, 2, 1), loss_of(1, 2)) << "the first session's";
   EXPECT_EQ(log.at(log.loss, 3, 1), loss_of(1, 3) + 1.0f) << "the resumed session's, not the first's";
@@ -228,7 +201,7 @@ TEST(TfEventsRankLog, AResumedWritersLaterSessionReplacesTheStepsItLogsAgain) {
       again.scalar("loss", step, 9.0f).scalar("grad_norm", step, 1.0f).scalar("cos_to_mean", step, 0.5f);
     event_file(directory, again, 5000 + rank, kStart + 3600);
   }
-  const RankLog purged = read({scratch("tb_purged")});
+  const RankLog purged = read_inputs({scratch("tb_purged")});
   EXPECT_EQ(purged.steps, (std::vector<double>{0, 1, 2, 4, 5})) << "step 3 purged and not logged again";
   EXPECT_EQ(purged.at(purged.loss, 3, 0), 9.0);
   ASSERT_EQ(purged.resumes.size(), 1u);
@@ -240,7 +213,7 @@ TEST(TfEventsRankLog, AResumedWritersLaterSessionReplacesTheStepsItLogsAgain) {
       events.scalar("loss", step, 7.0f).scalar("grad_norm", step, 1.0f).scalar("cos_to_mean", step, 0.5f);
     event_file("tb_again/rank_" + std::to_string(rank), events);
   }
-  const RankLog again = read({scratch("tb_again")});
+  const RankLog again = read_inputs({scratch("tb_again")});
   EXPECT_EQ(again.steps, (std::vector<double>{0, 1, 2, 3, 4, 5}));
   EXPECT_EQ(again.at(again.loss, 1, 1), loss_of(1, 1));
   EXPECT_EQ(again.at(again.loss, 2, 1), 7.0);
@@ -253,7 +226,7 @@ TEST(TfEventsRankLog, SeveralWritersFilesInOneDirectoryAreARankEach) {
   const std::string directory = "tb_shared/Dec07_10-00-00_node1";
   for (int rank = 0; rank < 2; ++rank) event_file(directory, rank_session(rank, 0, 5, kStart + 0.1 * rank), 300 + rank);
   const std::string path = scratch(directory);
-  const RankLog log = read({path});
+  const RankLog log = read_inputs({path});
   ASSERT_EQ(log.ranks, 2);
   EXPECT_EQ(log.at(log.loss, 5, 1), loss_of(1, 5));
   ASSERT_EQ(log.warnings.size(), 1u);
@@ -290,7 +263,7 @@ TEST(TfEventsRankLog, WhatCannotBeReadIsNamed) {
   EXPECT_EQ(refusal({scratch("tb_empty")}), "the TensorBoard runs " + scratch("tb_empty") + " hold no scalars");
   ReadOptions train_loss;
   train_loss.columns = {{"loss", "train/loss"}};
-  EXPECT_EQ(read({scratch("tb_noloss")}, train_loss).ranks, 2);
+  EXPECT_EQ(read_inputs({scratch("tb_noloss")}, train_loss).ranks, 2);
   // Lightning's versions are fits, not ranks; runs whose names do not number them.
   for (const char* run : {"version_0", "version_1"}) event_file(std::string("tb_lightning/") + run, rank_session(0));
   EXPECT_EQ(refusal({scratch("tb_lightning")}),
@@ -323,7 +296,7 @@ TEST(TfEventsRankLog, WhatCannotBeReadIsNamed) {
             "checksum of its " + std::to_string(first_record - 16) + " bytes of data does not match)");
   const std::string whole = rank_session(1).bytes();
   write_bytes(rank_1_file, whole.substr(0, whole.size() - 3));
-  const RankLog cut = read({scratch("tb_damaged")});
+  const RankLog cut = read_inputs({scratch("tb_damaged")});
   EXPECT_EQ(cut.steps.back(), 5.0) << "the last record cut was rank 1's eval/loss or cosine: every step is whole";
   // An event file beside a text log.
   const std::string text = json_lines(1)[0];

@@ -8,6 +8,7 @@
 
 #include "lrkit/common/numbers.hpp"
 #include "lrkit/diagnostics/rank_log.hpp"
+#include "rank_log_refusal.hpp"
 #include "test_files.hpp"
 #include "wandb_framer.hpp"
 
@@ -65,37 +66,13 @@ std::string run_log(const std::string& project, const std::string& time, const s
   return write_bytes(project + "/wandb/run-" + time + "-" + id + "/run-" + id + ".wandb", bytes);
 }
 
-RankLog read(const std::vector<std::string>& inputs, const ReadOptions& options = ReadOptions()) {
-  return read_rank_logs(rank_log_paths(inputs), options);
-}
-
-std::string refusal(const std::vector<std::string>& inputs, const ReadOptions& options = ReadOptions()) {
-  try {
-    read(inputs, options);
-  } catch (const RankLogError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
-void expect_same_grid(const RankLog& got, const RankLog& expected) {
-  EXPECT_EQ(got.ranks, expected.ranks);
-  EXPECT_EQ(got.steps, expected.steps);
-  ASSERT_EQ(got.loss.size(), expected.loss.size());
-  for (size_t i = 0; i < got.loss.size(); ++i) {
-    EXPECT_TRUE(got.loss[i] == expected.loss[i] || (std::isnan(got.loss[i]) && std::isnan(expected.loss[i]))) << i;
-    EXPECT_EQ(got.grad_norm[i], expected.grad_norm[i]) << i;
-    EXPECT_EQ(got.cos_to_mean[i], expected.cos_to_mean[i]) << i;
-  }
-}
-
 TEST(WandbRankLog, OneRunPerRankReadsAsTheSameSignalsInJsonLines) {
   // Started out of rank order (rank 2 first), each with its rank in its config; the directory above them is named.
   run_log("ddp", "20261201_100002", "r0", rank_run(0, run("r0", "worker-a", "ddp", {{"rank", "0"}})));
   run_log("ddp", "20261201_100001", "r1", rank_run(1, run("r1", "worker-b", "ddp", {{"rank", "1"}})));
   run_log("ddp", "20261201_100000", "r2", rank_run(2, run("r2", "worker-c", "ddp", {{"rank", "2"}})));
   const std::string project = (testing::scratch_dir() / "ddp").string();
-  const RankLog log = read({project});
+  const RankLog log = read_inputs({project});
   expect_same_grid(log, read_rank_logs(json_lines(3)));
   EXPECT_TRUE(std::isnan(log.at(log.loss, 4, 2))) << "rank 2's NaN at step 4, as W&B logs a NaN";
   EXPECT_EQ(log.source, project + "/wandb/run-20261201_100000-r2/run-r2.wandb (W&B run log) and 2 more run(s), one "
@@ -103,13 +80,13 @@ TEST(WandbRankLog, OneRunPerRankReadsAsTheSameSignalsInJsonLines) {
   EXPECT_TRUE(log.warnings.empty()) << log.warnings.front();
   EXPECT_FALSE(log.records_sessions);
   // The run directories, by a glob: the same.
-  expect_same_grid(read({project + "/wandb/run-*"}), log);
+  expect_same_grid(read_inputs({project + "/wandb/run-*"}), log);
 }
 
 // make_wandb.py's ddp_rank_signals: the committed runs' values, exact decimals.
 TEST(WandbRankLog, TheGoldenRunsOfADdpLoopAreReadRankByRank) {
   // Written by the protobuf library (tests/golden/make_wandb.py), one run per rank, rank 3's started first.
-  const RankLog log = read({std::string(LRKIT_GOLDEN_DIR) + "/wandb/ddp"});
+  const RankLog log = read_inputs({std::string(LRKIT_GOLDEN_DIR) + "/wandb/ddp"});
   ASSERT_EQ(log.ranks, 4);
   ASSERT_EQ(log.steps.size(), 40u) << "every step once: the evaluation's loss shares its step's row";
   for (int step = 0; step < 40; ++step)
@@ -128,7 +105,7 @@ TEST(WandbRankLog, WithoutAConfigRankTheRunsNamesOrTheirStartOrderRankThem) {
   run_log("named", "20261201_100001", "a", rank_run(0, run("a", "gpu1", "")));
   run_log("named", "20261201_100000", "b", rank_run(1, run("b", "gpu2", "")));
   run_log("named", "20261201_100002", "c", rank_run(2, run("c", "gpu3", "")));
-  const RankLog named = read({(testing::scratch_dir() / "named").string()});
+  const RankLog named = read_inputs({(testing::scratch_dir() / "named").string()});
   expect_same_grid(named, read_rank_logs(json_lines(3)));
   ASSERT_EQ(named.warnings.size(), 1u);
   EXPECT_EQ(named.warnings[0], "the W&B runs' names number them 1 to 3: ranked in that order, rank 0 = gpu1, rank 1 = "
@@ -136,13 +113,13 @@ TEST(WandbRankLog, WithoutAConfigRankTheRunsNamesOrTheirStartOrderRankThem) {
   // rank-0, rank-1: the ranks themselves, nothing to say.
   run_log("ranked", "20261201_100001", "a", rank_run(0, run("a", "rank-0", "")));
   run_log("ranked", "20261201_100000", "b", rank_run(1, run("b", "rank-1", "")));
-  const RankLog ranked = read({(testing::scratch_dir() / "ranked").string()});
+  const RankLog ranked = read_inputs({(testing::scratch_dir() / "ranked").string()});
   EXPECT_EQ(ranked.loss[1], loss_of(1, 0));
   EXPECT_TRUE(ranked.warnings.empty());
   // Names W&B made up: the order the runs started in, each named.
   run_log("unnamed", "20261201_100000", "x1", rank_run(0, run("x1", "dashing-river-7", "")));
   run_log("unnamed", "20261201_100001", "x2", rank_run(1, run("x2", "quiet-sun-8", "")));
-  const RankLog ordered = read({(testing::scratch_dir() / "unnamed").string()});
+  const RankLog ordered = read_inputs({(testing::scratch_dir() / "unnamed").string()});
   EXPECT_EQ(ordered.loss[1], loss_of(1, 0));
   ASSERT_EQ(ordered.warnings.size(), 1u);
   EXPECT_EQ(ordered.warnings[0], "the W&B runs name no rank (no 'rank' in their config, and their names do not differ "
@@ -153,7 +130,7 @@ TEST(WandbRankLog, WithoutAConfigRankTheRunsNamesOrTheirStartOrderRankThem) {
   run_log("keyed", "20261201_100001", "k0", rank_run(0, run("k0", "", "", {{"global_rank", "0"}})));
   ReadOptions options;
   options.columns = {{"rank", "global_rank"}};
-  const RankLog keyed = read({(testing::scratch_dir() / "keyed").string()}, options);
+  const RankLog keyed = read_inputs({(testing::scratch_dir() / "keyed").string()}, options);
   EXPECT_EQ(keyed.loss[0], loss_of(0, 0));
   EXPECT_EQ(keyed.loss[1], loss_of(1, 0));
 }
@@ -175,7 +152,7 @@ TEST(WandbRankLog, AResumedRunsLaterSessionReplacesTheStepsItLogsAgain) {
   }
   const std::string project = (testing::scratch_dir() / "resumed").string();
   ASSERT_EQ(::symlink("run-20261201_120001-q", (project + "/wandb/latest-run").c_str()), 0);
-  const RankLog log = read({project});
+  const RankLog log = read_inputs({project});
   EXPECT_EQ(log.steps, (std::vector<double>{0, 1, 2, 3, 4, 5}));
   EXPECT_EQ(log.at(log.loss, 2, 1), loss_of(1, 2)) << "the first session's";
   EXPECT_EQ(log.at(log.loss, 4, 1), loss_of(1, 4) + 1) << "the resumed session's, not the first's";
@@ -183,7 +160,7 @@ TEST(WandbRankLog, AResumedRunsLaterSessionReplacesTheStepsItLogsAgain) {
   ASSERT_EQ(log.resumes.size(), 1u) << "both ranks resumed at step 3: one resume";
   EXPECT_EQ(log.resumes[0].step, 3.0);
   // A glob over wandb/* meets latest-run too: the same session, read once.
-  expect_same_grid(read({project + "/wandb/*"}), log);
+  expect_same_grid(read_inputs({project + "/wandb/*"}), log);
 }
 
 TEST(WandbRankLog, OneRunWithAFieldPerRankIsRead) {
@@ -204,11 +181,11 @@ TEST(WandbRankLog, OneRunWithAFieldPerRankIsRead) {
     wide.record(history(items));
     nested.record(history(dicts));
   }
-  expect_same_grid(read({write_bytes("wide/run-w.wandb", wide.bytes())}), read_rank_logs(json_lines(3)));
+  expect_same_grid(read_inputs({write_bytes("wide/run-w.wandb", wide.bytes())}), read_rank_logs(json_lines(3)));
   ReadOptions options;
   options.columns = {
       {"loss", "rank{rank}.loss"}, {"grad_norm", "rank{rank}.norms.grad"}, {"cos_to_mean", "rank{rank}.cos"}};
-  expect_same_grid(read({write_bytes("nested/run-n.wandb", nested.bytes())}, options), read_rank_logs(json_lines(3)));
+  expect_same_grid(read_inputs({write_bytes("nested/run-n.wandb", nested.bytes())}, options), read_rank_logs(json_lines(3)));
 }
 
 TEST(WandbRankLog, ARunKilledMidRecordIsReadUpToItsLastWholeRow) {
@@ -217,7 +194,7 @@ TEST(WandbRankLog, ARunKilledMidRecordIsReadUpToItsLastWholeRow) {
   const std::string whole = rank_run(1, run("b", "rank-1", ""));
   const size_t evaluation = 7 + history({{"eval/loss", "2.0"}, {"trainer/global_step", "5"}}).size();
   run_log("killed", "20261201_100001", "b", whole.substr(0, whole.size() - evaluation - 20));
-  const RankLog log = read({(testing::scratch_dir() / "killed").string()});
+  const RankLog log = read_inputs({(testing::scratch_dir() / "killed").string()});
   EXPECT_EQ(log.steps, (std::vector<double>{0, 1, 2, 3, 4}));
   ASSERT_EQ(log.warnings.size(), 1u);
   EXPECT_NE(log.warnings[0].find("skipped 1 step(s) missing a rank's row: step 5 (no row for rank 1)"),
@@ -236,7 +213,7 @@ TEST(WandbRankLog, RunsOfTheLossAloneAreReadAndARowWithoutTheOthersNormIsNamed) 
       log.record(history({{"loss", json(loss_of(rank, step))}, {"_step", std::to_string(step)}}));
     run_log("loss_only", "2026120" + std::to_string(rank + 1) + "_100000", id, log.bytes());
   }
-  const RankLog log = read({(testing::scratch_dir() / "loss_only").string()});
+  const RankLog log = read_inputs({(testing::scratch_dir() / "loss_only").string()});
   EXPECT_EQ(log.ranks, 2);
   EXPECT_EQ(log.steps, (std::vector<double>{0, 1, 2, 3, 4, 5}));
   for (int step = 0; step <= 5; ++step)
@@ -294,7 +271,7 @@ TEST(WandbRankLog, RunsThatCannotBeRankedOrReadAreRefusedByName) {
   EXPECT_EQ(refusal({scratch + "/copied"}), "'" + scratch + "/copied': the W&B runs below it (" + scratch + "/copied/a, " +
                                                 scratch + "/copied/b) are not each a directory [offline-]run-DATE_TIME-"
                                                 "ID holding one run log: name their .wandb files");
-  EXPECT_EQ(read({scratch + "/copied/*/*.wandb"}).ranks, 2);
+  EXPECT_EQ(read_inputs({scratch + "/copied/*/*.wandb"}).ranks, 2);
   // A W&B run beside a text log; an item that is no JSON; a loss without its step metric.
   EXPECT_EQ(refusal({alone, json_lines(1)[0]}), "'" + alone + "' is a W&B run log and '" + json_lines(1)[0] + "' a "
                                                 "CSV or JSON-lines log: give logs of one kind (the W&B runs alone, the "
