@@ -39,12 +39,17 @@ namespace fs = std::filesystem;
 class Tags {
  public:
   size_t id(std::string_view name) {
+    // A log has a few tags, compared faster than hashed; a log of many (a tag per rank) looks them up.
+    constexpr size_t kCompared = 16;
+    for (size_t i = 0; i < names_.size() && i < kCompared; ++i)
+      if (names_[i] == name) return i;
     key_.assign(name);
     if (const auto at = ids_.find(key_); at != ids_.end()) return at->second;
     ids_.emplace(key_, names_.size());
     names_.push_back(key_);
     return names_.size() - 1;
   }
+  size_t size() const { return names_.size(); }
   const std::string& name(size_t id) const { return names_[id]; }
 
  private:
@@ -111,7 +116,8 @@ struct Writer {
       resumed.push_back({static_cast<double>(*from), std::nullopt});
     }
     for (const int64_t step : session.restarts) resumed.push_back({static_cast<double>(step), std::nullopt});
-    steps.merge(session.steps);
+    if (steps.empty()) steps.swap(session.steps);  // merge() rebalances the tree it takes each node from
+    else steps.merge(session.steps);
   }
 };
 
@@ -151,7 +157,8 @@ Session Reader::read_session(const std::string& path) {
   session.path = path;
   const size_t file = files_.size();
   files_.push_back({path + " (TensorBoard event file)", "event at byte"});
-  std::unordered_map<size_t, int64_t> last;  // each tag's last step
+  constexpr int64_t kNone = std::numeric_limits<int64_t>::min();
+  std::vector<int64_t> last;  // each tag's last step, by its number
   TfEventReader events(path);
   TfEvent event;
   while (events.next(event)) {
@@ -161,7 +168,8 @@ Session Reader::read_session(const std::string& path) {
     }
     const auto start_over = [&](int64_t step) {
       drop_from(session.steps, step);
-      for (auto it = last.begin(); it != last.end();) it = it->second >= step ? last.erase(it) : std::next(it);
+      for (int64_t& tag_step : last)
+        if (tag_step >= step) tag_step = kNone;
     };
     if (event.session_start) {
       start_over(event.step);
@@ -177,14 +185,19 @@ Session Reader::read_session(const std::string& path) {
         continue;
       }
       const size_t tag = tags_.id(v.tag());
-      const auto previous = last.find(tag);
-      if (previous != last.end() && event.step < previous->second) {
+      if (last.size() < tags_.size()) last.resize(tags_.size(), kNone);
+      if (last[tag] != kNone && event.step < last[tag]) {
         start_over(event.step);
         session.restarts.push_back(event.step);
       }
       last[tag] = event.step;
-      const auto [at, added] = session.steps.try_emplace(event.step);
-      if (added) at->second.file = file, at->second.offset = events.event_offset();
+      // Steps come in order, each with a few tags: the last step's row, or one made at the end (the hint).
+      auto at = session.steps.empty() ? session.steps.end() : std::prev(session.steps.end());
+      if (at == session.steps.end() || at->first != event.step) {
+        const size_t rows = session.steps.size();
+        at = session.steps.try_emplace(session.steps.end(), event.step);
+        if (session.steps.size() > rows) at->second.file = file, at->second.offset = events.event_offset();
+      }
       at->second.set(tag, value);
     }
   }
