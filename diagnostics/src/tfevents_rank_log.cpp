@@ -19,13 +19,13 @@
 #include <regex>
 #include <set>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 
 #include "lrkit/common/message_text.hpp"
 #include "lrkit/common/tfevents.hpp"
 #include "rank_log_parts.hpp"
 #include "rank_names.hpp"
+#include "scalar_rows.hpp"
 #include "text_fields.hpp"
 #include "text_rows.hpp"
 
@@ -35,57 +35,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Scalar tags by number: a step's scalars name their tags by it.
-class Tags {
- public:
-  size_t id(std::string_view name) {
-    // A log has a few tags, compared faster than hashed; a log of many (a tag per rank) looks them up.
-    constexpr size_t kCompared = 16;
-    for (size_t i = 0; i < names_.size() && i < kCompared; ++i)
-      if (names_[i] == name) return i;
-    key_.assign(name);
-    if (const auto at = ids_.find(key_); at != ids_.end()) return at->second;
-    ids_.emplace(key_, names_.size());
-    names_.push_back(key_);
-    return names_.size() - 1;
-  }
-  size_t size() const { return names_.size(); }
-  const std::string& name(size_t id) const { return names_[id]; }
-
- private:
-  std::unordered_map<std::string, size_t> ids_;
-  std::vector<std::string> names_;
-  std::string key_;  // reused
-};
-
-struct Scalar {
-  size_t tag;
-  double value;
-};
-
-// One step's scalars, and where the first of them was logged: a file (an index into the files read) and the event's
-// byte in it.
-struct StepScalars {
-  std::vector<Scalar> scalars;
-  size_t file = 0;
-  uint64_t offset = 0;
-
-  void set(size_t tag, double value) {  // a tag logged again at the step: its later value
-    for (Scalar& s : scalars)
-      if (s.tag == tag) return void(s.value = value);
-    scalars.push_back({tag, value});
-  }
-};
-
-using Steps = std::map<int64_t, StepScalars>;
-
-// Drops the rows from `step` on.
-void drop_from(Steps& steps, int64_t step) { steps.erase(steps.lower_bound(step), steps.end()); }
-
 // One event file's scalars by step, and when it was written.
 struct Session {
   std::string path;
-  Steps steps;
+  ScalarRows steps;
   std::optional<int64_t> purged_from;  // the step of its SessionLog START (SummaryWriter(purge_step=s))
   std::vector<int64_t> restarts;       // steps where its tags went back to an earlier step (a loop run again)
   double first_wall = std::numeric_limits<double>::infinity(), last_wall = -first_wall;
@@ -102,22 +55,21 @@ struct Writer {
   std::string path;  // its directory, or its file where a directory holds several writers' files
   std::string name;  // the directory's or the file's name, which may number its rank
   bool one_file_of_several;
-  Steps steps;
+  ScalarRows steps;
   std::vector<Resume> resumed;  // where its later sessions (or restarts) began
 
   void add(Session&& session, bool later) {
     std::optional<int64_t> from = session.purged_from;
     if (!session.steps.empty()) {
-      const int64_t first = session.steps.begin()->first;
+      const int64_t first = session.steps.by_step().begin()->first;
       from = std::min(from.value_or(first), first);
     }
     if (later && from) {
-      drop_from(steps, *from);
+      steps.drop_from(*from);
       resumed.push_back({static_cast<double>(*from), std::nullopt});
     }
     for (const int64_t step : session.restarts) resumed.push_back({static_cast<double>(step), std::nullopt});
-    if (steps.empty()) steps.swap(session.steps);  // merge() rebalances the tree it takes each node from
-    else steps.merge(session.steps);
+    steps.take(std::move(session.steps));
   }
 };
 
@@ -167,7 +119,7 @@ Session Reader::read_session(const std::string& path) {
       session.last_wall = std::max(session.last_wall, event.wall_time);
     }
     const auto start_over = [&](int64_t step) {
-      drop_from(session.steps, step);
+      session.steps.drop_from(step);
       for (int64_t& tag_step : last)
         if (tag_step >= step) tag_step = kNone;
     };
@@ -191,14 +143,7 @@ Session Reader::read_session(const std::string& path) {
         session.restarts.push_back(event.step);
       }
       last[tag] = event.step;
-      // Steps come in order, each with a few tags: the last step's row, or one made at the end (the hint).
-      auto at = session.steps.empty() ? session.steps.end() : std::prev(session.steps.end());
-      if (at == session.steps.end() || at->first != event.step) {
-        const size_t rows = session.steps.size();
-        at = session.steps.try_emplace(session.steps.end(), event.step);
-        if (session.steps.size() > rows) at->second.file = file, at->second.offset = events.event_offset();
-      }
-      at->second.set(tag, value);
+      session.steps.row(event.step, file, events.event_offset()).set(tag, value);
     }
   }
   return session;
@@ -259,10 +204,10 @@ void Reader::fold_add_scalars_runs(std::vector<Writer>& writers) {
     if (child.one_file_of_several) continue;
     std::optional<size_t> only_tag;
     bool one_tag = true;
-    for (const auto& [step, s] : child.steps)
-      for (const Scalar& scalar : s.scalars) {
-        one_tag = one_tag && (!only_tag || *only_tag == scalar.tag);
-        only_tag = scalar.tag;
+    for (const auto& [step, row] : child.steps.by_step())
+      for (size_t k = 0; k < row.size(); ++k) {
+        one_tag = one_tag && (!only_tag || *only_tag == row[k].tag);
+        only_tag = row[k].tag;
       }
     if (!only_tag || !one_tag) continue;
     std::string main = tags_.name(*only_tag);
@@ -282,11 +227,8 @@ void Reader::fold_add_scalars_runs(std::vector<Writer>& writers) {
     Writer& into = writers[parent->second];
     Writer& from = writers[i];  // push_back above may have moved `child`
     const size_t tag = tags_.id(tags_.name(*only_tag) + from.name.substr(main.size()));
-    for (const auto& [step, s] : from.steps) {
-      const auto [at, added] = into.steps.try_emplace(step);
-      if (added) at->second.file = s.file, at->second.offset = s.offset;
-      at->second.set(tag, s.scalars.front().value);
-    }
+    for (const auto& [step, row] : from.steps.by_step())
+      into.steps.row(step, row.file, row.offset).set(tag, row[0].value);
     into.resumed.insert(into.resumed.end(), from.resumed.begin(), from.resumed.end());
     folded[i] = true;
   }
@@ -298,8 +240,8 @@ void Reader::fold_add_scalars_runs(std::vector<Writer>& writers) {
 // The scalar tags a writer logged, each once.
 std::set<size_t> tags_in(const Writer& writer) {
   std::set<size_t> tags;
-  for (const auto& [step, s] : writer.steps)
-    for (const Scalar& scalar : s.scalars) tags.insert(scalar.tag);
+  for (const auto& [step, row] : writer.steps.by_step())
+    for (size_t k = 0; k < row.size(); ++k) tags.insert(row[k].tag);
   return tags;
 }
 
@@ -365,11 +307,11 @@ std::vector<int64_t> Reader::ranks_of(const std::vector<const Writer*>& writers)
 }
 
 void Reader::read_rows(const Writer& writer, int64_t fixed_rank, TextRows& out) {
-  const size_t first_file = writer.steps.empty() ? 0 : writer.steps.begin()->second.file;
+  const size_t first_file = writer.steps.empty() ? 0 : writer.steps.by_step().begin()->second.file;
   ObjectRows rows(names_, fixed_rank, first_file, out);
   JsonObject object;
   char number[32];  // the shortest text that reads back as the value (nan, inf as they are)
-  for (const auto& [step, s] : writer.steps) {
+  for (const auto& [step, s] : writer.steps.by_step()) {
     object.clear();
     if (!names_.mapped(kStep)) {
       JsonMember& member = object.add();
@@ -377,7 +319,8 @@ void Reader::read_rows(const Writer& writer, int64_t fixed_rank, TextRows& out) 
       member.kind = JsonMember::Kind::number;
       member.text = std::to_string(step);
     }
-    for (const Scalar& scalar : s.scalars) {
+    for (size_t k = 0; k < s.size(); ++k) {
+      const Scalar& scalar = s[k];
       const std::string& tag = tags_.name(scalar.tag);
       if (!names_.mapped(kStep) && tag == names_[kStep]) continue;  // the event's step is the step
       JsonMember& member = object.add();
