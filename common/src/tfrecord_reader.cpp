@@ -1,5 +1,6 @@
 #include "lrkit/common/tfrecord_reader.hpp"
 
+#include <algorithm>
 #include <array>
 
 #include "lrkit/common/crc32.hpp"
@@ -32,32 +33,44 @@ TfRecordReader::TfRecordReader(const std::string& path) : path_(path), in_(path,
   size_ = *size;
 }
 
+bool TfRecordReader::readable(size_t bytes) {
+  if (filled_ - at_ >= bytes) return true;
+  buffer_.erase(buffer_.begin(), buffer_.begin() + static_cast<std::ptrdiff_t>(at_));  // the unread bytes to the front
+  filled_ -= at_;
+  at_ = 0;
+  constexpr size_t kChunkBytes = size_t{1} << 20;
+  buffer_.resize(std::max(bytes, kChunkBytes));
+  const uint64_t unread = size_ - (offset_ + filled_);  // of the file as it was opened
+  const auto want = static_cast<std::streamsize>(std::min<uint64_t>(buffer_.size() - filled_, unread));
+  in_.read(buffer_.data() + filled_, want);
+  filled_ += static_cast<size_t>(in_.gcount());
+  return filled_ - at_ >= bytes;
+}
+
 bool TfRecordReader::next(std::string& data) {
   // Read up to the size the file had when opened: a writer may still be appending.
   if (cut_ || offset_ == size_) return false;
   const auto damaged = [&](const std::string& what) {
     return EventFileError("'" + path_ + "': the record at byte " + std::to_string(offset_) + " is damaged (" + what +
-                           ")");
+                          ")");
   };
   if (size_ - offset_ < kHeaderBytes) return cut_ = true, false;
-  std::array<unsigned char, kHeaderBytes> header{};
-  in_.read(reinterpret_cast<char*>(header.data()), header.size());
-  if (!in_) throw damaged("it cannot be read");
-  if (masked_crc32c(header.data(), 8) != little_endian_32(header.data() + 8))
+  if (!readable(kHeaderBytes)) throw damaged("it cannot be read");
+  const auto* header = reinterpret_cast<const unsigned char*>(buffer_.data() + at_);
+  if (masked_crc32c(header, 8) != little_endian_32(header + 8))
     throw damaged("the checksum of its length does not match: not an event file, or a damaged one");
-  const uint64_t length = little_endian(header.data(), 8);
+  const uint64_t length = little_endian(header, 8);
   if (length > size_ - offset_ - kHeaderBytes || size_ - offset_ - kHeaderBytes - length < kFooterBytes)
     return cut_ = true, false;
-  data.resize(static_cast<size_t>(length));
-  std::array<unsigned char, kFooterBytes> footer{};
-  in_.read(data.data(), static_cast<std::streamsize>(length));
-  in_.read(reinterpret_cast<char*>(footer.data()), footer.size());
-  if (!in_) throw damaged("it cannot be read");
-  const auto* bytes = reinterpret_cast<const unsigned char*>(data.data());
-  if (masked_crc32c(bytes, data.size()) != little_endian_32(footer.data()))
+  const size_t record = kHeaderBytes + static_cast<size_t>(length) + kFooterBytes;
+  if (!readable(record)) throw damaged("it cannot be read");
+  const auto* bytes = reinterpret_cast<const unsigned char*>(buffer_.data() + at_ + kHeaderBytes);
+  if (masked_crc32c(bytes, static_cast<size_t>(length)) != little_endian_32(bytes + length))
     throw damaged("the checksum of its " + std::to_string(length) + " bytes of data does not match");
+  data.assign(reinterpret_cast<const char*>(bytes), static_cast<size_t>(length));
   record_offset_ = offset_;
-  offset_ += kHeaderBytes + length + kFooterBytes;
+  offset_ += record;
+  at_ += record;
   return true;
 }
 

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace lrkit {
 
@@ -23,9 +24,9 @@ uint32_t masked_crc32c(const unsigned char* data, size_t size);
 // A text or HDF5 file passes by chance once in 2^32.
 bool begins_with_tfrecord(const std::string& path);
 
-// Reads the records one by one. A record the file ends inside (a writer killed mid-write, or one still writing) ends
-// the records: those before it are whole. A checksum that does not match throws EventFileError naming the file and
-// the record's byte offset.
+// Reads the records one by one, a chunk of the file at a time. A record the file ends inside (a writer killed
+// mid-write, or one still writing) ends the records: those before it are whole. A checksum that does not match throws
+// EventFileError naming the file and the record's byte offset.
 class TfRecordReader {
  public:
   explicit TfRecordReader(const std::string& path);
@@ -35,10 +36,15 @@ class TfRecordReader {
   uint64_t record_offset() const { return record_offset_; }
 
  private:
+  // Whether `bytes` bytes from offset_ on are in buffer_ (from at_), reading on where they are not yet.
+  bool readable(size_t bytes);
+
   std::string path_;
   std::ifstream in_;
   uint64_t offset_ = 0, record_offset_ = 0, size_ = 0;
   bool cut_ = false;  // the file ended inside a record: nothing more to read
+  std::vector<char> buffer_;
+  size_t at_ = 0, filled_ = 0;  // offset_'s byte in buffer_, and the end of the bytes read into it
 };
 
 }  // namespace lrkit
