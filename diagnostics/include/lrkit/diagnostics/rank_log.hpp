@@ -2,7 +2,8 @@
 // (HDF5), or a per-rank log another trainer exported as CSV or JSON lines with
 // the fields step, rank, loss and optionally grad_norm and cos_to_mean (other
 // names mapped with ReadOptions::columns), in one file or one file per rank,
-// or Weights & Biases runs, one per rank or one holding every rank's values.
+// or Weights & Biases or TensorBoard runs, one per rank or one holding every
+// rank's values.
 // A log without gradient norms is a log of the loss alone (said in a warning).
 #pragma once
 
@@ -71,7 +72,8 @@ std::map<std::string, std::string> parse_column_mapping(const std::string& text)
 // twice, an empty name): a name may hold what the text form cannot, a comma (lrkit.diagnose's dict).
 std::map<std::string, std::string> column_mapping(const std::vector<std::pair<std::string, std::string>>& entries);
 
-// Reads by content: HDF5 files and W&B run logs by signature, else `.csv` or
+// Reads by content: HDF5 files, W&B run logs and TensorBoard event files by
+// signature, else `.csv` or
 // JSON lines (`.jsonl`/`.json`). Throws RankLogError naming the file, line or dataset on
 // missing fields, duplicate (step, rank) pairs, mismatched lengths and
 // truncated or unreadable files. A step that lacks some rank's row is skipped
@@ -80,12 +82,15 @@ RankLog read_rank_log(const std::string& path, const ReadOptions& options = Read
 
 // One CSV / JSON-lines file per rank, ranks in the order given (no rank
 // column needed); steps are joined across the files as in one file. W&B run
-// logs (all of them, not mixed with text logs) are gathered into runs, each
-// run's rank its config's, its name's or its start's (rank_log_parts.hpp).
+// logs (all of them, not mixed with other kinds) are gathered into runs, each
+// run's rank its config's, its name's or its start's; TensorBoard event files
+// into runs by directory, each run's rank the number its directory's name
+// differs in (rank_log_parts.hpp).
 RankLog read_rank_logs(const std::vector<std::string>& paths, const ReadOptions& options = ReadOptions());
 
 // The logs that `inputs` name: a path that exists is itself (a run directory: its log.h5; a W&B run's directory: its
-// .wandb log; a directory above W&B runs: every session's log), any other that holds glob characters (*?[) the files
+// .wandb log; a directory above W&B runs: every session's log; a directory of TensorBoard event files: those and the
+// ones of the runs directly below it), any other that holds glob characters (*?[) the files
 // it matches, in natural order (rank10 after rank9), each as a path. Throws RankLogError naming a pattern
 // that matches nothing.
 std::vector<std::string> rank_log_paths(const std::vector<std::string>& inputs);
