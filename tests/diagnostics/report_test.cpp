@@ -361,10 +361,10 @@ TEST(Report, TheLossAloneIsAnalysedAsAFullLogsLossIs) {
   EXPECT_GE(count_of_norms(with_norms.spikes, [](const Spike& s) { return s.series; }), 1) << full_text;
   EXPECT_GE(count_of_norms(with_norms.non_finite, [](const NonFinite& f) { return f.series; }), 1) << full_text;
 
-  // Every finding and dispersion summary, as text; those of the gradient norms left out where `loss_only`.
-  const auto describe = [&](const Report& r, bool loss_only) {
+  // Every finding and dispersion summary, as text; those of the gradient norms left out where `without_norms`.
+  const auto describe = [&](const Report& r, bool without_norms) {
     std::vector<std::string> out;
-    const auto keep = [&](const std::string& metric) { return !loss_only || !of_norms(metric); };
+    const auto keep = [&](const std::string& metric) { return !without_norms || !of_norms(metric); };
     const auto n = [](double x) { return format_number(x); };
     for (const auto& w : r.windows)
       if (keep(w.metric))
