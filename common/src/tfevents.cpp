@@ -162,7 +162,7 @@ bool TfEventReader::next(TfEvent& event) {
   event.session_start = false;
   event.values.clear();
   try {
-    // The step first, wherever the event holds it, then what happened at it.
+    // One pass: the values are the event's step's wherever the event holds its step.
     const auto* data = reinterpret_cast<const unsigned char*>(record_.data());
     WireReader fields(data, record_.size());
     for (WireField f; fields.next(f);) {

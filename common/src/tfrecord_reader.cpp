@@ -35,7 +35,8 @@ TfRecordReader::TfRecordReader(const std::string& path) : path_(path), in_(path,
 
 bool TfRecordReader::readable(size_t bytes) {
   if (filled_ - at_ >= bytes) return true;
-  buffer_.erase(buffer_.begin(), buffer_.begin() + static_cast<std::ptrdiff_t>(at_));  // the unread bytes to the front
+  std::copy(buffer_.begin() + static_cast<std::ptrdiff_t>(at_), buffer_.begin() + static_cast<std::ptrdiff_t>(filled_),
+            buffer_.begin());  // the bytes not yet read to the front
   filled_ -= at_;
   at_ = 0;
   constexpr size_t kChunkBytes = size_t{1} << 20;

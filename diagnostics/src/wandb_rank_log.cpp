@@ -2,7 +2,6 @@
 // calls wandb.init, grouped or not), or one run that logs every rank's values (a rank field, or a field per rank).
 // Each history row is read as the JSON object its items make (ObjectRows), at the step W&B plots it against.
 #include <algorithm>
-#include <cctype>
 #include <optional>
 #include <set>
 #include <utility>

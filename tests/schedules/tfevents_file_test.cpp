@@ -62,6 +62,25 @@ TEST(TfRecord, ChecksumsAreMaskedAsTfRecordsMaskThem) {
   EXPECT_EQ(masked_crc32c(length, 8), 0x224B7FA3u);
 }
 
+TEST(TfRecord, RecordsAcrossTheReadersChunksAndLargerThanOneReadBack) {
+  // The reader reads 1 MiB at a time: records that straddle its chunks, one of 1.5 MiB, and one cut by the file's
+  // end (a writer killed mid-write), read back byte for byte up to the cut.
+  std::vector<std::string> written;
+  std::string bytes;
+  for (size_t k = 0; bytes.size() < (size_t{3} << 20); ++k) {
+    const size_t size = k == 40 ? (size_t{3} << 19) : 1000 + (k * 7919) % 60000;
+    std::string data(size, '\0');
+    for (size_t i = 0; i < size; ++i) data[i] = static_cast<char>((i * 31 + k * 17) & 0xFF);
+    written.push_back(data);
+    bytes += tfrecord(data);
+  }
+  const std::string last = tfrecord(std::string(5000, 'x'));
+  const auto path = write_bytes("chunks.tfevents", bytes + last.substr(0, last.size() - 1));
+  const std::vector<std::string> read = records_of(path);
+  ASSERT_EQ(read.size(), written.size());
+  for (size_t k = 0; k < read.size(); ++k) EXPECT_TRUE(read[k] == written[k]) << "record " << k;
+}
+
 TEST(TfEventsFile, AnotherWritersBytesRead) {
   // The 123 bytes tensorboard_logger's test_serialization expects its writer to write for log_value('v/1', 1.5, 1)
   // and log_value('v/22', 16.0, 2) at wall time 256.5: a writer independent of the golden files' generator.
