@@ -21,7 +21,8 @@ int run_diagnose_command(const std::vector<std::string>& args) {
   std::string columns;
   po::options_description visible("options");
   visible.add_options()("help,h", "show this help")("json", "print the report as one JSON object")(
-      "columns", po::value(&columns), "the log's names of the fields (CSV / JSON-lines columns, W&B keys, TensorBoard tags), e.g. "
+      "columns", po::value(&columns),
+      "the log's names of the fields (CSV / JSON-lines columns, W&B keys, TensorBoard tags), e.g. "
       "loss=train/loss,step=global_step (an entry in double quotes may hold a comma)")(
       "window", options::whole_number(&options.window),
       "trailing window of the robust z-scores (steps; default: 50, for a long log 2 % of its steps, at most 500)")(

@@ -35,8 +35,9 @@ def diagnose(*logs, columns=None, window=None, jump_z=None, shift_z=None, spike_
     (several paths, ranks in the order given, or a glob such as "logs/rank*.csv", ranks in natural order: rank10
     after rank9), or on W&B runs, one per rank (the directory above them, "wandb"; each run's rank its config's
     "rank", as `lrkit diagnose --help` says), or on TensorBoard runs (a directory of a run per rank, rank_0, ...; or
-    one run with a tag per rank, loss_0, ..., or add_scalars' runs below it). `columns` names the fields in the file ({"loss": "train/loss"}, whose names may hold a comma, or
-    "loss=train/loss,step=global_step"); the thresholds are the command's options (None: its defaults). A step
+    one run with a tag per rank, loss_0, ..., or add_scalars' runs below it). `columns` names the fields in the file
+    ({"loss": "train/loss"}, whose names may hold a comma, or "loss=train/loss,step=global_step"); the thresholds
+    are the command's options (None: its defaults). A step
     missing some rank's row is skipped with a warning; an empty CSV value is NaN, as pandas writes one; a log without
     gradient norms is diagnosed on the loss alone, with a warning. Raises FileNotFoundError for a missing path or a
     glob that matches nothing, and ValueError naming the file, line or option for anything else wrong."""

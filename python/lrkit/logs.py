@@ -178,8 +178,9 @@ def read_log(*paths, columns=None):
     glob such as "logs/rank*.csv", ranks in natural order; `columns` maps other names as lrkit.diagnose's does), or
     Weights & Biases runs, one per rank (the directory above them, their run directories or .wandb files; see the
     README), or TensorBoard runs (a directory's event files: a run per rank below it, or one run with a tag per rank
-    or add_scalars' runs below it; see `lrkit diagnose --help`), reads into a run log's layout: /train/step, /ranks/{loss,grad_norm,cos_to_mean} [step, rank],
-    /train/loss (the mean over ranks, the loss of the global batch where ranks take equal batches) and
+    or add_scalars' runs below it; see `lrkit diagnose --help`), reads into a run log's layout: /train/step,
+    /ranks/{loss,grad_norm,cos_to_mean} [step, rank], /train/loss (the mean over ranks, the loss of the global batch
+    where ranks take equal batches) and
     /diagnostics/{loss_std,loss_cv,loss_range,loss_outlier_rank,grad_norm_std,grad_norm_cv} as lrkit train logs them;
     a log of the loss alone (no grad_norm) has no /ranks/grad_norm and no /diagnostics/grad_norm_*. Its
     ``.sessions`` are empty (lrkit.diagnose's report lists the resumes a DispersionHook's JSON lines mark). A step

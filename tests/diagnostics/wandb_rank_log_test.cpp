@@ -185,7 +185,8 @@ TEST(WandbRankLog, OneRunWithAFieldPerRankIsRead) {
   ReadOptions options;
   options.columns = {
       {"loss", "rank{rank}.loss"}, {"grad_norm", "rank{rank}.norms.grad"}, {"cos_to_mean", "rank{rank}.cos"}};
-  expect_same_grid(read_inputs({write_bytes("nested/run-n.wandb", nested.bytes())}, options), read_rank_logs(json_lines(3)));
+  expect_same_grid(read_inputs({write_bytes("nested/run-n.wandb", nested.bytes())}, options),
+                   read_rank_logs(json_lines(3)));
 }
 
 TEST(WandbRankLog, ARunKilledMidRecordIsReadUpToItsLastWholeRow) {
