@@ -132,12 +132,22 @@ std::vector<std::string> tfevents_runs_below(const std::string& directory) {
 
 SummaryValue::SummaryValue(const WireField& value, const std::string& path, uint64_t offset)
     : value_(value), path_(&path), offset_(offset) {
+  bool simple = false, other = false;  // a simple_value; another value field (a tensor, a histogram, ...)
   WireReader fields(value);
-  for (WireField f; fields.next(f);)
+  for (WireField f; fields.next(f);) {
     if (f.number == field::kValueTag && f.type == kBytes) tag_ = f.text();
+    if (f.number == field::kValueSimple && f.type == kFixed32) simple = true, simple_bits_ = f.bits;
+    other = other || (f.number >= field::kValueHistogramOld && f.number <= field::kValueAudio) ||
+            f.number == field::kValueTensor;
+  }
+  simple_only_ = simple && !other;
 }
 
 std::string SummaryValue::scalar(double& value) const {
+  if (simple_only_) {
+    value = float_from_bits(simple_bits_);
+    return "";
+  }
   std::string why = "no value (neither a simple_value nor a tensor)";
   try {
     WireReader fields(value_);

@@ -16,7 +16,6 @@
 #include <limits>
 #include <map>
 #include <optional>
-#include <regex>
 #include <set>
 #include <string_view>
 #include <utility>
@@ -56,6 +55,7 @@ struct Writer {
   std::string name;  // the directory's or the file's name, which may number its rank
   bool one_file_of_several;
   ScalarRows steps;
+  std::set<size_t> tags;        // the scalar tags its rows hold, by number: found once, when its rows are read
   std::vector<Resume> resumed;  // where its later sessions (or restarts) began
 
   void add(Session&& session, bool later) {
@@ -72,6 +72,14 @@ struct Writer {
     steps.take(std::move(session.steps));
   }
 };
+
+// The scalar tags rows hold, each once.
+std::set<size_t> tags_in(const ScalarRows& rows) {
+  std::set<size_t> tags;
+  for (const auto& [step, row] : rows.by_step())
+    for (size_t k = 0; k < row.size(); ++k) tags.insert(row[k].tag);
+  return tags;
+}
 
 class Reader {
  public:
@@ -173,6 +181,7 @@ std::vector<Writer> Reader::writers_of(const std::string& directory, std::vector
   if (overlapping == 0 || sessions.size() < 2) {
     Writer writer{directory, name.empty() ? directory : name};
     for (size_t k = 0; k < sessions.size(); ++k) writer.add(std::move(sessions[k]), k > 0);
+    writer.tags = tags_in(writer.steps);
     writers.push_back(std::move(writer));
     return writers;
   }
@@ -185,6 +194,7 @@ std::vector<Writer> Reader::writers_of(const std::string& directory, std::vector
   for (Session& session : sessions) {
     Writer writer{session.path, fs::path(session.path).filename().string(), true};
     writer.add(std::move(session), false);
+    writer.tags = tags_in(writer.steps);
     writers.push_back(std::move(writer));
   }
   return writers;
@@ -196,28 +206,21 @@ std::vector<Writer> Reader::writers_of(const std::string& directory, std::vector
 void Reader::fold_add_scalars_runs(std::vector<Writer>& writers) {
   std::vector<Writer> kept;
   std::map<std::string, size_t> by_directory;  // the writers that are a directory's only one
-  for (size_t i = 0; i < writers.size(); ++i)
+  std::set<std::string> shared;                // the directories that hold several writers' files
+  for (size_t i = 0; i < writers.size(); ++i) {
     if (!writers[i].one_file_of_several) by_directory[writers[i].path] = i;
+    else shared.insert(fs::path(writers[i].path).parent_path().string());
+  }
   std::vector<bool> folded(writers.size(), false);
   for (size_t i = 0; i < writers.size(); ++i) {
     Writer& child = writers[i];
-    if (child.one_file_of_several) continue;
-    std::optional<size_t> only_tag;
-    bool one_tag = true;
-    for (const auto& [step, row] : child.steps.by_step())
-      for (size_t k = 0; k < row.size(); ++k) {
-        one_tag = one_tag && (!only_tag || *only_tag == row[k].tag);
-        only_tag = row[k].tag;
-      }
-    if (!only_tag || !one_tag) continue;
-    std::string main = tags_.name(*only_tag);
+    if (child.one_file_of_several || child.tags.size() != 1) continue;
+    const size_t only_tag = *child.tags.begin();
+    std::string main = tags_.name(only_tag);
     std::replace(main.begin(), main.end(), '/', '_');
     if (child.name.size() <= main.size() + 1 || child.name.compare(0, main.size() + 1, main + "_") != 0) continue;
     const std::string parent_path = fs::path(child.path).parent_path().string();
-    if (std::count_if(writers.begin(), writers.end(), [&](const Writer& w) {
-          return w.one_file_of_several && fs::path(w.path).parent_path().string() == parent_path;
-        }))
-      continue;  // the directory above holds several writers: whose values these are is not known
+    if (shared.count(parent_path)) continue;  // several writers above: whose values these are is not known
     auto parent = by_directory.find(parent_path);
     if (parent == by_directory.end()) {
       writers.emplace_back(parent_path, fs::path(parent_path).filename().string());
@@ -226,9 +229,10 @@ void Reader::fold_add_scalars_runs(std::vector<Writer>& writers) {
     }
     Writer& into = writers[parent->second];
     Writer& from = writers[i];  // push_back above may have moved `child`
-    const size_t tag = tags_.id(tags_.name(*only_tag) + from.name.substr(main.size()));
+    const size_t tag = tags_.id(tags_.name(only_tag) + from.name.substr(main.size()));
     for (const auto& [step, row] : from.steps.by_step())
       into.steps.row(step, row.file, row.offset).set(tag, row[0].value);
+    into.tags.insert(tag);
     into.resumed.insert(into.resumed.end(), from.resumed.begin(), from.resumed.end());
     folded[i] = true;
   }
@@ -237,25 +241,15 @@ void Reader::fold_add_scalars_runs(std::vector<Writer>& writers) {
   writers = std::move(kept);
 }
 
-// The scalar tags a writer logged, each once.
-std::set<size_t> tags_in(const Writer& writer) {
-  std::set<size_t> tags;
-  for (const auto& [step, row] : writer.steps.by_step())
-    for (size_t k = 0; k < row.size(); ++k) tags.insert(row[k].tag);
-  return tags;
-}
-
 bool Reader::has_loss(const Writer& writer) const {
-  const std::set<size_t> tags = tags_in(writer);
-  return std::any_of(tags.begin(), tags.end(), [&](size_t tag) {
+  return std::any_of(writer.tags.begin(), writer.tags.end(), [&](size_t tag) {
     return tags_.name(tag) == names_[kLoss] || wide_.rank_of(kLoss, tags_.name(tag)) >= 0;
   });
 }
 
 // Whether a writer's tags name ranks: a tag per rank (loss_0, ...), or a rank tag.
 bool Reader::names_ranks(const Writer& writer) const {
-  const std::set<size_t> tags = tags_in(writer);
-  return std::any_of(tags.begin(), tags.end(), [&](size_t tag) {
+  return std::any_of(writer.tags.begin(), writer.tags.end(), [&](size_t tag) {
     return tags_.name(tag) == names_[kRank] || wide_.rank_of(kLoss, tags_.name(tag)) >= 0;
   });
 }
@@ -263,7 +257,7 @@ bool Reader::names_ranks(const Writer& writer) const {
 // A writer's scalar tags, sorted, for a message.
 std::string Reader::tags_of(const Writer& writer) const {
   std::vector<std::string> tags;
-  for (const size_t tag : tags_in(writer)) tags.push_back(text_for_message(tags_.name(tag)));
+  for (const size_t tag : writer.tags) tags.push_back(text_for_message(tags_.name(tag)));
   std::sort(tags.begin(), tags.end());
   return list_for_message(tags, 20);
 }
@@ -274,7 +268,10 @@ std::vector<int64_t> Reader::ranks_of(const std::vector<const Writer*>& writers)
   std::vector<std::string> names;
   for (const Writer* w : writers) names.push_back(w->name);
   const bool all_versions = std::all_of(names.begin(), names.end(), [](const std::string& n) {
-    return std::regex_match(n, std::regex("version_[0-9]+"));
+    const std::string prefix = "version_";  // Lightning's TensorBoardLogger: version_0, version_1, ...
+    return n.size() > prefix.size() && n.compare(0, prefix.size(), prefix) == 0 &&
+           std::all_of(n.begin() + static_cast<std::ptrdiff_t>(prefix.size()), n.end(),
+                       [](char c) { return c >= '0' && c <= '9'; });
   });
   const auto paths = [&] {
     std::vector<std::string> listed;

@@ -41,6 +41,9 @@ class SummaryValue {
   const std::string* path_;
   uint64_t offset_;
   std::string_view tag_;
+  // add_scalar's value, a simple_value and nothing else, kept from the constructor's pass over the fields.
+  bool simple_only_ = false;
+  uint64_t simple_bits_ = 0;
 };
 
 // An event as a reader gives it: its step and wall time, whether it is a SessionLog START (what
