@@ -57,7 +57,7 @@ int run_diagnose_command(const std::vector<std::string>& args) {
                  "Or one run whose rows hold every rank's values (loss_0, ... or rank{rank}.loss).\n"
                  "Its rows at the step W&B plots the loss against; resumed sessions are joined.\n"
                  "TENSORBOARD_DIR: TensorBoard runs (a directory's event files), one per rank below it\n"
-                 "(rank_0, rank_1, ...: ranked by the number their names differ in), or their\n"
+                 "at any depth (rank_0, rank_1, ...: ranked by the number their paths differ in), or their\n"
                  "directories; or one run with a tag per rank (loss_0, ...), add_scalars' runs below it\n"
                  "(loss_0/, ... of add_scalars(\"loss\", {\"0\": ...})) read as its tags. Files that\n"
                  "several writers wrote at once in one directory are a rank each, in name order. A\n"

@@ -262,8 +262,27 @@ std::string Reader::tags_of(const Writer& writer) const {
   return list_for_message(tags, 20);
 }
 
+// The runs' paths below the deepest directory that holds them all, which number their ranks: their own names where
+// they lie side by side (rank_0, rank_1), node0/gpu0 where they lie deeper.
+std::vector<std::string> names_below_their_ancestor(const std::vector<const Writer*>& writers) {
+  fs::path ancestor = fs::path(writers.front()->path).parent_path();
+  for (const Writer* w : writers) {
+    const fs::path parent = fs::path(w->path).parent_path();
+    fs::path common;
+    for (auto a = ancestor.begin(), b = parent.begin(); a != ancestor.end() && b != parent.end() && *a == *b; ++a, ++b)
+      common /= *a;
+    ancestor = common;
+  }
+  std::vector<std::string> names;
+  for (const Writer* w : writers) {
+    const std::string below = fs::path(w->path).lexically_relative(ancestor).string();
+    names.push_back(below.empty() ? w->name : below);  // none: one path absolute and another relative
+  }
+  return names;
+}
+
 // The ranks of writers that are one per rank: the files' order where one directory holds them all, else the number
-// their names differ in.
+// their paths differ in.
 std::vector<int64_t> Reader::ranks_of(const std::vector<const Writer*>& writers) {
   std::vector<std::string> names;
   for (const Writer* w : writers) names.push_back(w->name);
@@ -297,7 +316,9 @@ std::vector<int64_t> Reader::ranks_of(const std::vector<const Writer*>& writers)
     for (size_t r = 0; r < ranks.size(); ++r) ranks[r] = static_cast<int64_t>(r);
     return ranks;
   }
-  if (const auto ranks = ranks_from_names(names, "the TensorBoard runs' directories", warnings_)) return *ranks;
+  if (const auto ranks = ranks_from_names(names_below_their_ancestor(writers), "the TensorBoard runs' directories",
+                                          warnings_))
+    return *ranks;
   throw RankLogError("the TensorBoard runs " + paths() + " do not differ in a number alone (rank_0, rank_1, ...), "
                      "which would give their ranks: give one run (with a tag per rank, loss_0, loss_1, ...), or the "
                      "runs of one job, a directory per rank named by its rank");

@@ -34,8 +34,9 @@ def diagnose(*logs, columns=None, window=None, jump_z=None, shift_z=None, spike_
     """The report on one log (a run log, a run directory, a per-rank CSV or JSON-lines file) or on one file per rank
     (several paths, ranks in the order given, or a glob such as "logs/rank*.csv", ranks in natural order: rank10
     after rank9), or on W&B runs, one per rank (the directory above them, "wandb"; each run's rank its config's
-    "rank", as `lrkit diagnose --help` says), or on TensorBoard runs (a directory of a run per rank, rank_0, ...; or
-    one run with a tag per rank, loss_0, ..., or add_scalars' runs below it). `columns` names the fields in the file
+    "rank", as `lrkit diagnose --help` says), or on TensorBoard runs (a directory above a run per rank, rank_0,
+    ..., at any depth; or one run with a tag per rank, loss_0, ..., or add_scalars' runs below it). `columns` names
+    the fields in the file
     ({"loss": "train/loss"}, whose names may hold a comma, or "loss=train/loss,step=global_step"); the thresholds
     are the command's options (None: its defaults). A step
     missing some rank's row is skipped with a warning; an empty CSV value is NaN, as pandas writes one; a log without

@@ -204,16 +204,35 @@ _HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
 def _is_rank_log(path):
     """A CSV / JSON-lines per-rank log by its name, as `lrkit diagnose` tells them (an HDF5 file so named is HDF5); a
     W&B run log (.wandb) or a TensorBoard event file (a name holding "tfevents"), or a directory without a run log
-    that holds W&B runs (a run's directory, or one above) or TensorBoard runs (its own event files, or its runs')."""
+    that holds W&B runs (a run's directory, or one above) or TensorBoard runs (its own event files, or its runs' at
+    any depth)."""
     if os.path.isdir(path) and not os.path.exists(os.path.join(path, "log.h5")):
         return any(glob.glob(os.path.join(glob.escape(path), *parts, "*.wandb"))
                    for parts in ((), ("*",), ("wandb", "*"))) or \
-            any(glob.glob(os.path.join(glob.escape(path), *parts, "*tfevents*")) for parts in ((), ("*",)))
+            _holds_event_files(path)
     name = os.path.basename(path)
     if not (name.endswith((".csv", ".jsonl", ".json", ".wandb")) or "tfevents" in name) or not os.path.isfile(path):
         return False
     with open(path, "rb") as f:
         return f.read(8) != _HDF5_SIGNATURE
+
+
+def _holds_event_files(directory):
+    """Whether TensorBoard event files lie below `directory` at any depth, where lrkit's reader looks for them: links
+    followed, each directory once (a link back up is not walked round)."""
+    seen = set()
+    for top, subdirectories, names in os.walk(directory, followlinks=True):
+        try:
+            info = os.stat(top)
+        except OSError:
+            continue
+        if (info.st_dev, info.st_ino) in seen:
+            subdirectories[:] = []
+            continue
+        seen.add((info.st_dev, info.st_ino))
+        if any("tfevents" in name for name in names):
+            return True
+    return False
 
 
 def _read_rank_logs(paths, columns):

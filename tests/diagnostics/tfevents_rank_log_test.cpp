@@ -1,7 +1,8 @@
-// Per-rank signals from TensorBoard event files: a run per rank, ranked by its directory's name; add_scalars' runs and
-// a tag per rank, read as one run's; several writers' files in one directory; resumed sessions; and every refusal, by
-// run, file and byte. The signals are compared with the same values written as JSON lines.
+// Per-rank signals from TensorBoard event files: a run per rank, ranked by its directory's name, at any depth;
+// add_scalars' runs and a tag per rank, read as one run's; several writers' files in one directory; resumed sessions;
+// and every refusal, by run, file and byte. The signals are compared with the same values written as JSON lines.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -175,6 +176,41 @@ TEST(TfEventsRankLog, AddScalarsRunsAndATagPerRankAreOneRunsValues) {
     }
   event_file("tb_tags", tags);
   expect_same_grid(read_inputs({scratch("tb_tags")}), read_rank_logs(json_lines(3, false)));
+}
+
+TEST(TfEventsRankLog, RunsAreFoundAtAnyDepthAsTensorBoardFindsThem) {
+  // SummaryWriter(f"runs/ddp/rank_{rank}") with add_scalar("loss"), add_scalar("cos_to_mean") and
+  // add_scalars("norms", {"grad": g}), whose value PyTorch puts in a run rank_K/norms_grad (the tag norms): two
+  // levels below runs. A link inside a run back up to runs is not walked round, and a link to ddp is not read twice.
+  for (int rank = 0; rank < 3; ++rank) {
+    const std::string run = "tb_deep/ddp/rank_" + std::to_string(rank);
+    EventFile own(kStart), norms(kStart);
+    for (int step = 0; step <= 5; ++step) {
+      own.scalar("loss", step, loss_of(rank, step)).scalar("cos_to_mean", step, cosine_of(rank, step));
+      norms.scalar("norms", step, norm_of(rank, step));
+    }
+    event_file(run, own);
+    event_file(run + "/norms_grad", norms);
+  }
+  const std::string runs = scratch("tb_deep");
+  ASSERT_EQ(::symlink("../..", (runs + "/ddp/rank_0/up").c_str()), 0);
+  ASSERT_EQ(::symlink("ddp", (runs + "/latest").c_str()), 0);
+  ReadOptions norms;
+  norms.columns = {{"grad_norm", "norms_grad"}};
+  const RankLog log = read_inputs({runs}, norms);
+  expect_same_grid(log, read_rank_logs(json_lines(3)));
+  EXPECT_EQ(log.source, runs + "/ddp/rank_0 (TensorBoard run) and 2 more run(s), one per rank");
+  EXPECT_TRUE(log.warnings.empty()) << log.warnings.front();
+  expect_same_grid(read_inputs({runs + "/ddp"}, norms), log);
+  // The runs of two jobs below one directory: their paths below it differ in more than a number, though their own
+  // names are rank_0 to rank_2.
+  for (const char* run : {"a/rank_0", "a/rank_1", "b/rank_2"}) event_file(std::string("tb_jobs/") + run, rank_session(0));
+  const std::string jobs = scratch("tb_jobs");
+  EXPECT_EQ(refusal({jobs}), "the TensorBoard runs " + jobs + "/a/rank_0, " + jobs + "/a/rank_1, " + jobs + "/b/rank_2 "
+                             "do not differ in a number alone (rank_0, rank_1, ...), which would give their ranks: give "
+                             "one run (with a tag per rank, loss_0, loss_1, ...), or the runs of one job, a directory "
+                             "per rank named by its rank");
+  EXPECT_EQ(read_inputs({jobs + "/a"}).ranks, 2);
 }
 
 TEST(TfEventsRankLog, AResumedWritersLaterSessionReplacesTheStepsItLogsAgain) {

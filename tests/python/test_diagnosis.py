@@ -237,7 +237,7 @@ def test_per_rank_wandb_runs_report_as_their_json_lines(tmp_path):
 def test_per_rank_tensorboard_runs_report_as_their_json_lines(tmp_path):
     """The same loop's TensorBoard runs (make_tfevents.py's ddp_runs(), written with the protobuf library): a writer
     per rank, and rank 0's add_scalars of every rank's values, report as the same float32 signals written as JSON
-    lines; a resumed writer's second file replaces the steps it logs again."""
+    lines; a resumed writer's second file replaces the steps it logs again; the runs are found below any depth."""
     pytest.importorskip("google.protobuf", reason="protobuf is not installed for this Python")
     pytest.importorskip("crcmod", reason="crcmod is not installed for this Python")
     import pathlib
@@ -281,3 +281,9 @@ def test_per_rank_tensorboard_runs_report_as_their_json_lines(tmp_path):
     assert list(resumed.arrays["/train/step"]) == list(range(40))
     assert ranks[19, 1] == f32(ddp_rank_signals(1, 19)[0]) and ranks[20, 1] == f32(ddp_rank_signals(1, 20)[0] + 1)
     assert [r["step"] for r in lrkit.diagnose(tmp_path / "runs", window=10)["resumes"]] == [20]
+    # The directory above: runs two levels down are found, as TensorBoard finds them; a link back up is walked once.
+    (tmp_path / "runs" / "rank_0" / "up").symlink_to("..", target_is_directory=True)
+    above = lrkit.read_log(tmp_path)
+    assert above.arrays["/ranks/loss"].tolist() == ranks.tolist()
+    assert lrkit.diagnose(tmp_path, window=10)["source"] == f"{tmp_path}/runs/rank_0 (TensorBoard run) and 1 more " \
+        "run(s), one per rank"

@@ -3,6 +3,7 @@
 #include "lrkit/schedules/tfevents_file.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdint>
@@ -288,13 +289,17 @@ TEST(TfEventsFile, DirectoriesNameTheirEventFilesAndTheRunsBelowThem) {
   write_bytes("logdir/run_b/copy.tfevents", golden);
   write_bytes("logdir/run_a/events.out.tfevents.9.host", golden);
   write_bytes("logdir/notes/readme.txt", "no events\n");
+  // A run two levels down (TensorBoard finds runs at any depth), and a link inside a run back up to logdir.
+  write_bytes("logdir/group/run_c/events.out.tfevents.3.host", golden);
+  ASSERT_EQ(::symlink("..", (dir / "run_a/up").c_str()), 0);
   EXPECT_EQ(tfevents_files_in((dir / "run_b").string()),
             (std::vector<std::string>{(dir / "run_b/copy.tfevents").string(),
                                       (dir / "run_b/events.out.tfevents.1.host").string(),
                                       (dir / "run_b/events.out.tfevents.2.host").string()}));
   EXPECT_TRUE(tfevents_files_in(dir.string()).empty());
-  EXPECT_EQ(tfevents_runs_below(dir.string()),
-            (std::vector<std::string>{(dir / "run_a").string(), (dir / "run_b").string()}));
+  EXPECT_EQ(tfevents_runs_below(dir.string()), (std::vector<std::string>{(dir / "group/run_c").string(),
+                                                                          (dir / "run_a").string(),
+                                                                          (dir / "run_b").string()}));
   try {
     read_series_file(dir.string(), "/train/lr", "");
     FAIL() << "a log directory of runs read as one";
@@ -303,7 +308,7 @@ TEST(TfEventsFile, DirectoriesNameTheirEventFilesAndTheRunsBelowThem) {
                                          "' is a directory without a run log (log.h5), event files, a "
                                          "trainer_state.json, an MLflow run's metrics or store (mlflow.db) or a "
                                          "W&B run log (.wandb); the TensorBoard runs below it: " +
-                                         (dir / "run_a").string() + ", " + (dir / "run_b").string() + ": name one");
+                                         (dir / "group/run_c").string() + ", " + (dir / "run_a").string() + ", " + (dir / "run_b").string() + ": name one");
   }
   // Three files of the same events: each later file's rows replace the earlier's.
   const Series s = read_series_file((dir / "run_b").string(), "simple", "");

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace lrkit {
@@ -35,6 +36,14 @@ inline bool is_directory_path(const std::string& path) { return path_kind(path) 
 inline bool path_exists(const std::string& path) {
   const PathKind kind = path_kind(path);
   return kind != PathKind::kMissing && kind != PathKind::kLinkLoop;
+}
+
+// The device and inode of the directory `path` names, through links; nothing where it names no directory. Two paths
+// with the same identity are one directory (a walk that meets one again has gone round a link).
+inline std::optional<std::pair<uint64_t, uint64_t>> directory_identity(const std::string& path) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) return std::nullopt;
+  return std::make_pair(static_cast<uint64_t>(info.st_dev), static_cast<uint64_t>(info.st_ino));
 }
 
 // The size in bytes of what `path` names, or nothing where it cannot be reached.

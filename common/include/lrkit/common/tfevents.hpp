@@ -20,7 +20,8 @@ bool is_tfevents_file(const std::string& path);
 // an event file's.
 std::vector<std::string> tfevents_files_in(const std::string& directory);
 
-// The subdirectories of `directory` that hold event files (TensorBoard's runs below a log directory), sorted.
+// The directories below `directory`, at any depth, that hold event files (TensorBoard's runs below a log
+// directory), in the order of their paths: runs/ddp/rank_0 and its add_scalars runs below it, then runs/ddp/rank_1.
 std::vector<std::string> tfevents_runs_below(const std::string& directory);
 
 // A Summary value of an event: its tag, and its scalar or why it is none, worked out when asked (a reader of one tag

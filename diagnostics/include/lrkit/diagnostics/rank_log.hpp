@@ -90,7 +90,7 @@ RankLog read_rank_logs(const std::vector<std::string>& paths, const ReadOptions&
 
 // The logs that `inputs` name: a path that exists is itself (a run directory: its log.h5; a W&B run's directory: its
 // .wandb log; a directory above W&B runs: every session's log; a directory of TensorBoard event files: those and the
-// ones of the runs directly below it), any other that holds glob characters (*?[) the files
+// ones of the runs below it at any depth), any other that holds glob characters (*?[) the files
 // it matches, in natural order (rank10 after rank9), each as a path. Throws RankLogError naming a pattern
 // that matches nothing.
 std::vector<std::string> rank_log_paths(const std::vector<std::string>& inputs);
