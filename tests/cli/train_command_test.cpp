@@ -390,7 +390,8 @@ TEST(TrainCommand, TheMemoryLineIsALowerBoundOfTheMeasuredPeak) {
     EXPECT_NE(at, std::string::npos) << out;
     if (at == std::string::npos) return m;
     const auto value = out.substr(at + said.size());
-    m.estimate_bytes = std::stod(value) * (value.find(" MB per worker") == value.find(' ') ? 1e6 : 1e9);
+    const std::string unit = value.substr(value.find(' ') + 1, 2);
+    m.estimate_bytes = std::stod(value) * (unit == "GB" ? 1e9 : unit == "MB" ? 1e6 : 1e3);
     return m;
   };
   const double libtorch = measure("").peak_bytes;

@@ -53,11 +53,22 @@ TEST(Checkpoint, ResumedRunReproducesTheUninterruptedLossesBitForBit) {
   ASSERT_EQ(full.losses.size(), 20u);
   ASSERT_TRUE(fs::exists(c.out + "/checkpoints/step_0000000010.pt"));
 
-  // Interrupt after step 10: drop the later checkpoint and continue with --resume auto.
-  fs::remove(c.out + "/checkpoints/step_0000000020.pt");
+  // Killed while saving step 20: its file is still the save's temporary, as large as a checkpoint and never read.
+  // --resume auto continues from step 10 and removes it; a file of another name stays.
+  const std::string partial = c.out + "/checkpoints/.step_0000000020.pt.tmp";
+  fs::rename(c.out + "/checkpoints/step_0000000020.pt", partial);
+  const auto partial_bytes = static_cast<double>(fs::file_size(partial));
+  lrkit::testing::write_text("resume_run/checkpoints/.notes.tmp", "the user's\n");
   TrainConfig again = c;
   again.resume = "auto";
-  const auto resumed = run_training(again, out);
+  std::ostringstream resumed_out;
+  const auto resumed = run_training(again, resumed_out);
+  EXPECT_NE(resumed_out.str().find("\nremoved 1 partial checkpoint file(s) of a save a kill cut short (" +
+                                   bytes_text(partial_bytes) + "): " + partial + "\n"),
+            std::string::npos)
+      << resumed_out.str();
+  EXPECT_TRUE(fs::exists(c.out + "/checkpoints/.notes.tmp"));
+  EXPECT_FALSE(fs::exists(partial));
   ASSERT_EQ(resumed.losses.size(), 10u);
   for (size_t i = 0; i < 10; ++i) EXPECT_EQ(resumed.losses[i], full.losses[10 + i]) << "step " << 10 + i;
   EXPECT_EQ(lrkit::h5::read_series(full.log_path, "/train/loss"), full_log);  // the log continues seamlessly

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "lrkit/common/numbers.hpp"
 #include "lrkit/common/text_file.hpp"
 #include "lrkit/train/cgroup_limits.hpp"
 #include "lrkit/train/gpt.hpp"
@@ -15,16 +16,6 @@
 namespace lrkit::train {
 
 namespace {
-
-// "77.3 GB", "412 MB": what a reader compares with free(1).
-std::string bytes_text(double bytes) {
-  char buf[32];
-  if (bytes >= 1e9)
-    std::snprintf(buf, sizeof buf, "%.1f GB", bytes / 1e9);
-  else
-    std::snprintf(buf, sizeof buf, "%.0f MB", bytes / 1e6);
-  return buf;
-}
 
 // "4.83B", "25.3M", "7664": a model's size as one says it.
 std::string count_text(int64_t count) {

@@ -1,11 +1,14 @@
 #include "lrkit/train/run_files.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <utility>
 
+#include "lrkit/common/file_status.hpp"
 #include "lrkit/common/numbers.hpp"
 
 namespace lrkit::train {
@@ -54,6 +57,39 @@ std::string checkpoint_path(const std::string& run_dir, int64_t step) {
 std::string replica_checkpoint_path(const std::string& main_path, int64_t replica) {
   const fs::path p(main_path);
   return (p.parent_path() / (p.stem().string() + ".replica_" + std::to_string(replica) + ".pt")).string();
+}
+
+namespace {
+
+// A replica file's name, step_<step>.replica_<g>.pt (replica_checkpoint_path).
+bool is_replica_file_name(const std::string& name) {
+  const auto mark = name.find(".replica_");
+  const std::string suffix = ".pt";
+  if (mark == std::string::npos || name.size() <= mark + 9 + suffix.size() ||
+      name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+    return false;
+  const std::string replica = name.substr(mark + 9, name.size() - mark - 9 - suffix.size());
+  return checkpoint_step_of(name.substr(0, mark) + suffix) &&
+         std::all_of(replica.begin(), replica.end(), [](unsigned char c) { return std::isdigit(c); });
+}
+
+}  // namespace
+
+std::vector<PartialCheckpoint> remove_partial_checkpoints(const std::string& run_dir) {
+  const std::string dir = checkpoint_dir(run_dir), prefix = ".", suffix = ".tmp";
+  std::vector<PartialCheckpoint> removed;
+  for (const std::string& name : directory_names(dir)) {
+    if (name.size() <= prefix.size() + suffix.size() || name.compare(0, prefix.size(), prefix) != 0 ||
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+      continue;
+    const std::string file = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+    if (!checkpoint_step_of(file) && !is_replica_file_name(file)) continue;
+    const std::string path = (fs::path(dir) / name).string();
+    if (path_kind(path) != PathKind::kFile) continue;
+    const uint64_t bytes = file_size_of(path).value_or(0);
+    if (::unlink(path.c_str()) == 0) removed.push_back({path, bytes});  // another worker's unlink: already gone
+  }
+  return removed;
 }
 
 std::string profile_trace_path(const std::string& run_dir, int rank) {

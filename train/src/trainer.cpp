@@ -5,6 +5,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "lrkit/common/message_text.hpp"
 #include "lrkit/common/numbers.hpp"
 #include "lrkit/distributed/device_identity.hpp"
 #include "lrkit/schedules/summary.hpp"
@@ -64,6 +65,22 @@ std::unique_ptr<distributed::Collective> make_collective(const TrainConfig& c, c
   return collective;
 }
 
+// A save that a kill cut short leaves its temporary file, as large as a checkpoint and never read (the checkpoint it
+// was to be is not listed): removed when the run starts again, and said. Each worker removes what it sees, so that
+// machines with directories of their own are cleared too.
+void remove_killed_saves(const std::string& run_dir, std::ostream& progress) {
+  const std::vector<PartialCheckpoint> removed = remove_partial_checkpoints(run_dir);
+  if (removed.empty()) return;
+  double bytes = 0;
+  std::vector<std::string> paths;
+  for (const PartialCheckpoint& file : removed) {
+    bytes += static_cast<double>(file.bytes);
+    paths.push_back(file.path);
+  }
+  progress << "removed " << removed.size() << " partial checkpoint file(s) of a save a kill cut short ("
+           << bytes_text(bytes) << "): " << list_for_message(paths, 4) << std::endl;
+}
+
 }  // namespace
 
 Trainer::Trainer(const TrainConfig& config, std::ostream& progress, const std::function<void()>& starting)
@@ -97,6 +114,7 @@ Trainer::Trainer(const TrainConfig& config, std::ostream& progress, const std::f
   const Restored restored = restore(c_, replicas_, hdet_ ? &*hdet_ : nullptr, restored_lines);
   require_one_start(restored.start, *collective_);  // before any worker trains on its own start
   *progress_ << restored_lines.str() << std::flush;
+  remove_killed_saves(c_.out, *progress_);  // every worker has started here, and none saves before a step
   start_step_ = restored.start.step;
   tokens_per_step_ = static_cast<double>(c_.train.batch * c_.model.context);
   session_ = restored.start;

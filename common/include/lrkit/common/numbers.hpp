@@ -69,6 +69,18 @@ inline std::string format_number(double value) {
   return buffer;
 }
 
+// A size in bytes as free(1) and ls -lh readers compare it: "77.3 GB", "412 MB", "35 kB".
+inline std::string bytes_text(double bytes) {
+  char buffer[32];
+  if (bytes >= 1e9)
+    std::snprintf(buffer, sizeof buffer, "%.1f GB", bytes / 1e9);
+  else if (bytes >= 1e6)
+    std::snprintf(buffer, sizeof buffer, "%.0f MB", bytes / 1e6);
+  else
+    std::snprintf(buffer, sizeof buffer, "%.0f kB", bytes / 1e3);
+  return buffer;
+}
+
 // std::from_chars for a double that also takes one leading '+' ("+1e-3", "+inf"), as strtod, Python's float and
 // printf's "%+g" write it (from_chars alone refuses the sign). On failure the pointer is `first`, so that "+" and "+-1"
 // never read as a number that ends at `last`.

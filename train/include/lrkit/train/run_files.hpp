@@ -29,6 +29,15 @@ std::optional<std::string> latest_checkpoint(const std::string& run_dir);
 std::string checkpoint_path(const std::string& run_dir, int64_t step);
 // Replica `replica` of the checkpoint at `main_path`.
 std::string replica_checkpoint_path(const std::string& main_path, int64_t replica);
+// A checkpoint file that a killed save left half written: write_checkpoint_file's ".NAME.tmp" of a main or a
+// replica file, never read and as large as a checkpoint.
+struct PartialCheckpoint {
+  std::string path;
+  uint64_t bytes = 0;
+};
+// Removes the partial checkpoints under run_dir/checkpoints and says which they were. Only while no worker of the
+// run saves one (a session's start: its lock keeps other jobs out, and its workers save after steps together).
+std::vector<PartialCheckpoint> remove_partial_checkpoints(const std::string& run_dir);
 // Worker `rank`'s profiler trace (Chrome trace JSON) of the run in run_dir.
 std::string profile_trace_path(const std::string& run_dir, int rank);
 
