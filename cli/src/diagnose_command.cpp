@@ -71,7 +71,9 @@ int run_diagnose_command(const std::vector<std::string>& args) {
                  "In JSON lines, \"session\": \"resume\" on the rows of a resume's first step marks it\n"
                  "(a DispersionHook writes it). A step missing some rank's row is skipped with a warning.\n"
                  "An empty CSV value is NaN, as pandas writes and reads one (JSON lines: NaN or null).\n"
-                 "Without gradient norms the loss alone is diagnosed (a warning and a note say so).\n\n"
+                 "Without gradient norms the loss alone is diagnosed (a warning and a note say so).\n"
+                 "Gradient norms and cosines logged at some steps only (every k steps) are tested over\n"
+                 "those steps; a step gives them for every rank or none (a CSV: every rank's cell empty).\n\n"
               << visible;
     return kExitOk;
   }

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 #include <sstream>
+#include <tuple>
 
 #include "lrkit/common/numbers.hpp"
 #include "lrkit/diagnostics/robust.hpp"
@@ -16,10 +17,15 @@ namespace {
 constexpr size_t kSmoothingSteps = 5;
 
 struct Series {
+  explicit Series(std::string name_, bool low_is_bad_ = false) : name(std::move(name_)), low_is_bad(low_is_bad_) {}
   std::string name;
+  bool low_is_bad;            // consistency: drops are the anomaly
   std::vector<double> values;
-  bool low_is_bad = false;  // consistency: drops are the anomaly
+  std::vector<double> steps;  // each value's step: every analysed step, or those a sparse field is logged at
 };
+
+// Whether step `t` logs a field that some steps only may log (RankLog::grad_norm_logged).
+bool logged_at(const std::vector<uint8_t>& logged, size_t t) { return logged.empty() || logged[t] != 0; }
 
 double population_std(const double* v, int64_t n) {
   double mean = 0;
@@ -49,8 +55,9 @@ std::vector<double> centered_median(const std::vector<double>& x, size_t width) 
 
 // Steps whose signed z passes the threshold, merged into windows when closer
 // than window / 5; a window needs kMinFlaggedSteps of them.
-std::vector<FlaggedWindow> group_flags(const Series& s, const std::vector<double>& steps, const std::vector<double>& z,
-                                       int64_t window, double threshold, const char* test) {
+std::vector<FlaggedWindow> group_flags(const Series& s, const std::vector<double>& z, int64_t window, double threshold,
+                                       const char* test) {
+  const std::vector<double>& steps = s.steps;
   std::vector<FlaggedWindow> windows;
   const auto gap = static_cast<size_t>(std::max<int64_t>(1, window / 5));
   size_t last_flag = 0;
@@ -89,10 +96,9 @@ double scale_floor(const Series& s) { return s.low_is_bad ? 0.01 : 0.05; }
 // what is scored is its centered 5-step median (the report is offline, so it
 // may look ahead), so a finding is a change that lasts, and it still starts at
 // its first step.
-std::vector<FlaggedWindow> flag_windows(const Series& s, const std::vector<double>& scored, const std::vector<double>& steps,
-                                        int64_t window, double jump_z) {
+std::vector<FlaggedWindow> flag_windows(const Series& s, const std::vector<double>& scored, int64_t window, double jump_z) {
   const auto z = trailing_robust_z(centered_median(scored, kSmoothingSteps), window, window / 2, scale_floor(s));
-  return group_flags(s, steps, z, window, jump_z, "step");
+  return group_flags(s, z, window, jump_z, "step");
 }
 
 // The shift test: a change that lasts half a window, scored by shift_z, which
@@ -101,11 +107,11 @@ std::vector<FlaggedWindow> flag_windows(const Series& s, const std::vector<doubl
 // spread at 8 ranks, z about 4 per step). A finding starts at its peak, the
 // change's estimated first step; one that a per-step window of the series
 // already covers is left to that window.
-std::vector<FlaggedWindow> flag_shifts(const Series& s, const std::vector<double>& scored, const std::vector<double>& steps,
-                                       int64_t window, double shift_z_threshold, const std::vector<FlaggedWindow>& per_step) {
+std::vector<FlaggedWindow> flag_shifts(const Series& s, const std::vector<double>& scored, int64_t window,
+                                       double shift_z_threshold, const std::vector<FlaggedWindow>& per_step) {
   const int64_t horizon = std::max<int64_t>(kSmoothingSteps, window / 2);
   const auto z = shift_z(scored, window, horizon, window / 2, scale_floor(s));
-  auto windows = group_flags(s, steps, z, window, shift_z_threshold, "shift");
+  auto windows = group_flags(s, z, window, shift_z_threshold, "shift");
   const double gap = static_cast<double>(std::max<int64_t>(1, window / 5));
   windows.erase(std::remove_if(windows.begin(), windows.end(),
                                [&](const FlaggedWindow& w) {
@@ -121,14 +127,15 @@ std::vector<FlaggedWindow> flag_shifts(const Series& s, const std::vector<double
 
 // Which rank is most extreme at each step, counted; flagged when the count is
 // far above the 1/N a rank gets by chance (binomial z).
-void find_outliers(const RankLog& log, size_t first, const std::vector<double>& m, const std::string& metric, bool lowest,
-                   const ReportOptions& o, std::vector<OutlierRank>& out) {
+void find_outliers(const RankLog& log, size_t first, const std::vector<double>& m, const std::vector<uint8_t>& logged,
+                   const std::string& metric, bool lowest, const ReportOptions& o, std::vector<OutlierRank>& out) {
   if (m.empty() || log.ranks < 2) return;
   std::vector<double> counts(static_cast<size_t>(log.ranks), 0.0);
   std::vector<int64_t> extreme;  // per counted step: the most extreme rank
   std::vector<double> counted_steps;
   double steps = 0;
   for (size_t t = first; t < log.size(); ++t) {
+    if (!logged_at(logged, t)) continue;
     int64_t best = 0;
     double lo = log.at(m, t, 0), hi = lo;
     bool finite = true;
@@ -169,13 +176,13 @@ void find_outliers(const RankLog& log, size_t first, const std::vector<double>& 
 }
 
 // NaN / Inf per rank and series, with the first step.
-void find_non_finite(const RankLog& log, size_t first, const std::vector<double>& m, const std::string& series,
-                     std::vector<NonFinite>& out) {
+void find_non_finite(const RankLog& log, size_t first, const std::vector<double>& m, const std::vector<uint8_t>& logged,
+                     const std::string& series, std::vector<NonFinite>& out) {
   if (m.empty()) return;
   for (int64_t r = 0; r < log.ranks; ++r) {
     NonFinite found{series, r, 0, 0};
     for (size_t t = first; t < log.size(); ++t)
-      if (!std::isfinite(log.at(m, t, r)) && found.count++ == 0) found.first_step = log.steps[t];
+      if (logged_at(logged, t) && !std::isfinite(log.at(m, t, r)) && found.count++ == 0) found.first_step = log.steps[t];
     if (found.count > 0) out.push_back(found);
   }
 }
@@ -347,46 +354,68 @@ Report analyze(const RankLog& log, const ReportOptions& o) {
   const int64_t window = std::max<int64_t>(r.window, 4);  // what every step below uses
 
   std::vector<double> steps(log.steps.begin() + static_cast<std::ptrdiff_t>(first), log.steps.end());
-  std::vector<double> loss, loss_std, loss_cv, norm_std, consistency, global_norm;
+  std::vector<double> loss;
+  Series loss_std("loss_std"), loss_cv("loss_cv"), norm_std("grad_norm_std"), consistency("consistency", true);
+  Series global_norm("grad_norm");
   const auto n = log.ranks;
   for (size_t t = first; t < log.size(); ++t) {
     const double* l = &log.loss[t * static_cast<size_t>(n)];
     double mean = 0;
     for (int64_t k = 0; k < n; ++k) mean += l[k] / static_cast<double>(n);
     loss.push_back(mean);
-    loss_std.push_back(population_std(l, n));
-    loss_cv.push_back(mean != 0 ? loss_std.back() / std::fabs(mean) : NAN);
-    if (has_grad_norm) {
+    loss_std.values.push_back(population_std(l, n));
+    loss_cv.values.push_back(mean != 0 ? loss_std.values.back() / std::fabs(mean) : NAN);
+    if (has_grad_norm && logged_at(log.grad_norm_logged, t)) {
       const double* g = &log.grad_norm[t * static_cast<size_t>(n)];
       double mean_norm = 0;
       for (int64_t k = 0; k < n; ++k) mean_norm += g[k] / static_cast<double>(n);
-      norm_std.push_back(population_std(g, n));
-      global_norm.push_back(log.global_grad_norm.empty() ? mean_norm : log.global_grad_norm[t]);
+      norm_std.values.push_back(population_std(g, n));
+      global_norm.values.push_back(log.global_grad_norm.empty() ? mean_norm : log.global_grad_norm[t]);
+      norm_std.steps.push_back(log.steps[t]);
     }
     if (!log.cos_pairwise.empty()) {
-      consistency.push_back(log.cos_pairwise[t]);
-    } else if (!log.cos_to_mean.empty()) {
+      consistency.values.push_back(log.cos_pairwise[t]);
+      consistency.steps.push_back(log.steps[t]);
+    } else if (!log.cos_to_mean.empty() && logged_at(log.cos_to_mean_logged, t)) {
       double c = 0;
       for (int64_t k = 0; k < n; ++k) c += log.at(log.cos_to_mean, t, k) / static_cast<double>(n);
-      consistency.push_back(c);
+      consistency.values.push_back(c);
+      consistency.steps.push_back(log.steps[t]);
     }
   }
+  loss_std.steps = loss_cv.steps = steps;
+  global_norm.steps = norm_std.steps;
   r.consistency_metric = !log.cos_pairwise.empty() ? "mean pairwise cosine" : !log.cos_to_mean.empty() ? "mean cos_to_mean" : "";
+  // A field logged at some steps only is tested over those steps: its window counts them, shrunk to half their
+  // number as a short log's is (under 4: no jumps, drops or spikes are looked for in it).
+  const auto window_of = [&](const Series& s) {
+    return s.values.size() == steps.size() ? r.window : std::min<int64_t>(r.window, static_cast<int64_t>(s.values.size()) / 2);
+  };
+  for (const auto& [name, sparse, s] : {std::make_tuple("gradient norms", &log.grad_norm_logged, &norm_std),
+                                        std::make_tuple("cosines", &log.cos_to_mean_logged, &consistency)}) {
+    if (sparse->empty() || s->values.size() == steps.size()) continue;
+    r.notes.push_back(std::string(name) + " are logged at " + std::to_string(s->values.size()) + " of the " +
+                      std::to_string(steps.size()) + " steps analysed: " +
+                      (window_of(*s) >= 4 ? "their tests run over those steps, the window counting " +
+                                                std::to_string(window_of(*s)) + " of them"
+                                          : std::string("too few for trailing statistics (no jumps, drops or spikes "
+                                                        "are looked for in them)")));
+  }
 
   r.loss = summarize("loss", loss, window);
-  std::vector<Series> series = {{"loss_std", loss_std}, {"loss_cv", loss_cv}};
-  if (has_grad_norm) series.push_back({"grad_norm_std", norm_std});
-  if (!consistency.empty()) series.push_back({"consistency", consistency, true});
-  for (const auto& s : series) {
-    r.dispersion.push_back(summarize(s.name, s.values, window));
-    if (n < 2 || r.window == 0) continue;  // one worker: nothing disperses
-    if (s.name == "loss_cv") continue;  // loss_std already covers it; flagging both doubles every window
-    const auto scored = scored_values(s);
-    const auto w = flag_windows(s, scored, steps, window, o.jump_z);
+  for (const Series* s : {&loss_std, &loss_cv, &norm_std, &consistency}) {
+    if (s->values.empty()) continue;  // not logged (or only in the steps skipped)
+    const int64_t series_window = window_of(*s);
+    r.dispersion.push_back(summarize(s->name, s->values, std::max<int64_t>(series_window, 4)));
+    if (n < 2 || series_window < 4) continue;  // one worker: nothing disperses; too few steps for a window
+    if (s->name == "loss_cv") continue;  // loss_std already covers it; flagging both doubles every window
+    const auto scored = scored_values(*s);
+    const auto w = flag_windows(*s, scored, series_window, o.jump_z);
     // Only the loss spread: in healthy runs the gradient-norm spread and the consistency shift with the phase of
     // training (shift z up to 7.0 and -6.9 over the calibration runs' steps 70-155 of 400), the loss spread did not
     // (at most 4.6).
-    const auto shifts = s.name == "loss_std" ? flag_shifts(s, scored, steps, window, o.shift_z, w) : std::vector<FlaggedWindow>{};
+    const auto shifts =
+        s->name == "loss_std" ? flag_shifts(*s, scored, series_window, o.shift_z, w) : std::vector<FlaggedWindow>{};
     r.windows.insert(r.windows.end(), w.begin(), w.end());
     r.windows.insert(r.windows.end(), shifts.begin(), shifts.end());
   }
@@ -394,23 +423,26 @@ Report analyze(const RankLog& log, const ReportOptions& o) {
             [](const FlaggedWindow& a, const FlaggedWindow& b) { return a.first_step < b.first_step; });
   for (auto& w : r.windows) w.resume_step = resume_in(r.resumes, w.first_step - static_cast<double>(kSmoothingSteps), w.last_step);
 
-  find_outliers(log, first, log.loss, "loss", false, o, r.outliers);
-  find_outliers(log, first, log.grad_norm, "grad_norm", false, o, r.outliers);
-  find_outliers(log, first, log.cos_to_mean, "cos_to_mean", true, o, r.outliers);
+  find_outliers(log, first, log.loss, {}, "loss", false, o, r.outliers);
+  find_outliers(log, first, log.grad_norm, log.grad_norm_logged, "grad_norm", false, o, r.outliers);
+  find_outliers(log, first, log.cos_to_mean, log.cos_to_mean_logged, "cos_to_mean", true, o, r.outliers);
 
-  find_non_finite(log, first, log.loss, "loss", r.non_finite);
-  find_non_finite(log, first, log.grad_norm, "grad_norm", r.non_finite);
-  find_non_finite(log, first, log.cos_to_mean, "cos_to_mean", r.non_finite);
+  find_non_finite(log, first, log.loss, {}, "loss", r.non_finite);
+  find_non_finite(log, first, log.grad_norm, log.grad_norm_logged, "grad_norm", r.non_finite);
+  find_non_finite(log, first, log.cos_to_mean, log.cos_to_mean_logged, "cos_to_mean", r.non_finite);
 
-  for (const auto& [name, x] : {std::pair<std::string, const std::vector<double>*>{"loss", &loss}, {"grad_norm", &global_norm}}) {
-    if (r.window == 0) break;
-    if (x->empty()) continue;  // no gradient norms logged
-    const double level = std::fabs(median(*x));
-    const auto z = trailing_robust_z(*x, window, window / 2, 1e-3 * (level > 0 ? level : 1.0));
+  Series loss_series("loss");
+  loss_series.values = loss;
+  loss_series.steps = steps;
+  for (const Series* s : {&loss_series, &global_norm}) {
+    const int64_t series_window = window_of(*s);
+    if (s->values.empty() || series_window < 4) continue;  // no gradient norms logged; too few steps
+    const double level = std::fabs(median(s->values));
+    const auto z = trailing_robust_z(s->values, series_window, series_window / 2, 1e-3 * (level > 0 ? level : 1.0));
     for (size_t t = 0; t < z.size(); ++t)
-      if (!std::isnan(z[t]) && z[t] > (name == "loss" ? o.spike_z : o.grad_spike_z))
-        r.spikes.push_back({name, steps[t], (*x)[t], z[t],
-                            resume_in(r.resumes, steps[t] - static_cast<double>(kSmoothingSteps - 1), steps[t])});
+      if (!std::isnan(z[t]) && z[t] > (s->name == "loss" ? o.spike_z : o.grad_spike_z))
+        r.spikes.push_back({s->name, s->steps[t], s->values[t], z[t],
+                            resume_in(r.resumes, s->steps[t] - static_cast<double>(kSmoothingSteps - 1), s->steps[t])});
   }
   r.verdict = verdict(r, has_grad_norm);
   return r;

@@ -133,8 +133,6 @@ void read_csv(const std::string& source, std::istream& in, const Names& names, i
   }
   const size_t width = header.size();
   ValuelessSteps valueless;
-  const size_t first_row = out.rows.size();
-  bool cosine_seen = false;  // a cosine column with every cell empty is one the writer left empty: no cosines
   for_each_row_line(in, 2, out, [&](const std::string& line, size_t number) {
     const auto where = [&] { return source + " line " + std::to_string(number); };
     split(line, where);
@@ -151,9 +149,11 @@ void read_csv(const std::string& source, std::istream& in, const Names& names, i
       return;
     }
     // An empty value is NaN: pandas writes a missing or NaN value so, and reads it back so, as JSON lines' null reads.
+    // An optional field's empty cell is marked: where every rank's is empty at a step, the step logs none (assemble).
     const auto cell_value = [&](Field f, size_t column) {
       return fields[column].empty() ? std::nan("") : parse_value(f, fields[column], in_column(column));
     };
+    const auto given = [&](size_t column) { return fields[column].empty() ? Given::kBlank : Given::kValue; };
     for (const RankColumns& c : plan) {
       Row r;
       r.step = step;
@@ -161,20 +161,17 @@ void read_csv(const std::string& source, std::istream& in, const Names& names, i
       r.loss = cell_value(kLoss, c.loss);
       if (c.grad_norm != kAbsent) {
         r.grad_norm = cell_value(kGradNorm, c.grad_norm);
-        r.has_grad_norm = true;
+        r.grad_norm_given = given(c.grad_norm);
       }
       if (c.cos_to_mean != kAbsent) {
         r.cos_to_mean = cell_value(kCosToMean, c.cos_to_mean);
-        r.has_cos = true;
-        cosine_seen = cosine_seen || !fields[c.cos_to_mean].empty();
+        r.cos_given = given(c.cos_to_mean);
       }
       r.file = file;
       r.position = number;
       out.rows.push_back(r);
     }
   });
-  if (!cosine_seen)
-    for (size_t i = first_row; i < out.rows.size(); ++i) out.rows[i].has_cos = false;
   valueless.warn(source, out.warnings);
 }
 

@@ -37,19 +37,15 @@ RankLog assemble(const std::string& source, const std::vector<File>& files, cons
     throw RankLogError(where(r) + ": step " + std::to_string(static_cast<long long>(r.step)) + " rank " +
                        std::to_string(r.rank) + " appears twice");
   }
-  const Row& first_row = rows.front();
-  const bool has_cos = first_row.has_cos, has_grad_norm = first_row.has_grad_norm;
-  // A log gives a gradient norm with every loss or with none: a row without one among rows with one would be read as
-  // a NaN, which the report calls a divergence.
-  const auto check_grad_norm = [&](const Row& r) {
-    if (r.has_grad_norm == has_grad_norm) return;
-    const Row& lacking = has_grad_norm ? r : first_row;
-    const Row& giving = has_grad_norm ? first_row : r;
-    const std::string per_rank = WidePattern(names[kGradNorm]).name(static_cast<size_t>(lacking.rank));
-    throw RankLogError(where(lacking) + ": no gradient norm for rank " + std::to_string(lacking.rank) + " ('" +
-                       text_for_message(names[kGradNorm]) + "', or '" + text_for_message(per_rank) +
-                       "' with a field per rank), where " + where(giving) + " gives rank " +
-                       std::to_string(giving.rank) + "'s: a log gives one with every loss or with none");
+  // A step gives an optional field for every rank or for none (a loop logging gradient norms every k steps): a row
+  // without one beside a row of its step with one would be read as a NaN, which the report calls a divergence.
+  const auto lacks_field = [&](const Row& lacking, const Row& giving, Field field) {
+    const std::string per_rank = WidePattern(names[field]).name(static_cast<size_t>(lacking.rank));
+    return RankLogError(where(lacking) + ": no " + (field == kGradNorm ? "gradient norm" : "cosine") + " for rank " +
+                        std::to_string(lacking.rank) + " ('" + text_for_message(names[field]) + "', or '" +
+                        text_for_message(per_rank) + "' with a field per rank), where " + where(giving) +
+                        " gives rank " + std::to_string(giving.rank) + "'s at the same step: a step gives one for "
+                        "every rank or for none");
   };
   RankLog log;
   log.source = source;
@@ -59,8 +55,22 @@ RankLog assemble(const std::string& source, const std::vector<File>& files, cons
   const size_t per_step = static_cast<size_t>(ranks);
   log.steps.reserve(rows.size() / per_step);
   log.loss.reserve(rows.size());
-  if (has_grad_norm) log.grad_norm.reserve(rows.size());
-  if (has_cos) log.cos_to_mean.reserve(rows.size());
+  // An optional field's values by step and rank (NaN at the steps that log none), and which steps log it.
+  struct Optional {
+    Field field;
+    double Row::*value;
+    Given Row::*given;
+    std::vector<double>* values;
+    std::vector<uint8_t>* logged;
+    bool in_rows = false;  // some row names it
+    size_t steps_logged = 0;
+  };
+  Optional optional[] = {{kGradNorm, &Row::grad_norm, &Row::grad_norm_given, &log.grad_norm, &log.grad_norm_logged},
+                         {kCosToMean, &Row::cos_to_mean, &Row::cos_given, &log.cos_to_mean, &log.cos_to_mean_logged}};
+  for (Optional& o : optional) {
+    o.in_rows = std::any_of(rows.begin(), rows.end(), [&](const Row& r) { return r.*o.given != Given::kAbsent; });
+    if (o.in_rows) o.values->reserve(rows.size());
+  }
   LeftOutSteps skipped;
   for (size_t begin = 0, end = 0; begin < order.size(); begin = end) {  // [begin, end): one step's rows, by rank
     end = begin + 1;
@@ -75,21 +85,39 @@ RankLog assemble(const std::string& source, const std::vector<File>& files, cons
       continue;
     }
     log.steps.push_back(step);
-    for (size_t k = begin; k < end; ++k) {
-      const Row& r = rows[order[k]];
-      if (r.has_cos != has_cos) throw RankLogError(where(r) + ": cos_to_mean must be given on every row or none");
-      check_grad_norm(r);
-      log.loss.push_back(r.loss);
-      if (has_grad_norm) log.grad_norm.push_back(r.grad_norm);
-      if (has_cos) log.cos_to_mean.push_back(r.cos_to_mean);
+    for (size_t k = begin; k < end; ++k) log.loss.push_back(rows[order[k]].loss);
+    for (Optional& o : optional) {
+      if (!o.in_rows) continue;
+      const Row* giving = nullptr;  // a row of the step with a value
+      for (size_t k = begin; k < end && !giving; ++k)
+        if (rows[order[k]].*o.given == Given::kValue) giving = &rows[order[k]];
+      for (size_t k = begin; k < end; ++k) {
+        const Row& r = rows[order[k]];
+        if (giving && r.*o.given == Given::kAbsent) throw lacks_field(r, *giving, o.field);
+        o.values->push_back(giving ? r.*o.value : std::nan(""));
+      }
+      o.logged->push_back(giving ? 1 : 0);
+      o.steps_logged += giving ? 1 : 0;
     }
   }
   if (log.steps.empty()) throw RankLogError(source + ": no step has a row for every one of its " + std::to_string(ranks) + " ranks");
   if (skipped.count > 0)
     log.warnings.push_back(source + ": skipped " + std::to_string(skipped.count) + " step(s) missing a rank's row: " +
                            skipped.listed());
-  if (!has_grad_norm) {
+  for (Optional& o : optional) {
+    if (o.steps_logged == 0) {  // none, or only empty cells: no such field
+      o.values->clear();
+      o.logged->clear();
+    } else if (o.steps_logged == log.steps.size()) {
+      o.logged->clear();  // every step: nothing to mark
+    }
+  }
+  if (log.grad_norm.empty()) {
     const std::string rank_0s = WidePattern(names[kGradNorm]).name(0);
+    if (names.mapped(kGradNorm))  // a name the caller gave must be there
+      throw RankLogError(source + ": no row gives the gradient norm '" + text_for_message(names[kGradNorm]) +
+                         "'" + names.mapped_from(kGradNorm) + " (or '" + text_for_message(rank_0s) + "', ... with a "
+                         "field per rank)");
     log.warnings.push_back(source + ": no gradient norms ('" + text_for_message(names[kGradNorm]) + "', or '" +
                            text_for_message(rank_0s) + "', ... with a field per rank): the loss alone is diagnosed; "
                            "map another name with --columns grad_norm=NAME");
@@ -227,9 +255,7 @@ void ObjectRows::State::read(const JsonObject& object, size_t number, const std:
   if (wide && rank)  // a row of the other layout: its loss would be read as no rank's
     throw RankLogError(where() + ": a field '" + text_for_message(names[kRank]) + "' in a file whose first row has a "
                        "field per rank (" + wide_names.of(kLoss, 0) + ", ...); a file holds one layout");
-  // Gradient norms are optional (the loss alone is then diagnosed, where no row gives one: assemble), unless named by
-  // a mapping: a row without one is then refused by member_named, which names it.
-  const bool grad_norm_required = names.mapped(kGradNorm);
+  // Gradient norms and cosines are optional, and may be logged at some steps only (assemble).
   const auto add_row = [&](int64_t rank_value, double loss, const JsonMember* grad_norm, const JsonMember* cosine) {
     Row r;
     r.step = step;
@@ -237,11 +263,11 @@ void ObjectRows::State::read(const JsonObject& object, size_t number, const std:
     r.loss = loss;
     if (grad_norm) {
       r.grad_norm = value_of(*grad_norm, kGradNorm);
-      r.has_grad_norm = true;
+      r.grad_norm_given = Given::kValue;
     }
     if (cosine) {
       r.cos_to_mean = value_of(*cosine, kCosToMean);
-      r.has_cos = true;
+      r.cos_given = Given::kValue;
     }
     r.file = file;
     r.position = number;
@@ -256,17 +282,12 @@ void ObjectRows::State::read(const JsonObject& object, size_t number, const std:
       const WideRow::Members& m = wide_row.of(k);
       for (const JsonMember* repeat : m.repeat)
         if (repeat) throw twice(repeat->name);
-      // One statement each: a row's first problem is the one named, in the order rank, loss, gradient norm, cosine.
-      const double loss = value_of(*m.first[0], kLoss);
-      if (!m.first[1] && grad_norm_required) member_named(wide_names.of(kGradNorm, k), kGradNorm, true);
-      add_row(static_cast<int64_t>(k), loss, m.first[1], m.first[2]);
+      add_row(static_cast<int64_t>(k), value_of(*m.first[0], kLoss), m.first[1], m.first[2]);
     }
   } else {
     const int64_t rank_value = fixed_rank >= 0 ? fixed_rank : parse_rank(rank->text, in_field(names[kRank]));
     const double loss = value(names[kLoss], kLoss);
-    const JsonMember* grad_norm =
-        grad_norm_required ? &member_named(names[kGradNorm], kGradNorm) : find_once(names[kGradNorm]);
-    add_row(rank_value, loss, grad_norm, find_once(names[kCosToMean]));
+    add_row(rank_value, loss, find_once(names[kGradNorm]), find_once(names[kCosToMean]));
   }
   // The hook's mark (the loop's settings are not the hook's to know: no "changed"); a field "session" of the
   // user's own, with other values, is not one.

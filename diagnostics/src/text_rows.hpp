@@ -32,11 +32,15 @@ struct Names {
   std::string mapped_from(Field f) const { return mapped(f) ? std::string(" (mapped from ") + kFields[f] + ")" : ""; }
 };
 
+// Whether a row gives an optional field (a gradient norm, a cosine): not at all; as a CSV cell left empty (NaN, as
+// pandas writes one, unless every rank's is empty at its step: the step then logs none); or as a value.
+enum class Given : uint8_t { kAbsent, kBlank, kValue };
+
 struct Row {
   double step = 0;
   int64_t rank = 0;
   double loss = 0, grad_norm = std::nan(""), cos_to_mean = std::nan("");
-  bool has_grad_norm = false, has_cos = false;
+  Given grad_norm_given = Given::kAbsent, cos_given = Given::kAbsent;
   size_t file = 0;      // index into the files read
   size_t position = 0;  // where in it: a line, or a byte (File::position)
 };
@@ -58,8 +62,9 @@ struct TextRows {
 };
 
 // The rows of every (step, rank) pair into the [step, rank] layout, named `source`. A step without a row for every
-// rank is skipped with a warning; a pair given twice is an error, named at its second row. Rows without a gradient
-// norm are a log of the loss alone (said in a warning, which names the field as `names` do), if no row has one.
+// rank is skipped with a warning; a pair given twice is an error, named at its second row. A step gives a gradient
+// norm (a cosine) for every rank or for none: a loop may log them at some steps only. Rows without any are a log of
+// the loss alone (said in a warning, which names the field as `names` do).
 RankLog assemble(const std::string& source, const std::vector<File>& files, const TextRows& text, const Names& names);
 
 // Rows from JSON objects, one per step and rank (a rank field; or, with `fixed_rank` >= 0, one rank's file) or one

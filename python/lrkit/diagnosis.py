@@ -39,7 +39,8 @@ def diagnose(*logs, columns=None, window=None, jump_z=None, shift_z=None, spike_
     the fields in the file
     ({"loss": "train/loss"}, whose names may hold a comma, or "loss=train/loss,step=global_step"); the thresholds
     are the command's options (None: its defaults). A step
-    missing some rank's row is skipped with a warning; an empty CSV value is NaN, as pandas writes one; a log without
+    missing some rank's row is skipped with a warning; an empty CSV value is NaN, as pandas writes one, unless every
+    rank's is empty at its step; gradient norms logged at some steps only are tested over those steps; a log without
     gradient norms is diagnosed on the loss alone, with a warning. Raises FileNotFoundError for a missing path or a
     glob that matches nothing, and ValueError naming the file, line or option for anything else wrong."""
     if not logs:

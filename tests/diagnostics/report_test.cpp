@@ -404,6 +404,86 @@ TEST(Report, TheLossAloneIsAnalysedAsAFullLogsLossIs) {
             "no worker dispersion to assess with 1 rank; the global loss and gradient norm have no spikes or NaN/Inf");
 }
 
+// A loop that logs gradient norms and cosines every 3rd step: they are analysed over those steps, as the log of those
+// steps alone analyses them (the same windows, outlier ranks, spikes and NaN/Inf), and the steps between are no NaN.
+TEST(Report, GradientNormsLoggedAtSomeStepsAreAnalysedOverThoseSteps) {
+  auto every = synthetic(4, 1200);
+  for (int64_t t = 600; t < 720; ++t) cell(every, every.grad_norm, t, 0) *= 3.0;  // rank 0 drifts off
+  for (int64_t k = 0; k < 4; ++k) cell(every, every.grad_norm, 900, k) *= 20.0;  // a spike
+  cell(every, every.grad_norm, 990, 2) = INFINITY;
+  for (int64_t t = 300; t < 420; ++t) cell(every, every.cos_to_mean, t, 1) -= 0.4;
+  RankLog sparse = every, logged_steps = every;
+  logged_steps.steps.clear();
+  for (auto* m : {&logged_steps.loss, &logged_steps.grad_norm, &logged_steps.cos_to_mean}) m->clear();
+  for (int64_t t = 0; t < 1200; ++t) {
+    const bool logged = t % 3 == 0;
+    sparse.grad_norm_logged.push_back(logged ? 1 : 0);
+    sparse.cos_to_mean_logged.push_back(logged ? 1 : 0);
+    for (int64_t k = 0; k < 4; ++k) {
+      if (!logged) cell(sparse, sparse.grad_norm, t, k) = cell(sparse, sparse.cos_to_mean, t, k) = NAN;
+      if (logged) {
+        logged_steps.loss.push_back(cell(every, every.loss, t, k));
+        logged_steps.grad_norm.push_back(cell(every, every.grad_norm, t, k));
+        logged_steps.cos_to_mean.push_back(cell(every, every.cos_to_mean, t, k));
+      }
+    }
+    if (logged) logged_steps.steps.push_back(static_cast<double>(t));
+  }
+  const Report r = analyze(sparse), alone = analyze(logged_steps);
+  // The findings of the gradient norms and cosines, as text.
+  const auto findings = [](const Report& report) {
+    const auto of_fields = [](const std::string& m) { return m != "loss" && m != "loss_std" && m != "loss_cv"; };
+    const auto n = [](double x) { return format_number(x); };
+    std::vector<std::string> out;
+    for (const auto& w : report.windows)
+      if (of_fields(w.metric))
+        out.push_back("window " + w.metric + " " + n(w.first_step) + "-" + n(w.last_step) + " z " + n(w.peak_z));
+    for (const auto& o : report.outliers)
+      if (of_fields(o.metric)) out.push_back("outlier " + o.metric + " rank " + std::to_string(o.rank) + " z " + n(o.z));
+    for (const auto& s : report.spikes)
+      if (of_fields(s.series)) out.push_back("spike " + s.series + " " + n(s.step) + " z " + n(s.z));
+    for (const auto& f : report.non_finite)
+      if (of_fields(f.series))
+        out.push_back("non-finite " + f.series + " rank " + std::to_string(f.rank) + " " + n(f.first_step) + " x" +
+                      std::to_string(f.count));
+    for (const auto& m : report.dispersion)
+      if (of_fields(m.name)) out.push_back("dispersion " + m.name + " " + n(m.mean) + " " + n(m.roughness));
+    return out;
+  };
+  const std::vector<std::string> got = findings(r);
+  EXPECT_EQ(got, findings(alone));
+  const auto has = [&](const std::string& prefix) {
+    return std::any_of(got.begin(), got.end(), [&](const std::string& f) { return f.rfind(prefix, 0) == 0; });
+  };
+  EXPECT_TRUE(has("window grad_norm_std 60")) << format_text(r);
+  EXPECT_TRUE(has("window consistency 3")) << format_text(r);
+  EXPECT_TRUE(has("outlier grad_norm rank 0")) << format_text(r);
+  EXPECT_TRUE(has("spike grad_norm 900")) << format_text(r);
+  EXPECT_TRUE(has("non-finite grad_norm rank 2 990 x1")) << "the steps between are not NaN: " << format_text(r);
+  EXPECT_EQ(r.steps, 1080);
+  const auto noted = [&](const std::string& note) {
+    return std::find(r.notes.begin(), r.notes.end(), note) != r.notes.end();
+  };
+  EXPECT_TRUE(noted("gradient norms are logged at 360 of the 1080 steps analysed: their tests run over those steps, "
+                    "the window counting 50 of them")) << format_text(r);
+  EXPECT_TRUE(noted("cosines are logged at 360 of the 1080 steps analysed: their tests run over those steps, the "
+                    "window counting 50 of them")) << format_text(r);
+  // Too few logged steps for a window: no jumps or spikes are looked for in them, NaN/Inf and outliers still are.
+  RankLog rare = sparse;
+  for (size_t t = 0; t < rare.grad_norm_logged.size(); ++t)
+    if (t % 300 != 0 && rare.grad_norm_logged[t]) {
+      rare.grad_norm_logged[t] = 0;
+      for (int64_t k = 0; k < 4; ++k) cell(rare, rare.grad_norm, static_cast<int64_t>(t), k) = NAN;
+    }
+  const Report few = analyze(rare);
+  EXPECT_NE(std::find(few.notes.begin(), few.notes.end(),
+                      "gradient norms are logged at 3 of the 1080 steps analysed: too few for trailing statistics (no "
+                      "jumps, drops or spikes are looked for in them)"),
+            few.notes.end()) << format_text(few);
+  for (const auto& s : few.spikes) EXPECT_NE(s.series, "grad_norm");
+  for (const auto& f : few.non_finite) EXPECT_NE(f.series, "grad_norm") << "only NaN between logged steps";
+}
+
 TEST(Report, JsonCarriesEverythingAndShortLogsShrinkTheWindow) {
   auto log = synthetic(2, 200);
   for (int64_t k = 0; k < 2; ++k) cell(log, log.loss, 150, k) += 1.0;

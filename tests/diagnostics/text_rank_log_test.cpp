@@ -244,13 +244,12 @@ TEST(RankLog, ATableWithAColumnPerRankNamesWhatItLacks) {
        "rank), where "},
   };
   for (const auto& [path, expected] : cases) EXPECT_NE(error_of(path).find(expected), std::string::npos) << error_of(path);
-  // Gradient norms named by a mapping are looked for: rank 0's, whose message makes the names of rank 1 while it holds
-  // rank 0's.
+  // Gradient norms named by a mapping must be given at some step (a table's header names their columns).
   const ReadOptions mapped{parse_column_mapping("grad_norm=gn")};
   const std::pair<std::string, std::string> mapped_cases[] = {
       {write_text("one_rank.jsonl", "{\"step\": 0, \"loss_0\": 1}\n"),
-       "one_rank.jsonl (JSON lines) line 1: no field 'gn_0' (mapped from grad_norm) (a row with a field per rank names "
-       "them loss_0, loss_1, ... and gn_0, gn_1, ...)"},
+       "one_rank.jsonl (JSON lines): no row gives the gradient norm 'gn' (mapped from grad_norm) (or 'gn_0', ... with a "
+       "field per rank)"},
       {write_text("one_rank.csv", "step,loss_0\n0,1\n"),
        "one_rank.csv (CSV) header: no column 'gn_0' (mapped from grad_norm) (have: step,loss_0; a table with a column "
        "per rank names them loss_0, loss_1, ... and gn_0, gn_1, ...)"},
@@ -260,7 +259,7 @@ TEST(RankLog, ATableWithAColumnPerRankNamesWhatItLacks) {
 }
 
 // Many trainers log each rank's loss and no gradient norm: such a log is the loss alone, said in a warning. A mapping
-// that names the gradient norm still requires it, and a log gives one with every loss or with none.
+// that names the gradient norm still requires it, and a step gives one for every rank or for none.
 TEST(RankLog, ALogOfTheLossAloneIsReadWithAWarning) {
   const std::vector<double> losses{2.4, 2.5, 2.3, 2.2};
   const auto csv = read_rank_log(write_text("loss_only.csv", "step,rank,loss\n0,0,2.4\n0,1,2.5\n1,0,2.3\n1,1,2.2\n"));
@@ -302,19 +301,15 @@ TEST(RankLog, ALogOfTheLossAloneIsReadWithAWarning) {
                       "step,rank,loss,grad_norm; map other names with --columns grad_norm=NAME)"),
             std::string::npos);
   EXPECT_NE(error_of(write_text("unmapped_gn.jsonl", "{\"step\": 0, \"rank\": 0, \"loss\": 1}\n"), mapped)
-                .find("unmapped_gn.jsonl (JSON lines) line 1: no field 'gn' (mapped from grad_norm)"),
+                .find("unmapped_gn.jsonl (JSON lines): no row gives the gradient norm 'gn' (mapped from grad_norm)"),
             std::string::npos);
-  // A row without one among rows with one: it would read as a NaN, which the report calls a divergence.
+  // A row without one beside a row of its step with one: it would read as a NaN, which the report calls a divergence.
   const auto some_gn = write_text("some_gn.jsonl", "{\"step\": 0, \"rank\": 0, \"loss\": 1, \"grad_norm\": 1}\n"
                                                   "{\"step\": 0, \"rank\": 1, \"loss\": 1}\n");
   EXPECT_EQ(error_of(some_gn), some_gn + " (JSON lines) line 2: no gradient norm for rank 1 ('grad_norm', or "
                                          "'grad_norm_1' with a field per rank), where " + some_gn +
-                                   " (JSON lines) line 1 gives rank 0's: a log gives one with every loss or with none");
-  EXPECT_NE(error_of(write_text("late_gn.jsonl", "{\"step\": 0, \"rank\": 0, \"loss\": 1}\n"
-                                                 "{\"step\": 1, \"rank\": 0, \"loss\": 1, \"grad_norm\": 1}\n"))
-                .find("late_gn.jsonl (JSON lines) line 1: no gradient norm for rank 0 ('grad_norm', or 'grad_norm_0' "
-                      "with a field per rank), where "),
-            std::string::npos);
+                                   " (JSON lines) line 1 gives rank 0's at the same step: a step gives one for every "
+                                   "rank or for none");
   try {
     read_rank_logs({write_text("gn_rank0.csv", "step,loss,grad_norm\n0,2.4,1\n"),
                     write_text("gn_rank1.csv", "step,loss\n0,2.5\n")});
@@ -323,6 +318,59 @@ TEST(RankLog, ALogOfTheLossAloneIsReadWithAWarning) {
     EXPECT_NE(std::string(e.what()).find("gn_rank1.csv (CSV) line 2: no gradient norm for rank 1"), std::string::npos)
         << e.what();
   }
+}
+
+// A loop that logs gradient norms (and cosines) every few steps: the steps between give none, as JSON lines leave the
+// field out and a CSV leaves every rank's cell empty (as pandas and W&B's export write a missing value); one rank's
+// empty cell among the others' values is a NaN.
+TEST(RankLog, GradientNormsAtSomeStepsOnlyAreReadAtThoseSteps) {
+  const double nan = std::nan("");
+  const auto same = [](const std::vector<double>& got, const std::vector<double>& expected) {
+    if (got.size() != expected.size()) return false;
+    for (size_t i = 0; i < got.size(); ++i)
+      if (!(got[i] == expected[i] || (std::isnan(got[i]) && std::isnan(expected[i])))) return false;
+    return true;
+  };
+  const std::vector<double> norms{1.5, 1.6, nan, nan, nan, nan, 1.7, nan};  // steps 0 and 3; rank 1's NaN at 3
+  const std::vector<uint8_t> logged{1, 0, 0, 1};
+  const auto jsonl = read_rank_log(write_text("sparse.jsonl",
+      "{\"step\": 0, \"rank\": 0, \"loss\": 2, \"grad_norm\": 1.5, \"cos_to_mean\": 0.5}\n"
+      "{\"step\": 0, \"rank\": 1, \"loss\": 2, \"grad_norm\": 1.6, \"cos_to_mean\": 0.4}\n"
+      "{\"step\": 1, \"rank\": 0, \"loss\": 2}\n{\"step\": 1, \"rank\": 1, \"loss\": 2}\n"
+      "{\"step\": 2, \"rank\": 1, \"loss\": 2}\n{\"step\": 2, \"rank\": 0, \"loss\": 2}\n"
+      "{\"step\": 3, \"rank\": 0, \"loss\": 2, \"grad_norm\": 1.7, \"cos_to_mean\": 0.3}\n"
+      "{\"step\": 3, \"rank\": 1, \"loss\": 2, \"grad_norm\": null, \"cos_to_mean\": 0.2}\n"));
+  const auto csv = read_rank_log(write_text("sparse.csv", "step,rank,loss,grad_norm,cos_to_mean\n0,0,2,1.5,0.5\n"
+                                                          "0,1,2,1.6,0.4\n1,0,2,,\n1,1,2,,\n2,0,2,,\n2,1,2,,\n"
+                                                          "3,0,2,1.7,0.3\n3,1,2,,0.2\n"));
+  const auto wide = read_rank_log(write_text("sparse_wide.jsonl",
+      "{\"step\": 0, \"loss_0\": 2, \"loss_1\": 2, \"grad_norm_0\": 1.5, \"grad_norm_1\": 1.6, \"cos_to_mean_0\": 0.5, "
+      "\"cos_to_mean_1\": 0.4}\n{\"step\": 1, \"loss_0\": 2, \"loss_1\": 2}\n{\"step\": 2, \"loss_1\": 2, \"loss_0\": 2}\n"
+      "{\"step\": 3, \"loss_0\": 2, \"loss_1\": 2, \"grad_norm_0\": 1.7, \"grad_norm_1\": NaN, \"cos_to_mean_0\": 0.3, "
+      "\"cos_to_mean_1\": 0.2}\n"));
+  for (const RankLog* log : {&jsonl, &csv, &wide}) {
+    EXPECT_EQ(log->steps, (std::vector<double>{0, 1, 2, 3})) << log->source;
+    EXPECT_TRUE(same(log->grad_norm, norms)) << log->source;
+    EXPECT_EQ(log->grad_norm_logged, logged) << log->source;
+    EXPECT_TRUE(same(log->cos_to_mean, {0.5, 0.4, nan, nan, nan, nan, 0.3, 0.2})) << log->source;
+    EXPECT_EQ(log->cos_to_mean_logged, logged) << log->source;
+    EXPECT_TRUE(log->warnings.empty()) << log->source << ": " << log->warnings.front();
+  }
+  // Every step: no steps to mark. No step (a column the writer left empty): the loss alone, said.
+  const auto every = read_rank_log(write_text("every.csv", "step,rank,loss,grad_norm\n0,0,2,1\n0,1,2,\n1,0,2,1\n1,1,2,1\n"));
+  EXPECT_TRUE(same(every.grad_norm, {1, nan, 1, 1}));
+  EXPECT_TRUE(every.grad_norm_logged.empty());
+  const auto empty = read_rank_log(write_text("empty.csv", "step,rank,loss,grad_norm,cos_to_mean\n0,0,2,,\n0,1,2,,\n"));
+  EXPECT_TRUE(empty.grad_norm.empty() && empty.grad_norm_logged.empty() && empty.cos_to_mean.empty());
+  ASSERT_EQ(empty.warnings.size(), 1u);
+  EXPECT_NE(empty.warnings[0].find(": no gradient norms ('grad_norm', or 'grad_norm_0', ..."), std::string::npos);
+  // A step whose rank 1 lacks the cosine rank 0 gives: named as a gradient norm's is.
+  const auto some_cos = write_text("some_cos.jsonl", "{\"step\": 0, \"rank\": 0, \"loss\": 1, \"cos_to_mean\": 1}\n"
+                                                    "{\"step\": 0, \"rank\": 1, \"loss\": 1}\n");
+  EXPECT_EQ(error_of(some_cos), some_cos + " (JSON lines) line 2: no cosine for rank 1 ('cos_to_mean', or "
+                                           "'cos_to_mean_1' with a field per rank), where " + some_cos +
+                                    " (JSON lines) line 1 gives rank 0's at the same step: a step gives one for every "
+                                    "rank or for none");
 }
 
 TEST(RankLog, ColumnsAreMappedAndOneFilePerRankIsJoined) {

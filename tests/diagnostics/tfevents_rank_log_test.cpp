@@ -87,6 +87,20 @@ TEST(TfEventsRankLog, ARunPerRankReadsAsTheSameSignalsInJsonLines) {
   expect_same_grid(globbed, log);
   EXPECT_TRUE(globbed.warnings.empty());
   expect_same_grid(read_inputs({project + "/rank_*/events.out.tfevents.*"}), log);
+  // A loop that logs the gradient norm every other step: read at those steps, none at the others.
+  for (int rank = 0; rank < 2; ++rank) {
+    EventFile events(kStart);
+    for (int step = 0; step <= 5; ++step) {
+      events.scalar("loss", step, loss_of(rank, step));
+      if (step % 2 == 0) events.scalar("grad_norm", step, norm_of(rank, step));
+    }
+    event_file("tb_sparse/rank_" + std::to_string(rank), events);
+  }
+  const RankLog sparse = read_inputs({scratch("tb_sparse")});
+  EXPECT_EQ(sparse.grad_norm_logged, (std::vector<uint8_t>{1, 0, 1, 0, 1, 0}));
+  EXPECT_EQ(sparse.at(sparse.grad_norm, 4, 1), norm_of(1, 4));
+  EXPECT_TRUE(std::isnan(sparse.at(sparse.grad_norm, 3, 1)));
+  EXPECT_TRUE(sparse.warnings.empty()) << sparse.warnings.front();
 }
 
 // make_tfevents.py's ddp_runs: make_wandb.py's 4-rank loop (rank 2 bad from step 25) as float32 scalars, exact.

@@ -229,8 +229,8 @@ TEST(WandbRankLog, RunsOfTheLossAloneAreReadAndARowWithoutTheOthersNormIsNamed) 
   const std::string some_path = write_bytes("some_norms/run-s.wandb", some.bytes());
   EXPECT_EQ(refusal({some_path}), some_path + " (W&B run log) history row at byte 7: no gradient norm for rank 1 "
                                               "('grad_norm', or 'grad_norm_1' with a field per rank), where " +
-                                     some_path + " (W&B run log) history row at byte 7 gives rank 0's: a log gives "
-                                                 "one with every loss or with none");
+                                     some_path + " (W&B run log) history row at byte 7 gives rank 0's at the same "
+                                                 "step: a step gives one for every rank or for none");
 }
 
 TEST(WandbRankLog, RunsThatCannotBeRankedOrReadAreRefusedByName) {

@@ -113,6 +113,25 @@ def test_a_diverged_ranks_nan_survives_a_pandas_csv(tmp_path):
         assert lrkit.diagnose(tmp_path / "sparse.csv")["steps"] == expected["steps"]
 
 
+def test_gradient_norms_logged_every_few_steps_survive_a_pandas_csv(tmp_path):
+    """A loop that logs each rank's gradient norm every 3rd step: the report tests them over those steps (said in a
+    note), and the frame read_log gives (NaN between them) written by pandas (empty cells) reads back to the same
+    report, not as every rank's NaN."""
+    rows = per_rank_rows(ranks=4, steps=300)
+    long = write_jsonl(tmp_path / "sparse.jsonl", [row if row[0] % 3 == 0 else row[:3] for row in rows],
+                       ("step", "rank", "loss", "grad_norm"))
+    expected = lrkit.diagnose(long, window=20)
+    assert "gradient norms are logged at 90 of the 270 steps analysed: their tests run over those steps, the window " \
+        "counting 20 of them" in expected["notes"], expected.text
+    assert expected["non_finite"] == [] and "grad_norm_std" in [d["name"] for d in expected["dispersion"]]
+    frame = lrkit.read_log(long).frame("ranks")
+    assert frame["grad_norm_1"].isna().tolist() == [step % 3 != 0 for step in range(300)]
+    frame.to_csv(tmp_path / "sparse.csv", index=False)
+    report = lrkit.diagnose(tmp_path / "sparse.csv", window=20)
+    del report["source"], expected["source"]
+    assert report == expected
+
+
 def test_bad_input_is_named(tmp_path):
     with pytest.raises(TypeError, match="needs a log"):
         lrkit.diagnose()

@@ -37,6 +37,9 @@ struct RankLog {
   // Row-major [steps, ranks].
   // grad_norm (always in a run log) and cos_to_mean are empty when not logged.
   std::vector<double> loss, grad_norm, cos_to_mean;
+  // Where a log gives gradient norms (cosines) at some steps only, as a loop logging them every k steps does: 1 at the
+  // steps that give them, 0 at the others, whose values are NaN. Empty where every step gives them, or none.
+  std::vector<uint8_t> grad_norm_logged, cos_to_mean_logged;
   std::vector<double> global_grad_norm;  // ||g_bar|| per step; empty when not logged
   std::vector<double> cos_pairwise;      // exact or sketched mean pairwise cosine; empty when not logged
   // An lrkit run log's /train/skipped per step (0: applied; 1: non-finite loss; 2: loss spike; 3: gradient-norm
