@@ -128,24 +128,24 @@ namespace {
 // The directories below `directory` that hold event files, at any depth, as TensorBoard finds its runs: in the order
 // of their paths, each directory once however many links reach it (a link back up is not followed round).
 void add_runs_below(const std::string& directory, size_t depth, std::set<std::pair<uint64_t, uint64_t>>& seen,
-                    std::vector<std::string>& runs) {
+                    std::vector<TfEventsRun>& runs) {
   constexpr size_t kDeepest = 32;  // below it a tree is no log directory (and a walk must end)
   if (depth > kDeepest) return;
   for (const std::string& name : directory_names(directory)) {
     const std::string path = (std::filesystem::path(directory) / name).string();
     const auto identity = directory_identity(path);
     if (!identity || !seen.insert(*identity).second) continue;
-    if (!tfevents_files_in(path).empty()) runs.push_back(path);
+    if (auto files = tfevents_files_in(path); !files.empty()) runs.push_back({path, std::move(files)});
     add_runs_below(path, depth + 1, seen, runs);
   }
 }
 
 }  // namespace
 
-std::vector<std::string> tfevents_runs_below(const std::string& directory) {
+std::vector<TfEventsRun> tfevents_runs_below(const std::string& directory) {
   std::set<std::pair<uint64_t, uint64_t>> seen;
   if (const auto identity = directory_identity(directory)) seen.insert(*identity);
-  std::vector<std::string> runs;
+  std::vector<TfEventsRun> runs;
   add_runs_below(directory, 1, seen, runs);
   return runs;
 }

@@ -75,10 +75,7 @@ std::vector<std::string> logs_named(const std::string& input) {
   if (!logs.empty()) return logs;
   // TensorBoard: the directory's own event files and those of the runs directly below it.
   logs = tfevents_files_in(path);
-  for (const std::string& run : tfevents_runs_below(path)) {
-    const auto files = tfevents_files_in(run);
-    logs.insert(logs.end(), files.begin(), files.end());
-  }
+  for (const TfEventsRun& run : tfevents_runs_below(path)) logs.insert(logs.end(), run.files.begin(), run.files.end());
   return logs.empty() ? std::vector<std::string>{path} : logs;
 }
 

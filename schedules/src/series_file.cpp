@@ -226,7 +226,8 @@ Series read_series_file(const std::string& name, const std::string& values_name,
     if (file.empty() && !(wandb_sessions = wandb_sessions_below(path)).empty()) file = wandb_sessions.front();
     if (file.empty()) database = mlflow_database_in(path);
     if (file.empty() && !database) {
-      const auto tensorboard = tfevents_runs_below(path);
+      std::vector<std::string> tensorboard;
+      for (const TfEventsRun& run : tfevents_runs_below(path)) tensorboard.push_back(run.path);
       const auto mlflow = mlflow_runs_below(path);
       const auto wandb = wandb_runs_below(path);
       const bool none = tensorboard.empty() && mlflow.empty() && wandb.empty();

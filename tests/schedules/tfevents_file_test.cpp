@@ -297,9 +297,13 @@ TEST(TfEventsFile, DirectoriesNameTheirEventFilesAndTheRunsBelowThem) {
                                       (dir / "run_b/events.out.tfevents.1.host").string(),
                                       (dir / "run_b/events.out.tfevents.2.host").string()}));
   EXPECT_TRUE(tfevents_files_in(dir.string()).empty());
-  EXPECT_EQ(tfevents_runs_below(dir.string()), (std::vector<std::string>{(dir / "group/run_c").string(),
-                                                                          (dir / "run_a").string(),
-                                                                          (dir / "run_b").string()}));
+  std::vector<std::string> runs;
+  for (const TfEventsRun& run : tfevents_runs_below(dir.string())) {
+    runs.push_back(run.path);
+    EXPECT_EQ(run.files, tfevents_files_in(run.path));
+  }
+  EXPECT_EQ(runs, (std::vector<std::string>{(dir / "group/run_c").string(), (dir / "run_a").string(),
+                                            (dir / "run_b").string()}));
   try {
     read_series_file(dir.string(), "/train/lr", "");
     FAIL() << "a log directory of runs read as one";

@@ -20,9 +20,15 @@ bool is_tfevents_file(const std::string& path);
 // an event file's.
 std::vector<std::string> tfevents_files_in(const std::string& directory);
 
+// A directory of event files (a run, as TensorBoard reads them) and its files (tfevents_files_in).
+struct TfEventsRun {
+  std::string path;
+  std::vector<std::string> files;
+};
+
 // The directories below `directory`, at any depth, that hold event files (TensorBoard's runs below a log
 // directory), in the order of their paths: runs/ddp/rank_0 and its add_scalars runs below it, then runs/ddp/rank_1.
-std::vector<std::string> tfevents_runs_below(const std::string& directory);
+std::vector<TfEventsRun> tfevents_runs_below(const std::string& directory);
 
 // A Summary value of an event: its tag, and its scalar or why it is none, worked out when asked (a reader of one tag
 // among many decodes no other tag's value). It refers to its event's bytes and its reader's path: valid until the
