@@ -96,7 +96,8 @@ double scale_floor(const Series& s) { return s.low_is_bad ? 0.01 : 0.05; }
 // what is scored is its centered 5-step median (the report is offline, so it
 // may look ahead), so a finding is a change that lasts, and it still starts at
 // its first step.
-std::vector<FlaggedWindow> flag_windows(const Series& s, const std::vector<double>& scored, int64_t window, double jump_z) {
+std::vector<FlaggedWindow> flag_windows(const Series& s, const std::vector<double>& scored, int64_t window,
+                                        double jump_z) {
   const auto z = trailing_robust_z(centered_median(scored, kSmoothingSteps), window, window / 2, scale_floor(s));
   return group_flags(s, z, window, jump_z, "step");
 }
@@ -182,7 +183,8 @@ void find_non_finite(const RankLog& log, size_t first, const std::vector<double>
   for (int64_t r = 0; r < log.ranks; ++r) {
     NonFinite found{series, r, 0, 0};
     for (size_t t = first; t < log.size(); ++t)
-      if (logged_at(logged, t) && !std::isfinite(log.at(m, t, r)) && found.count++ == 0) found.first_step = log.steps[t];
+      if (logged_at(logged, t) && !std::isfinite(log.at(m, t, r)) && found.count++ == 0)
+        found.first_step = log.steps[t];
     if (found.count > 0) out.push_back(found);
   }
 }
@@ -389,7 +391,8 @@ Report analyze(const RankLog& log, const ReportOptions& o) {
   // A field logged at some steps only is tested over those steps: its window counts them, shrunk to half their
   // number as a short log's is (under 4: no jumps, drops or spikes are looked for in it).
   const auto window_of = [&](const Series& s) {
-    return s.values.size() == steps.size() ? r.window : std::min<int64_t>(r.window, static_cast<int64_t>(s.values.size()) / 2);
+    const auto values = static_cast<int64_t>(s.values.size());
+    return values == static_cast<int64_t>(steps.size()) ? r.window : std::min<int64_t>(r.window, values / 2);
   };
   for (const auto& [name, sparse, s] : {std::make_tuple("gradient norms", &log.grad_norm_logged, &norm_std),
                                         std::make_tuple("cosines", &log.cos_to_mean_logged, &consistency)}) {

@@ -439,7 +439,8 @@ TEST(Report, GradientNormsLoggedAtSomeStepsAreAnalysedOverThoseSteps) {
       if (of_fields(w.metric))
         out.push_back("window " + w.metric + " " + n(w.first_step) + "-" + n(w.last_step) + " z " + n(w.peak_z));
     for (const auto& o : report.outliers)
-      if (of_fields(o.metric)) out.push_back("outlier " + o.metric + " rank " + std::to_string(o.rank) + " z " + n(o.z));
+      if (of_fields(o.metric))
+        out.push_back("outlier " + o.metric + " rank " + std::to_string(o.rank) + " z " + n(o.z));
     for (const auto& s : report.spikes)
       if (of_fields(s.series)) out.push_back("spike " + s.series + " " + n(s.step) + " z " + n(s.z));
     for (const auto& f : report.non_finite)

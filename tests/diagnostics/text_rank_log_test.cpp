@@ -248,8 +248,8 @@ TEST(RankLog, ATableWithAColumnPerRankNamesWhatItLacks) {
   const ReadOptions mapped{parse_column_mapping("grad_norm=gn")};
   const std::pair<std::string, std::string> mapped_cases[] = {
       {write_text("one_rank.jsonl", "{\"step\": 0, \"loss_0\": 1}\n"),
-       "one_rank.jsonl (JSON lines): no row gives the gradient norm 'gn' (mapped from grad_norm) (or 'gn_0', ... with a "
-       "field per rank)"},
+       "one_rank.jsonl (JSON lines): no row gives the gradient norm 'gn' (mapped from grad_norm) (or 'gn_0', ... "
+       "with a field per rank)"},
       {write_text("one_rank.csv", "step,loss_0\n0,1\n"),
        "one_rank.csv (CSV) header: no column 'gn_0' (mapped from grad_norm) (have: step,loss_0; a table with a column "
        "per rank names them loss_0, loss_1, ... and gn_0, gn_1, ...)"},
@@ -345,7 +345,8 @@ TEST(RankLog, GradientNormsAtSomeStepsOnlyAreReadAtThoseSteps) {
                                                           "3,0,2,1.7,0.3\n3,1,2,,0.2\n"));
   const auto wide = read_rank_log(write_text("sparse_wide.jsonl",
       "{\"step\": 0, \"loss_0\": 2, \"loss_1\": 2, \"grad_norm_0\": 1.5, \"grad_norm_1\": 1.6, \"cos_to_mean_0\": 0.5, "
-      "\"cos_to_mean_1\": 0.4}\n{\"step\": 1, \"loss_0\": 2, \"loss_1\": 2}\n{\"step\": 2, \"loss_1\": 2, \"loss_0\": 2}\n"
+      "\"cos_to_mean_1\": 0.4}\n{\"step\": 1, \"loss_0\": 2, \"loss_1\": 2}\n"
+      "{\"step\": 2, \"loss_1\": 2, \"loss_0\": 2}\n"
       "{\"step\": 3, \"loss_0\": 2, \"loss_1\": 2, \"grad_norm_0\": 1.7, \"grad_norm_1\": NaN, \"cos_to_mean_0\": 0.3, "
       "\"cos_to_mean_1\": 0.2}\n"));
   for (const RankLog* log : {&jsonl, &csv, &wide}) {
@@ -357,7 +358,8 @@ TEST(RankLog, GradientNormsAtSomeStepsOnlyAreReadAtThoseSteps) {
     EXPECT_TRUE(log->warnings.empty()) << log->source << ": " << log->warnings.front();
   }
   // Every step: no steps to mark. No step (a column the writer left empty): the loss alone, said.
-  const auto every = read_rank_log(write_text("every.csv", "step,rank,loss,grad_norm\n0,0,2,1\n0,1,2,\n1,0,2,1\n1,1,2,1\n"));
+  const auto every =
+      read_rank_log(write_text("every.csv", "step,rank,loss,grad_norm\n0,0,2,1\n0,1,2,\n1,0,2,1\n1,1,2,1\n"));
   EXPECT_TRUE(same(every.grad_norm, {1, nan, 1, 1}));
   EXPECT_TRUE(every.grad_norm_logged.empty());
   const auto empty = read_rank_log(write_text("empty.csv", "step,rank,loss,grad_norm,cos_to_mean\n0,0,2,,\n0,1,2,,\n"));

@@ -218,12 +218,13 @@ TEST(TfEventsRankLog, RunsAreFoundAtAnyDepthAsTensorBoardFindsThem) {
   expect_same_grid(read_inputs({runs + "/ddp"}, norms), log);
   // The runs of two jobs below one directory: their paths below it differ in more than a number, though their own
   // names are rank_0 to rank_2.
-  for (const char* run : {"a/rank_0", "a/rank_1", "b/rank_2"}) event_file(std::string("tb_jobs/") + run, rank_session(0));
+  for (const char* run : {"a/rank_0", "a/rank_1", "b/rank_2"})
+    event_file(std::string("tb_jobs/") + run, rank_session(0));
   const std::string jobs = scratch("tb_jobs");
-  EXPECT_EQ(refusal({jobs}), "the TensorBoard runs " + jobs + "/a/rank_0, " + jobs + "/a/rank_1, " + jobs + "/b/rank_2 "
-                             "do not differ in a number alone (rank_0, rank_1, ...), which would give their ranks: give "
-                             "one run (with a tag per rank, loss_0, loss_1, ...), or the runs of one job, a directory "
-                             "per rank named by its rank");
+  EXPECT_EQ(refusal({jobs}), "the TensorBoard runs " + jobs + "/a/rank_0, " + jobs + "/a/rank_1, " + jobs +
+                                 "/b/rank_2 do not differ in a number alone (rank_0, rank_1, ...), which would give "
+                                 "their ranks: give one run (with a tag per rank, loss_0, loss_1, ...), or the runs of "
+                                 "one job, a directory per rank named by its rank");
   EXPECT_EQ(read_inputs({jobs + "/a"}).ranks, 2);
 }
 

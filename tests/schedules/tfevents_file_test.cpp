@@ -312,7 +312,8 @@ TEST(TfEventsFile, DirectoriesNameTheirEventFilesAndTheRunsBelowThem) {
                                          "' is a directory without a run log (log.h5), event files, a "
                                          "trainer_state.json, an MLflow run's metrics or store (mlflow.db) or a "
                                          "W&B run log (.wandb); the TensorBoard runs below it: " +
-                                         (dir / "group/run_c").string() + ", " + (dir / "run_a").string() + ", " + (dir / "run_b").string() + ": name one");
+                                         (dir / "group/run_c").string() + ", " + (dir / "run_a").string() + ", " +
+                                         (dir / "run_b").string() + ": name one");
   }
   // Three files of the same events: each later file's rows replace the earlier's.
   const Series s = read_series_file((dir / "run_b").string(), "simple", "");
