@@ -303,13 +303,6 @@ TEST(RankLog, ALogOfTheLossAloneIsReadWithAWarning) {
   EXPECT_NE(error_of(write_text("unmapped_gn.jsonl", "{\"step\": 0, \"rank\": 0, \"loss\": 1}\n"), mapped)
                 .find("unmapped_gn.jsonl (JSON lines): no row gives the gradient norm 'gn' (mapped from grad_norm)"),
             std::string::npos);
-  // A row without one beside a row of its step with one: it would read as a NaN, which the report calls a divergence.
-  const auto some_gn = write_text("some_gn.jsonl", "{\"step\": 0, \"rank\": 0, \"loss\": 1, \"grad_norm\": 1}\n"
-                                                  "{\"step\": 0, \"rank\": 1, \"loss\": 1}\n");
-  EXPECT_EQ(error_of(some_gn), some_gn + " (JSON lines) line 2: no gradient norm for rank 1 ('grad_norm', or "
-                                         "'grad_norm_1' with a field per rank), where " + some_gn +
-                                   " (JSON lines) line 1 gives rank 0's at the same step: a step gives one for every "
-                                   "rank or for none");
   try {
     read_rank_logs({write_text("gn_rank0.csv", "step,loss,grad_norm\n0,2.4,1\n"),
                     write_text("gn_rank1.csv", "step,loss\n0,2.5\n")});
@@ -366,13 +359,15 @@ TEST(RankLog, GradientNormsAtSomeStepsOnlyAreReadAtThoseSteps) {
   EXPECT_TRUE(empty.grad_norm.empty() && empty.grad_norm_logged.empty() && empty.cos_to_mean.empty());
   ASSERT_EQ(empty.warnings.size(), 1u);
   EXPECT_NE(empty.warnings[0].find(": no gradient norms ('grad_norm', or 'grad_norm_0', ..."), std::string::npos);
-  // A step whose rank 1 lacks the cosine rank 0 gives: named as a gradient norm's is.
-  const auto some_cos = write_text("some_cos.jsonl", "{\"step\": 0, \"rank\": 0, \"loss\": 1, \"cos_to_mean\": 1}\n"
-                                                    "{\"step\": 0, \"rank\": 1, \"loss\": 1}\n");
-  EXPECT_EQ(error_of(some_cos), some_cos + " (JSON lines) line 2: no cosine for rank 1 ('cos_to_mean', or "
-                                           "'cos_to_mean_1' with a field per rank), where " + some_cos +
-                                    " (JSON lines) line 1 gives rank 0's at the same step: a step gives one for every "
-                                    "rank or for none");
+  // A row without one beside a row of its step with one: it would read as a NaN, which the report calls a divergence.
+  for (const auto& [field, what] : {std::pair<std::string, std::string>{"grad_norm", "gradient norm"},
+                                    {"cos_to_mean", "cosine"}}) {
+    const auto path = write_text("some_" + field + ".jsonl", "{\"step\": 0, \"rank\": 0, \"loss\": 1, \"" + field +
+                                                                 "\": 1}\n{\"step\": 0, \"rank\": 1, \"loss\": 1}\n");
+    EXPECT_EQ(error_of(path), path + " (JSON lines) line 2: no " + what + " for rank 1 ('" + field + "', or '" + field +
+                                  "_1' with a field per rank), where " + path + " (JSON lines) line 1 gives rank 0's at "
+                                  "the same step: a step gives one for every rank or for none");
+  }
 }
 
 TEST(RankLog, ColumnsAreMappedAndOneFilePerRankIsJoined) {
