@@ -39,13 +39,12 @@ RankLog assemble(const std::string& source, const std::vector<File>& files, cons
   }
   // A step gives an optional field for every rank or for none (a loop logging gradient norms every k steps): a row
   // without one beside a row of its step with one would be read as a NaN, which the report calls a divergence.
-  const auto lacks_field = [&](const Row& lacking, const Row& giving, Field field) {
+  const auto lacks_field = [&](const Row& lacking, const Row& giving, Field field, const char* what) {
     const std::string per_rank = WidePattern(names[field]).name(static_cast<size_t>(lacking.rank));
-    return RankLogError(where(lacking) + ": no " + (field == kGradNorm ? "gradient norm" : "cosine") + " for rank " +
-                        std::to_string(lacking.rank) + " ('" + text_for_message(names[field]) + "', or '" +
-                        text_for_message(per_rank) + "' with a field per rank), where " + where(giving) +
-                        " gives rank " + std::to_string(giving.rank) + "'s at the same step: a step gives one for "
-                        "every rank or for none");
+    return RankLogError(where(lacking) + ": no " + what + " for rank " + std::to_string(lacking.rank) + " ('" +
+                        text_for_message(names[field]) + "', or '" + text_for_message(per_rank) + "' with a field per "
+                        "rank), where " + where(giving) + " gives rank " + std::to_string(giving.rank) + "'s at the "
+                        "same step: a step gives one for every rank or for none");
   };
   RankLog log;
   log.source = source;
@@ -58,6 +57,7 @@ RankLog assemble(const std::string& source, const std::vector<File>& files, cons
   // An optional field's values by step and rank (NaN at the steps that log none), and which steps log it.
   struct Optional {
     Field field;
+    const char* what;
     double Row::*value;
     Given Row::*given;
     std::vector<double>* values;
@@ -65,8 +65,9 @@ RankLog assemble(const std::string& source, const std::vector<File>& files, cons
     bool in_rows = false;  // some row names it
     size_t steps_logged = 0;
   };
-  Optional optional[] = {{kGradNorm, &Row::grad_norm, &Row::grad_norm_given, &log.grad_norm, &log.grad_norm_logged},
-                         {kCosToMean, &Row::cos_to_mean, &Row::cos_given, &log.cos_to_mean, &log.cos_to_mean_logged}};
+  Optional optional[] = {
+      {kGradNorm, "gradient norm", &Row::grad_norm, &Row::grad_norm_given, &log.grad_norm, &log.grad_norm_logged},
+      {kCosToMean, "cosine", &Row::cos_to_mean, &Row::cos_given, &log.cos_to_mean, &log.cos_to_mean_logged}};
   for (Optional& o : optional) {
     o.in_rows = std::any_of(rows.begin(), rows.end(), [&](const Row& r) { return r.*o.given != Given::kAbsent; });
     if (o.in_rows) o.values->reserve(rows.size());
@@ -93,7 +94,7 @@ RankLog assemble(const std::string& source, const std::vector<File>& files, cons
         if (rows[order[k]].*o.given == Given::kValue) giving = &rows[order[k]];
       for (size_t k = begin; k < end; ++k) {
         const Row& r = rows[order[k]];
-        if (giving && r.*o.given == Given::kAbsent) throw lacks_field(r, *giving, o.field);
+        if (giving && r.*o.given == Given::kAbsent) throw lacks_field(r, *giving, o.field, o.what);
         o.values->push_back(giving ? r.*o.value : std::nan(""));
       }
       o.logged->push_back(giving ? 1 : 0);
@@ -106,6 +107,10 @@ RankLog assemble(const std::string& source, const std::vector<File>& files, cons
                            skipped.listed());
   for (Optional& o : optional) {
     if (o.steps_logged == 0) {  // none, or only empty cells: no such field
+      if (names.mapped(o.field))  // a name the caller gave must be there
+        throw RankLogError(source + ": no row gives the " + o.what + " '" + text_for_message(names[o.field]) + "'" +
+                           names.mapped_from(o.field) + " (or '" + text_for_message(WidePattern(names[o.field]).name(0)) +
+                           "', ... with a field per rank)");
       o.values->clear();
       o.logged->clear();
     } else if (o.steps_logged == log.steps.size()) {
@@ -114,10 +119,6 @@ RankLog assemble(const std::string& source, const std::vector<File>& files, cons
   }
   if (log.grad_norm.empty()) {
     const std::string rank_0s = WidePattern(names[kGradNorm]).name(0);
-    if (names.mapped(kGradNorm))  // a name the caller gave must be there
-      throw RankLogError(source + ": no row gives the gradient norm '" + text_for_message(names[kGradNorm]) +
-                         "'" + names.mapped_from(kGradNorm) + " (or '" + text_for_message(rank_0s) + "', ... with a "
-                         "field per rank)");
     log.warnings.push_back(source + ": no gradient norms ('" + text_for_message(names[kGradNorm]) + "', or '" +
                            text_for_message(rank_0s) + "', ... with a field per rank): the loss alone is diagnosed; "
                            "map another name with --columns grad_norm=NAME");

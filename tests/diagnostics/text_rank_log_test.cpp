@@ -303,6 +303,11 @@ TEST(RankLog, ALogOfTheLossAloneIsReadWithAWarning) {
   EXPECT_NE(error_of(write_text("unmapped_gn.jsonl", "{\"step\": 0, \"rank\": 0, \"loss\": 1}\n"), mapped)
                 .find("unmapped_gn.jsonl (JSON lines): no row gives the gradient norm 'gn' (mapped from grad_norm)"),
             std::string::npos);
+  // So must a cosine (read as none, it was a log without cosines, said nowhere).
+  const ReadOptions mapped_cos{parse_column_mapping("cos_to_mean=cos")};
+  const auto unmapped_cos = write_text("unmapped_cos.csv", "step,rank,loss,grad_norm,cos_to_mean\n0,0,1,1,0.5\n");
+  EXPECT_EQ(error_of(unmapped_cos, mapped_cos), unmapped_cos + " (CSV): no row gives the cosine 'cos' (mapped from "
+                                                               "cos_to_mean) (or 'cos_0', ... with a field per rank)");
   try {
     read_rank_logs({write_text("gn_rank0.csv", "step,loss,grad_norm\n0,2.4,1\n"),
                     write_text("gn_rank1.csv", "step,loss\n0,2.5\n")});
