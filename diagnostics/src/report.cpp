@@ -356,15 +356,14 @@ Report analyze(const RankLog& log, const ReportOptions& o) {
   const int64_t window = std::max<int64_t>(r.window, 4);  // what every step below uses
 
   std::vector<double> steps(log.steps.begin() + static_cast<std::ptrdiff_t>(first), log.steps.end());
-  std::vector<double> loss;
-  Series loss_std("loss_std"), loss_cv("loss_cv"), norm_std("grad_norm_std"), consistency("consistency", true);
-  Series global_norm("grad_norm");
+  Series loss("loss"), loss_std("loss_std"), loss_cv("loss_cv"), norm_std("grad_norm_std");
+  Series consistency("consistency", true), global_norm("grad_norm");
   const auto n = log.ranks;
   for (size_t t = first; t < log.size(); ++t) {
     const double* l = &log.loss[t * static_cast<size_t>(n)];
     double mean = 0;
     for (int64_t k = 0; k < n; ++k) mean += l[k] / static_cast<double>(n);
-    loss.push_back(mean);
+    loss.values.push_back(mean);
     loss_std.values.push_back(population_std(l, n));
     loss_cv.values.push_back(mean != 0 ? loss_std.values.back() / std::fabs(mean) : NAN);
     if (has_grad_norm && logged_at(log.grad_norm_logged, t)) {
@@ -385,7 +384,7 @@ Report analyze(const RankLog& log, const ReportOptions& o) {
       consistency.steps.push_back(log.steps[t]);
     }
   }
-  loss_std.steps = loss_cv.steps = steps;
+  loss.steps = loss_std.steps = loss_cv.steps = steps;
   global_norm.steps = norm_std.steps;
   r.consistency_metric = !log.cos_pairwise.empty() ? "mean pairwise cosine" : !log.cos_to_mean.empty() ? "mean cos_to_mean" : "";
   // A field logged at some steps only is tested over those steps: its window counts them, shrunk to half their
@@ -405,7 +404,7 @@ Report analyze(const RankLog& log, const ReportOptions& o) {
                                                         "are looked for in them)")));
   }
 
-  r.loss = summarize("loss", loss, window);
+  r.loss = summarize("loss", loss.values, window);
   for (const Series* s : {&loss_std, &loss_cv, &norm_std, &consistency}) {
     if (s->values.empty()) continue;  // not logged (or only in the steps skipped)
     const int64_t series_window = window_of(*s);
@@ -434,10 +433,7 @@ Report analyze(const RankLog& log, const ReportOptions& o) {
   find_non_finite(log, first, log.grad_norm, log.grad_norm_logged, "grad_norm", r.non_finite);
   find_non_finite(log, first, log.cos_to_mean, log.cos_to_mean_logged, "cos_to_mean", r.non_finite);
 
-  Series loss_series("loss");
-  loss_series.values = loss;
-  loss_series.steps = steps;
-  for (const Series* s : {&loss_series, &global_norm}) {
+  for (const Series* s : {&loss, &global_norm}) {
     const int64_t series_window = window_of(*s);
     if (s->values.empty() || series_window < 4) continue;  // no gradient norms logged; too few steps
     const double level = std::fabs(median(s->values));

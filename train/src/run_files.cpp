@@ -15,6 +15,22 @@ namespace lrkit::train {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// The text between `prefix` and `suffix` where `name` is prefix + text + suffix, the text not empty.
+std::optional<std::string> text_between(const std::string& name, const std::string& prefix, const std::string& suffix) {
+  if (name.size() <= prefix.size() + suffix.size() || name.compare(0, prefix.size(), prefix) != 0 ||
+      name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+    return std::nullopt;
+  return name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+}
+
+bool all_digits(const std::string& text) {
+  return std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); });
+}
+
+}  // namespace
+
 std::string checkpoint_dir(const std::string& run_dir) { return (fs::path(run_dir) / "checkpoints").string(); }
 
 std::string checkpoint_file_name(int64_t step) {
@@ -24,13 +40,9 @@ std::string checkpoint_file_name(int64_t step) {
 }
 
 std::optional<int64_t> checkpoint_step_of(const std::string& file_name) {
-  const std::string prefix = "step_", suffix = ".pt";
-  if (file_name.size() <= prefix.size() + suffix.size() || file_name.rfind(prefix, 0) != 0 ||
-      file_name.compare(file_name.size() - suffix.size(), suffix.size(), suffix) != 0)
-    return std::nullopt;
-  const std::string digits = file_name.substr(prefix.size(), file_name.size() - prefix.size() - suffix.size());
-  if (!std::all_of(digits.begin(), digits.end(), [](unsigned char c) { return std::isdigit(c); })) return std::nullopt;
-  return parse_integer(digits);
+  const auto digits = text_between(file_name, "step_", ".pt");
+  if (!digits || !all_digits(*digits)) return std::nullopt;
+  return parse_integer(*digits);
 }
 
 std::vector<fs::path> checkpoints_oldest_first(const std::string& run_dir) {
@@ -63,27 +75,21 @@ namespace {
 
 // A replica file's name, step_<step>.replica_<g>.pt (replica_checkpoint_path).
 bool is_replica_file_name(const std::string& name) {
-  const auto mark = name.find(".replica_");
-  const std::string suffix = ".pt";
-  if (mark == std::string::npos || name.size() <= mark + 9 + suffix.size() ||
-      name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
-    return false;
-  const std::string replica = name.substr(mark + 9, name.size() - mark - 9 - suffix.size());
-  return checkpoint_step_of(name.substr(0, mark) + suffix) &&
-         std::all_of(replica.begin(), replica.end(), [](unsigned char c) { return std::isdigit(c); });
+  const auto inside = text_between(name, "step_", ".pt");
+  const std::string mark = ".replica_";
+  const size_t at = inside ? inside->find(mark) : std::string::npos;
+  if (at == std::string::npos || at == 0 || at + mark.size() == inside->size()) return false;
+  return all_digits(inside->substr(0, at)) && all_digits(inside->substr(at + mark.size()));
 }
 
 }  // namespace
 
 std::vector<PartialCheckpoint> remove_partial_checkpoints(const std::string& run_dir) {
-  const std::string dir = checkpoint_dir(run_dir), prefix = ".", suffix = ".tmp";
+  const std::string dir = checkpoint_dir(run_dir);
   std::vector<PartialCheckpoint> removed;
   for (const std::string& name : directory_names(dir)) {
-    if (name.size() <= prefix.size() + suffix.size() || name.compare(0, prefix.size(), prefix) != 0 ||
-        name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
-      continue;
-    const std::string file = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
-    if (!checkpoint_step_of(file) && !is_replica_file_name(file)) continue;
+    const auto file = text_between(name, ".", ".tmp");  // write_checkpoint_file's temporary of `file`
+    if (!file || (!checkpoint_step_of(*file) && !is_replica_file_name(*file))) continue;
     const std::string path = (fs::path(dir) / name).string();
     if (path_kind(path) != PathKind::kFile) continue;
     const uint64_t bytes = file_size_of(path).value_or(0);
