@@ -109,8 +109,8 @@ RankLog assemble(const std::string& source, const std::vector<File>& files, cons
     if (o.steps_logged == 0) {  // none, or only empty cells: no such field
       if (names.mapped(o.field))  // a name the caller gave must be there
         throw RankLogError(source + ": no row gives the " + o.what + " '" + text_for_message(names[o.field]) + "'" +
-                           names.mapped_from(o.field) + " (or '" + text_for_message(WidePattern(names[o.field]).name(0)) +
-                           "', ... with a field per rank)");
+                           names.mapped_from(o.field) + " (or '" +
+                           text_for_message(WidePattern(names[o.field]).name(0)) + "', ... with a field per rank)");
       o.values->clear();
       o.logged->clear();
     } else if (o.steps_logged == log.steps.size()) {

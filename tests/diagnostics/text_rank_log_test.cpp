@@ -369,9 +369,9 @@ TEST(RankLog, GradientNormsAtSomeStepsOnlyAreReadAtThoseSteps) {
                                     {"cos_to_mean", "cosine"}}) {
     const auto path = write_text("some_" + field + ".jsonl", "{\"step\": 0, \"rank\": 0, \"loss\": 1, \"" + field +
                                                                  "\": 1}\n{\"step\": 0, \"rank\": 1, \"loss\": 1}\n");
-    EXPECT_EQ(error_of(path), path + " (JSON lines) line 2: no " + what + " for rank 1 ('" + field + "', or '" + field +
-                                  "_1' with a field per rank), where " + path + " (JSON lines) line 1 gives rank 0's at "
-                                  "the same step: a step gives one for every rank or for none");
+    EXPECT_EQ(error_of(path), path + " (JSON lines) line 2: no " + what + " for rank 1 ('" + field + "', or '" +
+                                  field + "_1' with a field per rank), where " + path + " (JSON lines) line 1 gives "
+                                  "rank 0's at the same step: a step gives one for every rank or for none");
   }
 }
 
