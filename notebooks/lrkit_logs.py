@@ -124,6 +124,14 @@ def diagnose(path, **options):
     return _lrkit_package().diagnose(path, **options)
 
 
+def logged_steps(ranks):
+    """The steps (rows of a [step, rank] array) that log a per-rank field: all but those where every rank's value is
+    NaN, which is how read_log gives a field logged at some steps only (a gradient norm every k steps). Drawn over
+    those steps, its lines join the logged values (drawn over every step, each stood alone between NaN and no line
+    was drawn); a rank's own NaN still breaks its line."""
+    return ~np.all(np.isnan(np.asarray(ranks, dtype=float)), axis=1)
+
+
 def diagnostics_dashboard(path, report=None):
     """Per-rank traces, dispersion and consistency over time with the flagged windows shaded and the resumes marked."""
     with open_log(path) as log:
@@ -135,24 +143,27 @@ def diagnostics_dashboard(path, report=None):
             if ranks is None:  # a per-rank log of the loss alone
                 ax.text(0.5, 0.5, f"no {name} logged", ha="center", va="center", transform=ax.transAxes)
                 continue
+            logged = logged_steps(ranks) if name == "grad_norm" else slice(None)
             for k in range(ranks.shape[1]):
-                ax.plot(step, ranks[:, k], lw=0.6, label=f"rank {k}")
+                ax.plot(step[logged], ranks[logged, k], lw=0.6, label=f"rank {k}")
             ax.set_ylabel(unit)
             ax.set_yscale("log")
         axes[0, 0].legend(ncol=2, fontsize="small")
         ax = axes[1, 0]
-        for name in ("loss_std", "grad_norm_std"):
+        for name, field in (("loss_std", "loss"), ("grad_norm_std", "grad_norm")):
             values = read(log, f"/diagnostics/{name}")
             if values is not None:
-                ax.plot(step, values, lw=0.8, label=name.replace("_", " "))
+                logged = logged_steps(read(log, "/ranks/grad_norm")) if field == "grad_norm" else slice(None)
+                ax.plot(step[logged], values[logged], lw=0.8, label=name.replace("_", " "))
         ax.set_ylabel("std across workers")
         ax.set_yscale("log")
         ax.legend()
         ax = axes[1, 1]
         cos = read(log, "/ranks/cos_to_mean")
         if cos is not None:
+            logged = logged_steps(cos)  # a mean of SMOOTH logged steps
             for k in range(cos.shape[1]):
-                ax.plot(step, smooth(cos[:, k]), lw=0.8, label=f"cos(g_{k}, g_bar)")
+                ax.plot(step[logged], smooth(cos[logged, k]), lw=0.8, label=f"cos(g_{k}, g_bar)")
         pairwise = read(log, "/diagnostics/cos_pairwise")
         if pairwise is not None and not np.all(np.isnan(pairwise)):
             ax.plot(step, smooth(pairwise), lw=1.2, color="black", label="mean pairwise cosine C")
