@@ -263,7 +263,7 @@ std::string Reader::tags_of(const Writer& writer) const {
 }
 
 // The runs' paths below the deepest directory that holds them all, which number their ranks: their own names where
-// they lie side by side (rank_0, rank_1), node0/gpu0 where they lie deeper.
+// they lie side by side (rank_0, rank_1), rank_0/tensorboard where each rank's writer is in a directory of its own.
 std::vector<std::string> names_below_their_ancestor(const std::vector<const Writer*>& writers) {
   fs::path ancestor = fs::path(writers.front()->path).parent_path();
   for (const Writer* w : writers) {

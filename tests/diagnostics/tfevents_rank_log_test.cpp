@@ -226,6 +226,13 @@ TEST(TfEventsRankLog, RunsAreFoundAtAnyDepthAsTensorBoardFindsThem) {
                                  "their ranks: give one run (with a tag per rank, loss_0, loss_1, ...), or the runs of "
                                  "one job, a directory per rank named by its rank");
   EXPECT_EQ(read_inputs({jobs + "/a"}).ranks, 2);
+  // Each rank's output directory with its writer's below it (out/rank_K/tensorboard): ranked by the directories above.
+  for (const int rank : {1, 0}) event_file("tb_outputs/rank_" + std::to_string(rank) + "/tensorboard", rank_session(rank));
+  const RankLog outputs = read_inputs({scratch("tb_outputs")});
+  ASSERT_EQ(outputs.ranks, 2);
+  EXPECT_EQ(outputs.at(outputs.loss, 5, 1), loss_of(1, 5));
+  EXPECT_EQ(outputs.source, scratch("tb_outputs") + "/rank_0/tensorboard (TensorBoard run) and 1 more run(s), one per "
+                            "rank");
 }
 
 TEST(TfEventsRankLog, AResumedWritersLaterSessionReplacesTheStepsItLogsAgain) {
