@@ -227,7 +227,8 @@ TEST(TfEventsRankLog, RunsAreFoundAtAnyDepthAsTensorBoardFindsThem) {
                                  "one job, a directory per rank named by its rank");
   EXPECT_EQ(read_inputs({jobs + "/a"}).ranks, 2);
   // Each rank's output directory with its writer's below it (out/rank_K/tensorboard): ranked by the directories above.
-  for (const int rank : {1, 0}) event_file("tb_outputs/rank_" + std::to_string(rank) + "/tensorboard", rank_session(rank));
+  for (const int rank : {1, 0})
+    event_file("tb_outputs/rank_" + std::to_string(rank) + "/tensorboard", rank_session(rank));
   const RankLog outputs = read_inputs({scratch("tb_outputs")});
   ASSERT_EQ(outputs.ranks, 2);
   EXPECT_EQ(outputs.at(outputs.loss, 5, 1), loss_of(1, 5));
